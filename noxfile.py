@@ -1,0 +1,102 @@
+"""Every command a developer or CI runs.
+
+    nox -s demo            the main demo
+    nox -s tests           every package and integration_tests/ in one environment
+    nox -s tests-<name>    one package with only its declared dependencies (proves "usable alone")
+    nox -s lint            ruff and the import-linter layering contracts
+    nox -s conformance     the long OpInfo sweeps; they write docs/conformance.md
+    nox -s bench           the benchmarks; they write docs/performance.md
+
+TORCH_SPEC chooses the torch that environments get (default ``torch==2.13.0``, the CPU build on
+the development machines' disk). ``TORCH_SPEC=system`` builds environments on top of the
+interpreter's own site-packages and installs no torch: for GPU machines that already have one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nox
+import tomllib
+
+ROOT = Path(__file__).parent
+PACKAGES = sorted(p.parent.name for p in ROOT.glob("packages/*/pyproject.toml"))
+TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
+VENV_PARAMS = ["--system-site-packages"] if TORCH_SPEC == "system" else []
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+def _local_deps(name: str) -> list[str]:
+    """`name` and, transitively, the packages of this repo it depends on, dependencies first."""
+    meta = tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())
+    deps = [d for d in meta["project"].get("dependencies", []) if d.split()[0] in PACKAGES]
+    order: list[str] = []
+    for dep in deps:
+        for item in _local_deps(dep.split()[0]):
+            if item not in order:
+                order.append(item)
+    return [*order, name]
+
+
+def _install(session: nox.Session, names: list[str], *extra: str) -> None:
+    if TORCH_SPEC != "system":
+        session.install(TORCH_SPEC)
+    args: list[str] = []
+    for name in names:
+        args += ["-e", f"packages/{name}[test]"]
+    session.install(*args, *extra)
+
+
+def _pytest(session: nox.Session, *paths: str) -> None:
+    session.run(
+        "pytest", "-n", os.environ.get("PYTEST_WORKERS", "2"), "-q", *paths, *session.posargs,
+        env={"HYPOTHESIS_PROFILE": "ci"},
+    )
+
+
+@nox.session(venv_params=VENV_PARAMS)
+def tests(session: nox.Session) -> None:
+    """Every package's tests and the integration tests, in one environment."""
+    _install(session, PACKAGES)
+    paths = [f"packages/{name}/tests" for name in PACKAGES]
+    if (ROOT / "integration_tests").is_dir():
+        paths.append("integration_tests")
+    _pytest(session, *paths)
+
+
+def _package_tests(package: str):
+    def session_fn(session: nox.Session) -> None:
+        _install(session, _local_deps(package))
+        _pytest(session, f"packages/{package}/tests")
+
+    session_fn.__doc__ = f"{package}'s tests with only its declared dependencies installed."
+    return session_fn
+
+
+for _name in PACKAGES:
+    nox.session(name=f"tests-{_name}", venv_params=VENV_PARAMS)(_package_tests(_name))
+
+
+@nox.session(venv_params=VENV_PARAMS)
+def lint(session: nox.Session) -> None:
+    """ruff, and the import-linter contracts of .importlinter (layers, forbidden torch modules)."""
+    _install(session, PACKAGES, "ruff", "import-linter")
+    session.run("ruff", "check", ".")
+    session.run("lint-imports")
+
+
+@nox.session(venv_params=VENV_PARAMS)
+def conformance(session: nox.Session) -> None:
+    """The full OpInfo sweeps, ours beside PyTorch's own implementation; writes docs/conformance.md."""
+    _install(session, PACKAGES)
+    session.run("python", "conformance/run.py", *session.posargs)
+
+
+@nox.session(venv_params=VENV_PARAMS)
+def bench(session: nox.Session) -> None:
+    """The benchmarks, ours beside the peer in the same run; writes docs/performance.md."""
+    _install(session, PACKAGES)
+    session.run("python", "benchmarks/run.py", *session.posargs)

@@ -1,0 +1,26 @@
+"""fakecore: fake tensors and symbolic shapes.
+
+Run PyTorch programs on tensors that have every piece of metadata and no data, with sizes that
+may be symbols. The layers above use it to trace programs without computing anything.
+"""
+
+from fakecore.errors import DataDependentError, MixedRealFakeError, UnsupportedFakeOpError
+from fakecore.fake_mode import FakeTensorMode
+from fakecore.fake_tensor import FakeTensor
+from fakecore.shape_env import ShapeEnv, ShapeGuard, SizeOrigin
+from fakecore.sym_node import SymNode, observe_sym_ops
+from fakecore.value_ranges import ValueRange
+
+__all__ = [
+    "DataDependentError",
+    "FakeTensor",
+    "FakeTensorMode",
+    "MixedRealFakeError",
+    "ShapeEnv",
+    "ShapeGuard",
+    "SizeOrigin",
+    "SymNode",
+    "UnsupportedFakeOpError",
+    "ValueRange",
+    "observe_sym_ops",
+]

@@ -1,0 +1,101 @@
+"""Turning real tensors into fake ones, keeping everything but the data.
+
+The fake of a tensor has its sizes, strides, storage offset, dtype, device and requires_grad;
+views of one storage become views of one fake storage (the base is converted first and the view
+is rebuilt from it with `as_strided`); Parameters stay Parameters; and converting the same tensor
+twice gives the same fake, so aliasing between inputs is preserved. Dims asked to be dynamic get
+symbols from the ShapeEnv, with strides written in terms of them where the layout is dense.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch.utils.weak import WeakIdKeyDictionary
+
+from fakecore.fake_tensor import FakeTensor
+from fakecore.shape_env import SizeOrigin
+
+if TYPE_CHECKING:
+    from fakecore.fake_mode import FakeTensorMode
+
+# A lifted constant (`torch.tensor(...)` inside a traced function) keeps its real value when it
+# is at most this many elements, so that `.item()` on it still has an answer.
+_CONSTANT_NUMEL = 64
+
+
+class TensorConverter:
+    """Converts real tensors to the FakeTensors of one mode, memoized per tensor."""
+
+    def __init__(self, mode: FakeTensorMode) -> None:
+        self.mode = mode
+        self._memo: WeakIdKeyDictionary = WeakIdKeyDictionary()
+
+    def convert(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object) -> FakeTensor:
+        if isinstance(t, FakeTensor):
+            if t.fake_mode is not self.mode:
+                raise ValueError("this FakeTensor belongs to another FakeTensorMode")
+            return t
+        if dynamic_dims and self.mode.shape_env is None:
+            raise ValueError("dynamic_dims needs a FakeTensorMode created with a ShapeEnv")
+        found = self._memo.get(t)
+        if found is not None:
+            return found
+        if t.layout is not torch.strided:
+            raise ValueError(f"cannot fake a tensor of layout {t.layout}: only strided tensors")
+        fake = self._make(t, dynamic_dims, source)
+        self._memo[t] = fake
+        return fake
+
+    def convert_constant(self, t: torch.Tensor) -> FakeTensor:
+        """The fake of a real tensor met inside the mode, remembering small values."""
+        fake = self.convert(t, (), None)
+        if fake.constant is None and t.numel() <= _CONSTANT_NUMEL and t.device.type == "cpu":
+            fake.constant = t.detach().clone()
+        return fake
+
+    def _make(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object) -> FakeTensor:
+        sizes, strides, offset = self._symbolic_layout(t, dynamic_dims, source)
+        mode = self.mode
+        if t._is_view():
+            # Rebuild the view from the fake of its base, through autograd, so that the fake
+            # shares the base's storage and knows it is a view of it.
+            base = self.convert(t._base, (), None)
+            with torch.set_grad_enabled(t.requires_grad), mode:
+                fake = torch.as_strided(base, sizes, strides, offset)
+        else:
+            storage_numel = t.untyped_storage().nbytes() // t.element_size()
+            if dynamic_dims:
+                storage_numel = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
+            with torch._C._DisableTorchDispatch():
+                storage = torch.empty(storage_numel, dtype=t.dtype, device="meta")
+                elem = storage.as_strided(sizes, strides, offset)
+            fake = FakeTensor(mode, elem, t.device)
+            if t.requires_grad:
+                fake.requires_grad_(True)
+        if isinstance(t, torch.nn.Parameter):
+            with mode:
+                fake = torch.nn.Parameter(fake, requires_grad=t.requires_grad)
+        if t.grad is not None:
+            fake.grad = self.convert(t.grad, (), None)
+        return fake
+
+    def _symbolic_layout(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object):
+        """Sizes (SymInts at `dynamic_dims`), strides in terms of them, and the storage offset."""
+        sizes: list[int | torch.SymInt] = list(t.shape)
+        strides: list[int | torch.SymInt] = list(t.stride())
+        if not dynamic_dims:
+            return sizes, strides, t.storage_offset()
+        env = self.mode.shape_env
+        for d in dynamic_dims:
+            d = d % t.dim()
+            sizes[d] = env.create_symint(t.shape[d], SizeOrigin(source, "size", d))
+        # Walk dims from the smallest stride up: a stride equal to the dense stride so far is
+        # written as that product of sizes, so that it follows the sizes when they change.
+        dense, dense_hint = 1, 1
+        for d in sorted(range(t.dim()), key=lambda d: (t.stride(d), t.shape[d])):
+            if t.stride(d) == dense_hint:
+                strides[d] = dense
+            dense, dense_hint = strides[d] * sizes[d], t.stride(d) * t.shape[d]
+        return sizes, strides, t.storage_offset()

@@ -1,0 +1,154 @@
+"""Ops whose output depends on the data: their sizes and scalars become unbacked symbols.
+
+`x.nonzero()` has as many rows as `x` has nonzero elements, which a fake tensor cannot know.
+With a ShapeEnv, such an op gets a fresh *unbacked* symbol (`u0`) for the unknown size, with
+the range the op guarantees (between 0 and the input's numel), and computing on continues
+symbolically; only a decision that needs the value (`if n > 3:`) raises DataDependentError.
+Without a ShapeEnv there is no symbol to give, and the op itself raises. The symbol is memoized
+on the input tensor, so that `x[m]` and `y[m]` agree on their size. A handler returns
+NotImplemented to let the op run as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from fakecore.errors import DataDependentError
+from fakecore.fake_tensor import FakeTensor
+
+if TYPE_CHECKING:
+    from fakecore.fake_mode import FakeTensorMode
+
+aten = torch.ops.aten
+DATA_DEPENDENT_OPS: dict[Any, Callable[..., Any]] = {}
+
+
+def _handles(*ops: Any) -> Callable:
+    def register(fn: Callable) -> Callable:
+        for op in ops:
+            DATA_DEPENDENT_OPS[op] = fn
+        return fn
+
+    return register
+
+
+def _count(mode: FakeTensorMode, func: Any, x: FakeTensor, memo: str) -> torch.SymInt:
+    """The unbacked number of elements of `x` that `func` selects, shared by the ops that ask."""
+    if mode.shape_env is None:
+        raise DataDependentError(
+            f"{func} has an output size that depends on the data; give the FakeTensorMode a "
+            "ShapeEnv to trace it with an unbacked size"
+        )
+    memos = x.__dict__.setdefault("_unbacked_memo", {})
+    if memo not in memos:
+        numel = x.numel()
+        upper = numel if isinstance(numel, int) else numel.node.hint
+        memos[memo] = mode.shape_env.create_unbacked_symint(
+            str(func), 0, upper if upper is not None else float("inf"), size_like=True
+        )
+    return memos[memo]
+
+
+def _empty(mode: FakeTensorMode, like: FakeTensor, sizes: list, dtype: torch.dtype) -> FakeTensor:
+    with mode.kernel_invocation():
+        meta = torch.empty(sizes, dtype=dtype, device="meta")
+    return FakeTensor(mode, meta, like.fake_device)
+
+
+@_handles(aten.nonzero.default)
+def _nonzero(mode, func, args, kwargs):
+    x = args[0]
+    return _empty(mode, x, [_count(mode, func, x, "nonzero"), x.dim()], torch.long)
+
+
+@_handles(aten.masked_select.default)
+def _masked_select(mode, func, args, kwargs):
+    x, mask = args
+    with mode.kernel_invocation():
+        shape = torch.broadcast_shapes(x.shape, mask.shape)
+    del shape  # broadcasting is checked; the count is what matters
+    return _empty(mode, x, [_count(mode, func, mask, f"masked_select{tuple(x.shape)}")], x.dtype)
+
+
+@_handles(aten._unique2.default, aten.unique_consecutive.default, aten.unique_dim.default,
+          aten._unique.default)
+def _unique(mode, func, args, kwargs):
+    bound = func._schema.arguments
+    values = dict(zip((a.name for a in bound), args)) | kwargs
+    x = values["self"]
+    dim = values.get("dim")
+    if dim is None:
+        n = _count(mode, func, x, f"unique{func}")
+        unique_shape = [n]
+    else:
+        dim %= x.dim()
+        n = _count(mode, func, x, f"unique{func}{dim}")
+        unique_shape = [*x.shape[:dim], n, *x.shape[dim + 1:]]
+    outputs = [_empty(mode, x, unique_shape, x.dtype)]
+    if func is aten._unique.default:
+        inverse = values.get("return_inverse", False)
+        outputs.append(_empty(mode, x, list(x.shape) if inverse else [0], torch.long))
+        return tuple(outputs)
+    inverse_shape = list(x.shape) if dim is None else [x.shape[dim]]
+    inverse = values.get("return_inverse", False)
+    counts = values.get("return_counts", False)
+    outputs.append(_empty(mode, x, inverse_shape if inverse else [0], torch.long))
+    outputs.append(_empty(mode, x, [n] if counts else [0], torch.long))
+    return tuple(outputs)
+
+
+@_handles(aten.repeat_interleave.Tensor)
+def _repeat_interleave(mode, func, args, kwargs):
+    repeats = args[0]
+    output_size = kwargs.get("output_size")
+    if output_size is None:
+        output_size = _count(mode, func, repeats, "repeat_interleave")
+    return _empty(mode, repeats, [output_size], repeats.dtype)
+
+
+@_handles(aten.index.Tensor, aten.index_put.default, aten.index_put_.default)
+def _boolean_index(mode, func, args, kwargs):
+    # A boolean mask selects a data-dependent number of elements: spell it as the long indices
+    # of its nonzero elements (one unbacked count), and index with those.
+    x, indices, *rest = args
+    if not any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+        return NotImplemented
+    expanded = []
+    for index in indices:
+        if index is not None and index.dtype in (torch.bool, torch.uint8):
+            with mode:
+                expanded.extend(index.nonzero().unbind(1))
+        else:
+            expanded.append(index)
+    with mode:
+        return func(x, expanded, *rest, **kwargs)
+
+
+@_handles(aten._local_scalar_dense.default)
+def _item(mode, func, args, kwargs):
+    x = args[0]
+    if x.constant is not None:
+        return x.constant.item()
+    if mode.shape_env is None:
+        raise DataDependentError(
+            f"{func} (.item()) reads a value of a fake tensor; give the FakeTensorMode a "
+            "ShapeEnv to trace it as an unbacked symbol"
+        )
+    memos = x.__dict__.setdefault("_unbacked_memo", {})
+    if "item" not in memos:
+        env = mode.shape_env
+        if x.dtype.is_floating_point:
+            memos["item"] = env.create_unbacked_symfloat(str(func))
+        elif x.dtype is torch.bool:
+            memos["item"] = env.create_unbacked_symint(str(func), 0, 1) == 1
+        else:
+            memos["item"] = env.create_unbacked_symint(str(func))
+    return memos["item"]
+
+
+@_handles(aten.equal.default, aten.is_nonzero.default)
+def _needs_data(mode, func, args, kwargs):
+    raise DataDependentError(f"{func} returns a Python bool computed from the data")

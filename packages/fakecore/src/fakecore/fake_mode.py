@@ -1,0 +1,204 @@
+"""FakeTensorMode: run PyTorch ops on fake tensors by running their meta kernels.
+
+Under the mode (a TorchDispatchMode), every aten op that reaches the dispatcher comes to
+`__torch_dispatch__`. There, real tensors are refused (or converted), ops whose output size
+depends on data get unbacked sizes (see `data_dependent`), and every other op runs for real on
+the fake tensors themselves with the Meta dispatch key switched on: PyTorch's own meta kernel
+computes the output's sizes, strides and aliasing, symbolically when sizes are SymInts. The
+outputs are then dressed as FakeTensors of the right device. An op with no meta kernel runs
+through its decomposition from `torch._decomp`, so that its pieces are faked one by one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch._decomp import decomposition_table, meta_table
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+from fakecore.conversion import TensorConverter
+from fakecore.data_dependent import DATA_DEPENDENT_OPS
+from fakecore.errors import MixedRealFakeError, UnsupportedFakeOpError
+from fakecore.fake_tensor import METADATA_QUERIES, FakeTensor
+from fakecore.shape_env import ShapeEnv
+
+aten = torch.ops.aten
+_LIFT_OPS = (aten.lift_fresh.default, aten.lift_fresh_copy.default)
+
+
+class FakeTensorMode(TorchDispatchMode):
+    """A context in which ops on FakeTensors produce FakeTensors, computing nothing.
+
+    `shape_env`: where symbolic sizes live; without one, sizes are static and data-dependent
+    ops raise. `allow_non_fake_inputs`: convert real tensors that meet fake ones, instead of
+    raising (constants made inside a traced function are always converted).
+    """
+
+    def __init__(
+        self, shape_env: ShapeEnv | None = None, *, allow_non_fake_inputs: bool = False
+    ) -> None:
+        super().__init__()
+        # Registering as the dispatcher's "fake" infra mode makes factory functions skip device
+        # initialisation (a fake cuda tensor on a machine with no GPU) and keeps this mode below
+        # user modes (a tracer's proxy mode sees ops first).
+        self._mode_key = torch._C._TorchDispatchModeKey.FAKE
+        self.shape_env = shape_env
+        self.allow_non_fake_inputs = allow_non_fake_inputs
+        self.in_kernel = False
+        self._decomposing: set[Any] = set()
+        self._converter = TensorConverter(self)
+
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        return True
+
+    def from_tensor(
+        self, t: torch.Tensor, *, dynamic_dims: Sequence[int] = (), source: object = None
+    ) -> FakeTensor:
+        """The fake of real tensor `t` (the same fake every time for the same `t`).
+
+        Dims in `dynamic_dims` get symbolic sizes in `shape_env`; `source` is recorded as the
+        symbols' origin, for whoever turns the ShapeEnv's guards into checks on inputs.
+        """
+        return self._converter.convert(t, tuple(dynamic_dims), source)
+
+    @contextmanager
+    def kernel_invocation(self) -> Iterator[None]:
+        """Run the enclosed ops on fake tensors as the meta tensors they are."""
+        previous = self.in_kernel
+        self.in_kernel = True
+        try:
+            with torch._C._DisableTorchDispatch(), torch._C._PreserveDispatchKeyGuard():
+                torch._C._set_meta_in_tls_dispatch_include(True)
+                yield
+        finally:
+            self.in_kernel = previous
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        answer = METADATA_QUERIES.get(func)
+        if answer is not None:
+            return answer(args[0])
+        flat, spec = tree_flatten((args, kwargs))
+        flat = self._adopt_inputs(func, flat)
+        args, kwargs = tree_unflatten(flat, spec)
+        handler = DATA_DEPENDENT_OPS.get(func)
+        if handler is not None:
+            out = handler(self, func, args, kwargs)
+            if out is not NotImplemented:
+                return out
+        if func._schema.is_mutable:
+            for t in flat:
+                if isinstance(t, FakeTensor):
+                    t.constant = None
+        return self._run_meta_kernel(func, args, kwargs, flat)
+
+    def _adopt_inputs(self, func, flat: list[Any]) -> list[Any]:
+        """Check every tensor input is ours; convert real ones where that is allowed."""
+        has_fake = False
+        for t in flat:
+            if isinstance(t, FakeTensor):
+                if t.fake_mode is not self:
+                    raise RuntimeError(f"{func} got a FakeTensor of another FakeTensorMode")
+                has_fake = True
+        real = [isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor) for t in flat]
+        if not any(real):
+            return flat
+        if func in _LIFT_OPS or self.allow_non_fake_inputs or not has_fake:
+            return [self._converter.convert_constant(t) if r else t for t, r in zip(flat, real)]
+        raise MixedRealFakeError(func)
+
+    def _run_meta_kernel(self, func, args, kwargs, flat: list[Any]):
+        if _is_composite_implicit(func):
+            # Its kernel is made of other ops: run those through the mode one by one.
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        if (
+            self.shape_env is not None
+            and func in decomposition_table
+            and func not in meta_table
+            and func not in self._decomposing
+            and _has_symbolic_values(flat)
+        ):
+            # C++ meta kernels mostly take concrete sizes, where decompositions take SymInts.
+            # (A decomposition that comes back to its own op runs that op's meta kernel.)
+            return self._decompose(func, args, kwargs, "")
+        if hasattr(func, "prim_meta_impl"):
+            # A prim's meta function builds its outputs with ordinary factory calls: run it in
+            # the mode, where inputs show their fake devices (a CPU scalar stays a CPU scalar).
+            with self:
+                return func.prim_meta_impl(*args, **kwargs)
+        device = _output_device(flat, kwargs)
+        meta = torch.device("meta")
+        meta_args = tuple(meta if isinstance(a, torch.device) else a for a in args)
+        meta_kwargs = {**kwargs, "device": meta} if "device" in kwargs else kwargs
+        try:
+            with self.kernel_invocation():
+                out = func(*meta_args, **meta_kwargs)
+        except NotImplementedError as error:
+            return self._decompose(func, args, kwargs, str(error))
+        return tree_map(lambda t: self._dress(t, device), out)
+
+    def _decompose(self, func, args, kwargs, why: str):
+        """Run `func` as the ops of its decomposition, each faked in turn."""
+        decomposition = decomposition_table.get(func)
+        self._decomposing.add(func)
+        try:
+            with self:
+                out = NotImplemented
+                if decomposition is not None:
+                    out = decomposition(*args, **kwargs)
+                elif _is_composite_implicit(func):
+                    out = func.decompose(*args, **kwargs)
+        finally:
+            self._decomposing.discard(func)
+        if out is NotImplemented:
+            raise UnsupportedFakeOpError(func, f"no meta kernel and no decomposition ({why})")
+        return out
+
+    def _dress(self, t: Any, device: torch.device) -> Any:
+        if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor):
+            return FakeTensor(self, t, device)
+        return t
+
+    def __repr__(self) -> str:
+        return f"FakeTensorMode(shape_env={self.shape_env!r})"
+
+
+def _output_device(flat: list[Any], kwargs: dict[str, Any]) -> torch.device:
+    """Where an op's outputs live: its `device` argument, else its inputs' (non-CPU first)."""
+    explicit = kwargs.get("device")
+    if explicit is None:
+        explicit = next((a for a in flat if isinstance(a, torch.device)), None)
+    if explicit is not None:
+        device = torch.device(explicit)
+        return torch.device(device.type, 0) if device.type != "cpu" and device.index is None else device
+    devices = [t.fake_device for t in flat if isinstance(t, FakeTensor)]
+    for device in devices:
+        if device.type != "cpu":
+            return device
+    return devices[0] if devices else torch.device("cpu")
+
+
+@functools.cache
+def _is_composite_implicit(func) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
+
+
+def _has_symbolic_values(flat: list[Any]) -> bool:
+    """Whether any argument is a SymInt/SymFloat/SymBool or a tensor with a symbolic layout."""
+    for a in flat:
+        if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return True
+        if isinstance(a, FakeTensor):
+            layout = (*a.shape, *a.stride(), a.storage_offset())
+            if any(isinstance(s, torch.SymInt) for s in layout):
+                return True
+    return False

@@ -1,0 +1,80 @@
+"""FakeTensor: a tensor with all of a real tensor's metadata and none of its data.
+
+A FakeTensor *is* a meta tensor (its storage lives on PyTorch's `meta` device, which has sizes,
+strides, storage offset and aliasing but no bytes) that claims another device: `x.device` says
+`cuda:0` although no GPU was touched. The claim is made with `_make_subclass(...,
+dispatch_device=True, device_for_backend_keys=device)`: the tensor dispatches as a tensor of the
+fake device, and whenever C++ asks for its device the question comes to Python (`prim.device`),
+where we answer "meta" while a meta kernel runs on it and the fake device otherwise. C++ code
+that needs concrete sizes of a tensor with symbolic ones asks Python the same way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from fakecore.fake_mode import FakeTensorMode
+
+
+aten = torch.ops.aten
+
+
+class FakeTensor(torch.Tensor):
+    """A tensor of metadata only, owned by one FakeTensorMode."""
+
+    fake_mode: FakeTensorMode
+    fake_device: torch.device
+    constant: torch.Tensor | None
+
+    @staticmethod
+    def __new__(
+        cls, mode: FakeTensorMode, elem: torch.Tensor, device: torch.device,
+        constant: torch.Tensor | None = None,
+    ) -> FakeTensor:
+        self = torch.Tensor._make_subclass(
+            cls, elem, elem.requires_grad, dispatch_device=True, device_for_backend_keys=device
+        )
+        self.fake_mode = mode
+        self.fake_device = device
+        self.constant = constant
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("meta") if self.fake_mode.in_kernel else self.fake_device
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        # Metadata questions come here even inside a kernel, where dispatch is otherwise off.
+        answer = METADATA_QUERIES.get(func)
+        if answer is not None:
+            return answer(args[0])
+        # Other ops come here when they meet a FakeTensor while its mode is not active.
+        mode = next(a.fake_mode for a in torch.utils._pytree.tree_leaves((args, kwargs))
+                    if isinstance(a, FakeTensor))
+        with mode:
+            return func(*args, **(kwargs or {}))
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
+        size = tuple(self.shape)
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        return f"FakeTensor(size={size}, dtype={self.dtype}, device={self.fake_device}{grad})"
+
+
+# Questions C++ asks Python about a FakeTensor: its device (because the device is a claim), and
+# concrete sizes, strides and offset from a kernel that cannot take symbolic ones (each `int()`
+# decides a SymInt, recording a guard).
+METADATA_QUERIES = {
+    torch.ops.prim.device.default: lambda t: t.device,
+    aten.size.default: lambda t: tuple(int(s) for s in t.size()),
+    aten.stride.default: lambda t: tuple(int(s) for s in t.stride()),
+    aten.storage_offset.default: lambda t: int(t.storage_offset()),
+}

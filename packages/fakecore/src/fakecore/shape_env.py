@@ -1,0 +1,263 @@
+"""ShapeEnv: the symbols that stand for sizes, what is known about them, and the guards.
+
+A fake tensor with a dynamic dim has a sympy symbol for that size. The ShapeEnv owns those
+symbols: each has a *hint* (the real size of the example it came from), a value range, and the
+origins it was created for. Programs mostly compute with sizes symbolically, but some decisions
+need a concrete answer (`if x.shape[0] > 4:`, a broadcast check in a meta kernel). The ShapeEnv
+answers those from the hints, and records each answer as a *guard*: a boolean expression that
+must hold for the traced program to be valid for other inputs. Before guarding it tries to
+decide the question statically (from value ranges and earlier guards), so that facts like
+`s0 >= 2` cost no guard. Equality guards become replacements (`s1 -> s0`, `s0 -> 8`) that keep
+later expressions small.
+
+Unbacked symbols (`u0`, ...) stand for values that depend on data (`nonzero`'s count, `item()`).
+They have no hint, so deciding anything that depends on them raises `DataDependentError`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import sympy
+import torch
+
+from fakecore.errors import DataDependentError, user_frame
+from fakecore.value_ranges import ValueRange, bound, decide
+
+_oo = sympy.oo
+_BOOLEAN_TYPES = (
+    sympy.logic.boolalg.BooleanFunction,
+    sympy.core.relational.Relational,
+    sympy.logic.boolalg.BooleanAtom,
+)
+
+
+@dataclass(frozen=True)
+class SizeOrigin:
+    """Where a symbol came from: property `prop` ("size", "stride", "storage_offset") of dim `dim`
+    of the tensor found at `source` (an opaque object chosen by the caller, e.g. a guards Source)."""
+
+    source: object
+    prop: str
+    dim: int | None = None
+
+
+@dataclass(frozen=True)
+class ShapeGuard:
+    """A boolean expression over the ShapeEnv's symbols that must hold; `user_frame` made it."""
+
+    expr: sympy.Basic
+    user_frame: str | None = field(default=None, compare=False)
+
+
+class ShapeEnv:
+    """Symbols for sizes, their hints and ranges, and the guards recorded on them."""
+
+    def __init__(self, *, duck_shape: bool = True, specialize_zero_one: bool = True) -> None:
+        self.duck_shape = duck_shape
+        self.specialize_zero_one = specialize_zero_one
+        self.var_to_val: dict[sympy.Symbol, sympy.Number] = {}
+        self.var_to_range: dict[sympy.Symbol, ValueRange] = {}
+        self.var_to_origins: dict[sympy.Symbol, list[SizeOrigin]] = {}
+        self.unbacked_producers: dict[sympy.Symbol, str] = {}
+        self.size_like: set[sympy.Symbol] = set()
+        self.replacements: dict[sympy.Symbol, sympy.Expr] = {}
+        self.guards: list[ShapeGuard] = []
+        self.runtime_asserts: list[ShapeGuard] = []
+        self._known: dict[sympy.Basic, bool] = {}
+        self._hint_to_symbol: dict[int, sympy.Symbol] = {}
+        self._backed_ids = itertools.count()
+        self._unbacked_ids = itertools.count()
+        self._float_ids = itertools.count()
+
+    # ----- creating symbols -------------------------------------------------------------------
+
+    def create_symbol(self, hint: int, origin: SizeOrigin | None = None) -> sympy.Expr:
+        """A symbol for a size whose example value is `hint` (an Integer when specialised)."""
+        if self.specialize_zero_one and hint in (0, 1):
+            return sympy.Integer(hint)
+        if self.duck_shape and hint in self._hint_to_symbol:
+            sym = self._hint_to_symbol[hint]
+        else:
+            positive = self.specialize_zero_one
+            sym = sympy.Symbol(
+                f"s{next(self._backed_ids)}", integer=True, positive=positive, nonnegative=True
+            )
+            self.var_to_val[sym] = sympy.Integer(hint)
+            self.var_to_range[sym] = ValueRange(2 if positive else 0, _oo)
+            self.var_to_origins[sym] = []
+            self._hint_to_symbol[hint] = sym
+        if origin is not None:
+            self.var_to_origins[sym].append(origin)
+        return sym
+
+    def create_symint(self, hint: int, origin: SizeOrigin | None = None) -> torch.SymInt | int:
+        """`create_symbol` wrapped as a torch.SymInt (or a plain int when specialised)."""
+        return self.wrap(self.create_symbol(hint, origin), int, hint)
+
+    def create_unbacked_symint(
+        self, producer: str, lower: int | sympy.Expr = -_oo, upper: int | sympy.Expr = _oo,
+        *, size_like: bool = False,
+    ) -> torch.SymInt:
+        """A SymInt for a data-dependent integer that op `producer` computed."""
+        sym = sympy.Symbol(f"u{next(self._unbacked_ids)}", integer=True)
+        self.var_to_range[sym] = ValueRange(lower, upper)
+        self.unbacked_producers[sym] = producer
+        if size_like:
+            self.size_like.add(sym)
+        return self.wrap(sym, int, None)
+
+    def create_unbacked_symfloat(self, producer: str) -> torch.SymFloat:
+        """A SymFloat for a data-dependent float that op `producer` computed."""
+        sym = sympy.Symbol(f"zuf{next(self._float_ids)}", real=True)
+        self.var_to_range[sym] = ValueRange.unknown()
+        self.unbacked_producers[sym] = producer
+        return self.wrap(sym, float, None)
+
+    def wrap(self, expr: sympy.Basic, pytype: type, hint: object) -> torch.SymInt | int:
+        """A torch.SymInt/SymFloat/SymBool over `expr`, or the plain value if `expr` is a number."""
+        from fakecore.sym_node import SymNode, wrap_node
+
+        return wrap_node(SymNode(expr, self, pytype, hint))
+
+    # ----- reading expressions ----------------------------------------------------------------
+
+    def simplify(self, expr: sympy.Basic) -> sympy.Basic:
+        """`expr` with every replacement learned from equality guards applied."""
+        if not self.replacements or not expr.free_symbols & self.replacements.keys():
+            return expr
+        return expr.xreplace(self.replacements)
+
+    def size_hint(self, expr: sympy.Basic) -> object:
+        """The value of `expr` for the example inputs, or None when it depends on data."""
+        value = self.simplify(expr).xreplace(self.var_to_val)
+        return value if not value.free_symbols else None
+
+    def static_value(self, expr: sympy.Basic, *, size_oblivious: bool = False) -> object:
+        """The value of `expr` when it holds for *all* inputs (no guard needed), else None."""
+        expr = self.simplify(expr)
+        if expr.is_Number or expr in (sympy.true, sympy.false):
+            return expr
+        if expr in self._known:
+            return sympy.true if self._known[expr] else sympy.false
+        ranges = self.var_to_range
+        if size_oblivious and self.size_like:
+            ranges = dict(ranges)
+            for sym in self.size_like:
+                ranges[sym] = ranges[sym].intersect(ValueRange(2, _oo))
+        if isinstance(expr, _BOOLEAN_TYPES):
+            decided = decide(expr, ranges)
+            return None if decided is None else sympy.true if decided else sympy.false
+        rng = bound(expr, ranges)
+        return rng.lower if rng.lower == rng.upper and rng.lower.is_finite else None
+
+    # ----- deciding, and guarding -------------------------------------------------------------
+
+    def evaluate_expr(
+        self, expr: sympy.Basic, *, fallback: object = None, size_oblivious: bool = False
+    ) -> sympy.Basic:
+        """Decide `expr`: statically if possible, else from the hints with a guard recorded.
+
+        With unbacked symbols in the way, return `fallback` when one is given (guard_or_false),
+        else raise DataDependentError.
+        """
+        static = self.static_value(expr, size_oblivious=size_oblivious)
+        if static is not None:
+            return static
+        expr = self.simplify(expr)
+        value = self.size_hint(expr)
+        if value is None:
+            if fallback is not None:
+                return sympy.sympify(fallback)
+            raise DataDependentError(self._data_dependent_message(expr))
+        if isinstance(expr, _BOOLEAN_TYPES):
+            self._record(expr if value else sympy.Not(expr))
+        else:
+            self._record(sympy.Eq(expr, value))
+        return value
+
+    def assume(self, expr: sympy.Basic) -> None:
+        """Take `expr` as true without a guard (checked at run time instead): expect_true."""
+        expr = self.simplify(expr)
+        if self.static_value(expr) == sympy.true:
+            return
+        self.runtime_asserts.append(ShapeGuard(expr, user_frame()))
+        self._learn(expr)
+
+    def _data_dependent_message(self, expr: sympy.Basic) -> str:
+        producers = ", ".join(
+            f"{s} from {self.unbacked_producers[s]}"
+            for s in sorted(expr.free_symbols, key=str)
+            if s in self.unbacked_producers
+        )
+        return (
+            f"could not decide {expr}: it depends on data ({producers}); branching on a "
+            "data-dependent value needs the real tensor"
+        )
+
+    def _record(self, guard: sympy.Basic) -> None:
+        if guard in (sympy.true, sympy.false) or guard in self._known:
+            return
+        self.guards.append(ShapeGuard(guard, user_frame()))
+        self._learn(guard)
+
+    def _learn(self, fact: sympy.Basic) -> None:
+        """Remember `fact`, and turn it into replacements or narrower ranges where it says so."""
+        self._known[fact] = True
+        self._known[sympy.Not(fact)] = False
+        if isinstance(fact, sympy.And):
+            for part in fact.args:
+                self._learn(part)
+            return
+        if not isinstance(fact, sympy.core.relational.Relational):
+            return
+        lhs, rhs = fact.lhs, fact.rhs
+        if not lhs.is_Symbol and rhs.is_Symbol:
+            fact = fact.reversed
+            lhs, rhs = fact.lhs, fact.rhs
+        if not lhs.is_Symbol or lhs not in self.var_to_range:
+            return
+        if isinstance(fact, sympy.Eq):
+            self._replace(lhs, rhs)
+        elif rhs.is_Number:
+            self._narrow(lhs, type(fact), rhs)
+
+    def _replace(self, sym: sympy.Symbol, value: sympy.Expr) -> None:
+        if value.is_Symbol and value in self.var_to_range:
+            # Keep the older symbol: unify s3 == s1 as s3 -> s1.
+            older, newer = sorted((sym, value), key=lambda s: (s.name[0], int(s.name.lstrip("suzf"))))
+            sym, value = newer, older
+            self.var_to_range[value] = self.var_to_range[value].intersect(self.var_to_range[sym])
+        elif value.is_Number:
+            self.var_to_range[sym] = ValueRange(value, value)
+        elif sym in value.free_symbols:
+            return
+        self.replacements = {
+            k: v.xreplace({sym: value}) for k, v in self.replacements.items()
+        }
+        self.replacements[sym] = value
+
+    def _narrow(self, sym: sympy.Symbol, relation: type, number: sympy.Expr) -> None:
+        step = 1 if sym.is_integer else 0
+        narrowed = {
+            sympy.Gt: ValueRange(number + step, _oo),
+            sympy.Ge: ValueRange(number, _oo),
+            sympy.Lt: ValueRange(-_oo, number - step),
+            sympy.Le: ValueRange(-_oo, number),
+        }.get(relation)
+        if narrowed is not None:
+            self.var_to_range[sym] = self.var_to_range[sym].intersect(narrowed)
+
+    # ----- the names PyTorch's own Python code calls on a node's shape_env --------------------
+
+    def _maybe_evaluate_static(self, expr: sympy.Basic, **_: object) -> sympy.Basic | None:
+        return self.static_value(expr)
+
+    def evaluate_sym_node(
+        self, node: object, size_oblivious: bool = False, fallback_value: bool | None = None
+    ) -> sympy.Basic:
+        return self.evaluate_expr(node.expr, fallback=fallback_value, size_oblivious=size_oblivious)
+
+    def __repr__(self) -> str:
+        return f"ShapeEnv({len(self.var_to_val)} symbols, {len(self.guards)} guards)"

@@ -1,0 +1,398 @@
+"""SymNode: the object behind torch.SymInt, SymFloat and SymBool.
+
+PyTorch's C++ core and its Python op code compute with sizes through `torch.SymInt`, whose every
+operation is forwarded to the `.node` it wraps: `a + b` calls `a.node.add(b.node)`, `bool(a == b)`
+calls `.eq(...)` then `.bool_()`, a meta kernel asks `.guard_int(file, line)` for a concrete value.
+This module implements that node protocol over sympy expressions: arithmetic builds a new node
+with a bigger expression (and computes its hint from the operands' hints), and every method that
+needs a concrete answer asks the ShapeEnv, which decides statically or records a guard.
+
+`observe_sym_ops(callback)` lets a tracer see each operation as it happens, so that make_fx can
+record size arithmetic as graph nodes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import sympy
+import torch
+
+if TYPE_CHECKING:
+    from fakecore.shape_env import ShapeEnv
+
+SymOpCallback = Callable[[Callable[..., Any], tuple[Any, ...], Any], None]
+_observers: list[SymOpCallback] = []
+
+
+@contextmanager
+def observe_sym_ops(callback: SymOpCallback) -> Iterator[None]:
+    """While active, call `callback(op, args, result)` for every operation on our symbolic values."""
+    _observers.append(callback)
+    try:
+        yield
+    finally:
+        _observers.remove(callback)
+
+
+def wrap_node(node: SymNode) -> Any:
+    """The Python value for `node`: a plain number when it is one, else a torch.Sym* around it."""
+    if node.constant is not None:
+        return node.constant
+    expr = node.expr
+    if expr.is_Number or expr in (sympy.true, sympy.false):
+        return node.pytype(expr)
+    return {int: torch.SymInt, float: torch.SymFloat, bool: torch.SymBool}[node.pytype](node)
+
+
+def _to_sympy(value: object) -> sympy.Basic:
+    return sympy.true if value is True else sympy.false if value is False else sympy.sympify(value)
+
+
+def _int_floordiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    return sympy.floor(a / b)
+
+
+def _trunc(a: sympy.Expr) -> sympy.Expr:
+    return sympy.Piecewise((sympy.floor(a), a >= 0), (sympy.ceiling(a), True))
+
+
+def _contiguous_in_order(sizes: list[sympy.Expr], strides: list[sympy.Expr], order: list[int]):
+    """True when dims, taken innermost first in `order`, have the strides of a dense layout."""
+    expected: sympy.Expr = sympy.Integer(1)
+    conds = []
+    for d in order:
+        conds.append(sympy.Or(sympy.Eq(sizes[d], 1), sympy.Eq(strides[d], expected)))
+        expected = expected * sizes[d]
+    numel = sympy.Mul(*sizes)
+    return sympy.Or(sympy.Eq(numel, 0), sympy.And(*conds))
+
+
+# name: (sympy function, python function for hints, result type or None for "int unless float")
+_BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
+    "add": (operator.add, operator.add, None),
+    "sub": (operator.sub, operator.sub, None),
+    "mul": (operator.mul, operator.mul, None),
+    "mod": (sympy.Mod, operator.mod, None),
+    "int_floordiv": (_int_floordiv, operator.floordiv, None),
+    "float_truediv": (operator.truediv, operator.truediv, float),
+    "int_truediv": (operator.truediv, operator.truediv, float),
+    "pow_by_natural": (operator.pow, operator.pow, int),
+    "float_pow": (operator.pow, lambda a, b: float(a) ** float(b), float),
+    "sym_min": (sympy.Min, min, None),
+    "sym_max": (sympy.Max, max, None),
+    "eq": (sympy.Eq, operator.eq, bool),
+    "ne": (sympy.Ne, operator.ne, bool),
+    "lt": (sympy.Lt, operator.lt, bool),
+    "le": (sympy.Le, operator.le, bool),
+    "gt": (sympy.Gt, operator.gt, bool),
+    "ge": (sympy.Ge, operator.ge, bool),
+    "sym_and": (sympy.And, operator.and_, bool),
+    "sym_or": (sympy.Or, operator.or_, bool),
+}
+_UNARY: dict[str, tuple[Callable, Callable, type | None]] = {
+    "neg": (operator.neg, operator.neg, None),
+    "pos": (operator.pos, operator.pos, None),
+    "abs": (sympy.Abs, abs, None),
+    "sym_not": (sympy.Not, operator.not_, bool),
+    "ceil": (sympy.ceiling, math.ceil, int),
+    "floor": (sympy.floor, math.floor, int),
+    "trunc": (_trunc, math.trunc, int),
+    "sym_int": (_trunc, math.trunc, int),
+    "sym_float": (lambda a: a, float, float),
+    "sym_sqrt": (sympy.sqrt, math.sqrt, float),
+    "sym_cos": (sympy.cos, math.cos, float),
+    "sym_sin": (sympy.sin, math.sin, float),
+    "sym_tan": (sympy.tan, math.tan, float),
+    "sym_cosh": (sympy.cosh, math.cosh, float),
+    "sym_sinh": (sympy.sinh, math.sinh, float),
+    "sym_tanh": (sympy.tanh, math.tanh, float),
+    "sym_asin": (sympy.asin, math.asin, float),
+    "sym_acos": (sympy.acos, math.acos, float),
+    "sym_atan": (sympy.atan, math.atan, float),
+    "sym_log2": (lambda a: sympy.log(a, 2), math.log2, float),
+}
+# The Python callable each operation means, as a tracer records it.
+_USER_OP: dict[str, Callable] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "mod": operator.mod,
+    "int_floordiv": operator.floordiv, "float_truediv": operator.truediv,
+    "int_truediv": operator.truediv, "pow_by_natural": operator.pow, "float_pow": operator.pow,
+    "sym_min": torch.sym_min, "sym_max": torch.sym_max, "eq": operator.eq, "ne": operator.ne,
+    "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "sym_and": operator.and_, "sym_or": operator.or_, "neg": operator.neg, "pos": operator.pos,
+    "abs": operator.abs, "sym_not": torch.sym_not, "ceil": math.ceil, "floor": math.floor,
+    "trunc": math.trunc, "sym_int": torch.sym_int, "sym_float": torch.sym_float,
+    "sym_sqrt": math.sqrt, "sym_cos": math.cos, "sym_sin": math.sin, "sym_tan": math.tan,
+    "sym_cosh": math.cosh, "sym_sinh": math.sinh, "sym_tanh": math.tanh, "sym_asin": math.asin,
+    "sym_acos": math.acos, "sym_atan": math.atan, "sym_log2": math.log2,
+}
+# Bit operations have no useful symbolic form: they specialise their operands.
+_CONCRETE_BINARY = {
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+    "lshift": operator.lshift, "rshift": operator.rshift,
+}
+
+
+class SymNode:
+    """A symbolic int, float or bool: a sympy expression, its ShapeEnv, its type and its hint."""
+
+    def __init__(
+        self, expr: sympy.Basic, shape_env: ShapeEnv, pytype: type, hint: object,
+        constant: object = None,
+    ) -> None:
+        self._expr = expr
+        self.shape_env = shape_env
+        self.pytype = pytype
+        self._hint = hint
+        self.constant = constant
+
+    @property
+    def expr(self) -> sympy.Basic:
+        return self.shape_env.simplify(self._expr)
+
+    @property
+    def hint(self) -> object:
+        return self._hint
+
+    # ----- kind --------------------------------------------------------------------------------
+
+    def is_int(self) -> bool:
+        return self.pytype is int
+
+    def is_float(self) -> bool:
+        return self.pytype is float
+
+    def is_bool(self) -> bool:
+        return self.pytype is bool
+
+    def is_symbolic(self) -> bool:
+        return self.constant is None
+
+    def is_constant(self) -> bool:
+        return self.constant is not None
+
+    def is_nested_int(self) -> bool:
+        return False
+
+    def nested_int(self) -> None:
+        return None
+
+    def nested_int_coeff(self) -> None:
+        return None
+
+    def has_hint(self) -> bool:
+        return self._hint is not None
+
+    def require_hint(self) -> object:
+        if self._hint is None:
+            return self.shape_env.evaluate_expr(self.expr)
+        return self._hint
+
+    def maybe_as_int(self) -> int | None:
+        expr = self.expr
+        return int(expr) if expr.is_Integer else None
+
+    def maybe_as_float(self) -> float | None:
+        expr = self.expr
+        return float(expr) if expr.is_Number else None
+
+    def maybe_as_bool(self) -> bool | None:
+        expr = self.expr
+        return bool(expr) if expr in (sympy.true, sympy.false) else None
+
+    # ----- making nodes ------------------------------------------------------------------------
+
+    def _new(self, expr: sympy.Basic, pytype: type, hint: object) -> SymNode:
+        return SymNode(expr, self.shape_env, pytype, hint)
+
+    def wrap_int(self, value: int) -> SymNode:
+        return SymNode(sympy.Integer(value), self.shape_env, int, value, constant=value)
+
+    def wrap_float(self, value: float) -> SymNode:
+        return SymNode(sympy.Float(value), self.shape_env, float, value, constant=value)
+
+    def wrap_bool(self, value: bool) -> SymNode:
+        return SymNode(_to_sympy(value), self.shape_env, bool, value, constant=value)
+
+    def clone(self) -> SymNode:
+        return self
+
+    def _notify(self, name: str, args: tuple[SymNode, ...], result: SymNode) -> SymNode:
+        if _observers:
+            op = _USER_OP[name]
+            values = tuple(wrap_node(a) for a in args)
+            out = wrap_node(result)
+            for observer in list(_observers):
+                observer(op, values, out)
+        return result
+
+    def _binary(self, name: str, other: SymNode) -> SymNode:
+        sym_fn, py_fn, pytype = _BINARY[name]
+        if pytype is None:
+            pytype = float if float in (self.pytype, other.pytype) else int
+        hint = None
+        if self._hint is not None and other._hint is not None:
+            hint = py_fn(self._hint, other._hint)
+        result = self._new(sym_fn(self.expr, other.expr), pytype, hint)
+        return self._notify(name, (self, other), result)
+
+    def _unary(self, name: str) -> SymNode:
+        sym_fn, py_fn, pytype = _UNARY[name]
+        hint = None if self._hint is None else py_fn(self._hint)
+        result = self._new(sym_fn(self.expr), pytype or self.pytype, hint)
+        return self._notify(name, (self,), result)
+
+    def _concrete_binary(self, name: str, other: SymNode) -> SymNode:
+        value = _CONCRETE_BINARY[name](self.guard_int("", 0), other.guard_int("", 0))
+        return self.wrap_int(value)
+
+    def truediv(self, other: SymNode) -> SymNode:
+        both_int = self.is_int() and other.is_int()
+        return self._binary("int_truediv" if both_int else "float_truediv", other)
+
+    def floordiv(self, other: SymNode) -> SymNode:
+        return self._binary("int_floordiv", other)
+
+    def pow(self, other: SymNode) -> SymNode:
+        if self.is_int() and other.is_int() and other.guard_bool_expr(other.expr >= 0):
+            return self._binary("pow_by_natural", other)
+        return self._binary("float_pow", other)
+
+    def sym_ite(self, then: SymNode, otherwise: SymNode) -> SymNode:
+        expr = sympy.Piecewise((then.expr, self.expr), (otherwise.expr, True))
+        hint = None
+        if self._hint is not None:
+            hint = then._hint if self._hint else otherwise._hint
+        result = self._new(expr, then.pytype, hint)
+        if _observers:
+            values = (wrap_node(self), wrap_node(then), wrap_node(otherwise))
+            for observer in list(_observers):
+                observer(torch.sym_ite, values, wrap_node(result))
+        return result
+
+    def round(self, ndigits: int | None = None) -> SymNode:
+        value = builtins.round(self.guard_float("", 0), ndigits)
+        return self.wrap_int(value) if ndigits is None else self.wrap_float(value)
+
+    def is_integer(self) -> SymNode:
+        return self.wrap_bool(float(self.guard_float("", 0)).is_integer())
+
+    # ----- sizes and strides: contiguity questions the C++ core asks ---------------------------
+
+    def _layout_query(self, sizes: list[SymNode], strides: list[SymNode], order: list[int]):
+        expr = _contiguous_in_order([s.expr for s in sizes], [s.expr for s in strides], order)
+        hints = [s._hint for s in (*sizes, *strides)]
+        hint = None
+        if None not in hints:
+            hint = bool(expr.xreplace(self.shape_env.var_to_val))
+        return self._new(expr, bool, hint)
+
+    def is_contiguous(self, sizes: list[SymNode], strides: list[SymNode]) -> SymNode:
+        return self._layout_query(sizes, strides, list(reversed(range(len(sizes)))))
+
+    def is_channels_last_contiguous_2d(self, sizes, strides) -> SymNode:
+        return self._layout_query(sizes, strides, [1, 3, 2, 0])
+
+    def is_channels_last_contiguous_3d(self, sizes, strides) -> SymNode:
+        return self._layout_query(sizes, strides, [1, 4, 3, 2, 0])
+
+    def _strides_order_query(self, sizes, strides, order) -> SymNode:
+        # Whether strides descend in `order`: decided on the hints (a layout heuristic only).
+        values = [s.require_hint() for s in strides]
+        shape = [s.require_hint() for s in sizes]
+        ok = all(values[a] >= values[b] * (shape[b] if shape[b] > 1 else 1) or shape[b] == 1
+                 for a, b in zip(order, order[1:]))
+        return self.wrap_bool(ok)
+
+    def is_channels_last_strides_2d(self, sizes, strides) -> SymNode:
+        return self._strides_order_query(sizes, strides, [0, 2, 3, 1])
+
+    def is_channels_last_strides_3d(self, sizes, strides) -> SymNode:
+        return self._strides_order_query(sizes, strides, [0, 2, 3, 4, 1])
+
+    def is_non_overlapping_and_dense(self, sizes, strides) -> SymNode:
+        hints = [s.require_hint() for s in strides]
+        order = sorted(range(len(sizes)), key=lambda d: (hints[d], d))
+        return self._layout_query(sizes, strides, order)
+
+    def is_non_overlapping_and_dense_indicator(self, sizes, strides) -> SymNode:
+        dense = self.is_non_overlapping_and_dense(sizes, strides)
+        return self._new(sympy.Piecewise((1, dense.expr), (0, True)), int,
+                         None if dense._hint is None else int(dense._hint))
+
+    # ----- concrete answers: these consult the ShapeEnv, which may record a guard --------------
+
+    def guard_bool_expr(self, expr: sympy.Basic) -> bool:
+        return bool(self.shape_env.evaluate_expr(expr))
+
+    def guard_int(self, file: str = "", line: int = 0) -> int:
+        return int(self.shape_env.evaluate_expr(self.expr))
+
+    def guard_float(self, file: str = "", line: int = 0) -> float:
+        return float(self.shape_env.evaluate_expr(self.expr))
+
+    def guard_bool(self, file: str = "", line: int = 0) -> bool:
+        return bool(self.shape_env.evaluate_expr(self.expr))
+
+    def guard_size_oblivious(self, file: str = "", line: int = 0) -> bool:
+        return bool(self.shape_env.evaluate_expr(self.expr, size_oblivious=True))
+
+    def guard_or_false(self, file: str = "", line: int = 0) -> bool:
+        return bool(self.shape_env.evaluate_expr(self.expr, fallback=False))
+
+    def guard_or_true(self, file: str = "", line: int = 0) -> bool:
+        return bool(self.shape_env.evaluate_expr(self.expr, fallback=True))
+
+    def statically_known_true(self, file: str = "", line: int = 0) -> bool:
+        return self.shape_env.static_value(self.expr) == sympy.true
+
+    def expect_true(self, file: str = "", line: int = 0) -> bool:
+        if self.shape_env.size_hint(self.expr) is not None:
+            return self.guard_bool(file, line)
+        self.shape_env.assume(self.expr)
+        return True
+
+    def expect_size(self, file: str = "", line: int = 0) -> bool:
+        expr = self.expr
+        for sym in expr.free_symbols & self.shape_env.unbacked_producers.keys():
+            self.shape_env.size_like.add(sym)
+        self._new(expr >= 0, bool, None).expect_true(file, line)
+        return True
+
+    def bool_(self) -> bool:
+        return self.guard_bool()
+
+    def int_(self) -> int:
+        return self.guard_int()
+
+    def float_(self) -> float:
+        return self.guard_float()
+
+    # ----- printing ----------------------------------------------------------------------------
+
+    def str(self) -> str:
+        return str(self.expr)
+
+    def _graph_repr(self) -> str:
+        return str(self.expr)
+
+    def __repr__(self) -> str:
+        return f"SymNode({self.expr}, hint={self._hint})"
+
+
+def _install_operations() -> None:
+    for name in _BINARY:
+        if not hasattr(SymNode, name):
+            setattr(SymNode, name, lambda self, other, _n=name: self._binary(_n, other))
+    for name in _UNARY:
+        setattr(SymNode, name, lambda self, _n=name: self._unary(_n))
+    for name in _CONCRETE_BINARY:
+        setattr(SymNode, name, lambda self, other, _n=name: self._concrete_binary(_n, other))
+
+
+_install_operations()
