@@ -1,6 +1,6 @@
 """Every command a developer or CI runs.
 
-    nox -s demo            the main demo
+    nox -s demo            the main demo (examples/demo.py)
     nox -s tests           every package and integration_tests/ in one environment
     nox -s tests-<name>    one package with only its declared dependencies (proves "usable alone")
     nox -s lint            ruff and the import-linter layering contracts
@@ -15,10 +15,10 @@ interpreter's own site-packages and installs no torch: for GPU machines that alr
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 
 import nox
-import tomllib
 
 ROOT = Path(__file__).parent
 PACKAGES = sorted(p.parent.name for p in ROOT.glob("packages/*/pyproject.toml"))
@@ -55,6 +55,13 @@ def _pytest(session: nox.Session, *paths: str) -> None:
         "pytest", "-n", os.environ.get("PYTEST_WORKERS", "2"), "-q", *paths, *session.posargs,
         env={"HYPOTHESIS_PROFILE": "ci"},
     )
+
+
+@nox.session(venv_params=VENV_PARAMS)
+def demo(session: nox.Session) -> None:
+    """The main demo (examples/demo.py)."""
+    _install(session, PACKAGES)
+    session.run("python", "examples/demo.py")
 
 
 @nox.session(venv_params=VENV_PARAMS)

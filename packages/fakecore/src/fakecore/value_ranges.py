@@ -87,6 +87,8 @@ def bound(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> ValueRang
     if isinstance(expr, sympy.ceiling):
         return ValueRange(sympy.ceiling(args[0].lower), sympy.ceiling(args[0].upper))
     if isinstance(expr, sympy.Mod) and args[1].lower > 0 and args[0].lower >= 0:
+        if args[0].upper < args[1].lower:  # a % b == a when 0 <= a < b
+            return args[0]
         return ValueRange(0, sympy.Min(args[0].upper, args[1].upper - 1))
     if isinstance(expr, sympy.Abs):
         a = args[0]
@@ -94,6 +96,24 @@ def bound(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> ValueRang
             return a
         return ValueRange(0, sympy.Max(-a.lower, a.upper))
     return ValueRange.unknown()
+
+
+def fold_min_max(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> sympy.Expr:
+    """`expr` with each Max/Min argument that the bounds show can never win dropped."""
+
+    def fold(e: sympy.Expr) -> sympy.Expr:
+        bounds = [bound(a, ranges) for a in e.args]
+        if isinstance(e, sympy.Max):
+            best = max(range(len(bounds)), key=lambda i: (bounds[i].lower, bounds[i].upper))
+            wins = all(bounds[best].lower >= b.upper for i, b in enumerate(bounds) if i != best)
+        else:
+            best = min(range(len(bounds)), key=lambda i: (bounds[i].upper, bounds[i].lower))
+            wins = all(bounds[best].upper <= b.lower for i, b in enumerate(bounds) if i != best)
+        return e.args[best] if wins else e
+
+    if not expr.has(sympy.Max, sympy.Min):
+        return expr
+    return expr.replace(lambda e: isinstance(e, (sympy.Max, sympy.Min)), fold)
 
 
 def decide(relation: sympy.Basic, ranges: dict[sympy.Symbol, ValueRange]) -> bool | None:
@@ -111,7 +131,11 @@ def decide(relation: sympy.Basic, ranges: dict[sympy.Symbol, ValueRange]) -> boo
         return None if None in results else not stop
     if not isinstance(relation, sympy.core.relational.Relational):
         return None
-    diff = bound(relation.lhs - relation.rhs, ranges)
+    difference = fold_min_max(relation.lhs - relation.rhs, ranges)
+    diff = bound(difference, ranges)
+    if diff.lower == -_oo and diff.upper == _oo:
+        # `s0*s1 - s0` has no useful bound term by term; as `s0*(s1 - 1)` it does.
+        diff = bound(sympy.factor_terms(difference), ranges)
     lo, hi = diff.lower, diff.upper
     checks = {
         sympy.Eq: (lo == hi == 0, lo > 0 or hi < 0),
