@@ -43,7 +43,7 @@ def _local_deps(name: str) -> list[str]:
 
 def _install(session: nox.Session, names: list[str], *extra: str) -> None:
     if TORCH_SPEC != "system":
-        session.install(TORCH_SPEC)
+        session.install(TORCH_SPEC, "numpy")  # torch warns at import without numpy
     args: list[str] = []
     for name in names:
         args += ["-e", f"packages/{name}[test]"]

@@ -23,6 +23,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from fakecore.conversion import TensorConverter
 from fakecore.data_dependent import DATA_DEPENDENT_OPS
+from fakecore.dispatch_cache import DispatchCache
 from fakecore.errors import MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_tensor import METADATA_QUERIES, FakeTensor
 from fakecore.shape_env import ShapeEnv
@@ -51,6 +52,7 @@ class FakeTensorMode(TorchDispatchMode):
         self.allow_non_fake_inputs = allow_non_fake_inputs
         self.in_kernel = False
         self._decomposing: set[Any] = set()
+        self._cache = DispatchCache()
         self._converter = TensorConverter(self)
 
     @classmethod
@@ -96,7 +98,15 @@ class FakeTensorMode(TorchDispatchMode):
             for t in flat:
                 if isinstance(t, FakeTensor):
                     t.constant = None
-        return self._run_meta_kernel(func, args, kwargs, flat)
+        key = self._cache.key(func, args, kwargs)
+        if key is not None:
+            out = self._cache.lookup(self, key)
+            if out is not None:
+                return out
+        out = self._run_meta_kernel(func, args, kwargs, flat)
+        if key is not None:
+            self._cache.store(key, out)
+        return out
 
     def _adopt_inputs(self, func, flat: list[Any]) -> list[Any]:
         """Check every tensor input is ours; convert real ones where that is allowed."""

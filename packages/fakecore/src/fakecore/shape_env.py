@@ -66,6 +66,7 @@ class ShapeEnv:
         self.guards: list[ShapeGuard] = []
         self.runtime_asserts: list[ShapeGuard] = []
         self._known: dict[sympy.Basic, bool] = {}
+        self._static_memo: dict[tuple[sympy.Basic, bool], object] = {}
         self._hint_to_symbol: dict[int, sympy.Symbol] = {}
         self._backed_ids = itertools.count()
         self._unbacked_ids = itertools.count()
@@ -136,6 +137,12 @@ class ShapeEnv:
 
     def static_value(self, expr: sympy.Basic, *, size_oblivious: bool = False) -> object:
         """The value of `expr` when it holds for *all* inputs (no guard needed), else None."""
+        memo_key = (expr, size_oblivious)
+        if memo_key not in self._static_memo:
+            self._static_memo[memo_key] = self._static_value(expr, size_oblivious)
+        return self._static_memo[memo_key]
+
+    def _static_value(self, expr: sympy.Basic, size_oblivious: bool) -> object:
         expr = self.simplify(expr)
         if expr.is_Number or expr in (sympy.true, sympy.false):
             return expr
@@ -155,18 +162,20 @@ class ShapeEnv:
     # ----- deciding, and guarding -------------------------------------------------------------
 
     def evaluate_expr(
-        self, expr: sympy.Basic, *, fallback: object = None, size_oblivious: bool = False
+        self, expr: sympy.Basic, *, fallback: object = None, size_oblivious: bool = False,
+        hint: object = None,
     ) -> sympy.Basic:
         """Decide `expr`: statically if possible, else from the hints with a guard recorded.
 
-        With unbacked symbols in the way, return `fallback` when one is given (guard_or_false),
-        else raise DataDependentError.
+        `hint`, when the caller knows it, is `expr`'s value for the example inputs. With unbacked
+        symbols in the way, return `fallback` when one is given (guard_or_false), else raise
+        DataDependentError.
         """
         static = self.static_value(expr, size_oblivious=size_oblivious)
         if static is not None:
             return static
         expr = self.simplify(expr)
-        value = self.size_hint(expr)
+        value = sympy.sympify(hint) if hint is not None else self.size_hint(expr)
         if value is None:
             if fallback is not None:
                 return sympy.sympify(fallback)
@@ -204,6 +213,7 @@ class ShapeEnv:
 
     def _learn(self, fact: sympy.Basic) -> None:
         """Remember `fact`, and turn it into replacements or narrower ranges where it says so."""
+        self._static_memo.clear()
         self._known[fact] = True
         self._known[sympy.Not(fact)] = False
         if isinstance(fact, sympy.And):

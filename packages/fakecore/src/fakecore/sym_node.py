@@ -14,6 +14,7 @@ record size arithmetic as graph nodes.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 from collections.abc import Callable, Iterator
@@ -54,6 +55,12 @@ def _to_sympy(value: object) -> sympy.Basic:
     return sympy.true if value is True else sympy.false if value is False else sympy.sympify(value)
 
 
+def _relation(relation: type) -> Callable:
+    # Unevaluated: sympy's own evaluation of comparisons and connectives is slow, and the
+    # ShapeEnv decides them anyway (cheaply, from value ranges) when someone asks.
+    return lambda a, b: relation(a, b, evaluate=False)
+
+
 def _int_floordiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     return sympy.floor(a / b)
 
@@ -67,10 +74,15 @@ def _contiguous_in_order(sizes: list[sympy.Expr], strides: list[sympy.Expr], ord
     expected: sympy.Expr = sympy.Integer(1)
     conds = []
     for d in order:
-        conds.append(sympy.Or(sympy.Eq(sizes[d], 1), sympy.Eq(strides[d], expected)))
+        if not (sizes[d] == 1 or strides[d] == expected):
+            conds.append(sympy.Or(sympy.Eq(sizes[d], 1, evaluate=False),
+                                  sympy.Eq(strides[d], expected, evaluate=False), evaluate=False))
         expected = expected * sizes[d]
+    if not conds:
+        return sympy.true
     numel = sympy.Mul(*sizes)
-    return sympy.Or(sympy.Eq(numel, 0), sympy.And(*conds))
+    return sympy.Or(sympy.Eq(numel, 0, evaluate=False), sympy.And(*conds, evaluate=False),
+                    evaluate=False)
 
 
 # name: (sympy function, python function for hints, result type or None for "int unless float")
@@ -86,14 +98,14 @@ _BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "float_pow": (operator.pow, lambda a, b: float(a) ** float(b), float),
     "sym_min": (sympy.Min, min, None),
     "sym_max": (sympy.Max, max, None),
-    "eq": (sympy.Eq, operator.eq, bool),
-    "ne": (sympy.Ne, operator.ne, bool),
-    "lt": (sympy.Lt, operator.lt, bool),
-    "le": (sympy.Le, operator.le, bool),
-    "gt": (sympy.Gt, operator.gt, bool),
-    "ge": (sympy.Ge, operator.ge, bool),
-    "sym_and": (sympy.And, operator.and_, bool),
-    "sym_or": (sympy.Or, operator.or_, bool),
+    "eq": (_relation(sympy.Eq), operator.eq, bool),
+    "ne": (_relation(sympy.Ne), operator.ne, bool),
+    "lt": (_relation(sympy.Lt), operator.lt, bool),
+    "le": (_relation(sympy.Le), operator.le, bool),
+    "gt": (_relation(sympy.Gt), operator.gt, bool),
+    "ge": (_relation(sympy.Ge), operator.ge, bool),
+    "sym_and": (_relation(sympy.And), operator.and_, bool),
+    "sym_or": (_relation(sympy.Or), operator.or_, bool),
 }
 _UNARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "neg": (operator.neg, operator.neg, None),
@@ -131,11 +143,19 @@ _USER_OP: dict[str, Callable] = {
     "sym_cosh": math.cosh, "sym_sinh": math.sinh, "sym_tanh": math.tanh, "sym_asin": math.asin,
     "sym_acos": math.acos, "sym_atan": math.atan, "sym_log2": math.log2,
 }
+_CONNECTIVES = ("sym_and", "sym_or")
 # Bit operations have no useful symbolic form: they specialise their operands.
 _CONCRETE_BINARY = {
     "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
     "lshift": operator.lshift, "rshift": operator.rshift,
 }
+
+
+@functools.lru_cache(4096)
+def _apply(name: str, *exprs: sympy.Basic) -> sympy.Basic:
+    """The sympy expression of operation `name`; models repeat the same size arithmetic."""
+    table = _BINARY if len(exprs) == 2 else _UNARY
+    return table[name][0](*exprs)
 
 
 class SymNode:
@@ -232,19 +252,29 @@ class SymNode:
         return result
 
     def _binary(self, name: str, other: SymNode) -> SymNode:
-        sym_fn, py_fn, pytype = _BINARY[name]
+        _, py_fn, pytype = _BINARY[name]
+        if name in _CONNECTIVES and (self.constant is not None or other.constant is not None):
+            # True & x is x, False & x is False (and dually for |): no sympy needed.
+            known, rest = (self, other) if self.constant is not None else (other, self)
+            absorbing = name == "sym_or"
+            return known if bool(known.constant) == absorbing else rest
         if pytype is None:
             pytype = float if float in (self.pytype, other.pytype) else int
         hint = None
         if self._hint is not None and other._hint is not None:
             hint = py_fn(self._hint, other._hint)
-        result = self._new(sym_fn(self.expr, other.expr), pytype, hint)
-        return self._notify(name, (self, other), result)
+        expr = _apply(name, self.expr, other.expr)
+        if pytype is bool:
+            # A comparison the value ranges settle is a plain constant from here on.
+            static = self.shape_env.static_value(expr)
+            if static is not None:
+                return self._notify(name, (self, other), self.wrap_bool(bool(static)))
+        return self._notify(name, (self, other), self._new(expr, pytype, hint))
 
     def _unary(self, name: str) -> SymNode:
-        sym_fn, py_fn, pytype = _UNARY[name]
+        _, py_fn, pytype = _UNARY[name]
         hint = None if self._hint is None else py_fn(self._hint)
-        result = self._new(sym_fn(self.expr), pytype or self.pytype, hint)
+        result = self._new(_apply(name, self.expr), pytype or self.pytype, hint)
         return self._notify(name, (self,), result)
 
     def _concrete_binary(self, name: str, other: SymNode) -> SymNode:
@@ -331,13 +361,13 @@ class SymNode:
         return bool(self.shape_env.evaluate_expr(expr))
 
     def guard_int(self, file: str = "", line: int = 0) -> int:
-        return int(self.shape_env.evaluate_expr(self.expr))
+        return int(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
 
     def guard_float(self, file: str = "", line: int = 0) -> float:
-        return float(self.shape_env.evaluate_expr(self.expr))
+        return float(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
 
     def guard_bool(self, file: str = "", line: int = 0) -> bool:
-        return bool(self.shape_env.evaluate_expr(self.expr))
+        return bool(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
 
     def guard_size_oblivious(self, file: str = "", line: int = 0) -> bool:
         return bool(self.shape_env.evaluate_expr(self.expr, size_oblivious=True))
@@ -352,7 +382,7 @@ class SymNode:
         return self.shape_env.static_value(self.expr) == sympy.true
 
     def expect_true(self, file: str = "", line: int = 0) -> bool:
-        if self.shape_env.size_hint(self.expr) is not None:
+        if self._hint is not None:
             return self.guard_bool(file, line)
         self.shape_env.assume(self.expr)
         return True
