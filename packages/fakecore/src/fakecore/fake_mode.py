@@ -12,6 +12,7 @@ through its decomposition from `torch._decomp`, so that its pieces are faked one
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -154,11 +155,17 @@ class FakeTensorMode(TorchDispatchMode):
                 out = func(*meta_args, **meta_kwargs)
         except NotImplementedError as error:
             return self._decompose(func, args, kwargs, str(error))
+        except RuntimeError as error:
+            if not (self.shape_env is not None and _CONCRETE_ONLY.search(str(error))
+                    and func not in self._decomposing and _has_decomposition(func)):
+                raise
+            # Somewhere inside, a C++ kernel needed concrete sizes: fake the op as its pieces.
+            return self._decompose(func, args, kwargs, str(error))
         return tree_map(lambda t: self._dress(t, device), out)
 
     def _decompose(self, func, args, kwargs, why: str):
-        """Run `func` as the ops of its decomposition, each faked in turn."""
-        decomposition = decomposition_table.get(func)
+        """Run `func` as the ops of its decomposition (or Python meta), each faked in turn."""
+        decomposition = decomposition_table.get(func) or meta_table.get(func)
         self._decomposing.add(func)
         try:
             with self:
@@ -195,6 +202,14 @@ def _output_device(flat: list[Any], kwargs: dict[str, Any]) -> torch.device:
         if device.type != "cpu":
             return device
     return devices[0] if devices else torch.device("cpu")
+
+
+# How a C++ kernel says that it cannot take symbolic sizes.
+_CONCRETE_ONLY = re.compile("expected to contain only concrete integers|symbolic sizes/strides")
+
+
+def _has_decomposition(func) -> bool:
+    return func in decomposition_table or func in meta_table or _is_composite_implicit(func)
 
 
 @functools.cache

@@ -281,6 +281,16 @@ class SymNode:
         value = _CONCRETE_BINARY[name](self.guard_int("", 0), other.guard_int("", 0))
         return self.wrap_int(value)
 
+    def sym_sum(self, terms: tuple[SymNode, ...]) -> SymNode:
+        hints = [t._hint for t in terms]
+        hint = None if None in hints else sum(hints)
+        result = self._new(sympy.Add(*[t.expr for t in terms]), int, hint)
+        if _observers:
+            values = (tuple(wrap_node(t) for t in terms),)
+            for observer in list(_observers):
+                observer(torch.sym_sum, values, wrap_node(result))
+        return result
+
     def truediv(self, other: SymNode) -> SymNode:
         both_int = self.is_int() and other.is_int()
         return self._binary("int_truediv" if both_int else "float_truediv", other)
