@@ -14,11 +14,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
 from torch._decomp import decomposition_table, meta_table
+from torch._dispatch.python import enable_python_dispatcher
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -54,11 +55,25 @@ class FakeTensorMode(TorchDispatchMode):
         self.in_kernel = False
         self._decomposing: set[Any] = set()
         self._cache = DispatchCache()
+        self._dispatcher_contexts: list[Any] = []
         self._converter = TensorConverter(self)
 
     @classmethod
     def is_infra_mode(cls) -> bool:
         return True
+
+    def __enter__(self) -> FakeTensorMode:
+        # With symbolic sizes, composite ops must decompose through their Python decompositions
+        # (which take SymInts), not their C++ ones (some of which need concrete sizes).
+        self._dispatcher_contexts.append(
+            enable_python_dispatcher() if self.shape_env is not None else nullcontext()
+        )
+        self._dispatcher_contexts[-1].__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        self._dispatcher_contexts.pop().__exit__(*exc)
 
     def from_tensor(
         self, t: torch.Tensor, *, dynamic_dims: Sequence[int] = (), source: object = None
