@@ -1,10 +1,11 @@
 """A cache of meta-kernel results, keyed by an op and the metadata of its arguments.
 
 Running a meta kernel is most of the cost of faking an op, and a model's forward calls the same
-ops on the same shapes over and over. For an op that makes fresh outputs (no views, no in-place
-writes, no data-dependent sizes), the outputs' metadata is a function of the op and of its
+ops on the same shapes over and over. For an op that makes fresh outputs, or views of one of its
+arguments (but no in-place writes), the outputs' metadata is a function of the op and of its
 arguments' metadata: the first call runs the kernel and records the outputs' sizes, strides,
-offsets, dtypes and devices; later calls with equal metadata build the outputs from the record.
+offsets, dtypes and devices; later calls with equal metadata build the outputs from the record
+(a view as an `as_strided` of the same argument, so that it shares its storage).
 Symbolic sizes key by their expressions. A kernel's first run may record guards in the
 ShapeEnv; those stay recorded, so a later hit that skips the kernel loses nothing.
 """
@@ -30,6 +31,8 @@ _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, FakeTensor):
+        if value.constant is not None:  # its outputs keep the value, which metadata cannot
+            raise Uncacheable
         return (value.dtype, _freeze(value.shape), _freeze(value.stride()),
                 _freeze(value.storage_offset()), value.fake_device)
     if isinstance(value, (list, tuple)):
@@ -41,52 +44,73 @@ def _freeze(value: Any) -> Any:
     raise Uncacheable
 
 
-def _makes_fresh_outputs(func: Any) -> bool:
+def _output_kind(func: Any) -> tuple[str, int] | None:
+    """("fresh", -1) for an op whose outputs are new tensors, ("view", i) for one whose outputs
+    are views of its argument i, None for anything else (in-place ops, mixed returns)."""
     schema = func._schema
-    return not schema.is_mutable and all(r.alias_info is None for r in schema.returns)
+    returns = schema.returns
+    if schema.is_mutable or not returns:
+        return None
+    if all(r.alias_info is None for r in returns):
+        return ("fresh", -1)
+    sets = {frozenset(r.alias_info.before_set) for r in returns if r.alias_info is not None}
+    if len(sets) != 1 or any(r.alias_info is None or r.alias_info.is_write for r in returns):
+        return None
+    for i, arg in enumerate(schema.arguments):
+        if arg.alias_info is not None and frozenset(arg.alias_info.before_set) in sets:
+            return ("view", i)
+    return None
 
 
 class DispatchCache:
     """Output metadata of meta kernels, per (op, argument metadata)."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple, tuple | None] = {}
-        self._fresh: dict[Any, bool] = {}
+        self._entries: dict[tuple, tuple] = {}
+        self._kinds: dict[Any, tuple[str, int] | None] = {}
 
     def key(self, func: Any, args: tuple, kwargs: dict) -> tuple | None:
         """The cache key of this call, or None if it must run the kernel."""
-        fresh = self._fresh.get(func)
-        if fresh is None:
-            fresh = self._fresh[func] = _makes_fresh_outputs(func)
-        if not fresh:
+        if func not in self._kinds:
+            self._kinds[func] = _output_kind(func)
+        if self._kinds[func] is None:
             return None
         try:
             return (func, _freeze(args), _freeze(tuple(sorted(kwargs.items()))))
         except Uncacheable:
             return None
 
-    def lookup(self, mode: Any, key: tuple) -> Any:
+    def lookup(self, mode: Any, key: tuple, args: tuple) -> Any:
         """The outputs for `key` rebuilt as new fakes, or None on a miss."""
         record = self._entries.get(key)
         if record is None:
             return None
-        is_tuple, metas = record
-        outs = [None if m is None else _make(mode, *m) for m in metas]
-        return tuple(outs) if is_tuple else outs[0]
+        container, base_index, metas = record
+        if base_index < 0:
+            outs = [None if m is None else _fresh(mode, *m) for m in metas]
+        else:
+            outs = [_view(mode, args[base_index], *m) for m in metas]
+        return outs[0] if container is None else container(outs)
 
-    def store(self, key: tuple, out: Any) -> None:
-        outs = out if isinstance(out, tuple) else (out,)
+    def store(self, key: tuple, out: Any, args: tuple) -> None:
+        kind, index = self._kinds[key[0]]
+        container = tuple if isinstance(out, tuple) else list if isinstance(out, list) else None
+        outs = out if container is not None else (out,)
         if not all(o is None or isinstance(o, FakeTensor) for o in outs):
             return
-        metas = [
-            None if o is None
-            else (o.shape, o.stride(), o.storage_offset(), o.dtype, o.fake_device)
-            for o in outs
-        ]
-        self._entries[key] = (isinstance(out, tuple), metas)
+        if kind == "fresh":
+            metas = [
+                None if o is None
+                else (o.shape, o.stride(), o.storage_offset(), o.dtype, o.fake_device)
+                for o in outs
+            ]
+            self._entries[key] = (container, -1, metas)
+        elif index < len(args) and all(o is not None and o.dtype == args[index].dtype for o in outs):
+            metas = [(o.shape, o.stride(), o.storage_offset()) for o in outs]
+            self._entries[key] = (container, index, metas)
 
 
-def _make(mode: Any, shape, stride, offset, dtype, device) -> FakeTensor:
+def _fresh(mode: Any, shape, stride, offset, dtype, device) -> FakeTensor:
     with torch._C._DisableTorchDispatch():
         meta = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
         if offset:
@@ -95,3 +119,9 @@ def _make(mode: Any, shape, stride, offset, dtype, device) -> FakeTensor:
                 dtype=dtype, device="meta",
             ).as_strided(shape, stride, offset)
     return FakeTensor(mode, meta, device)
+
+
+def _view(mode: Any, base: FakeTensor, shape, stride, offset) -> FakeTensor:
+    with mode.kernel_invocation():
+        meta = torch.ops.aten.as_strided.default(base, shape, stride, offset)
+    return FakeTensor(mode, meta, base.fake_device)

@@ -116,12 +116,12 @@ class FakeTensorMode(TorchDispatchMode):
                     t.constant = None
         key = self._cache.key(func, args, kwargs)
         if key is not None:
-            out = self._cache.lookup(self, key)
+            out = self._cache.lookup(self, key, args)
             if out is not None:
                 return out
         out = self._run_meta_kernel(func, args, kwargs, flat)
         if key is not None:
-            self._cache.store(key, out)
+            self._cache.store(key, out, args)
         return out
 
     def _adopt_inputs(self, func, flat: list[Any]) -> list[Any]:
