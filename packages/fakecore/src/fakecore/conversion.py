@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # A lifted constant (`torch.tensor(...)` inside a traced function) keeps its real value when it
 # is at most this many elements, so that `.item()` on it still has an answer.
-_CONSTANT_NUMEL = 64
+CONSTANT_NUMEL = 64
 
 
 class TensorConverter:
@@ -51,7 +51,7 @@ class TensorConverter:
     def convert_constant(self, t: torch.Tensor) -> FakeTensor:
         """The fake of a real tensor met inside the mode, remembering small values."""
         fake = self.convert(t, (), None)
-        if fake.constant is None and t.numel() <= _CONSTANT_NUMEL and t.device.type == "cpu":
+        if fake.constant is None and t.numel() <= CONSTANT_NUMEL and t.device.type == "cpu":
             fake.constant = t.detach().clone()
         return fake
 

@@ -23,7 +23,7 @@ from torch._dispatch.python import enable_python_dispatcher
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from fakecore.conversion import TensorConverter
+from fakecore.conversion import CONSTANT_NUMEL, TensorConverter
 from fakecore.data_dependent import DATA_DEPENDENT_OPS
 from fakecore.dispatch_cache import DispatchCache
 from fakecore.errors import MixedRealFakeError, UnsupportedFakeOpError
@@ -105,6 +105,8 @@ class FakeTensorMode(TorchDispatchMode):
         flat, spec = tree_flatten((args, kwargs))
         flat = self._adopt_inputs(func, flat)
         args, kwargs = tree_unflatten(flat, spec)
+        if func in _LIFT_OPS:
+            return args[0]  # a constant made in the traced code, now a fake that remembers it
         handler = DATA_DEPENDENT_OPS.get(func)
         if handler is not None:
             out = handler(self, func, args, kwargs)
@@ -122,6 +124,8 @@ class FakeTensorMode(TorchDispatchMode):
         out = self._run_meta_kernel(func, args, kwargs, flat)
         if key is not None:
             self._cache.store(key, out, args)
+        else:
+            _propagate_constants(func, args, kwargs, flat, out)
         return out
 
     def _adopt_inputs(self, func, flat: list[Any]) -> list[Any]:
@@ -242,3 +246,25 @@ def _has_symbolic_values(flat: list[Any]) -> bool:
             if any(isinstance(s, torch.SymInt) for s in layout):
                 return True
     return False
+
+
+def _propagate_constants(func, args, kwargs, flat: list[Any], out: Any) -> None:
+    """When every tensor input holds a known value, compute the outputs' values for real too."""
+    fakes = [t for t in flat if isinstance(t, FakeTensor)]
+    outs = [t for t in tree_flatten(out)[0] if isinstance(t, FakeTensor)]
+    if (
+        not fakes
+        or any(t.constant is None for t in fakes)
+        or any(t.numel() > CONSTANT_NUMEL for t in outs)
+        or func._schema.is_mutable
+        or torch.Tag.nondeterministic_seeded in func.tags
+    ):
+        return
+    real_args, real_kwargs = tree_map(
+        lambda a: a.constant if isinstance(a, FakeTensor) else a, (args, kwargs)
+    )
+    with torch._C._DisableTorchDispatch():
+        real_out = func(*real_args, **real_kwargs)
+    for fake, real in zip(tree_flatten(out)[0], tree_flatten(real_out)[0]):
+        if isinstance(fake, FakeTensor) and isinstance(real, torch.Tensor):
+            fake.constant = real
