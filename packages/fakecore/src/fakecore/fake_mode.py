@@ -255,7 +255,7 @@ def _propagate_constants(func, args, kwargs, flat: list[Any], out: Any) -> None:
     if (
         not fakes
         or any(t.constant is None for t in fakes)
-        or any(t.numel() > CONSTANT_NUMEL for t in outs)
+        or any(t.numel() > CONSTANT_NUMEL or t.fake_device.type != "cpu" for t in outs)
         or func._schema.is_mutable
         or torch.Tag.nondeterministic_seeded in func.tags
     ):

@@ -1,0 +1,102 @@
+"""Ops whose sizes depend on data: unbacked symbols with a ShapeEnv, a clear error without."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fakecore import DataDependentError, FakeTensorMode, ShapeEnv
+
+
+def _symbolic(t: torch.Tensor, *dims: int):
+    mode = FakeTensorMode(ShapeEnv())
+    return mode, mode.from_tensor(t, dynamic_dims=dims)
+
+
+def test_nonzero_gets_an_unbacked_count_bounded_by_numel() -> None:
+    mode, x = _symbolic(torch.randn(3, 4))
+    with mode:
+        n = (x > 0).nonzero()
+    rows = n.shape[0]
+    assert isinstance(rows, torch.SymInt) and str(rows).startswith("u")
+    assert n.shape[1] == 2 and n.dtype == torch.int64
+    rng = mode.shape_env.var_to_range[rows.node.expr]
+    assert (rng.lower, rng.upper) == (0, 12)
+
+
+def test_the_same_mask_gives_the_same_count() -> None:
+    mode, x = _symbolic(torch.randn(3, 4))
+    with mode:
+        mask = x > 0
+        a, b = x[mask], (x * 2)[mask]
+        c = x[x > 1]
+    assert a.shape[0].node.expr == b.shape[0].node.expr
+    assert c.shape[0].node.expr != a.shape[0].node.expr
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: torch.masked_select(x, x > 0),
+        lambda x: torch.unique(x),
+        lambda x: torch.unique(x, return_counts=True, return_inverse=True)[2],
+        lambda x: torch.unique_consecutive(x),
+        lambda x: torch.argwhere(x),
+        lambda x: x[x > 0],
+    ],
+    ids=["masked_select", "unique", "unique_counts", "unique_consecutive", "argwhere", "bool_index"],
+)
+def test_data_dependent_ops_trace_with_unbacked_sizes(fn) -> None:
+    mode, x = _symbolic(torch.randn(6), 0)
+    with mode:
+        out = fn(x)
+    assert any(str(s).startswith("u") for s in out.shape)
+
+
+def test_unique_inverse_has_the_input_shape() -> None:
+    mode, x = _symbolic(torch.randn(6, 2), 0)
+    with mode:
+        _, inverse = torch.unique(x, return_inverse=True)
+    assert inverse.shape == x.shape
+
+
+def test_item_is_an_unbacked_symbol_of_the_right_type() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    x = mode.from_tensor(torch.randn(3))
+    i = mode.from_tensor(torch.tensor([1, 2]))
+    with mode:
+        f = x.sum().item()
+        n = i.sum().item()
+    assert isinstance(f, torch.SymFloat) and isinstance(n, torch.SymInt)
+
+
+def test_branching_on_data_names_the_producer_and_the_line() -> None:
+    mode, x = _symbolic(torch.randn(5), 0)
+    with mode:
+        n = x.nonzero().shape[0]
+        with pytest.raises(DataDependentError, match=r"u0 from aten\.nonzero.*test_data_dependent\.py:\d+"):
+            if n > 2:
+                pass
+
+
+def test_size_like_unbacked_values_pass_size_checks() -> None:
+    mode, x = _symbolic(torch.randn(5), 0)
+    with mode:
+        picked = x[x > 0]
+        doubled = torch.cat([picked, picked]) * 2
+        empty = torch.zeros(picked.shape[0], 3)
+    assert str(doubled.shape[0]) == f"2*{picked.shape[0]}"
+    assert empty.shape[1] == 3
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x: x.nonzero(), lambda x: torch.unique(x), lambda x: x.sum().item()],
+    ids=["nonzero", "unique", "item"],
+)
+def test_without_shape_env_data_dependent_ops_raise_naming_the_op(fn) -> None:
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(4))
+    with pytest.raises(DataDependentError, match=r"aten\.\w+"):
+        with mode:
+            fn(x)

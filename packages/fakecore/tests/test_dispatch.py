@@ -1,0 +1,179 @@
+"""FakeTensorMode's dispatch: each path an op can take, checked against the real op."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fakecore import (
+    DataDependentError,
+    FakeTensor,
+    FakeTensorMode,
+    MixedRealFakeError,
+    ShapeEnv,
+    UnsupportedFakeOpError,
+)
+
+
+def _layout(t: torch.Tensor) -> tuple:
+    hint = lambda s: s.node.hint if isinstance(s, torch.SymInt) else s  # noqa: E731
+    return (
+        tuple(hint(s) for s in t.shape),
+        tuple(hint(s) for s in t.stride()),
+        hint(t.storage_offset()),
+        t.dtype,
+    )
+
+
+OPS = {
+    "pointwise": lambda x, y: x * y + 1,
+    "broadcast": lambda x, y: x + y[:1],
+    "reduction": lambda x, y: x.sum(dim=1, keepdim=True),
+    "matmul": lambda x, y: x @ y.t(),
+    "softmax": lambda x, y: torch.softmax(x, -1),
+    "layer_norm": lambda x, y: torch.nn.functional.layer_norm(x, x.shape[-1:]),
+    "transpose_contiguous": lambda x, y: x.t().contiguous(),
+    "cat": lambda x, y: torch.cat([x, y], dim=0),
+    "split": lambda x, y: x.split(2, dim=1),
+    "index_select": lambda x, y: x.index_select(0, torch.tensor([0, 2])),
+    "where": lambda x, y: torch.where(x > 0, x, y),
+    "conv": lambda x, y: torch.nn.functional.conv2d(x.view(1, 1, *x.shape), y.view(1, 1, *y.shape)[..., :3, :3]),
+    "permute_reshape": lambda x, y: x.unsqueeze(0).permute(2, 0, 1).reshape(-1),
+    "to_dtype": lambda x, y: x.to(torch.float16),
+    "inplace": lambda x, y: x.clone().add_(y).mul_(2),
+}
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["static", "symbolic"])
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_matches_real_layout(name: str, symbolic: bool) -> None:
+    x, y = torch.randn(6, 8), torch.randn(6, 8)
+    expected = OPS[name](x, y)
+    mode = FakeTensorMode(ShapeEnv() if symbolic else None)
+    dims = (0, 1) if symbolic else ()
+    fx, fy = (mode.from_tensor(t, dynamic_dims=dims) for t in (x, y))
+    with mode:
+        got = OPS[name](fx, fy)
+    expected_leaves = expected if isinstance(expected, tuple) else (expected,)
+    got_leaves = got if isinstance(got, tuple) else (got,)
+    assert [_layout(t) for t in got_leaves] == [_layout(t) for t in expected_leaves]
+    assert all(isinstance(t, FakeTensor) for t in got_leaves)
+
+
+def test_repeated_calls_hit_the_cache_and_agree() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    x = mode.from_tensor(torch.randn(4, 6), dynamic_dims=(0,))
+    with mode:
+        first = [(t.shape, t.stride(), t.storage_offset()) for t in (x * 2, x.t(), *x.split(2, 1))]
+        again = [(t.shape, t.stride(), t.storage_offset()) for t in (x * 2, x.t(), *x.split(2, 1))]
+    assert first == again
+
+
+def test_views_share_storage_with_their_base_also_from_the_cache() -> None:
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(4, 6))
+    with mode:
+        views = [x.view(2, 12) for _ in range(3)]  # the second and third come from the cache
+        fresh = x * 1
+    storage = x.untyped_storage()._cdata
+    assert all(v.untyped_storage()._cdata == storage for v in views)
+    assert all(v._base is x for v in views)
+    assert fresh.untyped_storage()._cdata != storage
+
+
+def test_in_place_metadata_change_is_seen_on_the_same_object() -> None:
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(2, 3))
+    with mode:
+        y = x.clone()
+        out = y.t_()
+    assert out is y and y.shape == (3, 2) and y.stride() == (1, 3)
+
+
+def test_factories_make_fakes_on_the_requested_device() -> None:
+    with FakeTensorMode():
+        a = torch.ones(3, 4)
+        b = torch.arange(10, device="cuda")
+        c = torch.empty(2, 2, dtype=torch.float16, device="cuda:0")
+        d = torch.zeros_like(b, dtype=torch.float32)
+        e = b.float() * 2
+    assert isinstance(a, FakeTensor) and a.device == torch.device("cpu")
+    assert b.device == torch.device("cuda:0") and b.dtype == torch.int64 and b.shape == (10,)
+    assert c.device == torch.device("cuda:0") and c.dtype == torch.float16
+    assert d.device == b.device and e.device == b.device and e.dtype == torch.float32
+
+
+def test_fake_cuda_model_forward_on_a_machine_without_gpu() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    mode = FakeTensorMode()
+    with mode:
+        params = {n: torch.empty_like(p, device="cuda") for n, p in model.named_parameters()}
+        x = torch.empty(5, 8, device="cuda")
+        out = torch.func.functional_call(model, params, (x,))
+    assert out.shape == (5, 2) and out.device.type == "cuda"
+
+
+def test_real_tensor_with_fakes_is_refused_naming_the_op() -> None:
+    mode = FakeTensorMode()
+    x, real = mode.from_tensor(torch.randn(3)), torch.randn(3)
+    with pytest.raises(MixedRealFakeError, match=r"aten\.add\.Tensor.*test_dispatch\.py"):
+        with mode:
+            x + real
+
+
+def test_allow_non_fake_inputs_converts_real_tensors() -> None:
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    x, real = mode.from_tensor(torch.randn(3)), torch.randn(3)
+    with mode:
+        y = x + real
+    assert isinstance(y, FakeTensor) and y.shape == (3,)
+
+
+def test_fake_of_another_mode_is_refused() -> None:
+    x = FakeTensorMode().from_tensor(torch.randn(3))
+    other = FakeTensorMode()
+    with pytest.raises(RuntimeError, match="another FakeTensorMode"):
+        with other:
+            x * 2
+
+
+def test_op_that_cannot_be_faked_names_the_op() -> None:
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(4, 4))
+    with pytest.raises(UnsupportedFakeOpError, match=r"aten\.geqrf"):
+        with mode:
+            torch.geqrf(x)
+
+
+def test_constants_made_inside_keep_their_values() -> None:
+    with FakeTensorMode():
+        t = torch.tensor([3, 4])
+        assert t[1].item() == 4
+        assert (t * 2).sum().item() == 14
+        scale = torch.tensor(0.5)
+        assert scale.item() == 0.5
+
+
+def test_item_of_a_fake_without_value_in_static_mode_raises() -> None:
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(3))
+    with pytest.raises(DataDependentError, match=r"_local_scalar_dense"):
+        with mode:
+            x.sum().item()
+
+
+def test_written_constant_forgets_its_value() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        t = torch.tensor([1, 2])
+        t.add_(1)
+        assert isinstance(t[0].item(), torch.SymInt)
+
+
+def test_backward_on_fakes_gives_fake_grads() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    w = mode.from_tensor(torch.randn(4, 3, requires_grad=True))
+    x = mode.from_tensor(torch.randn(5, 4), dynamic_dims=(0,))
+    with mode:
+        (x @ w).relu().sum().backward()
+    assert isinstance(w.grad, FakeTensor) and w.grad.shape == (4, 3)
