@@ -1,0 +1,189 @@
+"""make_fx: trace a Python callable into an aten-level torch.fx GraphModule.
+
+`make_fx(fn, tracing_mode)(*args)` flattens the arguments (any pytree), makes a placeholder per
+leaf, and runs `fn` under a ProxyMode that records every aten op. The tracing mode decides what
+the tensors are while `fn` runs:
+
+- "real": the arguments themselves; ops compute real values (a Python branch on a value works);
+- "fake": fakecore FakeTensors with the arguments' metadata; nothing is computed;
+- "symbolic": FakeTensors whose every dim is a symbol of a ShapeEnv; size arithmetic becomes
+  graph nodes, and the decisions taken on sizes are the ShapeEnv's guards (`gm.shape_env`).
+
+When `fn` is an nn.Module its parameters and buffers become `get_attr` nodes of the result (or,
+with `lift_params=True`, leading placeholders). Non-tensor arguments are constants of the trace:
+they get placeholders so that the GraphModule takes the same arguments as `fn`, but the graph
+does not read them. `functionalize=True` traces through `torch.func.functionalize`, so that the
+graph has no views or mutations except copies back into mutated inputs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+
+import torch
+import torch.fx
+from torch.fx.graph import _PyTreeCodeGen, _PyTreeInfo
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from fakecore import FakeTensorMode, ShapeEnv, observe_sym_ops
+from fxtrace.module_stack import ModuleStack
+from fxtrace.proxy_mode import ProxyMode
+
+TRACING_MODES = ("real", "fake", "symbolic")
+
+
+def make_fx(
+    fn: Callable,
+    tracing_mode: str = "real",
+    decomposition_table: dict[Any, Callable] | None = None,
+    *,
+    record_module_stack: bool = True,
+    lift_params: bool = False,
+    functionalize: bool = False,
+) -> Callable[..., torch.fx.GraphModule]:
+    """A function that traces `fn` on the arguments it is given and returns the GraphModule."""
+    if tracing_mode not in TRACING_MODES:
+        raise ValueError(f"tracing_mode must be one of {TRACING_MODES}, not {tracing_mode!r}")
+
+    def trace(*args: Any) -> torch.fx.GraphModule:
+        return _Trace(fn, tracing_mode, decomposition_table, record_module_stack,
+                      lift_params, functionalize).run(args)
+
+    return trace
+
+
+class _Trace:
+    """One tracing run: the graph being built and the modes that build it."""
+
+    def __init__(self, fn, tracing_mode, decomposition_table, record_module_stack, lift_params,
+                 functionalize) -> None:
+        self.fn = fn
+        self.module = fn if isinstance(fn, torch.nn.Module) else None
+        self.tracing_mode = tracing_mode
+        self.lift_params = lift_params
+        self.functionalize = functionalize
+        self.graph = torch.fx.Graph()
+        self.constants: dict[str, torch.Tensor] = {}
+        self.shape_env = ShapeEnv() if tracing_mode == "symbolic" else None
+        self.fake_mode = (
+            FakeTensorMode(self.shape_env, allow_non_fake_inputs=True)
+            if tracing_mode != "real" else None
+        )
+        # In real mode node values are still fakes: metadata, not the traced data.
+        self._meta_mode = self.fake_mode or FakeTensorMode(allow_non_fake_inputs=True)
+        self.module_stack = ModuleStack(self.module) if record_module_stack else None
+        self.proxy_mode = ProxyMode(
+            self.graph, self.constants,
+            decomposition_table=decomposition_table,
+            module_stack=self.module_stack,
+            fake_value=self._fake_value,
+        )
+
+    def _fake_value(self, t: torch.Tensor) -> torch.Tensor:
+        if self.fake_mode is not None:
+            return t
+        with torch._C._DisableTorchDispatch():
+            return self._meta_mode.from_tensor(t.detach())
+
+    def _convert(self, value: Any) -> Any:
+        if self.fake_mode is None or not isinstance(value, torch.Tensor):
+            return value
+        dims = range(value.dim()) if self.shape_env is not None else ()
+        return self.fake_mode.from_tensor(value, dynamic_dims=dims)
+
+    def run(self, args: tuple) -> torch.fx.GraphModule:
+        flat_args, in_spec = tree_flatten(args)
+        names = _leaf_names(self.fn, args)
+        state = self._state_placeholders()
+        inputs = []
+        for name, value in zip(names, flat_args):
+            value = self._convert(value)
+            node = self.graph.placeholder(name)
+            if isinstance(value, (torch.Tensor, torch.SymInt)):
+                self.proxy_mode.track(value, node)
+            inputs.append(value)
+        fn = self._callable(state)
+        if self.functionalize:
+            fn = torch.func.functionalize(fn, remove="mutations_and_views")
+        out = self._run(fn, tree_unflatten(inputs, in_spec))
+        flat_out, out_spec = tree_flatten(out)
+        self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
+        self._drop_unused_sizes()
+        self.graph._codegen = _PyTreeCodeGen(_PyTreeInfo(names, in_spec, out_spec))
+        return self._graph_module()
+
+    def _state_placeholders(self) -> dict[str, torch.Tensor]:
+        """The module's parameters and buffers (as the tensors the trace runs on), tracked."""
+        if self.module is None:
+            return {}
+        state = {}
+        for name, value in (*self.module.named_parameters(), *self.module.named_buffers()):
+            fake = self._convert_state(value)
+            if self.lift_params:
+                node = self.graph.placeholder("p_" + name.replace(".", "_"))
+            else:
+                node = self.graph.get_attr(name)
+            self.proxy_mode.track(fake, node)
+            state[name] = fake
+        return state
+
+    def _convert_state(self, value: torch.Tensor) -> torch.Tensor:
+        if self.fake_mode is None:
+            return value
+        return self.fake_mode.from_tensor(value)
+
+    def _callable(self, state: dict[str, torch.Tensor]) -> Callable:
+        if self.module is None:
+            return self.fn
+        module = self.module
+        return lambda *a, **kw: torch.func.functional_call(module, state, a, kw, strict=True)
+
+    def _run(self, fn: Callable, args: tuple) -> Any:
+        with ExitStack() as stack:
+            if self.fake_mode is not None:
+                stack.enter_context(self.fake_mode)
+            stack.enter_context(self.proxy_mode)
+            stack.enter_context(observe_sym_ops(self.proxy_mode.record_sym_op))
+            if self.module_stack is not None:
+                stack.enter_context(self.module_stack.recording())
+            return fn(*args)
+
+    def _drop_unused_sizes(self) -> None:
+        for node in reversed(self.graph.nodes):
+            if node.op == "call_function" and not node.users and _is_size_arithmetic(node):
+                self.graph.erase_node(node)
+
+    def _graph_module(self) -> torch.fx.GraphModule:
+        root = torch.nn.Module()
+        if self.module is not None and not self.lift_params:
+            root = self.module
+        for name, value in self.constants.items():
+            setattr(root, name, value)
+        gm = torch.fx.GraphModule(root, self.graph, class_name=_class_name(self.fn))
+        gm.shape_env = self.shape_env
+        return gm
+
+
+def _is_size_arithmetic(node: torch.fx.Node) -> bool:
+    return isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+def _leaf_names(fn: Callable, args: tuple) -> list[str]:
+    """A placeholder name per pytree leaf of `args`: the parameter's name, numbered if needed."""
+    try:
+        params = list(inspect.signature(getattr(fn, "forward", fn)).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, arg in enumerate(args):
+        base = params[i] if i < len(params) and params[i] not in ("args", "kwargs") else f"arg{i}"
+        leaves = tree_flatten(arg)[0]
+        names += [base] if len(leaves) == 1 else [f"{base}_{j}" for j in range(len(leaves))]
+    return names
+
+
+def _class_name(fn: Callable) -> str:
+    return type(fn).__name__ if isinstance(fn, torch.nn.Module) else getattr(fn, "__name__", "fn")

@@ -1,0 +1,174 @@
+"""ProxyMode: the dispatch mode that writes every aten op it sees into a torch.fx graph.
+
+Tracing at the dispatcher sees what PyTorch really runs: Python control flow is taken, modules
+and composite functions are already broken into aten ops, autograd's backward ops come too. The
+mode keeps a map from each live tensor (and each symbolic size) to the graph value (proxy) that
+computes it. For every op it maps the arguments to proxies, adds a `call_function` node, runs
+the op for real (on real or fake tensors: whatever mode sits below), and records the outputs'
+proxies. Tensors it has never seen are constants made inside the traced function; they become
+attributes of the graph module.
+
+Size arithmetic does not pass through the dispatcher, so in symbolic mode the mode also listens
+to fakecore's SymInt operations (`observe_sym_ops`) and writes those as nodes; sizes of tensors
+become `aten.sym_size` nodes the first time a graph value needs them.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.fx
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
+from torch.utils.weak import WeakIdKeyDictionary
+
+from fxtrace.module_stack import ModuleStack
+from fxtrace.user_stack import user_stack_trace
+
+aten = torch.ops.aten
+_SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+# Questions about a tensor's metadata that reach the dispatcher (a fake tensor's device, say):
+# answered by the modes below, never part of the program.
+_METADATA_QUERIES = frozenset({
+    torch.ops.prim.device.default, torch.ops.prim.layout.default, aten.size.default,
+    aten.stride.default, aten.storage_offset.default, aten.sym_size.int, aten.sym_stride.int,
+    aten.sym_numel.default, aten.sym_storage_offset.default,
+})
+
+
+class ProxyMode(TorchDispatchMode):
+    """Records the aten ops run under it into `graph`."""
+
+    def __init__(
+        self,
+        graph: torch.fx.Graph,
+        constants: dict[str, torch.Tensor],
+        *,
+        decomposition_table: dict[Any, Callable] | None = None,
+        module_stack: ModuleStack | None = None,
+        fake_value: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__()
+        self.graph = graph
+        self.constants = constants
+        self.decomposition_table = decomposition_table or {}
+        self.module_stack = module_stack
+        self.fake_value = fake_value or (lambda t: t)
+        self._tensor_proxies: WeakIdKeyDictionary = WeakIdKeyDictionary()
+        # SymNode id -> (node, fx.Node); the node is kept alive so that its id stays unique.
+        self._sym_nodes: dict[int, tuple[Any, torch.fx.Node]] = {}
+        # sympy expression -> (tensor's fx.Node, "size"/"stride", dim): where to read a size.
+        self._sym_sources: dict[Any, tuple[torch.fx.Node, str, int]] = {}
+        self._running_op = 0
+
+    # ----- tracking ---------------------------------------------------------------------------
+
+    def track(self, value: Any, node: torch.fx.Node) -> None:
+        """Remember that `node` computes `value` (a tensor or a SymInt/SymFloat/SymBool)."""
+        if isinstance(value, torch.Tensor):
+            self._tensor_proxies[value] = node
+            node.meta["val"] = self.fake_value(value)
+            self._note_symbolic_sizes(value, node)
+        elif isinstance(value, _SYM_TYPES):
+            self._sym_nodes[id(value.node)] = (value.node, node)
+            node.meta["val"] = value
+
+    def _note_symbolic_sizes(self, t: torch.Tensor, node: torch.fx.Node) -> None:
+        for prop, values in (("size", t.shape), ("stride", t.stride())):
+            for dim, s in enumerate(values):
+                if isinstance(s, torch.SymInt):
+                    self._sym_sources.setdefault(s.node.expr, (node, prop, dim))
+
+    def proxy_of(self, value: Any) -> Any:
+        """The graph value for `value`: a node for tensors and symbols, else `value` itself."""
+        if isinstance(value, torch.Tensor):
+            node = self._tensor_proxies.get(value)
+            return node if node is not None else self._constant(value)
+        if isinstance(value, _SYM_TYPES):
+            return self._sym_proxy(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.proxy_of(v) for v in value)
+        return value
+
+    def _constant(self, t: torch.Tensor) -> torch.fx.Node:
+        name = f"_tensor_constant{len(self.constants)}"
+        self.constants[name] = t
+        node = self.graph.get_attr(name)
+        self.track(t, node)
+        return node
+
+    def _sym_proxy(self, value: Any) -> Any:
+        known = self._sym_nodes.get(id(value.node))
+        if known is not None:
+            return known[1]
+        constant = value.node.maybe_as_int() if isinstance(value, torch.SymInt) else None
+        if constant is not None:
+            return constant
+        source = self._sym_sources.get(value.node.expr)
+        if source is None:
+            raise RuntimeError(
+                f"fxtrace: the symbolic value {value} was computed outside the trace; "
+                "its origin cannot be written into the graph"
+            )
+        tensor_node, prop, dim = source
+        op = aten.sym_size.int if prop == "size" else aten.sym_stride.int
+        node = self.graph.call_function(op, (tensor_node, dim))
+        self.track(value, node)
+        return node
+
+    # ----- recording --------------------------------------------------------------------------
+
+    def _new_node(self, target: Any, args: tuple, kwargs: dict, like: torch.fx.Node | None = None):
+        node = self.graph.call_function(target, args, kwargs)
+        if like is not None:
+            node.meta.update(like.meta)
+            return node
+        node.meta["stack_trace"] = user_stack_trace()
+        if self.module_stack is not None:
+            node.meta["nn_module_stack"] = self.module_stack.current()
+        return node
+
+    def record_sym_op(self, op: Callable, args: tuple, result: Any) -> None:
+        """fakecore's observer: write SymInt arithmetic done by the traced code as nodes."""
+        if self._running_op or not isinstance(result, _SYM_TYPES):
+            return
+        node = self._new_node(op, tuple(self.proxy_of(a) for a in args), {})
+        self.track(result, node)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _METADATA_QUERIES:
+            return func(*args, **kwargs)
+        decomposition = self.decomposition_table.get(func)
+        if decomposition is not None:
+            with self:
+                out = decomposition(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        proxy_args, proxy_kwargs = self.proxy_of(args), self.proxy_of(kwargs)
+        self._running_op += 1
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self._running_op -= 1
+        node = self._new_node(func, proxy_args, proxy_kwargs)
+        self._track_outputs(out, node)
+        return out
+
+    def _track_outputs(self, out: Any, node: torch.fx.Node) -> None:
+        if isinstance(out, (tuple, list)):
+            node.meta["val"] = tree_map(
+                lambda v: self.fake_value(v) if isinstance(v, torch.Tensor) else v, out
+            )
+            for i, value in enumerate(out):
+                if isinstance(value, (torch.Tensor, *_SYM_TYPES)):
+                    self.track(value, self._new_node(operator.getitem, (node, i), {}, like=node))
+                elif isinstance(value, (tuple, list)) and value:
+                    raise NotImplementedError(f"fxtrace: nested outputs of {node.target}")
+        elif isinstance(out, (torch.Tensor, *_SYM_TYPES)):
+            self.track(out, node)
+        else:
+            node.meta["val"] = out
