@@ -258,6 +258,7 @@ def _propagate_constants(func, args, kwargs, flat: list[Any], out: Any) -> None:
         or any(t.numel() > CONSTANT_NUMEL or t.fake_device.type != "cpu" for t in outs)
         or func._schema.is_mutable
         or torch.Tag.nondeterministic_seeded in func.tags
+        or any(isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)) for a in flat)
     ):
         return
     real_args, real_kwargs = tree_map(
