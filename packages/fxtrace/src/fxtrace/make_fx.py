@@ -96,7 +96,8 @@ class _Trace:
 
     def run(self, args: tuple) -> torch.fx.GraphModule:
         flat_args, in_spec = tree_flatten(args)
-        names = _leaf_names(self.fn, args)
+        arg_names = _arg_names(self.fn, len(args))
+        names = _leaf_names(arg_names, args)
         state = self._state_placeholders()
         inputs = []
         for name, value in zip(names, flat_args):
@@ -112,7 +113,7 @@ class _Trace:
         flat_out, out_spec = tree_flatten(out)
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
         self._drop_unused_sizes()
-        self.graph._codegen = _PyTreeCodeGen(_PyTreeInfo(names, in_spec, out_spec))
+        self.graph._codegen = _PyTreeCodeGen(_PyTreeInfo(arg_names, in_spec, out_spec))
         return self._graph_module()
 
     def _state_placeholders(self) -> dict[str, torch.Tensor]:
@@ -171,15 +172,20 @@ def _is_size_arithmetic(node: torch.fx.Node) -> bool:
     return isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
-def _leaf_names(fn: Callable, args: tuple) -> list[str]:
-    """A placeholder name per pytree leaf of `args`: the parameter's name, numbered if needed."""
+def _arg_names(fn: Callable, count: int) -> list[str]:
+    """Names for `fn`'s first `count` positional arguments, from its signature where it has one."""
     try:
-        params = list(inspect.signature(getattr(fn, "forward", fn)).parameters)
+        params = list(inspect.signature(getattr(fn, "forward", fn)).parameters.values())
     except (TypeError, ValueError):
         params = []
+    named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [named[i] if i < len(named) else f"arg{i}" for i in range(count)]
+
+
+def _leaf_names(arg_names: list[str], args: tuple) -> list[str]:
+    """A placeholder name per pytree leaf of `args`: the argument's name, numbered if needed."""
     names = []
-    for i, arg in enumerate(args):
-        base = params[i] if i < len(params) and params[i] not in ("args", "kwargs") else f"arg{i}"
+    for base, arg in zip(arg_names, args):
         leaves = tree_flatten(arg)[0]
         names += [base] if len(leaves) == 1 else [f"{base}_{j}" for j in range(len(leaves))]
     return names

@@ -15,6 +15,7 @@ become `aten.sym_size` nodes the first time a graph value needs them.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -143,6 +144,8 @@ class ProxyMode(TorchDispatchMode):
         if func in _METADATA_QUERIES:
             return func(*args, **kwargs)
         decomposition = self.decomposition_table.get(func)
+        if decomposition is None and _is_composite_implicit(func):
+            decomposition = func.decompose  # made of other ops: record those
         if decomposition is not None:
             with self:
                 out = decomposition(*args, **kwargs)
@@ -172,3 +175,8 @@ class ProxyMode(TorchDispatchMode):
             self.track(out, node)
         else:
             node.meta["val"] = out
+
+
+@functools.cache
+def _is_composite_implicit(func: Any) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")

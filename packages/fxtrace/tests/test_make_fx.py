@@ -1,0 +1,200 @@
+"""make_fx: graphs that replay like the traced function, with the metadata backends need."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fakecore import DataDependentError
+from fxtrace import core_aten_decompositions, make_fx
+
+MODES = ["real", "fake", "symbolic"]
+
+
+def _calls(gm: torch.fx.GraphModule) -> list:
+    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pytree_inputs_and_outputs_round_trip(mode: str) -> None:
+    def fn(pair, table, scale):
+        a, b = pair
+        return {"sum": a + b * scale, "parts": [table["x"].relu(), None, 3]}
+
+    args = ((torch.randn(3), torch.randn(3)), {"x": torch.randn(2, 2)}, 2.0)
+    gm = make_fx(fn, mode)(*args)
+    got, expected = gm(*args), fn(*args)
+    assert set(got) == {"sum", "parts"}
+    assert torch.allclose(got["sum"], expected["sum"])
+    assert torch.equal(got["parts"][0], expected["parts"][0]) and got["parts"][1:] == [None, 3]
+    assert [n.name for n in gm.graph.nodes if n.op == "placeholder"] == [
+        "pair_0", "pair_1", "table", "scale"
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["MLP", "SmallCNN", "TransformerBlock"])
+def test_models_replay_equal_to_eager(models, name: str, mode: str) -> None:
+    torch.manual_seed(0)
+    model = getattr(models, name)().eval()
+    x = {"MLP": torch.randn(4, 32), "SmallCNN": torch.randn(2, 3, 16, 16),
+         "TransformerBlock": torch.randn(2, 8, 64)}[name]
+    gm = make_fx(model, mode)(x)
+    torch.testing.assert_close(gm(x), model(x))
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "get_attr", "call_function"):
+            assert "val" in node.meta, node
+
+
+def test_symbolic_graph_serves_other_sizes(models) -> None:
+    model = models.TransformerBlock().eval()
+    gm = make_fx(model, "symbolic")(torch.randn(2, 8, 64))
+    assert torch.ops.aten.sym_size.int in _calls(gm)
+    for shape in [(3, 5, 64), (1, 17, 64)]:
+        x = torch.randn(shape)
+        torch.testing.assert_close(gm(x), model(x))
+    guards = [str(g.expr) for g in gm.shape_env.guards]
+    assert guards == ["Eq(s2, 64)"]  # the embedding width is fixed by the weights
+
+
+def test_symbolic_records_size_arithmetic() -> None:
+    def fn(x):
+        n = x.shape[0] * x.shape[1]
+        return x.reshape(n // 2, 2)
+
+    gm = make_fx(fn, "symbolic")(torch.randn(4, 6))
+    calls = _calls(gm)
+    assert torch.ops.aten.sym_size.int in calls
+    assert any(getattr(t, "__name__", "") in ("mul", "floordiv") for t in calls)
+    x = torch.randn(5, 2)
+    assert torch.equal(gm(x), fn(x))
+
+
+def test_parameters_are_attributes_or_lifted_inputs(models) -> None:
+    model = models.MLP()
+    x = torch.randn(2, 32)
+    gm = make_fx(model, "fake")(x)
+    assert {n.target for n in gm.graph.nodes if n.op == "get_attr"} >= {"fc1.weight", "head.bias"}
+    lifted = make_fx(model, "fake", lift_params=True)(x)
+    placeholders = [n.name for n in lifted.graph.nodes if n.op == "placeholder"]
+    assert placeholders[0] == "p_fc1_weight" and placeholders[-1] == "x"
+    assert not any(n.op == "get_attr" for n in lifted.graph.nodes)
+
+
+def test_nodes_carry_stack_trace_and_module_stack(models) -> None:
+    gm = make_fx(models.MLP(), "symbolic")(torch.randn(2, 32))
+    addmms = [n for n in gm.graph.nodes if n.target == torch.ops.aten.addmm.default]
+    assert [list(n.meta["nn_module_stack"]) for n in addmms] == [["fc1"], ["fc2"], ["head"]]
+    assert addmms[0].meta["nn_module_stack"]["fc1"][1] is torch.nn.Linear
+    assert "models.py" in addmms[0].meta["stack_trace"]
+    assert "self.fc1(x)" in addmms[0].meta["stack_trace"]
+
+
+def test_constants_made_inside_become_attributes() -> None:
+    def fn(x):
+        return x * torch.tensor([1.0, 2.0, 3.0])
+
+    gm = make_fx(fn, "fake")(torch.randn(2, 3))
+    constants = [n.target for n in gm.graph.nodes if n.op == "get_attr"]
+    assert constants == ["_tensor_constant0"]
+    x = torch.randn(4, 3)
+    assert torch.equal(gm(x), fn(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_joint_forward_backward_of_mlp_matches_eager_gradients(models, mode: str) -> None:
+    torch.manual_seed(0)
+    model = models.MLP()
+    params = {k: v.detach().requires_grad_() for k, v in model.named_parameters()}
+
+    def step(x, target, params):
+        out = torch.func.functional_call(model, params, (x,))
+        loss = torch.nn.functional.cross_entropy(out, target)
+        return loss, torch.autograd.grad(loss, list(params.values()))
+
+    x, target = torch.randn(8, 32), torch.randint(0, 10, (8,))
+    gm = make_fx(step, mode)(x, target, params)
+    loss, grads = gm(x, target, params)
+    ref_loss, ref_grads = step(x, target, params)
+    torch.testing.assert_close(loss, ref_loss)
+    for got, expected in zip(grads, ref_grads):
+        torch.testing.assert_close(got, expected)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_backward_call_traces_into_grads(mode: str) -> None:
+    def fn(x, w):
+        (x @ w).sum().backward()
+        return w.grad
+
+    x = torch.randn(4, 3)
+    gm = make_fx(fn, mode)(x, torch.randn(3, 2, requires_grad=True))
+    torch.testing.assert_close(gm(x, torch.randn(3, 2, requires_grad=True)),
+                               x.sum(0)[:, None].expand(3, 2))
+
+
+def test_decompositions_and_core_aten_preset() -> None:
+    def fn(x):
+        return torch.nn.functional.silu(x).addcmul(x, x).mean(0)
+
+    decomposed = make_fx(fn, "fake", {torch.ops.aten.silu.default: lambda x: x * torch.sigmoid(x)})(
+        torch.randn(3, 4)
+    )
+    assert torch.ops.aten.silu.default not in _calls(decomposed)
+    assert torch.ops.aten.sigmoid.default in _calls(decomposed)
+    core = make_fx(fn, "symbolic", core_aten_decompositions())(torch.randn(3, 4))
+    ops = [t for t in _calls(core) if isinstance(t, torch._ops.OpOverload)]
+    assert all(torch.Tag.core in op.tags or op.namespace == "prims" for op in ops
+               if op is not torch.ops.aten.sym_size.int), ops
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(core(x), fn(x))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_functionalize_leaves_only_copies_into_inputs(mode: str) -> None:
+    def fn(x):
+        y = x.view(-1)
+        y.add_(1)
+        x.mul_(2)
+        return x.sum()
+
+    gm = make_fx(fn, mode, functionalize=True)(torch.randn(3, 4))
+    mutating = [t for t in _calls(gm) if isinstance(t, torch._ops.OpOverload) and t._schema.is_mutable]
+    assert mutating == [torch.ops.aten.copy_.default]
+    a = torch.randn(3, 4)
+    b = a.clone()
+    torch.testing.assert_close(gm(b), fn(a))
+    torch.testing.assert_close(b, a)
+
+
+def test_random_ops_are_traced_as_ops() -> None:
+    gm = make_fx(lambda x: x + torch.rand_like(x), "fake")(torch.zeros(1000))
+    assert torch.ops.aten.rand_like.default in _calls(gm)
+    first, second = gm(torch.zeros(1000)), gm(torch.zeros(1000))
+    assert not torch.equal(first, second)
+
+
+@pytest.mark.parametrize("mode", ["fake", "symbolic"])
+def test_branch_on_a_value_names_the_op_and_line(mode: str) -> None:
+    def fn(x):
+        if x.sum() > 0:
+            return x + 1
+        return x - 1
+
+    with pytest.raises(DataDependentError, match=r"_local_scalar_dense.*test_make_fx\.py:\d+ in fn"):
+        make_fx(fn, mode)(torch.ones(2))
+
+
+def test_branch_on_a_value_is_taken_in_real_mode() -> None:
+    def fn(x):
+        if x.sum() > 0:
+            return x + 1
+        return x - 1
+
+    gm = make_fx(fn, "real")(torch.ones(2))
+    assert torch.ops.aten.add.Tensor in _calls(gm) and torch.ops.aten.sub.Tensor not in _calls(gm)
+
+
+def test_unknown_tracing_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="tracing_mode"):
+        make_fx(lambda x: x, "exact")
