@@ -61,7 +61,11 @@ def _empty(mode: FakeTensorMode, like: FakeTensor, sizes: list, dtype: torch.dty
 @_handles(aten.nonzero.default)
 def _nonzero(mode, func, args, kwargs):
     x = args[0]
-    return _empty(mode, x, [_count(mode, func, x, "nonzero"), x.dim()], torch.long)
+    count = _count(mode, func, x, "nonzero")
+    # Real nonzero fills an (ndim, count) buffer and returns its transpose.
+    with mode.kernel_invocation():
+        meta = torch.empty_strided([count, x.dim()], [1, count], dtype=torch.long, device="meta")
+    return FakeTensor(mode, meta, x.fake_device)
 
 
 @_handles(aten.masked_select.default)

@@ -150,15 +150,18 @@ class FakeTensorMode(TorchDispatchMode):
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented:
                 return out
+        symbols = _symbols(flat) if self.shape_env is not None else set()
         if (
-            self.shape_env is not None
+            symbols
             and func in decomposition_table
             and func not in meta_table
             and func not in self._decomposing
-            and _has_symbolic_values(flat)
+            and not symbols & self.shape_env.unbacked_producers.keys()
         ):
             # C++ meta kernels mostly take concrete sizes, where decompositions take SymInts.
-            # (A decomposition that comes back to its own op runs that op's meta kernel.)
+            # (A decomposition that comes back to its own op runs that op's meta kernel.) With
+            # data-dependent sizes the C++ kernel goes first: it decides size questions with
+            # guard_or_false, where a decomposition's Python `if` would need the data.
             return self._decompose(func, args, kwargs, "")
         if hasattr(func, "prim_meta_impl"):
             # A prim's meta function builds its outputs with ordinary factory calls: run it in
@@ -236,16 +239,17 @@ def _is_composite_implicit(func) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
 
 
-def _has_symbolic_values(flat: list[Any]) -> bool:
-    """Whether any argument is a SymInt/SymFloat/SymBool or a tensor with a symbolic layout."""
+def _symbols(flat: list[Any]) -> set:
+    """The free symbols of the arguments: in SymInts and in tensors' sizes, strides, offsets."""
+    found: set = set()
     for a in flat:
         if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            return True
-        if isinstance(a, FakeTensor):
-            layout = (*a.shape, *a.stride(), a.storage_offset())
-            if any(isinstance(s, torch.SymInt) for s in layout):
-                return True
-    return False
+            found |= a.node.expr.free_symbols
+        elif isinstance(a, FakeTensor):
+            for s in (*a.shape, *a.stride(), a.storage_offset()):
+                if isinstance(s, torch.SymInt):
+                    found |= s.node.expr.free_symbols
+    return found
 
 
 def _propagate_constants(func, args, kwargs, flat: list[Any], out: Any) -> None:

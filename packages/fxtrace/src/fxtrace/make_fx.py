@@ -5,7 +5,8 @@ leaf, and runs `fn` under a ProxyMode that records every aten op. The tracing mo
 the tensors are while `fn` runs:
 
 - "real": the arguments themselves; ops compute real values (a Python branch on a value works);
-- "fake": fakecore FakeTensors with the arguments' metadata; nothing is computed;
+- "fake": fakecore FakeTensors with the arguments' metadata; nothing is computed (sizes that
+  depend on data, like `nonzero`'s, are symbols);
 - "symbolic": FakeTensors whose every dim is a symbol of a ShapeEnv; size arithmetic becomes
   graph nodes, and the decisions taken on sizes are the ShapeEnv's guards (`gm.shape_env`).
 
@@ -67,11 +68,13 @@ class _Trace:
         self.functionalize = functionalize
         self.graph = torch.fx.Graph()
         self.constants: dict[str, torch.Tensor] = {}
-        self.shape_env = ShapeEnv() if tracing_mode == "symbolic" else None
+        # "fake" has a ShapeEnv too, with static inputs: data-dependent sizes get symbols.
+        self.shape_env = ShapeEnv() if tracing_mode != "real" else None
         self.fake_mode = (
             FakeTensorMode(self.shape_env, allow_non_fake_inputs=True)
             if tracing_mode != "real" else None
         )
+        self.dynamic = tracing_mode == "symbolic"
         # In real mode node values are still fakes: metadata, not the traced data.
         self._meta_mode = self.fake_mode or FakeTensorMode(allow_non_fake_inputs=True)
         self.module_stack = ModuleStack(self.module) if record_module_stack else None
@@ -91,7 +94,7 @@ class _Trace:
     def _convert(self, value: Any) -> Any:
         if self.fake_mode is None or not isinstance(value, torch.Tensor):
             return value
-        dims = range(value.dim()) if self.shape_env is not None else ()
+        dims = range(value.dim()) if self.dynamic else ()
         return self.fake_mode.from_tensor(value, dynamic_dims=dims)
 
     def run(self, args: tuple) -> torch.fx.GraphModule:
