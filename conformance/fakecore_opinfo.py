@@ -72,7 +72,7 @@ def sweep(op_names: list[str] | None = None) -> Tally:
             continue
         for mode_name in MODES:
             for who, make in (("ours", _ours), ("peer", _peer)):
-                error = attempt(lambda: _check(make, mode_name, sample, real))
+                error = attempt(_check, make, mode_name, sample, real)
                 tally.add(f"{who} {mode_name}", sample.op.name, error)
     return tally
 

@@ -56,6 +56,10 @@ def _same(got, expected, random: bool) -> bool:
     return True
 
 
+def _replay(make, fn, mode: str, tensors: list, expected, random: bool) -> bool:
+    return _same(make(fn, mode)(*tensors)(*tensors), expected, random)
+
+
 def _ours(fn, mode):
     from fxtrace import make_fx
 
@@ -79,7 +83,7 @@ def sweep(op_names: list[str] | None = None) -> Tally:
             continue
         for mode in MODES:
             for who, make in (("ours", _ours), ("peer", _peer)):
-                error = attempt(lambda: _same(make(fn, mode)(*tensors)(*tensors), expected, random))
+                error = attempt(_replay, make, fn, mode, tensors, expected, random)
                 tally.add(f"{who} {mode}", sample.op.name, error)
     return tally
 

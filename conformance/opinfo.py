@@ -114,24 +114,32 @@ class Tally:
     passed: dict[str, int] = field(default_factory=dict)
     total: dict[str, int] = field(default_factory=dict)
     failures: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Per column, (op name, passed) for every sample in sweep order.
+    outcomes: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
 
     def add(self, column: str, op_name: str, error: str | None) -> None:
+        self.outcomes.setdefault(column, []).append((op_name, error is None))
         self.total[column] = self.total.get(column, 0) + 1
         if error is None:
             self.passed[column] = self.passed.get(column, 0) + 1
         else:
             self.failures.setdefault(column, {}).setdefault(op_name, error)
 
+    def regressions(self, mode: str) -> set[str]:
+        """Ops with a sample that the peer passes and ours fails, in `mode`."""
+        pairs = zip(self.outcomes.get(f"ours {mode}", []), self.outcomes.get(f"peer {mode}", []))
+        return {op for (op, ours), (_, peer) in pairs if peer and not ours}
+
     def rate(self, column: str) -> str:
         p, t = self.passed.get(column, 0), self.total.get(column, 0)
         return f"{p}/{t} ({100 * p / max(t, 1):.1f} %)"
 
 
-def attempt(fn: Callable[[], bool], seconds: int = 30) -> str | None:
-    """None if `fn()` returns True in time; else a one-line reason."""
+def attempt(fn: Callable[..., bool], *args: Any, seconds: int = 30) -> str | None:
+    """None if `fn(*args)` returns True in time; else a one-line reason."""
     try:
         with time_limit(seconds):
-            ok = fn()
+            ok = fn(*args)
         return None if ok else "wrong metadata or values"
     except TimedOut:
         return f"timed out after {seconds} s"
