@@ -115,7 +115,7 @@ class _Trace:
         out = self._run(fn, tree_unflatten(inputs, in_spec))
         flat_out, out_spec = tree_flatten(out)
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
-        self._drop_unused_sizes()
+        self.graph.eliminate_dead_code()  # e.g. detaches autograd made to save activations
         self.graph._codegen = _PyTreeCodeGen(_PyTreeInfo(arg_names, in_spec, out_spec))
         return self._graph_module()
 
@@ -155,11 +155,6 @@ class _Trace:
                 stack.enter_context(self.module_stack.recording())
             return fn(*args)
 
-    def _drop_unused_sizes(self) -> None:
-        for node in reversed(self.graph.nodes):
-            if node.op == "call_function" and not node.users and _is_size_arithmetic(node):
-                self.graph.erase_node(node)
-
     def _graph_module(self) -> torch.fx.GraphModule:
         root = torch.nn.Module()
         if self.module is not None and not self.lift_params:
@@ -169,10 +164,6 @@ class _Trace:
         gm = torch.fx.GraphModule(root, self.graph, class_name=_class_name(self.fn))
         gm.shape_env = self.shape_env
         return gm
-
-
-def _is_size_arithmetic(node: torch.fx.Node) -> bool:
-    return isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
 def _arg_names(fn: Callable, count: int) -> list[str]:
