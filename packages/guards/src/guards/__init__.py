@@ -1,0 +1,47 @@
+"""guards: state what a compiled artifact assumes about its inputs, and check it fast.
+
+Sources name where values live (`L['x'].weight`); guards state facts about them (type,
+identity, equality, tensor metadata, symbolic sizes, global state); a GuardSet compiles its
+guards into one generated check function and explains failures in words; a GuardedCache
+memoizes values under guard sets. Plain guards need only torch.
+"""
+
+from guards.cache import CacheLimitExceeded, GuardedCache
+from guards.guard_kinds import (
+    Alive,
+    DictKeys,
+    DistinctObjects,
+    Equals,
+    GlobalState,
+    Guard,
+    Identity,
+    Length,
+    ModuleTraining,
+    SameObject,
+    TensorMatch,
+    TypeMatch,
+)
+from guards.guard_set import GuardSet
+from guards.shape import ShapeGuard, shape_guards
+from guards.sources import (
+    AttrSource,
+    ClosureCellSource,
+    DefaultSource,
+    DictKeySource,
+    GetItemSource,
+    GlobalSource,
+    LocalSource,
+    ParameterSource,
+    Source,
+    SubmoduleSource,
+    TensorPropertySource,
+    TypeSource,
+)
+
+__all__ = [
+    "Alive", "AttrSource", "CacheLimitExceeded", "ClosureCellSource", "DefaultSource",
+    "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "GetItemSource", "GlobalSource",
+    "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
+    "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
+    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "shape_guards",
+]

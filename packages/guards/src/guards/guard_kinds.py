@@ -1,0 +1,440 @@
+"""The kinds of guard: each a statement about the values at one or more sources.
+
+A guard can do three things. `holds(*values)` evaluates it directly. `code(*names, consts)` writes
+it as a Python boolean expression over variables that hold the values, for the generated check
+(objects that have no literal, such as types and dtypes, go into `consts` and are named there).
+`failure(*values)` says in words why it does not hold ("it is 8"), for `explain`. Each has a
+`cost` rank, so the generated check can test cheap guards first, and `implies(other)`, so a
+GuardSet can drop guards that others already cover.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from guards.sources import Source
+
+
+class Constants:
+    """Objects that the generated check refers to by name (`___c0`, `___c1`, ...)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self._names: dict[Any, str] = {}
+
+    def name(self, value: Any) -> str:
+        try:
+            key: Any = (type(value), value)
+            hash(key)
+        except TypeError:
+            key = id(value)
+        found = self._names.get(key)
+        if found is None:
+            found = f"___c{len(self.values)}"
+            self.values[found] = value
+            self._names[key] = found
+        return found
+
+
+def _literal(value: Any, consts: Constants) -> str:
+    """`value` as Python source: a literal when it has one, else a named constant."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return repr(value)
+    if isinstance(value, tuple) and all(not isinstance(v, float) for v in value):
+        inner = ", ".join(_literal(v, consts) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return consts.name(value)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Base class. `sources` are what the guard reads, in the order its methods take values."""
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return (self.source,)
+
+    cost = 1
+
+    def holds(self, *values: Any) -> bool:
+        raise NotImplementedError
+
+    def code(self, *names_and_consts: Any) -> str:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def failure(self, *values: Any) -> str:
+        return f"it is {values[0]!r}"
+
+    def implies(self, other: Guard) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class TypeMatch(Guard):
+    source: Source
+    type: type
+
+    def holds(self, value: Any) -> bool:
+        return type(value) is self.type
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"type({name}) is {consts.name(self.type)}"
+
+    def describe(self) -> str:
+        return f"type({self.source}) is {self.type.__qualname__}"
+
+    def failure(self, value: Any) -> str:
+        return f"it is {type(value).__qualname__}"
+
+
+@dataclass(frozen=True)
+class Identity(Guard):
+    """The value is this very object (a function, module, class). Held weakly where possible:
+    the guard fails, rather than keeping the object alive, once it is gone."""
+
+    source: Source
+    ref: Any = field(compare=False)
+    object_id: int = 0
+
+    @staticmethod
+    def of(source: Source, obj: Any) -> Identity:
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            ref = lambda: obj  # noqa: E731 (objects without weak references: ints, tuples, ...)
+        return Identity(source, ref, id(obj))
+
+    def holds(self, value: Any) -> bool:
+        return value is self.ref()
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"{name} is {consts.name(self.ref)}()"
+
+    def describe(self) -> str:
+        return f"{self.source} is the object with id {self.object_id:#x}"
+
+    def failure(self, value: Any) -> str:
+        target = self.ref()
+        if target is None:
+            return "the object it was compiled for no longer exists"
+        return f"it is another object ({type(value).__qualname__} at {id(value):#x})"
+
+    def implies(self, other: Guard) -> bool:
+        target = self.ref()
+        return isinstance(other, TypeMatch) and other.source == self.source and (
+            type(target) is other.type
+        )
+
+
+@dataclass(frozen=True)
+class Equals(Guard):
+    """The value equals a constant of a plain type (None, bool, int, float, str, tuples of those,
+    torch.dtype, torch.device), with the same type: `1`, `1.0` and `True` are different."""
+
+    source: Source
+    value: Any
+
+    def holds(self, value: Any) -> bool:
+        return type(value) is type(self.value) and value == self.value
+
+    def code(self, name: str, consts: Constants) -> str:
+        if self.value is None or isinstance(self.value, (bool, torch.dtype)):
+            return f"{name} is {_literal(self.value, consts)}"
+        kind = consts.name(type(self.value))
+        return f"type({name}) is {kind} and {name} == {_literal(self.value, consts)}"
+
+    def describe(self) -> str:
+        return f"{self.source} == {self.value!r}"
+
+    def implies(self, other: Guard) -> bool:
+        if other.sources != self.sources:
+            return False
+        if isinstance(other, TypeMatch):
+            return other.type is type(self.value)
+        return isinstance(other, Length) and isinstance(self.value, tuple) and (
+            len(self.value) == other.length
+        )
+
+
+@dataclass(frozen=True)
+class Length(Guard):
+    source: Source
+    length: int
+
+    def holds(self, value: Any) -> bool:
+        return len(value) == self.length
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"len({name}) == {self.length}"
+
+    def describe(self) -> str:
+        return f"len({self.source}) == {self.length}"
+
+    def failure(self, value: Any) -> str:
+        return f"it is {len(value)}"
+
+
+@dataclass(frozen=True)
+class DictKeys(Guard):
+    """The dict's keys, in order."""
+
+    source: Source
+    keys: tuple
+
+    cost = 2
+
+    def holds(self, value: Any) -> bool:
+        return tuple(value.keys()) == self.keys
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"tuple({name}.keys()) == {_literal(self.keys, consts)}"
+
+    def describe(self) -> str:
+        return f"tuple({self.source}.keys()) == {self.keys!r}"
+
+    def failure(self, value: Any) -> str:
+        return f"they are {tuple(value.keys())!r}"
+
+    def implies(self, other: Guard) -> bool:
+        return isinstance(other, Length) and other.source == self.source and (
+            other.length == len(self.keys)
+        )
+
+
+def _dispatch_flags(t: torch.Tensor) -> tuple[bool, bool, bool]:
+    """The flags, beyond type, device, dtype and requires_grad, that change how ops dispatch."""
+    return (t.is_inference(), t.is_conj(), t.is_neg())
+
+
+@dataclass(frozen=True)
+class TensorMatch(Guard):
+    """A tensor like the example: type, dtype, device, requires_grad, dispatch flags (inference,
+    conjugate and negative bits), and the sizes and strides of every dim not listed as dynamic."""
+
+    source: Source
+    type: type
+    dtype: torch.dtype
+    device: torch.device
+    requires_grad: bool
+    flags: tuple[bool, bool, bool]
+    sizes: tuple  # None at dynamic dims
+    strides: tuple
+
+    cost = 3
+
+    @staticmethod
+    def of(source: Source, t: torch.Tensor, dynamic_dims: tuple[int, ...] = ()) -> TensorMatch:
+        dynamic = {d % t.dim() for d in dynamic_dims} if t.dim() else set()
+        sizes = tuple(None if d in dynamic else s for d, s in enumerate(t.shape))
+        strides = tuple(t.stride())
+        if dynamic:  # strides may follow a dynamic size: leave them all out
+            strides = tuple(None for _ in strides)
+        return TensorMatch(source, type(t), t.dtype, t.device, t.requires_grad,
+                           _dispatch_flags(t), sizes, strides)
+
+    def _mismatches(self, t: Any) -> list[str]:
+        if type(t) is not self.type:
+            return [f"it is a {type(t).__qualname__}, not a {self.type.__qualname__}"]
+        found = [
+            f"its {what} is {got}, not {want}"
+            for what, want, got in (
+                ("dtype", self.dtype, t.dtype),
+                ("device", self.device, t.device),
+                ("requires_grad", self.requires_grad, t.requires_grad),
+                ("dim()", len(self.sizes), t.dim()),
+                ("(is_inference, is_conj, is_neg)", self.flags, _dispatch_flags(t)),
+            )
+            if want != got
+        ]
+        if found:
+            return found
+        for what, want, got in (("size", self.sizes, t.shape), ("stride", self.strides, t.stride())):
+            for dim, (w, g) in enumerate(zip(want, got)):
+                if w is not None and w != g:
+                    found.append(f"its {what}({dim}) is {g}, not {w}")
+        return found
+
+    def holds(self, value: Any) -> bool:
+        return not self._mismatches(value)
+
+    def code(self, name: str, consts: Constants) -> str:
+        parts = [
+            f"type({name}) is {consts.name(self.type)}",
+            f"{name}.dtype is {consts.name(self.dtype)}",
+            f"{name}.device == {consts.name(self.device)}",
+            f"{name}.requires_grad is {self.requires_grad}",
+        ]
+        parts += self._layout_code(name, "shape", self.sizes)
+        parts += self._layout_code(name, "stride()", self.strides)
+        parts.append(f"{name}.is_inference() is {self.flags[0]}")
+        if self.dtype.is_complex:  # the conjugate and negative bits exist for complex tensors
+            parts += [f"{name}.is_conj() is {self.flags[1]}", f"{name}.is_neg() is {self.flags[2]}"]
+        return " and ".join(parts)
+
+    @staticmethod
+    def _layout_code(name: str, attr: str, values: tuple) -> list[str]:
+        if None not in values:
+            return [f"{name}.{attr} == {_literal(values, Constants())}"]
+        code = [f"{name}.dim() == {len(values)}"] if attr == "shape" else []
+        return code + [f"{name}.{attr}[{d}] == {v}" for d, v in enumerate(values) if v is not None]
+
+    def describe(self) -> str:
+        sizes = ", ".join("*" if s is None else str(s) for s in self.sizes)
+        return (f"{self.source} is a {self.type.__qualname__}({sizes}) of {self.dtype} on "
+                f"{self.device}, requires_grad={self.requires_grad}")
+
+    def failure(self, value: Any) -> str:
+        return "; ".join(self._mismatches(value))
+
+    def implies(self, other: Guard) -> bool:
+        return isinstance(other, TypeMatch) and other.source == self.source and (
+            other.type is self.type
+        )
+
+
+@dataclass(frozen=True)
+class SameObject(Guard):
+    """Two sources hold the same object (aliased inputs, such as a tensor passed twice)."""
+
+    source: Source
+    other: Source
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return (self.source, self.other)
+
+    def holds(self, a: Any, b: Any) -> bool:
+        return a is b
+
+    def code(self, a: str, b: str, consts: Constants) -> str:
+        return f"{a} is {b}"
+
+    def describe(self) -> str:
+        return f"{self.source} is {self.other}"
+
+    def failure(self, a: Any, b: Any) -> str:
+        return "they are different objects"
+
+
+@dataclass(frozen=True)
+class DistinctObjects(Guard):
+    """No two of the sources hold the same object (inputs that did not alias stay apart)."""
+
+    all: tuple[Source, ...]
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return self.all
+
+    def holds(self, *values: Any) -> bool:
+        return len({id(v) for v in values}) == len(values)
+
+    def code(self, *names_and_consts: Any) -> str:
+        names = names_and_consts[:-1]
+        return f"len({{{', '.join(f'id({n})' for n in names)}}}) == {len(names)}"
+
+    def describe(self) -> str:
+        return "no two of " + ", ".join(map(str, self.all)) + " are the same object"
+
+    def failure(self, *values: Any) -> str:
+        seen: dict[int, Source] = {}
+        for source, value in zip(self.all, values):
+            if id(value) in seen:
+                return f"{seen[id(value)]} and {source} are the same object"
+            seen[id(value)] = source
+        return "they are distinct"
+
+
+@dataclass(frozen=True)
+class ModuleTraining(Guard):
+    source: Source
+    training: bool
+
+    def holds(self, value: Any) -> bool:
+        return value.training is self.training
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"{name}.training is {self.training}"
+
+    def describe(self) -> str:
+        return f"{self.source}.training is {self.training}"
+
+    def failure(self, value: Any) -> str:
+        return f"it is {value.training}"
+
+
+# The global settings that change what a compiled program computes, read cheaply.
+_STATE = (
+    ("grad mode", torch._C.is_grad_enabled),
+    ("default dtype", torch.get_default_dtype),
+    ("deterministic algorithms", torch._C._get_deterministic_algorithms),
+    ("autocast", torch._C._is_any_autocast_enabled),
+)
+
+
+def _global_state() -> tuple:
+    return tuple(read() for _, read in _STATE)
+
+
+@dataclass(frozen=True)
+class GlobalState(Guard):
+    """Grad mode, default dtype, deterministic algorithms and autocast are as they were."""
+
+    state: tuple = field(default_factory=_global_state)
+
+    sources = ()
+    cost = 4
+
+    def holds(self) -> bool:
+        return _global_state() == self.state
+
+    def code(self, consts: Constants) -> str:
+        return " and ".join(f"{consts.name(read)}() is {consts.name(value)}"
+                            for (_, read), value in zip(_STATE, self.state))
+
+    def describe(self) -> str:
+        return "global state (" + ", ".join(
+            f"{name}={value}" for (name, _), value in zip(_STATE, self.state)
+        ) + ")"
+
+    def failure(self) -> str:
+        now = _global_state()
+        return "; ".join(f"{name} is {b}, not {a}"
+                         for (name, _), a, b in zip(_STATE, self.state, now) if a != b)
+
+
+@dataclass(frozen=True)
+class Alive(Guard):
+    """An object the compiled artifact refers to (weakly) still exists."""
+
+    ref: Any = field(compare=False)
+    object_id: int = 0
+    label: str = ""
+
+    sources = ()
+
+    @staticmethod
+    def of(obj: Any, label: str = "") -> Alive:
+        return Alive(weakref.ref(obj), id(obj), label)
+
+    def holds(self) -> bool:
+        return self.ref() is not None
+
+    def code(self, consts: Constants) -> str:
+        return f"{consts.name(self.ref)}() is not None"
+
+    def describe(self) -> str:
+        return f"{self.label or 'a referenced object'} is alive"
+
+    def failure(self) -> str:
+        return "it has been freed"
+

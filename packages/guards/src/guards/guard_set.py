@@ -1,0 +1,168 @@
+"""GuardSet: a set of guards compiled into one generated Python check function.
+
+Guards are added one by one; duplicates and guards implied by others (a tensor match implies
+the type match) are dropped. `compile()` writes a single function `check(L, G)`. Sources form a
+tree by prefix (`L['self']` → `L['self']._modules['fc']` → `..._parameters['weight']`), and the
+function walks it depth first: each value is fetched once into a local variable, and the guards
+on it are tested, cheapest first, right after its fetch, so a failing check stops early. Guards
+over several sources (aliasing, symbolic shapes) and global state come after the walk. A value
+that cannot be fetched (a missing local, an attribute gone) makes the check return False: the
+whole body sits in one `try`. `explain()` evaluates every guard on its own and says, in words,
+which fail and why. `source` is the generated code, for reading.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from guards.guard_kinds import Constants, Guard
+from guards.sources import Source
+
+CheckFn = Callable[[dict, dict], bool]
+
+
+class GuardSet:
+    """Guards on the values of a frame, and the compiled function that checks them all."""
+
+    def __init__(self, guards: Iterable[Guard] = ()) -> None:
+        self.guards: list[Guard] = []
+        self._check: CheckFn | None = None
+        self._source = ""
+        for guard in guards:
+            self.add(guard)
+
+    def add(self, guard: Guard) -> None:
+        """Add `guard`, unless it is already here or implied by a guard that is."""
+        if guard in self.guards or any(g.implies(guard) for g in self.guards):
+            return
+        self.guards = [g for g in self.guards if not guard.implies(g)] + [guard]
+        self._check = None
+
+    def __len__(self) -> int:
+        return len(self.guards)
+
+    def __iter__(self):
+        return iter(self.guards)
+
+    # ----- the generated check ----------------------------------------------------------------
+
+    @property
+    def check(self) -> CheckFn:
+        """`check(f_locals, f_globals) -> bool`: True when every guard holds."""
+        if self._check is None:
+            self._check, self._source = _compile(self.guards)
+        return self._check
+
+    def __call__(self, f_locals: dict, f_globals: dict) -> bool:
+        return self.check(f_locals, f_globals)
+
+    @property
+    def source(self) -> str:
+        """The generated Python source of the check function."""
+        self.check  # noqa: B018 (compiles on first use)
+        return self._source
+
+    # ----- explanations -----------------------------------------------------------------------
+
+    def explain(self, f_locals: dict, f_globals: dict) -> list[str]:
+        """One line per failing guard: what it says, and what was found instead."""
+        reasons = []
+        for guard in self.guards:
+            values = []
+            for source in guard.sources:
+                try:
+                    values.append(source.fetch(f_locals, f_globals))
+                except Exception as error:  # the reason is the explanation
+                    where = _first_unreadable(source, f_locals, f_globals)
+                    reasons.append(f"{guard.describe()} failed: {where} could not be read "
+                                   f"({type(error).__name__}: {error})")
+                    break
+            else:
+                try:
+                    if not guard.holds(*values):
+                        reasons.append(f"{guard.describe()} failed: {guard.failure(*values)}")
+                except Exception as error:
+                    reasons.append(f"{guard.describe()} failed: checking it raised "
+                                   f"{type(error).__name__}: {error}")
+        return reasons
+
+
+def _first_unreadable(source: Source, f_locals: dict, f_globals: dict) -> Source:
+    """The outermost prefix of `source` whose value cannot be read."""
+    chain = [source]
+    while chain[-1].base is not None:
+        chain.append(chain[-1].base)
+    for prefix in reversed(chain):
+        try:
+            prefix.fetch(f_locals, f_globals)
+        except Exception:  # this is the step that fails
+            return prefix
+    return source
+
+
+def _variable_name(source: Source, taken: set[str]) -> str:
+    name = re.sub(r"\W+", "_", source.expr).strip("_")[-40:] or "v"
+    if not name[0].isalpha():
+        name = "v_" + name
+    candidate, n = name, 1
+    while candidate in taken:
+        candidate, n = f"{name}_{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
+    consts = Constants()
+    children: dict[Source | None, list[Source]] = {}
+    on_source: dict[Source, list[Guard]] = {}
+    late: list[Guard] = []  # guards over several sources, or none
+
+    def register(source: Source) -> None:
+        parent = source.base
+        siblings = children.setdefault(parent, [])
+        if source not in siblings:
+            siblings.append(source)
+            if parent is not None:
+                register(parent)
+
+    for guard in guards:
+        for source in guard.sources:
+            register(source)
+        if len(guard.sources) == 1:
+            on_source.setdefault(guard.sources[0], []).append(guard)
+        else:
+            late.append(guard)
+
+    names: dict[Source, str] = {}
+    taken: set[str] = set()
+    lines: list[str] = []
+
+    def walk(source: Source) -> None:
+        parent = source.base
+        names[source] = _variable_name(source, taken)
+        lines.append(f"{names[source]} = {source.access(names[parent] if parent else '')}")
+        for guard in sorted(on_source.get(source, []), key=lambda g: g.cost):
+            lines.append(f"if not ({guard.code(names[source], consts)}):")
+            lines.append("    return False")
+        for child in sorted(children.get(source, []), key=first_cost):
+            walk(child)
+
+    def first_cost(source: Source) -> int:
+        # Siblings with cheap guards of their own go first; bare steps on the way down last.
+        return min((g.cost for g in on_source.get(source, [])), default=9)
+
+    for root in sorted(children.get(None, []), key=first_cost):
+        walk(root)
+    for guard in sorted(late, key=lambda g: g.cost):
+        args = [names[s] for s in guard.sources]
+        lines.append(f"if not ({guard.code(*args, consts)}):")
+        lines.append("    return False")
+
+    body = "\n".join("        " + line for line in lines) or "        pass"
+    source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
+    namespace: dict[str, Any] = {"math": math, **consts.values}  # math: shape guards
+    exec(compile(source, "<guards>", "exec"), namespace)
+    return namespace["check"], source

@@ -1,0 +1,211 @@
+"""Sources: where a value lives, relative to a frame's locals and globals.
+
+A guard is a statement about a value, and the value is named by a source: `L['x']` is the local
+`x`, `L['self'].fc.weight` an attribute of an attribute of a local, `L['x'].size()[0]` a
+property of a tensor. A source knows its Python expression (over two dicts, `L` and `G`) and can
+fetch its value. Sources are frozen dataclasses: hashable, comparable, printable; a chain of them
+forms a tree by prefix, which is how the generated check fetches each value only once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a value lives. Subclasses define `expr` and `fetch_from(base_value)`."""
+
+    @property
+    def base(self) -> Source | None:
+        return None
+
+    @property
+    def expr(self) -> str:
+        raise NotImplementedError
+
+    def access(self, base_expr: str) -> str:
+        """The expression of this source given its base's expression (or variable)."""
+        raise NotImplementedError
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        """The value, read from a frame's locals and globals (raises if it cannot be read)."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.expr
+
+
+@dataclass(frozen=True)
+class LocalSource(Source):
+    name: str
+
+    @property
+    def expr(self) -> str:
+        return f"L[{self.name!r}]"
+
+    def access(self, base_expr: str) -> str:
+        return self.expr
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return f_locals[self.name]
+
+
+@dataclass(frozen=True)
+class GlobalSource(Source):
+    name: str
+
+    @property
+    def expr(self) -> str:
+        return f"G[{self.name!r}]"
+
+    def access(self, base_expr: str) -> str:
+        return self.expr
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return f_globals[self.name]
+
+
+@dataclass(frozen=True)
+class ChainedSource(Source):
+    """A source reached from another one (`base`) by one step."""
+
+    of: Source
+
+    @property
+    def base(self) -> Source:
+        return self.of
+
+    @property
+    def expr(self) -> str:
+        return self.access(self.of.expr)
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return self.step(self.of.fetch(f_locals, f_globals))
+
+    def step(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class AttrSource(ChainedSource):
+    attr: str
+
+    def access(self, base_expr: str) -> str:
+        if self.attr.isidentifier():
+            return f"{base_expr}.{self.attr}"
+        return f"getattr({base_expr}, {self.attr!r})"
+
+    def step(self, value: Any) -> Any:
+        return getattr(value, self.attr)
+
+
+@dataclass(frozen=True)
+class GetItemSource(ChainedSource):
+    key: Any
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}[{self.key!r}]"
+
+    def step(self, value: Any) -> Any:
+        return value[self.key]
+
+
+@dataclass(frozen=True)
+class TypeSource(ChainedSource):
+    def access(self, base_expr: str) -> str:
+        return f"type({base_expr})"
+
+    def step(self, value: Any) -> Any:
+        return type(value)
+
+
+@dataclass(frozen=True)
+class ClosureCellSource(ChainedSource):
+    """Cell `index` of a function's closure."""
+
+    index: int
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}.__closure__[{self.index}].cell_contents"
+
+    def step(self, value: Any) -> Any:
+        return value.__closure__[self.index].cell_contents
+
+
+@dataclass(frozen=True)
+class DefaultSource(ChainedSource):
+    """A function's default: positional `__defaults__[i]` (int key) or `__kwdefaults__[name]`."""
+
+    key: int | str
+
+    def access(self, base_expr: str) -> str:
+        if isinstance(self.key, int):
+            return f"{base_expr}.__defaults__[{self.key}]"
+        return f"{base_expr}.__kwdefaults__[{self.key!r}]"
+
+    def step(self, value: Any) -> Any:
+        if isinstance(self.key, int):
+            return value.__defaults__[self.key]
+        return value.__kwdefaults__[self.key]
+
+
+@dataclass(frozen=True)
+class DictKeySource(ChainedSource):
+    """The `index`-th key of a dict, in order."""
+
+    index: int
+
+    def access(self, base_expr: str) -> str:
+        return f"list({base_expr}.keys())[{self.index}]"
+
+    def step(self, value: Any) -> Any:
+        return list(value.keys())[self.index]
+
+
+@dataclass(frozen=True)
+class ParameterSource(ChainedSource):
+    """A parameter or buffer of an nn.Module, read from its `_parameters`/`_buffers` dict
+    (faster than attribute access, which goes through `Module.__getattr__`)."""
+
+    name: str
+    buffer: bool = False
+
+    def access(self, base_expr: str) -> str:
+        table = "_buffers" if self.buffer else "_parameters"
+        return f"{base_expr}.{table}[{self.name!r}]"
+
+    def step(self, value: Any) -> Any:
+        return (value._buffers if self.buffer else value._parameters)[self.name]
+
+
+@dataclass(frozen=True)
+class SubmoduleSource(ChainedSource):
+    """A child module of an nn.Module, read from its `_modules` dict."""
+
+    name: str
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}._modules[{self.name!r}]"
+
+    def step(self, value: Any) -> Any:
+        return value._modules[self.name]
+
+
+@dataclass(frozen=True)
+class TensorPropertySource(ChainedSource):
+    """`size()[dim]`, `stride()[dim]` or `storage_offset()` of a tensor."""
+
+    prop: str
+    dim: int | None = None
+
+    def access(self, base_expr: str) -> str:
+        if self.prop == "storage_offset":
+            return f"{base_expr}.storage_offset()"
+        return f"{base_expr}.{self.prop}()[{self.dim}]"
+
+    def step(self, value: Any) -> Any:
+        if self.prop == "storage_offset":
+            return value.storage_offset()
+        return getattr(value, self.prop)()[self.dim]

@@ -1,0 +1,210 @@
+"""Every guard kind, passing and failing, through the compiled check and through explain."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+
+from guards import (
+    Alive,
+    AttrSource,
+    ClosureCellSource,
+    DefaultSource,
+    DictKeys,
+    DictKeySource,
+    DistinctObjects,
+    Equals,
+    GetItemSource,
+    GlobalSource,
+    GlobalState,
+    GuardSet,
+    Identity,
+    Length,
+    LocalSource,
+    ModuleTraining,
+    ParameterSource,
+    SameObject,
+    SubmoduleSource,
+    TensorMatch,
+    TensorPropertySource,
+    TypeMatch,
+    TypeSource,
+)
+
+X, Y = LocalSource("x"), LocalSource("y")
+
+
+def _both(guard, f_locals, f_globals=None):
+    """The compiled check's verdict and explain's, which must agree."""
+    gs = GuardSet([guard])
+    f_globals = f_globals or {}
+    ok = gs.check(f_locals, f_globals)
+    reasons = gs.explain(f_locals, f_globals)
+    assert ok == (not reasons), (ok, reasons)
+    return ok, reasons
+
+
+def test_sources_print_and_fetch() -> None:
+    def outer():
+        captured = 5
+
+        def inner(a, b=7, *, c=9):
+            return captured
+
+        return inner
+
+    fn = outer()
+    module = torch.nn.Sequential(torch.nn.Linear(2, 3))
+    frame = ({"m": module, "fn": fn, "d": {"k": 1, "j": 2}, "t": torch.zeros(4, 5)}, {"g": [10, 11]})
+    cases = {
+        GetItemSource(GlobalSource("g"), 1): ("G['g'][1]", 11),
+        ParameterSource(SubmoduleSource(LocalSource("m"), "0"), "bias"): (
+            "L['m']._modules['0']._parameters['bias']", module[0].bias),
+        ClosureCellSource(LocalSource("fn"), 0): ("L['fn'].__closure__[0].cell_contents", 5),
+        DefaultSource(LocalSource("fn"), 0): ("L['fn'].__defaults__[0]", 7),
+        DefaultSource(LocalSource("fn"), "c"): ("L['fn'].__kwdefaults__['c']", 9),
+        DictKeySource(LocalSource("d"), 1): ("list(L['d'].keys())[1]", "j"),
+        TypeSource(LocalSource("d")): ("type(L['d'])", dict),
+        TensorPropertySource(LocalSource("t"), "size", 1): ("L['t'].size()[1]", 5),
+        TensorPropertySource(LocalSource("t"), "stride", 0): ("L['t'].stride()[0]", 5),
+        AttrSource(LocalSource("m"), "training"): ("L['m'].training", True),
+    }
+    for source, (expr, value) in cases.items():
+        assert str(source) == expr
+        fetched = source.fetch(*frame)
+        assert fetched is value or (not isinstance(value, torch.Tensor) and fetched == value)
+        assert eval(expr, {"L": frame[0], "G": frame[1]}) is fetched or fetched == value
+    assert GetItemSource(X, 0) == GetItemSource(LocalSource("x"), 0)
+    assert len({GetItemSource(X, 0), GetItemSource(X, 0), GetItemSource(X, 1)}) == 2
+
+
+@pytest.mark.parametrize(
+    "guard, good, bad, says",
+    [
+        (TypeMatch(X, int), 3, 3.0, "it is float"),
+        (Equals(X, 3), 3, True, "it is True"),
+        (Equals(X, 2.5), 2.5, 2.0, "it is 2.0"),
+        (Equals(X, "relu"), "relu", "gelu", "it is 'gelu'"),
+        (Equals(X, None), None, 0, "it is 0"),
+        (Equals(X, (1, "a")), (1, "a"), (1, "b"), "it is (1, 'b')"),
+        (Equals(X, torch.float16), torch.float16, torch.float32, "it is torch.float32"),
+        (Equals(X, torch.device("cpu")), torch.device("cpu"), torch.device("meta"), "meta"),
+        (Length(X, 2), [1, 2], [1], "it is 1"),
+        (DictKeys(X, ("a", "b")), {"a": 1, "b": 2}, {"b": 2, "a": 1}, "('b', 'a')"),
+        (TensorMatch.of(X, torch.zeros(4, 5)), torch.ones(4, 5), torch.ones(4, 6),
+         "size(1) is 6, not 5"),
+        (TensorMatch.of(X, torch.zeros(4, 5)), torch.ones(4, 5), torch.ones(5, 4).t(),
+         "stride(0) is 1, not 5"),
+        (TensorMatch.of(X, torch.zeros(4, 5)), torch.ones(4, 5), torch.ones(4, 5).double(),
+         "dtype is torch.float64"),
+        (TensorMatch.of(X, torch.zeros(3)), torch.ones(3), torch.ones(3, requires_grad=True),
+         "requires_grad is True"),
+        (TensorMatch.of(X, torch.zeros(3)), torch.ones(3), torch.ones(3, device="meta"),
+         "device is meta"),
+        (TensorMatch.of(X, torch.zeros(3)), torch.ones(3), torch.nn.Parameter(torch.ones(3)),
+         "it is a Parameter"),
+        (TensorMatch.of(X, torch.zeros(3, 4), dynamic_dims=(0,)), torch.ones(9, 4),
+         torch.ones(9, 5), "size(1) is 5, not 4"),
+        (ModuleTraining(X, True), torch.nn.Linear(1, 1), torch.nn.Linear(1, 1).eval(),
+         "it is False"),
+    ],
+)
+def test_guard_passes_and_fails_with_a_reason(guard, good, bad, says) -> None:
+    assert _both(guard, {"x": good}) == (True, [])
+    ok, reasons = _both(guard, {"x": bad})
+    assert not ok and len(reasons) == 1 and says in reasons[0]
+    assert reasons[0].startswith(guard.describe())
+
+
+def test_inference_tensors_do_not_match_normal_ones() -> None:
+    with torch.inference_mode():
+        inference = torch.ones(3)
+    ok, reasons = _both(TensorMatch.of(X, torch.zeros(3)), {"x": inference})
+    assert not ok and "is_inference" in reasons[0]
+
+
+def test_identity_is_weak_and_fails_once_the_object_is_gone() -> None:
+    def f():
+        return 1
+
+    guard = Identity.of(X, f)
+    assert _both(guard, {"x": f}) == (True, [])
+    ok, reasons = _both(guard, {"x": functools.partial(f)})
+    assert not ok and "another object" in reasons[0]
+    del f
+    ok, reasons = _both(guard, {"x": lambda: 1})
+    assert not ok and "no longer exists" in reasons[0]
+
+
+def test_aliasing_and_non_aliasing() -> None:
+    t, u = torch.ones(2), torch.ones(2)
+    assert _both(SameObject(X, Y), {"x": t, "y": t}) == (True, [])
+    assert not _both(SameObject(X, Y), {"x": t, "y": u})[0]
+    distinct = DistinctObjects((X, Y, LocalSource("z")))
+    assert _both(distinct, {"x": t, "y": u, "z": 3}) == (True, [])
+    ok, reasons = _both(distinct, {"x": t, "y": u, "z": t})
+    assert not ok and "L['x'] and L['z'] are the same object" in reasons[0]
+
+
+def test_global_state_guard_sees_grad_mode_and_default_dtype() -> None:
+    guard = GlobalState()
+    assert _both(guard, {}) == (True, [])
+    with torch.no_grad():
+        ok, reasons = _both(guard, {})
+    assert not ok and "grad mode is False, not True" in reasons[0]
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert not _both(guard, {})[0]
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def test_alive_guard() -> None:
+    class Box:
+        pass
+
+    box = Box()
+    guard = Alive.of(box, "the box")
+    assert _both(guard, {}) == (True, [])
+    del box
+    ok, reasons = _both(guard, {})
+    assert not ok and reasons == ["the box is alive failed: it has been freed"]
+
+
+def test_a_source_that_cannot_be_read_fails_the_check_without_raising() -> None:
+    gs = GuardSet([Equals(AttrSource(X, "missing"), 1), TensorMatch.of(Y, torch.ones(2))])
+    assert gs.check({"x": object(), "y": torch.ones(2)}, {}) is False
+    assert gs.check({"y": torch.ones(2)}, {}) is False
+    assert gs.check({"x": 5, "y": "not a tensor"}, {}) is False
+    reasons = gs.explain({"y": torch.ones(2)}, {})
+    assert reasons == ["L['x'].missing == 1 failed: L['x'] could not be read (KeyError: 'x')"]
+
+
+def test_duplicates_and_implied_guards_are_dropped() -> None:
+    t = torch.ones(2)
+    gs = GuardSet([TypeMatch(X, torch.Tensor), TensorMatch.of(X, t), TensorMatch.of(X, t),
+                   Equals(Y, (1, 2)), Length(Y, 2), TypeMatch(Y, tuple)])
+    assert [type(g).__name__ for g in gs] == ["TensorMatch", "Equals"]
+
+
+def test_generated_check_fetches_each_value_once_and_reads_well() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Linear(3, 1))
+    root = LocalSource("self")
+    gs = GuardSet()
+    for i, layer in enumerate(model):
+        sub = SubmoduleSource(root, str(i))
+        for name, p in layer.named_parameters():
+            gs.add(TensorMatch.of(ParameterSource(sub, name), p))
+        gs.add(ModuleTraining(sub, True))
+    assert gs.check({"self": model}, {})
+    assert gs.source.count("L['self']") == 1
+    assert gs.source.count("._modules['0']") == 1
+    assert gs.source.startswith("def check(L, G):")
+    model[1].eval()
+    assert not gs.check({"self": model}, {})
+    assert gs.explain({"self": model}, {}) == [
+        "L['self']._modules['1'].training is True failed: it is False"
+    ]

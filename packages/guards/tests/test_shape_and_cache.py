@@ -1,0 +1,94 @@
+"""Symbolic shape guards from a real fakecore ShapeEnv, and the GuardedCache."""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+import torch
+
+from guards import (
+    CacheLimitExceeded,
+    Equals,
+    GuardedCache,
+    GuardSet,
+    LocalSource,
+    ShapeGuard,
+    TensorMatch,
+    TensorPropertySource,
+    shape_guards,
+)
+
+fakecore = pytest.importorskip("fakecore")  # symbolic shape guards only; in the [test] extra
+
+
+def _traced_guards(fn, *tensors):
+    """Fake `fn` on symbolic copies of `tensors` (inputs named a, b, ...) and guard it all."""
+    mode = fakecore.FakeTensorMode(fakecore.ShapeEnv())
+    names = "abcdefgh"[: len(tensors)]
+    fakes = [mode.from_tensor(t, dynamic_dims=range(t.dim()), source=LocalSource(n))
+             for n, t in zip(names, tensors)]
+    with mode:
+        fn(*fakes)
+    gs = GuardSet(shape_guards(mode.shape_env))
+    for n, t in zip(names, tensors):
+        gs.add(TensorMatch.of(LocalSource(n), t, dynamic_dims=range(t.dim())))
+    return gs, names
+
+
+def test_shape_env_decisions_become_checks_on_sizes() -> None:
+    def fn(a, b):
+        if a.shape[0] > 4:  # guard: s0 > 4
+            return a @ b  # a's dim 1 and b's dim 0 are duck-sized to one symbol
+        return a
+
+    gs, _ = _traced_guards(fn, torch.randn(8, 3), torch.randn(3, 5))
+    assert "L_a.size()[0] > 4" in gs.source or "L_a_size_0 > 4" in gs.source
+    frame = lambda a, b: {"a": torch.randn(*a), "b": torch.randn(*b)}  # noqa: E731
+    assert gs.check(frame((6, 7), (7, 2)), {})
+    assert not gs.check(frame((3, 7), (7, 2)), {})  # s0 > 4 fails
+    assert not gs.check(frame((6, 7), (8, 2)), {})  # duck-sized dims differ
+    assert not gs.check(frame((6, 1), (1, 2)), {})  # size 1 was specialised away: s >= 2
+    reasons = gs.explain(frame((3, 7), (7, 2)), {})
+    assert any("L['a'].size()[0] > 4" in r and "failed: with L['a'].size()[0] = 3" in r
+               for r in reasons)
+
+
+def test_guards_from_meta_kernels_are_checked_too() -> None:
+    def fn(a):
+        return a.view(2, 6) if a.shape[0] * a.shape[1] == 12 else a
+
+    gs, _ = _traced_guards(fn, torch.randn(3, 4))
+    assert gs.check({"a": torch.randn(3, 4)}, {})
+    assert not gs.check({"a": torch.randn(4, 4)}, {})  # s0*s1 == 12 fails
+    # view's meta kernel decided on the parity of s0 (for the strides of the view)
+    reasons = gs.explain({"a": torch.randn(4, 3)}, {})
+    assert reasons == ["(L['a'].size()[0] % 2 != 0) failed: with L['a'].size()[0] = 4"]
+
+
+def test_rendered_expressions_agree_with_sympy() -> None:
+    s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
+    bindings = ((s0, TensorPropertySource(LocalSource("a"), "size", 0)),
+                (s1, TensorPropertySource(LocalSource("a"), "size", 1)))
+    exprs = [sympy.Eq(sympy.floor(s0 / 3) + sympy.Mod(s1, 4), 5), sympy.Ge(sympy.Max(s0, s1), 7),
+             sympy.And(sympy.Ne(s0, s1), sympy.Lt(2 * s0 - s1, 9))]
+    for expr in exprs:
+        gs = GuardSet([ShapeGuard(expr, bindings)])
+        for a in range(2, 12):
+            for b in range(2, 12):
+                t = torch.empty(a, b)
+                assert gs.check({"a": t}, {}) == bool(expr.subs({s0: a, s1: b}))
+
+
+def test_cache_looks_up_in_order_and_explains_misses() -> None:
+    cache: GuardedCache[str] = GuardedCache(limit=2)
+    x = LocalSource("x")
+    cache.add(GuardSet([Equals(x, 1)]), "one")
+    cache.add(GuardSet([TensorMatch.of(x, torch.ones(2))]), "tensor")
+    assert cache.lookup({"x": 1}, {}) == "one"
+    assert cache.lookup({"x": torch.zeros(2)}, {}) == "tensor"
+    assert cache.lookup({"x": 2}, {}) is None
+    reasons = cache.miss_reasons({"x": 2}, {})
+    assert reasons[0] == ["L['x'] == 1 failed: it is 2"] and "it is a int" in reasons[1][0]
+    with pytest.raises(CacheLimitExceeded, match=r"(?s)limit.*entry 0: L\['x'\] == 1 failed: it is 3"):
+        cache.add(GuardSet([Equals(x, 3)]), "three", f_locals={"x": 3}, f_globals={})
+    assert len(cache) == 2
