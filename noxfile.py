@@ -30,9 +30,11 @@ nox.options.reuse_existing_virtualenvs = True
 
 
 def _local_deps(name: str) -> list[str]:
-    """`name` and, transitively, the packages of this repo it depends on, dependencies first."""
-    meta = tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())
-    deps = [d for d in meta["project"].get("dependencies", []) if d.split()[0] in PACKAGES]
+    """`name` and, transitively, the packages of this repo it (or its tests) depend on, dependencies
+    first."""
+    project = tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())["project"]
+    declared = project.get("dependencies", []) + project.get("optional-dependencies", {}).get("test", [])
+    deps = [d for d in declared if d.split()[0] in PACKAGES]
     order: list[str] = []
     for dep in deps:
         for item in _local_deps(dep.split()[0]):
