@@ -1,18 +1,25 @@
-"""The main demo: what the stack can do today, on a real model.
+"""The main demo: what the stack does today, on real models.
 
-A GPT-style transformer block runs on fake tensors with a symbolic batch and sequence length:
-no data is computed, yet every output shape is known as an expression in the input's sizes, and
-the ShapeEnv lists the assumptions (guards) the run made about them.
+1. fakecore: a GPT-style transformer block and a CNN run on fake tensors with symbolic sizes;
+   no data is computed, yet every output shape is an expression in the inputs' sizes, and the
+   ShapeEnv lists the assumptions (guards) the run made about them.
+2. fxtrace: the block traced to an aten graph with a symbolic batch and sequence length; one
+   graph then serves inputs of other sizes.
+3. guards: those assumptions compiled into one check function, which says which inputs the
+   graph may be reused for, and why not.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import torch
 
 from fakecore import FakeTensorMode, ShapeEnv
+from fxtrace import make_fx
+from guards import GuardSet, LocalSource, TensorMatch, shape_guards
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from models import SmallCNN, TransformerBlock  # noqa: E402
@@ -20,7 +27,7 @@ from models import SmallCNN, TransformerBlock  # noqa: E402
 
 def fake_forward(model: torch.nn.Module, example: torch.Tensor, dynamic_dims: tuple[int, ...]):
     mode = FakeTensorMode(ShapeEnv())
-    fake_input = mode.from_tensor(example, dynamic_dims=dynamic_dims)
+    fake_input = mode.from_tensor(example, dynamic_dims=dynamic_dims, source=LocalSource("x"))
     params = {n: mode.from_tensor(p) for n, p in model.named_parameters()}
     buffers = {n: mode.from_tensor(b) for n, b in model.named_buffers()}
     with mode:
@@ -29,16 +36,34 @@ def fake_forward(model: torch.nn.Module, example: torch.Tensor, dynamic_dims: tu
 
 
 def main() -> None:
+    print("== fakecore: fake tensors with symbolic sizes")
     for model, example, dims in [
         (TransformerBlock(), torch.randn(8, 128, 64), (0, 1)),
         (SmallCNN(), torch.randn(4, 3, 32, 32), (0, 2, 3)),
     ]:
         x, y, env = fake_forward(model.eval(), example, dims)
-        print(f"{type(model).__name__}: input {tuple(x.shape)} -> output {tuple(y.shape)}")
-        print(f"  output strides {y.stride()}, device {y.device}")
+        print(f"{type(model).__name__}: input {tuple(x.shape)} -> output {tuple(y.shape)}, "
+              f"strides {y.stride()}")
         print(f"  guards: {[str(g.expr) for g in env.guards] or 'none'}")
-        ranges = {str(s): f"[{r.lower}, {r.upper}]" for s, r in env.var_to_range.items()}
-        print(f"  symbol ranges: {ranges}")
+
+    print("\n== fxtrace: an aten graph that serves every batch and sequence length")
+    block = TransformerBlock().eval()
+    gm = make_fx(block, "symbolic")(torch.randn(2, 8, 64))
+    ops = Counter(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+    print(f"{len(gm.graph.nodes)} nodes; most used: {ops.most_common(5)}")
+    for shape in [(3, 5, 64), (1, 33, 64)]:
+        x = torch.randn(shape)
+        print(f"  input {shape}: matches eager: {torch.allclose(gm(x), block(x), atol=1e-5)}")
+
+    print("\n== guards: when may a graph traced on a (4, 3, 32, 32) image be reused?")
+    cnn = SmallCNN().eval()
+    _, _, env = fake_forward(cnn, torch.randn(4, 3, 32, 32), (0, 2, 3))
+    check = GuardSet(shape_guards(env))
+    check.add(TensorMatch.of(LocalSource("x"), torch.randn(4, 3, 32, 32), dynamic_dims=(0, 2, 3)))
+    for shape in [(16, 3, 64, 64), (4, 3, 32, 16), (4, 1, 32, 32)]:
+        frame = {"x": torch.randn(shape)}
+        verdict = "yes" if check.check(frame, {}) else "no: " + "; ".join(check.explain(frame, {}))
+        print(f"  {shape}: {verdict}")
 
 
 if __name__ == "__main__":
