@@ -137,12 +137,21 @@ def test_fake_of_another_mode_is_refused() -> None:
             x * 2
 
 
+def test_op_without_meta_kernel_runs_on_zeros_for_static_cpu_fakes() -> None:
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(4, 3))
+    with mode:
+        a, tau = torch.geqrf(x)
+        hist, edges = torch.histogram(x, 5)
+    assert isinstance(a, FakeTensor) and (a.shape, a.stride(), tau.shape) == ((4, 3), (1, 4), (3,))
+    assert (hist.shape, edges.shape) == ((5,), (6,))
+
+
 def test_op_that_cannot_be_faked_names_the_op() -> None:
     mode = FakeTensorMode()
-    x = mode.from_tensor(torch.randn(4, 4))
     with pytest.raises(UnsupportedFakeOpError, match=r"aten\.geqrf"):
         with mode:
-            torch.geqrf(x)
+            torch.geqrf(torch.empty(4, 4, device="cuda"))
 
 
 def test_constants_made_inside_keep_their_values() -> None:

@@ -66,7 +66,7 @@ class TensorConverter:
                 fake = torch.as_strided(base, sizes, strides, offset)
         else:
             storage_numel = t.untyped_storage().nbytes() // t.element_size()
-            if dynamic_dims:
+            if dynamic_dims and t.numel() > 0:  # the storage grows with the symbolic sizes
                 storage_numel = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
             with torch._C._DisableTorchDispatch():
                 storage = torch.empty(storage_numel, dtype=t.dtype, device="meta")

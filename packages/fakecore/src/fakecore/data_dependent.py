@@ -113,12 +113,16 @@ def _repeat_interleave(mode, func, args, kwargs):
     return _empty(mode, repeats, [output_size], repeats.dtype)
 
 
-@_handles(aten.index.Tensor, aten.index_put.default, aten.index_put_.default)
+def _has_mask(indices: list) -> bool:
+    return any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices)
+
+
+@_handles(aten.index.Tensor)
 def _boolean_index(mode, func, args, kwargs):
     # A boolean mask selects a data-dependent number of elements: spell it as the long indices
     # of its nonzero elements (one unbacked count), and index with those.
-    x, indices, *rest = args
-    if not any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+    x, indices = args
+    if not _has_mask(indices):
         return NotImplemented
     expanded = []
     for index in indices:
@@ -128,7 +132,19 @@ def _boolean_index(mode, func, args, kwargs):
         else:
             expanded.append(index)
     with mode:
-        return func(x, expanded, *rest, **kwargs)
+        return func(x, expanded)
+
+
+@_handles(aten.index_put.default, aten.index_put_.default)
+def _boolean_index_put(mode, func, args, kwargs):
+    # Writing through a mask leaves the destination's layout alone, whatever the mask holds.
+    x, indices = args[0], args[1]
+    if not _has_mask(indices):
+        return NotImplemented
+    if func is aten.index_put_.default:
+        return x
+    with mode:
+        return torch.empty_like(x)
 
 
 @_handles(aten._local_scalar_dense.default)
@@ -153,6 +169,6 @@ def _item(mode, func, args, kwargs):
     return memos["item"]
 
 
-@_handles(aten.equal.default, aten.is_nonzero.default)
+@_handles(aten.equal.default, aten.is_nonzero.default, aten.allclose.default)
 def _needs_data(mode, func, args, kwargs):
     raise DataDependentError(f"{func} returns a Python bool computed from the data")

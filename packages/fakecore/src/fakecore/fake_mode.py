@@ -199,8 +199,38 @@ class FakeTensorMode(TorchDispatchMode):
         finally:
             self._decomposing.discard(func)
         if out is NotImplemented:
-            raise UnsupportedFakeOpError(func, f"no meta kernel and no decomposition ({why})")
+            out = self._run_on_zeros(func, args, kwargs, why)
         return out
+
+    def _run_on_zeros(self, func, args, kwargs, why: str):
+        """The last resort for an op with no meta kernel and no decomposition: run the real CPU
+        kernel on zero-filled tensors of the same metadata, and fake its outputs. Only for static
+        CPU fakes, and never for ops whose output sizes depend on the data."""
+        flat = tree_flatten((args, kwargs))[0]
+        fakes = [a for a in flat if isinstance(a, FakeTensor)]
+        if (
+            any(t.fake_device.type != "cpu" for t in fakes)
+            or _symbols(flat)
+            or torch.Tag.dynamic_output_shape in func.tags
+            or torch.Tag.data_dependent_output in func.tags
+        ):
+            raise UnsupportedFakeOpError(func, f"no meta kernel and no decomposition ({why})")
+        zeros = {id(t): _zeros_like(t) for t in fakes}
+        real_args, real_kwargs = tree_map(
+            lambda a: zeros[id(a)] if isinstance(a, FakeTensor) else a, (args, kwargs)
+        )
+        with torch._C._DisableTorchDispatch():
+            out = func(*real_args, **real_kwargs)
+        back = {id(z): t for t, z in ((t, zeros[id(t)]) for t in fakes)}
+
+        def fake(value: Any) -> Any:
+            if not isinstance(value, torch.Tensor):
+                return value
+            if id(value) in back:  # an input returned as is (an in-place op)
+                return back[id(value)]
+            return self._converter.convert(value, (), None)
+
+        return tree_map(fake, out)
 
     def _dress(self, t: Any, device: torch.device) -> Any:
         if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor):
@@ -237,6 +267,12 @@ def _has_decomposition(func) -> bool:
 @functools.cache
 def _is_composite_implicit(func) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
+
+
+def _zeros_like(t: FakeTensor) -> torch.Tensor:
+    """A real CPU tensor of `t`'s sizes, strides and dtype, filled with zeros."""
+    with torch._C._DisableTorchDispatch():
+        return torch.zeros_like(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype))
 
 
 def _symbols(flat: list[Any]) -> set:
