@@ -198,3 +198,13 @@ def test_branch_on_a_value_is_taken_in_real_mode() -> None:
 def test_unknown_tracing_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="tracing_mode"):
         make_fx(lambda x: x, "exact")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tensors_and_sizes_passed_by_keyword_are_graph_values(mode: str) -> None:
+    def fn(x, tol):
+        return torch.linalg.pinv(x, atol=tol, rtol=tol).t() + torch.full_like(x, 2, dtype=torch.float64)
+
+    x, tol = torch.randn(4, 3, dtype=torch.float64), torch.tensor(1e-6, dtype=torch.float64)
+    gm = make_fx(fn, mode)(x, tol)
+    torch.testing.assert_close(gm(x, tol), fn(x, tol))

@@ -92,6 +92,8 @@ class ProxyMode(TorchDispatchMode):
             return self._sym_proxy(value)
         if isinstance(value, (list, tuple)):
             return type(value)(self.proxy_of(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.proxy_of(v) for k, v in value.items()}
         return value
 
     def _constant(self, t: torch.Tensor) -> torch.fx.Node:
