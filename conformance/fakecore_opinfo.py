@@ -83,7 +83,8 @@ def run(sample: bool = False) -> str:
         "## fakecore: FakeTensorMode on OpInfo samples",
         "",
         "First 3 float32 CPU samples per op; a sample passes when the fake outputs have the real "
-        "outputs' structure, shapes, dtypes, devices and strides.",
+        "outputs' structure, shapes, dtypes, devices and strides (strides of dims of size > 1, "
+        "in tensors with elements: the others carry no meaning).",
         "",
         "| mode | ours | peer (torch FakeTensorMode) |",
         "| --- | --- | --- |",

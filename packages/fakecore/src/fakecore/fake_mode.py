@@ -152,16 +152,19 @@ class FakeTensorMode(TorchDispatchMode):
                 return out
         symbols = _symbols(flat) if self.shape_env is not None else set()
         if (
-            symbols
-            and func in decomposition_table
+            func in decomposition_table
             and func not in meta_table
             and func not in self._decomposing
-            and not symbols & self.shape_env.unbacked_producers.keys()
+            and (symbols or _is_aten_decomposition(func))
+            and not symbols & (self.shape_env.unbacked_producers.keys() if symbols else set())
         ):
             # C++ meta kernels mostly take concrete sizes, where decompositions take SymInts.
-            # (A decomposition that comes back to its own op runs that op's meta kernel.) With
-            # data-dependent sizes the C++ kernel goes first: it decides size questions with
-            # guard_or_false, where a decomposition's Python `if` would need the data.
+            # With static sizes too, the decompositions PyTorch keeps for AOT autograd go first:
+            # they match the real kernels where some meta kernels do not (batch norm's saved
+            # statistics in eval mode). A decomposition that comes back to its own op runs that
+            # op's meta kernel. With data-dependent sizes the C++ kernel goes first: it decides
+            # size questions with guard_or_false, where a decomposition's Python `if` would need
+            # the data.
             return self._decompose(func, args, kwargs, "")
         if hasattr(func, "prim_meta_impl"):
             # A prim's meta function builds its outputs with ordinary factory calls: run it in
@@ -262,6 +265,12 @@ _CONCRETE_ONLY = re.compile("expected to contain only concrete integers|symbolic
 
 def _has_decomposition(func) -> bool:
     return func in decomposition_table or func in meta_table or _is_composite_implicit(func)
+
+
+@functools.cache
+def _is_aten_decomposition(func) -> bool:
+    """Whether `func`'s decomposition is one of torch._decomp.decompositions (not a _refs one)."""
+    return decomposition_table[func].__module__ == "torch._decomp.decompositions"
 
 
 @functools.cache
