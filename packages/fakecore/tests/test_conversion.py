@@ -1,0 +1,68 @@
+"""from_tensor: every piece of metadata kept, aliasing preserved, dynamic dims symbolic."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fakecore import FakeTensor, FakeTensorMode, ShapeEnv
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage()._cdata
+
+
+def test_metadata_is_kept() -> None:
+    real = torch.randn(4, 6, dtype=torch.float64)[1:, ::2]
+    fake = FakeTensorMode().from_tensor(real)
+    assert isinstance(fake, FakeTensor)
+    assert (fake.shape, fake.stride(), fake.storage_offset(), fake.dtype, fake.device) == (
+        real.shape, real.stride(), real.storage_offset(), real.dtype, real.device)
+
+
+def test_the_same_tensor_gives_the_same_fake_and_views_share_storage() -> None:
+    mode = FakeTensorMode()
+    base = torch.randn(4, 6)
+    view, other_view = base[1], base.t()
+    fake_base, fake_view, fake_other = (mode.from_tensor(t) for t in (base, view, other_view))
+    assert mode.from_tensor(base) is fake_base
+    assert fake_view._base is fake_base and fake_other._base is fake_base
+    assert _storage(fake_view) == _storage(fake_base) == _storage(fake_other)
+    assert _storage(mode.from_tensor(torch.randn(4, 6))) != _storage(fake_base)
+    assert (fake_view.storage_offset(), fake_other.stride()) == (6, (1, 6))
+
+
+def test_parameters_stay_parameters_and_grads_are_kept() -> None:
+    layer = torch.nn.Linear(3, 2)
+    layer(torch.randn(5, 3)).sum().backward()
+    mode = FakeTensorMode()
+    weight = mode.from_tensor(layer.weight)
+    assert isinstance(weight, torch.nn.Parameter) and isinstance(weight, FakeTensor)
+    assert weight.requires_grad and weight.is_leaf
+    assert isinstance(weight.grad, FakeTensor) and weight.grad.shape == (2, 3)
+    plain = mode.from_tensor(torch.randn(2, requires_grad=True))
+    assert plain.requires_grad and not isinstance(plain, torch.nn.Parameter)
+
+
+def test_dynamic_dims_become_symbols_and_strides_follow_them() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    x = mode.from_tensor(torch.randn(8, 5, 3), dynamic_dims=(0, 1), source="x")
+    assert [str(s) for s in x.shape] == ["s0", "s1", "3"]
+    assert [str(s) for s in x.stride()] == ["3*s1", "3", "1"]
+    origins = mode.shape_env.var_to_origins
+    assert [(o.source, o.prop, o.dim) for o in origins[x.shape[0].node.expr]] == [("x", "size", 0)]
+    t = mode.from_tensor(torch.randn(7, 9).t(), dynamic_dims=(0, 1))
+    assert [str(s) for s in t.stride()] == ["1", str(t.shape[0])]  # the dim of stride 1 sets it
+
+
+def test_dynamic_dims_need_a_shape_env() -> None:
+    with pytest.raises(ValueError, match="ShapeEnv"):
+        FakeTensorMode().from_tensor(torch.randn(3), dynamic_dims=(0,))
+
+
+def test_empty_tensors_and_sparse_layouts() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    empty = mode.from_tensor(torch.randn(0, 4), dynamic_dims=(0, 1))
+    assert empty.shape[0] == 0 and str(empty.shape[1]) == "s0"
+    with pytest.raises(ValueError, match="layout"):
+        mode.from_tensor(torch.randn(3, 3).to_sparse())

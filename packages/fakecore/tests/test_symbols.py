@@ -1,0 +1,109 @@
+"""ShapeEnv: symbols, duck sizing, 0/1 specialisation, static decisions, guards, replacements."""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+import torch
+
+from fakecore import DataDependentError, FakeTensorMode, ShapeEnv, SizeOrigin
+
+
+def test_sizes_become_symbols_with_hints_and_ranges() -> None:
+    env = ShapeEnv()
+    s = env.create_symbol(8, SizeOrigin("x", "size", 0))
+    assert isinstance(s, sympy.Symbol) and str(s) == "s0"
+    assert env.var_to_val[s] == 8
+    assert (env.var_to_range[s].lower, env.var_to_range[s].upper) == (2, sympy.oo)
+    assert env.var_to_origins[s] == [SizeOrigin("x", "size", 0)]
+
+
+def test_zero_and_one_are_specialised() -> None:
+    env = ShapeEnv()
+    assert env.create_symbol(0) == 0 and env.create_symbol(1) == 1
+    assert env.create_symint(1) == 1 and type(env.create_symint(1)) is int
+    assert not env.var_to_val
+    unspecialised = ShapeEnv(specialize_zero_one=False)
+    assert isinstance(unspecialised.create_symbol(1), sympy.Symbol)
+
+
+def test_duck_sizing_shares_a_symbol_for_equal_sizes() -> None:
+    env = ShapeEnv()
+    a = env.create_symbol(8, SizeOrigin("x", "size", 0))
+    b = env.create_symbol(8, SizeOrigin("y", "size", 1))
+    c = env.create_symbol(9)
+    assert a == b != c
+    assert [o.source for o in env.var_to_origins[a]] == ["x", "y"]
+    no_duck = ShapeEnv(duck_shape=False)
+    assert no_duck.create_symbol(8) != no_duck.create_symbol(8)
+
+
+def test_decisions_are_guards_and_facts_the_ranges_settle_are_not() -> None:
+    env = ShapeEnv()
+    s0, s1 = env.create_symint(8), env.create_symint(3)
+    assert bool(s0 >= 2) and bool(s0 * s1 > 3) and bool(s0 != 1)  # known from ranges
+    assert env.guards == []
+    assert bool(s0 > 4)
+    assert [str(g.expr) for g in env.guards] == ["s0 > 4"]
+    assert env.guards[0].user_frame and "test_symbols.py" in env.guards[0].user_frame
+    assert bool(s0 > 4) and bool(s0 > 3)  # the same decision, and one the new range settles
+    assert len(env.guards) == 1
+    assert env.var_to_range[s0.node.expr].lower == 5
+
+
+def test_equality_guards_become_replacements() -> None:
+    env = ShapeEnv()
+    a, b, c = env.create_symint(8), env.create_symint(9), env.create_symint(5)
+    assert int(c) == 5  # specialises: s2 -> 5
+    assert str(c + a) == "s0 + 5"
+    assert not bool(a == b)
+    env2 = ShapeEnv(duck_shape=False)
+    x, y = env2.create_symint(4), env2.create_symint(4)
+    assert bool(x == y)  # s1 -> s0
+    assert str(y * 2) == "2*s0"
+    assert [str(g.expr) for g in env2.guards] == ["Eq(s0, s1)"]
+
+
+def test_simplification_keeps_expressions_small() -> None:
+    env = ShapeEnv()
+    s0, s1 = env.create_symint(6), env.create_symint(4)
+    assert str((s0 * s1) // s1) == "s0"
+    assert str(s0 + s1 - s1) == "s0"
+    assert str(torch.sym_max(s0, s1)) == "Max(s0, s1)"
+
+
+def test_size_arithmetic_through_tensors() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    x = mode.from_tensor(torch.randn(6, 4), dynamic_dims=(0, 1))
+    with mode:
+        y = x.reshape(-1)
+        z = torch.cat([x, x])
+    assert str(y.shape[0]) == "s0*s1"
+    assert str(z.shape[0]) == "2*s0"
+    assert mode.shape_env.guards == []
+
+
+def test_unbacked_symbols_have_ranges_and_refuse_guards() -> None:
+    env = ShapeEnv()
+    u = env.create_unbacked_symint("aten.nonzero.default", 0, 10, size_like=True)
+    assert str(u).startswith("u") and u.node.hint is None
+    assert bool(u >= 0) and bool(u <= 10)  # the range answers these
+    with pytest.raises(DataDependentError, match=r"u0 > 3.*u0 from aten\.nonzero\.default"):
+        bool(u > 3)
+    assert u.node.shape_env.guards == []
+
+
+def test_guard_or_false_gives_the_fallback_without_guarding() -> None:
+    env = ShapeEnv()
+    u = env.create_unbacked_symint("aten._local_scalar_dense.default")
+    assert (u > 5).node.guard_or_false() is False
+    assert (u > 5).node.guard_or_true() is True
+    assert env.guards == []
+
+
+def test_size_oblivious_reasoning_treats_size_like_unbacked_as_at_least_two() -> None:
+    env = ShapeEnv()
+    u = env.create_unbacked_symint("aten.nonzero.default", 0, 100, size_like=True)
+    assert (u != 1).node.guard_size_oblivious() is True
+    with pytest.raises(DataDependentError):
+        (u != 1).node.guard_bool()
