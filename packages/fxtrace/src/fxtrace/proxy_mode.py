@@ -20,6 +20,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import sympy
 import torch
 import torch.fx
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -30,6 +31,8 @@ from fxtrace.module_stack import ModuleStack
 from fxtrace.user_stack import user_stack_trace
 
 aten = torch.ops.aten
+_SYMPY_TO_PYTHON = {sympy.Add: operator.add, sympy.Mul: operator.mul, sympy.Pow: operator.pow,
+                    sympy.Max: torch.sym_max, sympy.Min: torch.sym_min}
 _SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 # Questions about a tensor's metadata that reach the dispatcher (a fake tensor's device, say):
 # answered by the modes below, never part of the program.
@@ -107,19 +110,33 @@ class ProxyMode(TorchDispatchMode):
         known = self._sym_nodes.get(id(value.node))
         if known is not None:
             return known[1]
-        constant = value.node.maybe_as_int() if isinstance(value, torch.SymInt) else None
-        if constant is not None:
-            return constant
-        source = self._sym_sources.get(value.node.expr)
-        if source is None:
+        expr = value.node.expr
+        if expr.is_Number or expr in (sympy.true, sympy.false):
+            return value.node.pytype(expr)
+        node = self._expression(expr, value)
+        self.track(value, node)
+        return node
+
+    def _expression(self, expr: Any, value: Any) -> Any:
+        """Graph values computing sympy `expr` from the sizes of tracked tensors: for symbols
+        that met the traced code only inside kernels (a size computed by a meta function)."""
+        source = self._sym_sources.get(expr)
+        if source is not None:
+            tensor_node, prop, dim = source
+            op = aten.sym_size.int if prop == "size" else aten.sym_stride.int
+            return self.graph.call_function(op, (tensor_node, dim))
+        if expr.is_Integer:
+            return int(expr)
+        rebuild = _SYMPY_TO_PYTHON.get(type(expr))
+        if rebuild is None or (isinstance(expr, sympy.Pow) and not expr.exp.is_Integer):
             raise RuntimeError(
                 f"fxtrace: the symbolic value {value} was computed outside the trace; "
                 "its origin cannot be written into the graph"
             )
-        tensor_node, prop, dim = source
-        op = aten.sym_size.int if prop == "size" else aten.sym_stride.int
-        node = self.graph.call_function(op, (tensor_node, dim))
-        self.track(value, node)
+        args = [self._expression(a, value) for a in expr.args]
+        node = args[0]
+        for arg in args[1:]:
+            node = self.graph.call_function(rebuild, (node, arg))
         return node
 
     # ----- recording --------------------------------------------------------------------------
