@@ -100,3 +100,13 @@ def test_without_shape_env_data_dependent_ops_raise_naming_the_op(fn) -> None:
     with pytest.raises(DataDependentError, match=r"aten\.\w+"):
         with mode:
             fn(x)
+
+
+def test_slicing_at_a_data_dependent_start() -> None:
+    mode, x = _symbolic(torch.randn(5, 4), 0, 1)
+    start = mode.from_tensor(torch.tensor(1))
+    with mode:
+        piece = torch.narrow(x, 0, start, 2)
+        rest = x[start.item():]
+    assert piece.shape[0] == 2 and str(piece.shape[1]) == str(x.shape[1])
+    assert str(rest.shape[0]).startswith("u") and rest.shape[1] == x.shape[1]

@@ -147,6 +147,36 @@ def _boolean_index_put(mode, func, args, kwargs):
         return torch.empty_like(x)
 
 
+def _is_unbacked(mode, value) -> bool:
+    return isinstance(value, torch.SymInt) and bool(
+        value.node.expr.free_symbols & mode.shape_env.unbacked_producers.keys()
+    )
+
+
+@_handles(aten.slice.Tensor)
+def _slice_at_unbacked_bounds(mode, func, args, kwargs):
+    # `x[u:]` with `u` from the data: where the slice starts and how long it is depend on u's
+    # sign and size, so both become new unbacked values, bounded by the dim's size.
+    bound = dict(zip(("self", "dim", "start", "end", "step"), args)) | kwargs
+    start, end = bound.get("start"), bound.get("end")
+    if mode.shape_env is None or not (_is_unbacked(mode, start) or _is_unbacked(mode, end)):
+        return NotImplemented
+    x, dim, step = bound["self"], bound.get("dim", 0) % bound["self"].dim(), bound.get("step", 1)
+    size = x.shape[dim]
+    upper = size if isinstance(size, int) else size.node.hint
+    env = mode.shape_env
+    length = env.create_unbacked_symint(str(func), 0, upper if upper is not None else float("inf"),
+                                        size_like=True)
+    first = env.create_unbacked_symint(str(func), 0, upper if upper is not None else float("inf"),
+                                       size_like=True)
+    sizes, strides = list(x.shape), list(x.stride())
+    offset = x.storage_offset() + first * strides[dim]
+    sizes[dim], strides[dim] = length, strides[dim] * step
+    with mode.kernel_invocation():
+        meta = torch.ops.aten.as_strided.default(x, sizes, strides, offset)
+    return FakeTensor(mode, meta, x.fake_device)
+
+
 @_handles(aten._local_scalar_dense.default)
 def _item(mode, func, args, kwargs):
     x = args[0]
