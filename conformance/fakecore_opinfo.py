@@ -97,7 +97,8 @@ def run(sample: bool = False) -> str:
         peer_fail = tally.failures.get(f"peer {mode_name}", {})
         worse = {op: e for op, e in ours_fail.items() if op not in peer_fail}
         better = sorted(op for op in peer_fail if op not in ours_fail)
-        lines += ["", f"Ops where ours fails and the peer passes ({mode_name}): {len(worse)}", ""]
+        lines += ["", f"Ops where ours fails and the peer passes ({mode_name}): {len(worse)}"]
+        lines += [""] if worse else []
         lines += [f"- `{op}`: {error}" for op, error in sorted(worse.items())]
         lines += ["", f"Ops where ours passes and the peer fails ({mode_name}): "
                       + (", ".join(f"`{op}`" for op in better) or "none")]

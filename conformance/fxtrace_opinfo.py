@@ -39,13 +39,13 @@ def _is_random(sample, fn, tensors) -> bool:
         return True
     torch.manual_seed(0)
     first = fn(*tensors)
-    torch.manual_seed(1)
-    second = fn(*tensors)
-    try:
-        torch.testing.assert_close(first, second, equal_nan=True)
-        return False
-    except AssertionError:
-        return True
+    for seed in range(1, 4):  # one other seed can draw the same values (a bernoulli of a few 1s)
+        torch.manual_seed(seed)
+        try:
+            torch.testing.assert_close(first, fn(*tensors), equal_nan=True)
+        except AssertionError:
+            return True
+    return False
 
 
 def _same(got, expected, random: bool) -> bool:
@@ -109,6 +109,7 @@ def run(sample: bool = False) -> str:
         ours_fail = tally.failures.get(f"ours {mode}", {})
         peer_fail = tally.failures.get(f"peer {mode}", {})
         worse = {op: e for op, e in ours_fail.items() if op not in peer_fail}
-        lines += ["", f"Ops where ours fails and the peer passes ({mode}): {len(worse)}", ""]
+        lines += ["", f"Ops where ours fails and the peer passes ({mode}): {len(worse)}"]
+        lines += [""] if worse else []
         lines += [f"- `{op}`: {error}" for op, error in sorted(worse.items())]
     return "\n".join(lines) + "\n"

@@ -60,9 +60,28 @@ def test_dynamic_dims_need_a_shape_env() -> None:
         FakeTensorMode().from_tensor(torch.randn(3), dynamic_dims=(0,))
 
 
-def test_empty_tensors_and_sparse_layouts() -> None:
+def test_empty_tensors() -> None:
     mode = FakeTensorMode(ShapeEnv())
     empty = mode.from_tensor(torch.randn(0, 4), dynamic_dims=(0, 1))
     assert empty.shape[0] == 0 and str(empty.shape[1]) == "s0"
-    with pytest.raises(ValueError, match="layout"):
-        mode.from_tensor(torch.randn(3, 3).to_sparse())
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_sparse_tensors() -> None:
+    mode = FakeTensorMode()
+    dense = torch.randn(3, 4)
+    dense[0] = 0
+    coo, csr = dense.to_sparse(), dense.to_sparse_csr()
+    with mode:
+        fake_coo, fake_csr = mode.from_tensor(coo), mode.from_tensor(csr)
+        assert (fake_coo.layout, fake_coo._nnz(), fake_coo.shape) == (torch.sparse_coo, 8, (3, 4))
+        assert fake_coo._indices().shape == (2, 8) and fake_coo._values().shape == (8,)
+        assert fake_csr.crow_indices().shape == (4,) and fake_csr.col_indices().shape == (8,)
+        doubled = fake_coo * 2
+        product = torch.sparse.mm(fake_csr, torch.ones(4, 2))
+        made = mode.from_tensor(dense).to_sparse()
+    assert isinstance(doubled, FakeTensor) and doubled.layout is torch.sparse_coo
+    assert product.layout is torch.strided and product.shape == (3, 2)
+    assert made.layout is torch.sparse_coo and made.shape == (3, 4)
+    with pytest.raises(ValueError, match="layout torch.sparse_coo with dynamic dims"):
+        FakeTensorMode(ShapeEnv()).from_tensor(coo, dynamic_dims=(0,))

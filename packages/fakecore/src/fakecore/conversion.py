@@ -5,6 +5,8 @@ views of one storage become views of one fake storage (the base is converted fir
 is rebuilt from it with `as_strided`); Parameters stay Parameters; and converting the same tensor
 twice gives the same fake, so aliasing between inputs is preserved. Dims asked to be dynamic get
 symbols from the ShapeEnv, with strides written in terms of them where the layout is dense.
+Sparse tensors (COO and compressed layouts, static sizes only) become sparse meta tensors with
+the same number of stored elements, their index and value tensors faked along.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
 CONSTANT_NUMEL = 64
 
 
+SPARSE_LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr,
+                  torch.sparse_bsc)
+
+
 class TensorConverter:
     """Converts real tensors to the FakeTensors of one mode, memoized per tensor."""
 
@@ -42,9 +48,13 @@ class TensorConverter:
         found = self._memo.get(t)
         if found is not None:
             return found
-        if t.layout is not torch.strided:
-            raise ValueError(f"cannot fake a tensor of layout {t.layout}: only strided tensors")
-        fake = self._make(t, dynamic_dims, source)
+        if t.layout is torch.strided:
+            fake = self._make(t, dynamic_dims, source)
+        elif t.layout in SPARSE_LAYOUTS and not dynamic_dims:
+            fake = FakeTensor(self.mode, _sparse_meta(t), t.device)
+        else:
+            raise ValueError(f"cannot fake a tensor of layout {t.layout}"
+                             + (" with dynamic dims" if t.layout in SPARSE_LAYOUTS else ""))
         self._memo[t] = fake
         return fake
 
@@ -99,3 +109,24 @@ class TensorConverter:
                 strides[d] = dense
             dense, dense_hint = strides[d] * sizes[d], t.stride(d) * t.shape[d]
         return sizes, strides, t.storage_offset()
+
+
+def _sparse_meta(t: torch.Tensor) -> torch.Tensor:
+    """A sparse meta tensor of `t`'s layout, sizes, dtype and number of stored elements."""
+    def meta(part: torch.Tensor) -> torch.Tensor:
+        return torch.empty_strided(part.shape, part.stride(), dtype=part.dtype, device="meta")
+
+    with torch._C._DisableTorchDispatch(), torch.sparse.check_sparse_tensor_invariants(False):
+        if t.layout is torch.sparse_coo:
+            return torch.ops.aten._sparse_coo_tensor_with_dims_and_tensors(
+                t.sparse_dim(), t.dense_dim(), t.shape, meta(t._indices()), meta(t._values()),
+                dtype=t.dtype, layout=t.layout, device="meta", is_coalesced=t.is_coalesced(),
+            )
+        compressed, plain = (
+            (t.crow_indices(), t.col_indices()) if t.layout in (torch.sparse_csr, torch.sparse_bsr)
+            else (t.ccol_indices(), t.row_indices())
+        )
+        return torch.ops.aten._sparse_compressed_tensor_unsafe(
+            meta(compressed), meta(plain), meta(t.values()), t.shape, dtype=t.dtype,
+            layout=t.layout, device="meta",
+        )

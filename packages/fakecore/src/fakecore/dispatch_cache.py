@@ -31,8 +31,8 @@ _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, FakeTensor):
-        if value.constant is not None:  # its outputs keep the value, which metadata cannot
-            raise Uncacheable
+        if value.constant is not None or value.layout is not torch.strided:
+            raise Uncacheable  # a kept value, or sparse metadata (nnz) the key does not hold
         return (value.dtype, _freeze(value.shape), _freeze(value.stride()),
                 _freeze(value.storage_offset()), value.fake_device)
     if isinstance(value, (list, tuple)):
@@ -96,7 +96,8 @@ class DispatchCache:
         kind, index = self._kinds[key[0]]
         container = tuple if isinstance(out, tuple) else list if isinstance(out, list) else None
         outs = out if container is not None else (out,)
-        if not all(o is None or isinstance(o, FakeTensor) for o in outs):
+        if not all(o is None or isinstance(o, FakeTensor) and o.layout is torch.strided
+                   for o in outs):
             return
         if kind == "fresh":
             metas = [

@@ -150,6 +150,15 @@ class FakeTensorMode(TorchDispatchMode):
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented:
                 return out
+        if any(isinstance(t, FakeTensor) and t.layout is not torch.strided for t in flat):
+            if func in _SPARSE_ACCESSORS:  # they read the sparse tensor's fields, not its data
+                with self.kernel_invocation(), torch._C._PreserveDispatchKeyGuard():
+                    torch._C._set_meta_in_tls_dispatch_include(False)
+                    out = func(*args, **kwargs)
+                return tree_map(lambda t: self._dress(t, args[0].fake_device), out)
+            # Meta kernels are dense kernels: other ops on sparse inputs run the real sparse CPU
+            # kernel on zeros.
+            return self._run_on_zeros(func, args, kwargs, "a sparse input")
         symbols = _symbols(flat) if self.shape_env is not None else set()
         if (
             func in decomposition_table
@@ -283,6 +292,16 @@ _INEXACT_META_STRIDES = frozenset({
 })
 
 
+# Ops that read a sparse tensor's fields (its sizes of parts, its index and value tensors, which
+# are meta tensors in a fake): they run as they are.
+_SPARSE_ACCESSORS = frozenset({
+    aten._nnz.default, aten.sparse_dim.default, aten.dense_dim.default, aten._dimI.default,
+    aten._dimV.default, aten.is_coalesced.default, aten._indices.default, aten._values.default,
+    aten.indices.default, aten.values.default, aten.crow_indices.default,
+    aten.col_indices.default, aten.ccol_indices.default, aten.row_indices.default,
+})
+
+
 def _can_run_on_zeros(func, flat: list[Any]) -> bool:
     """Static CPU fakes only, and never an op whose output sizes depend on the data."""
     return (
@@ -294,9 +313,19 @@ def _can_run_on_zeros(func, flat: list[Any]) -> bool:
 
 
 def _zeros_like(t: FakeTensor) -> torch.Tensor:
-    """A real CPU tensor of `t`'s sizes, strides and dtype, filled with zeros."""
+    """A real CPU tensor of `t`'s sizes, strides and dtype (a sparse one: layout, block size
+    and dense dims), filled with zeros."""
     with torch._C._DisableTorchDispatch():
-        return torch.zeros_like(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype))
+        if t.layout is torch.strided:
+            return torch.zeros_like(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype))
+        dense = torch.zeros(t.shape, dtype=t.dtype)
+        if t.layout is torch.sparse_coo:
+            return dense.to_sparse(t.sparse_dim())
+        blocksize = tuple(t.values().shape[1:3]) if t.layout in _BLOCKED else None
+        return dense.to_sparse(layout=t.layout, blocksize=blocksize, dense_dim=t.dense_dim())
+
+
+_BLOCKED = (torch.sparse_bsr, torch.sparse_bsc)
 
 
 def _symbols(flat: list[Any]) -> set:
@@ -306,7 +335,8 @@ def _symbols(flat: list[Any]) -> set:
         if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             found |= a.node.expr.free_symbols
         elif isinstance(a, FakeTensor):
-            for s in (*a.shape, *a.stride(), a.storage_offset()):
+            layout = (*a.stride(), a.storage_offset()) if a.layout is torch.strided else ()
+            for s in (*a.shape, *layout):
                 if isinstance(s, torch.SymInt):
                     found |= s.node.expr.free_symbols
     return found

@@ -81,7 +81,8 @@ class ProxyMode(TorchDispatchMode):
             node.meta["val"] = value
 
     def _note_symbolic_sizes(self, t: torch.Tensor, node: torch.fx.Node) -> None:
-        for prop, values in (("size", t.shape), ("stride", t.stride())):
+        strides = t.stride() if t.layout is torch.strided else ()  # sparse tensors have none
+        for prop, values in (("size", t.shape), ("stride", strides)):
             for dim, s in enumerate(values):
                 if isinstance(s, torch.SymInt):
                     self._sym_sources.setdefault(s.node.expr, (node, prop, dim))

@@ -14,12 +14,13 @@ which fail and why. `source` is the generated code, for reading.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from guards.guard_kinds import Constants, Equals, Guard
-from guards.sources import Source
+from guards.sources import LocalSource, Source
 
 CheckFn = Callable[[dict, dict], bool]
 
@@ -140,18 +141,21 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     taken: set[str] = set()
     lines: list[str] = []
 
-    # Constants read straight from the frame (`L['n'] == 3`, fifty times over) are checked all at
-    # once: one tuple comparison and one comparison of their types, both in C.
+    # Locals that are constants (`L['n'] == 3`, fifty times over) are checked all at once, in C:
+    # one `itemgetter` fetches them, one tuple comparison checks the values, and one pass of
+    # `is` over their types the types (`True == 1`, but a bool is not an int).
     batch = [
         root for root in children.get(None, [])
-        if not children.get(root)
+        if isinstance(root, LocalSource) and not children.get(root)
         and len(on_source.get(root, [])) == 1 and isinstance(on_source[root][0], Equals)
     ]
     if len(batch) > 1:
         values = tuple(on_source[root][0].value for root in batch)
-        lines.append(f"___values = ({', '.join(root.expr for root in batch)},)")
+        fetch = consts.name(operator.itemgetter(*(root.name for root in batch)))
+        types = consts.name(tuple(map(type, values)))
+        lines.append(f"___values = {fetch}(L)")
         lines.append(f"if not (___values == {consts.name(values)} and "
-                     f"tuple(map(type, ___values)) == {consts.name(tuple(map(type, values)))}):")
+                     f"all(map(___is, map(type, ___values), {types}))):")
         lines.append("    return False")
         children[None] = [root for root in children[None] if root not in batch]
 
@@ -178,6 +182,6 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
 
     body = "\n".join("        " + line for line in lines) or "        pass"
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
-    namespace: dict[str, Any] = {"math": math, **consts.values}  # math: shape guards
+    namespace: dict[str, Any] = {"math": math, "___is": operator.is_, **consts.values}
     exec(compile(source, "<guards>", "exec"), namespace)
     return namespace["check"], source
