@@ -1,0 +1,26 @@
+"""dynamo: capture the PyTorch operations of ordinary Python code into FX graphs.
+
+`compile(fn_or_module, backend=..., fullgraph=False, dynamic=None)` interprets the function's
+bytecode symbolically (pure Python: no C extension, no frame-evaluation hook), builds an FX graph
+of its tensor operations with fake tensors, hands it to a backend, and runs the result behind
+guards, recompiling when they fail.
+"""
+
+from dynamo.backends import list_backends, lookup_backend, register_backend
+from dynamo.exc import BackendError, Unsupported
+from dynamo.frontend import (
+    CompiledFunction,
+    OptimizedModule,
+    allow_in_graph,
+    compile,
+    disable,
+    mark_dynamic,
+    mark_static,
+    reset,
+)
+
+__all__ = [
+    "BackendError", "CompiledFunction", "OptimizedModule", "Unsupported", "allow_in_graph",
+    "compile", "disable", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
+    "register_backend", "reset",
+]

@@ -1,0 +1,67 @@
+"""Backends: what turns a captured FX graph into something to run.
+
+A backend is any callable `(gm, example_inputs) -> callable`, as for `torch.compile`. By name:
+`"eager"` runs the GraphModule itself; `"aot_eager"` lowers it to aten ops with `fxtrace.make_fx`
+and runs that; other names come from the `dynamo.backends` entry-point group (where
+`inductor_lite` registers itself), and `register_backend` adds more at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+import torch
+
+Backend = Callable[[torch.fx.GraphModule, list], Callable]
+_REGISTRY: dict[str, Backend] = {}
+
+
+def register_backend(name: str, backend: Backend | None = None) -> Any:
+    """Register `backend` under `name` (usable as a decorator)."""
+    def add(fn: Backend) -> Backend:
+        _REGISTRY[name] = fn
+        return fn
+
+    return add(backend) if backend is not None else add
+
+
+def lookup_backend(backend: str | Backend) -> Backend:
+    if callable(backend):
+        return backend
+    if backend not in _REGISTRY:
+        for ep in entry_points(group="dynamo.backends"):
+            if ep.name == backend:
+                _REGISTRY[backend] = ep.load()
+                break
+    if backend not in _REGISTRY:
+        raise ValueError(f"unknown backend {backend!r}; known: {', '.join(list_backends())}")
+    return _REGISTRY[backend]
+
+
+def list_backends() -> list[str]:
+    names = set(_REGISTRY) | {ep.name for ep in entry_points(group="dynamo.backends")}
+    return sorted(names)
+
+
+@register_backend("eager")
+def eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    return gm.forward
+
+
+@register_backend("aot_eager")
+def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    """Lower to aten with make_fx (symbolic when the graph has symbolic sizes), then run."""
+    from fxtrace import make_fx
+
+    if any(n.target is torch._C._set_grad_enabled for n in gm.graph.nodes) and any(
+        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
+    ):
+        raise NotImplementedError("aot_eager does not lower grad-mode switches on inputs that "
+                                  "require grad (the aten graph would not record them)")
+    shape_env = gm.meta.get("shape_env")
+    symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
+    aten = make_fx(torch.fx.Interpreter(gm).run, "symbolic" if symbolic else "fake")(
+        *example_inputs)
+    return aten

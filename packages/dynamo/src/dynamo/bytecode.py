@@ -1,0 +1,62 @@
+"""Reading code objects: the instructions of CPython 3.10–3.12 in one normalised form.
+
+`dis` already decodes a code object (EXTENDED_ARG folded in, jump targets as offsets, names and
+constants resolved). What differs between versions is smoothed here: directional jumps of 3.11
+(`POP_JUMP_FORWARD_IF_FALSE`) lose their direction, and each instruction gets its index and its
+jump target's index, so the interpreter steps through a list. Part 1 of the frontend needs no
+assembly: a fully captured frame is replaced by generated Python source (see `codegen`), not by
+new bytecode.
+"""
+
+from __future__ import annotations
+
+import dis
+import sys
+from dataclasses import dataclass
+from types import CodeType
+from typing import Any
+
+PY312 = sys.version_info >= (3, 12)
+
+
+@dataclass
+class Instruction:
+    opname: str
+    arg: int | None
+    argval: Any
+    offset: int
+    lineno: int | None
+    target: int | None = None  # index of the jump target
+
+
+_DIRECTIONAL = {
+    f"POP_JUMP_{d}_IF_{c}": f"POP_JUMP_IF_{c}"
+    for d in ("FORWARD", "BACKWARD") for c in ("FALSE", "TRUE", "NONE", "NOT_NONE")
+}
+_DIRECTIONAL["JUMP_BACKWARD_NO_INTERRUPT"] = "JUMP_BACKWARD"
+
+
+def instructions(code: CodeType) -> list[Instruction]:
+    """The instructions of `code`, with jump targets as list indices."""
+    result: list[Instruction] = []
+    lineno = code.co_firstlineno
+    for ins in dis.get_instructions(code):
+        if ins.opname == "CACHE":
+            continue
+        line = getattr(ins, "line_number", None) or ins.starts_line
+        if isinstance(line, int) and not isinstance(line, bool):
+            lineno = line
+        result.append(Instruction(_DIRECTIONAL.get(ins.opname, ins.opname), ins.arg,
+                                  ins.argval, ins.offset, lineno))
+    index = {ins.offset: i for i, ins in enumerate(result)}
+    for ins in result:
+        if ins.opname in _JUMPS:
+            ins.target = index[ins.argval]
+    return result
+
+
+_JUMPS = frozenset({
+    "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
+    "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
+    "FOR_ITER", "SEND",
+})

@@ -1,0 +1,90 @@
+"""The code that replaces a captured frame: fetch the graph's inputs, call it, rebuild the result.
+
+For a frame captured whole, the "transformed code" is a small generated Python function of the
+frame's locals and globals: it reads each graph input through its source
+(`L['self']._modules['fc']._parameters['weight']`), calls the compiled graph once, and builds
+the frame's return value around the graph's outputs (tuples, lists, dicts, constants, and
+objects returned as they came in). Its source is kept for reading (`entry.source`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from dynamo.exc import Unsupported
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.containers import (
+    DictVariable,
+    ListVariable,
+    NamedTupleVariable,
+    SetVariable,
+    SizeVariable,
+    TupleVariable,
+)
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+
+
+class ResultBuilder:
+    """Turns a return value's tracker into graph outputs plus a Python expression over them."""
+
+    def __init__(self) -> None:
+        self.outputs: list[torch.fx.Node] = []
+        self.constants: dict[str, Any] = {}
+
+    def _constant(self, value: Any) -> str:
+        name = f"___k{len(self.constants)}"
+        self.constants[name] = value
+        return name
+
+    def expression(self, v: VariableTracker) -> str:
+        if isinstance(v, (TensorVariable, SymNodeVariable)):
+            if v.node in self.outputs:
+                return f"___out[{self.outputs.index(v.node)}]"
+            self.outputs.append(v.node)
+            return f"___out[{len(self.outputs) - 1}]"
+        if isinstance(v, ConstantVariable):
+            value = v.value
+            if value is None or isinstance(value, (bool, int, str)):
+                return repr(value)
+            return self._constant(value)
+        if isinstance(v, SizeVariable):
+            return f"{self._constant(torch.Size)}(({''.join(self.expression(x) + ', ' for x in v.values)}))"
+        if isinstance(v, NamedTupleVariable):
+            items = ", ".join(self.expression(x) for x in v.values)
+            if hasattr(v.kind, "_fields"):
+                return f"{self._constant(v.kind)}({items})"
+            return f"{self._constant(v.kind)}(({items},))"
+        if isinstance(v, TupleVariable):
+            return "(" + "".join(self.expression(x) + ", " for x in v.values) + ")"
+        if isinstance(v, ListVariable):
+            return "[" + ", ".join(self.expression(x) for x in v.values) + "]"
+        if isinstance(v, DictVariable):
+            return "{" + ", ".join(f"{self._constant(k)}: {self.expression(x)}"
+                                   for k, x in v.entries.items()) + "}"
+        if isinstance(v, SetVariable):
+            return self._constant(set(v.values)) + ".copy()"
+        if v.source is not None:
+            return v.source.expr
+        if v.is_constant():
+            return self._constant(v.as_constant())
+        raise Unsupported(f"returning {v} from a compiled frame")
+
+
+def make_runner(graph_fn: Callable, inputs: list[Any], builder: ResultBuilder,
+                result: str) -> tuple[Callable[[dict, dict], Any], str]:
+    """`run(L, G)`: the transformed frame, and its source."""
+    args = "".join(f"{source.expr}, " for source in inputs)
+    lines = ["def run(L, G):"]
+    if builder.outputs:
+        lines.append(f"    ___out = ___graph({args})")
+    else:
+        lines.append(f"    ___graph({args})")
+    lines.append(f"    return {result}")
+    source = "\n".join(lines) + "\n"
+    namespace: dict[str, Any] = {"___graph": graph_fn, **builder.constants}
+    exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
+    return namespace["run"], source

@@ -1,0 +1,37 @@
+"""Why a capture stopped: `Unsupported`, with the construct and the user's file:line.
+
+Every place where the symbolic interpreter meets something it cannot capture raises
+`Unsupported(reason)`; the interpreter adds where in the user's code it happened (file, line and
+that line's source) before the exception leaves it. `compile()` turns it into a warning and an
+eager run, or, with `fullgraph=True`, lets it reach the caller.
+"""
+
+from __future__ import annotations
+
+import linecache
+
+
+class Unsupported(Exception):
+    """A construct that the frontend cannot capture into a graph."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.filename: str | None = None
+        self.lineno: int | None = None
+
+    def locate(self, filename: str, lineno: int | None) -> None:
+        """Record the innermost user location (the first call wins: it is the deepest)."""
+        if self.filename is None and lineno is not None:
+            self.filename, self.lineno = filename, lineno
+
+    def __str__(self) -> str:
+        if self.filename is None:
+            return self.reason
+        line = linecache.getline(self.filename, self.lineno).strip()
+        excerpt = f"\n    {line}" if line else ""
+        return f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}"
+
+
+class BackendError(RuntimeError):
+    """A backend raised while compiling a graph."""

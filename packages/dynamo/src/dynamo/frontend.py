@@ -1,0 +1,280 @@
+"""compile(): the front door. Per code object, a cache of compiled entries behind guards.
+
+`compile(fn)` returns a wrapper. A call binds the arguments to `fn`'s parameters (the frame's
+locals), then tries the cache entries of `fn`'s code object in order: the first whose guards
+hold runs its transformed frame. A miss traces the frame (interpreter + output graph), hands
+the graph to the backend, and adds an entry. Past the cache size limit, or when the frame
+cannot be captured, the function runs eagerly with one warning giving the reason (with
+`fullgraph=True`, the reason is raised instead). A frame that does no tensor work gets an entry
+that runs the original function: left alone, at the cost of one guard check.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import types
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from dynamo.backends import Backend, lookup_backend
+from dynamo.codegen import ResultBuilder, make_runner
+from dynamo.exc import BackendError, Unsupported
+from dynamo.interpreter import Translator
+from dynamo.output_graph import OutputGraph
+from guards import CacheLimitExceeded, GuardedCache, GuardSet
+
+CACHE_SIZE_LIMIT = 8
+_caches: dict[types.CodeType, GuardedCache] = {}
+_gave_up: dict[types.CodeType, str] = {}
+
+
+@dataclass
+class CacheEntry:
+    """One compilation of a frame: its guards, the transformed frame, and what was built."""
+
+    guards: GuardSet
+    run: Callable[[dict, dict], Any]
+    source: str
+    graph: torch.fx.GraphModule | None
+
+
+def reset() -> None:
+    """Forget every compiled entry (the next call of every compiled function recompiles)."""
+    _caches.clear()
+    _gave_up.clear()
+
+
+def disable(fn: Callable) -> Callable:
+    """Never compile `fn`; inside a compiled frame, calling it stops the capture (part 1)."""
+    fn._dynamo_disable = True  # type: ignore[attr-defined]
+    return fn
+
+
+def allow_in_graph(fn: Callable) -> Callable:
+    """Put calls of `fn` into the graph as they are, instead of inlining them."""
+    fn._dynamo_allow_in_graph = True  # type: ignore[attr-defined]
+    return fn
+
+
+def mark_dynamic(t: torch.Tensor, dim: int | list[int]) -> None:
+    """Compile `t`'s size at `dim` as a symbol, whatever `dynamic` says."""
+    dims = getattr(t, "_dynamo_dynamic_dims", set())
+    dims.update([dim] if isinstance(dim, int) else dim)
+    t._dynamo_dynamic_dims = dims  # type: ignore[attr-defined]
+
+
+def mark_static(t: torch.Tensor, dim: int | list[int]) -> None:
+    """Keep `t`'s size at `dim` a constant, even with `dynamic=True`."""
+    dims = getattr(t, "_dynamo_static_dims", set())
+    dims.update([dim] if isinstance(dim, int) else dim)
+    t._dynamo_static_dims = dims  # type: ignore[attr-defined]
+
+
+def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
+    """A function with `fn`'s signature that returns its arguments as a dict of locals:
+    Python's own argument parsing, at C speed."""
+    code = fn.__code__
+    params = inspect.signature(fn).parameters.values()
+    defaults = {f"___d{i}": p.default for i, p in enumerate(params)
+                if p.default is not inspect.Parameter.empty}
+    parts, seen_star = [], False
+    for i, p in enumerate(params):
+        text = p.name + (f"=___d{i}" if f"___d{i}" in defaults else "")
+        if p.kind is p.VAR_POSITIONAL:
+            text, seen_star = f"*{p.name}", True
+        elif p.kind is p.VAR_KEYWORD:
+            text = f"**{p.name}"
+        elif p.kind is p.KEYWORD_ONLY and not seen_star:
+            parts.append("*")
+            seen_star = True
+        parts.append(text)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params) or list(params)[i + 1].kind
+                                             is not p.POSITIONAL_ONLY):
+            parts.append("/")
+    names = [p.name for p in params]
+    entries = ", ".join(f"{n!r}: {n}" for n in names)
+    if code.co_freevars:
+        entries += ", '__closure__': ___closure"
+        defaults["___closure"] = fn.__closure__
+    source = f"def bind({', '.join(parts)}):\n    return {{{entries}}}\n"
+    exec(builtins.compile(source, f"<dynamo binder of {fn.__qualname__}>", "exec"), defaults)
+    return defaults["bind"]
+
+
+class CompiledFunction:
+    """`fn`, compiled on its calls. Calls look like calls of `fn`."""
+
+    def __init__(self, fn: types.FunctionType, backend: Backend, fullgraph: bool,
+                 dynamic: bool | None, bound_self: Any = None) -> None:
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"dynamo.compile needs a Python function or nn.Module, not {fn!r}")
+        self.fn = fn
+        self.backend = backend
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.bound_self = bound_self
+        self.bind = _make_binder(fn)
+        functools.update_wrapper(self, fn)
+
+    @property
+    def cache(self) -> GuardedCache:
+        return _caches.setdefault(self.fn.__code__, GuardedCache(CACHE_SIZE_LIMIT))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self.fn
+        if self.bound_self is not None:
+            args = (self.bound_self, *args)
+        if getattr(fn, "_dynamo_disable", False) or fn.__code__ in _gave_up:
+            return fn(*args, **kwargs)
+        f_locals = self.bind(*args, **kwargs)
+        f_globals = fn.__globals__
+        for guards, entry in self.cache.entries:
+            if guards.check(f_locals, f_globals):
+                return entry.run(f_locals, f_globals)
+        entry = self._compile(f_locals, f_globals)
+        if entry is None:
+            return fn(*args, **kwargs)
+        return entry.run(f_locals, f_globals)
+
+    def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
+        try:
+            entry = compile_frame(self.fn, f_locals, f_globals, self.backend, self.dynamic)
+        except Unsupported as error:
+            if self.fullgraph:
+                raise
+            self._give_up(f"dynamo could not capture {self.fn.__qualname__}; it runs eagerly: "
+                          f"{error}")
+            return None
+        try:
+            self.cache.add(entry.guards, entry, f_locals=f_locals, f_globals=f_globals)
+        except CacheLimitExceeded as error:
+            self._give_up(f"dynamo recompiled {self.fn.__qualname__} {CACHE_SIZE_LIMIT} times "
+                          f"(the cache size limit); it runs eagerly from now on: {error}")
+            return None
+        return entry
+
+    def _give_up(self, message: str) -> None:
+        _gave_up[self.fn.__code__] = message
+        warnings.warn(message, stacklevel=4)
+
+
+def compile_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict, backend: Backend,
+                  dynamic: bool | None) -> CacheEntry:
+    """Trace `fn` on these locals, compile the graph with `backend`, make the cache entry."""
+    output = OutputGraph(dynamic)
+    output.f_globals = f_globals
+    from dynamo.variables.functions import ClosureCell
+    from guards import GetItemSource, LocalSource
+
+    cells = {name: ClosureCell(cell, _cell_source(GetItemSource(LocalSource("__closure__"), i)))
+             for i, (name, cell) in enumerate(zip(fn.__code__.co_freevars, fn.__closure__ or ()))}
+    tracer = Translator(output, fn.__code__, f_globals, {}, cells,
+                        frame_locals={k: v for k, v in f_locals.items() if k != "__closure__"})
+    try:
+        result = tracer.run()
+        builder = ResultBuilder()
+        expression = builder.expression(result)
+        gm = output.finish(builder.outputs)
+    finally:
+        torch._C._set_grad_enabled(output.initial_grad_mode)
+    guards = output.guard_set()
+    if gm is None:  # no tensor work: leave the frame alone
+        return CacheEntry(guards, lambda L, G: fn(*_positional(fn, L)), "", None)
+    try:
+        compiled = backend(gm, output.example_inputs())
+    except Exception as error:
+        if getattr(backend, "_raise_on_error", False):
+            raise BackendError(f"the backend failed: {error}") from error
+        warnings.warn(f"dynamo: backend {getattr(backend, '__name__', backend)!r} failed "
+                      f"({type(error).__name__}: {error}); running the graph eagerly",
+                      stacklevel=5)
+        compiled = gm.forward
+    run, source = make_runner(compiled, [s for s, _, _ in output.inputs], builder, expression)
+    return CacheEntry(guards, run, source, gm)
+
+
+def _cell_source(base: Any) -> Any:
+    from guards import AttrSource
+
+    return AttrSource(base, "cell_contents")
+
+
+def _positional(fn: types.FunctionType, f_locals: dict) -> list:
+    return [f_locals[n] for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
+
+
+class OptimizedModule(torch.nn.Module):
+    """An nn.Module whose calls go through the compiled `forward` of the module it wraps.
+
+    Attributes, `state_dict`, parameters pass through to the original module. Hooks registered
+    on the original module run, eagerly, around the compiled forward.
+    """
+
+    def __init__(self, module: torch.nn.Module, compiled_forward: CompiledFunction) -> None:
+        super().__init__()
+        self._orig_mod = module
+        self._compiled_forward = compiled_forward
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        module = self._orig_mod
+        if not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
+                or module._backward_pre_hooks or _global_hooks()):
+            return self._compiled_forward(*args, **kwargs)
+        module.forward = self._compiled_forward
+        try:
+            return module(*args, **kwargs)
+        finally:
+            del module.forward
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled_forward(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("_orig_mod", "_compiled_forward"):
+            return super().__getattr__(name)
+        return getattr(self._orig_mod, name)
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        return self._orig_mod.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        return self._orig_mod.load_state_dict(*args, **kwargs)
+
+
+def _global_hooks() -> bool:
+    from torch.nn.modules import module as m
+
+    return bool(m._global_forward_hooks or m._global_forward_pre_hooks
+                or m._global_backward_hooks or m._global_backward_pre_hooks)
+
+
+def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: bool = False,
+            dynamic: bool | None = None) -> Any:
+    """Compile a function or nn.Module (also usable as `@compile` or `@compile(...)`).
+
+    `backend`: a name (`"eager"`, `"aot_eager"`, an entry point of `dynamo.backends`) or a
+    `torch.compile`-style callable `(gm, example_inputs) -> callable`. `fullgraph=True`: raise
+    `Unsupported` where the frame cannot be captured whole, instead of running it eagerly.
+    `dynamic`: False, every size a constant; True, every input dim of tensors symbolic; None,
+    constants except dims marked with `mark_dynamic`.
+    """
+    if model is None:
+        return lambda m: compile(m, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+    compiler = lookup_backend(backend)
+    if isinstance(model, torch.nn.Module):
+        forward = model.__dict__.get("forward") or type(model).forward
+        if isinstance(forward, types.MethodType):
+            compiled = CompiledFunction(forward.__func__, compiler, fullgraph, dynamic,
+                                        forward.__self__)
+        else:
+            compiled = CompiledFunction(forward, compiler, fullgraph, dynamic, model)
+        return OptimizedModule(model, compiled)
+    if isinstance(model, types.MethodType):
+        return CompiledFunction(model.__func__, compiler, fullgraph, dynamic, model.__self__)
+    return CompiledFunction(model, compiler, fullgraph, dynamic)

@@ -1,0 +1,591 @@
+"""The symbolic bytecode interpreter: runs a frame's instructions over trackers.
+
+A Translator steps through a code object's instructions (CPython 3.11 and 3.12) the way the
+CPython eval loop does, with a stack and locals of VariableTrackers instead of objects. Tensor
+operations go into the OutputGraph; Python operations on constants happen right away; control
+flow follows the values known while tracing (constants, shapes, decided symbolic sizes), so
+loops unroll and only the branch taken is captured. A call to a user function starts a nested
+Translator on the callee's code (inlining). Any instruction it cannot follow raises
+`Unsupported` with the user's file and line.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import operator
+import os
+import types
+from typing import Any
+
+import torch
+
+from dynamo.bytecode import PY312, instructions
+from dynamo.exc import Unsupported
+from dynamo.output_graph import OutputGraph
+from dynamo.sources import ModuleGlobalSource
+from dynamo.variables.base import NullVariable, VariableTracker
+from dynamo.variables.builder import wrap, wrap_constant_result
+from dynamo.variables.builtins import BuiltinVariable
+from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.containers import (
+    DictVariable,
+    IteratorVariable,
+    ListVariable,
+    SetVariable,
+    SliceVariable,
+    TupleVariable,
+)
+from dynamo.variables.functions import Cell, ClosureCell, NestedFunctionVariable
+from dynamo.variables.objects import GradModeVariable, PythonModuleVariable, SuperVariable
+from guards import GlobalSource, LocalSource
+
+MAX_INLINE_DEPTH = 32
+MAX_INSTRUCTIONS = 1_000_000
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_GENERATOR = 0x20
+_NOT_SIMPLE = (0x20 | 0x80 | 0x100 | 0x200)  # generator, coroutine, iterable/async generator
+
+_BINARY = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+    "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+    ">>": operator.rshift,
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow,
+    "@=": operator.imatmul, "&=": operator.iand, "|=": operator.ior, "^=": operator.ixor,
+    "<<=": operator.ilshift, ">>=": operator.irshift,
+}
+_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            ">": operator.gt, ">=": operator.ge}
+
+
+class ExitVariable(VariableTracker):
+    """The `__exit__` that BEFORE_WITH leaves on the stack."""
+
+    def __init__(self, ctx: VariableTracker) -> None:
+        self.ctx = ctx
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        return self.ctx.call_method(tx, "__exit__", [], {})
+
+
+class CellVariable(VariableTracker):
+    """A closure cell on the stack (LOAD_CLOSURE), on its way into a nested function."""
+
+    def __init__(self, cell: Any) -> None:
+        self.cell = cell
+
+
+class Translator:
+    """Symbolically runs one code object; `run()` returns the tracker of its return value."""
+
+    def __init__(self, output: OutputGraph, code: types.CodeType, f_globals: dict,
+                 symbolic_locals: dict[str, VariableTracker], cells: dict[str, Any],
+                 depth: int = 0, frame_locals: dict[str, Any] | None = None) -> None:
+        self.output = output
+        self.code = code
+        self.f_globals = f_globals
+        self.locals = symbolic_locals
+        self.cells = cells
+        self.depth = depth
+        self.frame_locals = frame_locals or {}  # the top frame's real values, wrapped on read
+        self.instructions = instructions(code)
+        self.stack: list[VariableTracker] = []
+        self.ip = 0
+        self.kw_names: tuple[str, ...] = ()
+        self.result: VariableTracker | None = None
+        self.yielded: list[VariableTracker] = []  # a generator's values, in order
+        self.steps = 0
+
+    # ----- the loop ---------------------------------------------------------------------------
+
+    def run(self) -> VariableTracker:
+        while self.result is None:
+            ins = self.instructions[self.ip]
+            self.ip += 1
+            self.steps += 1
+            try:
+                if self.steps > MAX_INSTRUCTIONS:
+                    raise Unsupported(f"more than {MAX_INSTRUCTIONS} instructions (an endless "
+                                      "loop while tracing?)")
+                handler = getattr(self, ins.opname, None)
+                if handler is None:
+                    raise Unsupported(f"the bytecode instruction {ins.opname} "
+                                      f"({_construct(ins.opname)})")
+                handler(ins)
+            except Unsupported as error:
+                if not self.code.co_filename.startswith(_TORCH_DIR):
+                    error.locate(self.code.co_filename, ins.lineno)
+                raise
+        return self.result
+
+    def push(self, v: VariableTracker) -> None:
+        self.stack.append(v)
+
+    def pop(self) -> VariableTracker:
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list[VariableTracker]:
+        if n == 0:
+            return []
+        values = self.stack[-n:]
+        del self.stack[-n:]
+        return values
+
+    def jump(self, ins) -> None:
+        self.ip = ins.target
+
+    def truth(self, v: VariableTracker) -> bool:
+        return v.truth(self)
+
+    # ----- calls and inlining -----------------------------------------------------------------
+
+    def call(self, fn: VariableTracker, args: list[VariableTracker],
+             kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        return fn.call(self, args, kwargs)
+
+    def inline(self, code: types.CodeType, f_globals: dict, bound: dict[str, VariableTracker],
+               cells: dict[str, Any], name: str) -> VariableTracker:
+        if code.co_flags & _NOT_SIMPLE & ~_GENERATOR:
+            raise Unsupported(f"calling {name}, a coroutine or async generator function")
+        if self.depth >= MAX_INLINE_DEPTH:
+            raise Unsupported(f"inlining {name}: calls nest deeper than {MAX_INLINE_DEPTH}")
+        callee = Translator(self.output, code, f_globals, bound, cells, self.depth + 1)
+        result = callee.run()
+        if code.co_flags & _GENERATOR:
+            # A generator runs to its end at once; the caller iterates over what it yielded.
+            return IteratorVariable(callee.yielded)
+        return result
+
+    def make_super(self, args: list[VariableTracker]) -> VariableTracker:
+        if args:
+            return SuperVariable(args[0].as_constant(), args[1])
+        cell = self.cells.get("__class__")
+        if cell is None or not self.code.co_argcount:
+            raise Unsupported("super() outside a method")
+        cls = cell.contents.as_constant() if isinstance(cell, Cell) else cell.cell.cell_contents
+        return SuperVariable(cls, self.load_local(self.code.co_varnames[0]))
+
+    # ----- names ------------------------------------------------------------------------------
+
+    def load_local(self, name: str) -> VariableTracker:
+        if name in self.locals:
+            return self.locals[name]
+        if name in self.frame_locals:
+            self.locals[name] = wrap(self, self.frame_locals[name], LocalSource(name))
+            return self.locals[name]
+        raise Unsupported(f"local variable {name!r} referenced before assignment")
+
+    def load_global(self, name: str) -> VariableTracker:
+        g = self.f_globals
+        if name in g:
+            if g is self.output.f_globals:
+                source: Any = GlobalSource(name)
+            else:
+                source = ModuleGlobalSource(g.get("__name__"), name)
+            return wrap(self, g[name], source)
+        b = g.get("__builtins__", builtins)
+        table = b if isinstance(b, dict) else vars(b)
+        if name not in table:
+            raise Unsupported(f"name {name!r} is not defined")
+        return wrap(self, table[name], None)
+
+    def load_cell(self, name: str) -> VariableTracker:
+        cell = self.cells.get(name)
+        if isinstance(cell, Cell):
+            if cell.contents is None:
+                raise Unsupported(f"free variable {name!r} referenced before assignment")
+            return cell.contents
+        if isinstance(cell, ClosureCell):
+            try:
+                contents = cell.cell.cell_contents
+            except ValueError:
+                raise Unsupported(f"free variable {name!r} is empty") from None
+            return wrap(self, contents, cell.source)
+        raise Unsupported(f"the closure variable {name!r}")
+
+    # ----- instructions: stack and names ------------------------------------------------------
+
+    def NOP(self, ins) -> None:
+        pass
+
+    RESUME = PRECALL = EXTENDED_ARG = COPY_FREE_VARS = NOP
+
+    def PUSH_NULL(self, ins) -> None:
+        self.push(NullVariable())
+
+    def POP_TOP(self, ins) -> None:
+        self.pop()
+
+    def END_FOR(self, ins) -> None:
+        self.popn(2)
+
+    def COPY(self, ins) -> None:
+        self.push(self.stack[-ins.arg])
+
+    def SWAP(self, ins) -> None:
+        self.stack[-1], self.stack[-ins.arg] = self.stack[-ins.arg], self.stack[-1]
+
+    def LOAD_FAST(self, ins) -> None:
+        self.push(self.load_local(ins.argval))
+
+    LOAD_FAST_CHECK = LOAD_FAST
+
+    def LOAD_FAST_AND_CLEAR(self, ins) -> None:
+        self.push(self.locals.pop(ins.argval, NullVariable()))
+
+    def STORE_FAST(self, ins) -> None:
+        value = self.pop()
+        if isinstance(value, NullVariable):
+            self.locals.pop(ins.argval, None)
+        else:
+            self.locals[ins.argval] = value
+
+    def DELETE_FAST(self, ins) -> None:
+        self.locals.pop(ins.argval, None)
+
+    def LOAD_CONST(self, ins) -> None:
+        self.push(wrap_constant_result(ins.argval))
+
+    def LOAD_GLOBAL(self, ins) -> None:
+        if ins.arg & 1:
+            self.push(NullVariable())
+        self.push(self.load_global(ins.argval))
+
+    def STORE_GLOBAL(self, ins) -> None:
+        raise Unsupported(f"assigning the global {ins.argval!r} (a side effect: part 2)")
+
+    def LOAD_DEREF(self, ins) -> None:
+        self.push(self.load_cell(ins.argval))
+
+    def STORE_DEREF(self, ins) -> None:
+        cell = self.cells.get(ins.argval)
+        if not isinstance(cell, Cell):
+            raise Unsupported(f"assigning the closure variable {ins.argval!r} of an enclosing "
+                              "function (a side effect: part 2)")
+        cell.contents = self.pop()
+
+    def LOAD_CLOSURE(self, ins) -> None:
+        self.push(CellVariable(self.cells[ins.argval]))
+
+    def MAKE_CELL(self, ins) -> None:
+        name = ins.argval
+        if name not in self.cells:
+            if name not in self.locals and name in self.frame_locals:
+                self.load_local(name)  # an argument of the frame that a closure captures
+            self.cells[name] = Cell(self.locals.pop(name, None))
+
+    def LOAD_ATTR(self, ins) -> None:
+        obj = self.pop()
+        if PY312 and ins.arg & 1:
+            self.push(NullVariable())
+        self.push(obj.getattr(self, ins.argval))
+
+    def LOAD_METHOD(self, ins) -> None:
+        obj = self.pop()
+        self.push(NullVariable())
+        self.push(obj.getattr(self, ins.argval))
+
+    def LOAD_SUPER_ATTR(self, ins) -> None:
+        cls, obj = self.popn(3)[1:]
+        attr = SuperVariable(cls.as_constant(), obj).getattr(self, ins.argval)
+        if ins.arg & 1:
+            self.push(NullVariable())
+        self.push(attr)
+
+    def STORE_ATTR(self, ins) -> None:
+        obj = self.pop()
+        obj.setattr(self, ins.argval, self.pop())
+
+    def IMPORT_NAME(self, ins) -> None:
+        level, fromlist = self.popn(2)
+        module = __import__(ins.argval, self.f_globals, None, fromlist.as_constant(),
+                            level.as_constant())
+        self.push(PythonModuleVariable(module))
+
+    def IMPORT_FROM(self, ins) -> None:
+        self.push(self.stack[-1].getattr(self, ins.argval))
+
+    # ----- operators --------------------------------------------------------------------------
+
+    def _apply(self, fn: Any, args: list[VariableTracker]) -> None:
+        self.push(BuiltinVariable(fn).call(self, args, {}))
+
+    def BINARY_OP(self, ins) -> None:
+        symbol = dis._nb_ops[ins.arg][1]
+        self._apply(_BINARY[symbol], self.popn(2))
+
+    def COMPARE_OP(self, ins) -> None:
+        self._apply(_COMPARE[ins.argval], self.popn(2))
+
+    def IS_OP(self, ins) -> None:
+        self._apply(operator.is_not if ins.arg else operator.is_, self.popn(2))
+
+    def CONTAINS_OP(self, ins) -> None:
+        item, container = self.popn(2)
+        found = BuiltinVariable(operator.contains).call(self, [container, item], {})
+        self.push(ConstantVariable(found.truth(self) != bool(ins.arg)))
+
+    def UNARY_NEGATIVE(self, ins) -> None:
+        self._apply(operator.neg, [self.pop()])
+
+    def UNARY_POSITIVE(self, ins) -> None:
+        self._apply(operator.pos, [self.pop()])
+
+    def UNARY_INVERT(self, ins) -> None:
+        self._apply(operator.invert, [self.pop()])
+
+    def UNARY_NOT(self, ins) -> None:
+        self.push(ConstantVariable(not self.truth(self.pop())))
+
+    def CALL_INTRINSIC_1(self, ins) -> None:
+        if ins.argval == "INTRINSIC_UNARY_POSITIVE":
+            return self.UNARY_POSITIVE(ins)
+        if ins.argval == "INTRINSIC_LIST_TO_TUPLE":
+            return self.push(TupleVariable(self.pop().items(self)))
+        raise Unsupported(f"the intrinsic {ins.argval}")
+
+    def BINARY_SUBSCR(self, ins) -> None:
+        self._apply(operator.getitem, self.popn(2))
+
+    def STORE_SUBSCR(self, ins) -> None:
+        value, container, key = self.popn(3)
+        BuiltinVariable(operator.setitem).call(self, [container, key, value], {})
+
+    def DELETE_SUBSCR(self, ins) -> None:
+        container, key = self.popn(2)
+        BuiltinVariable(operator.delitem).call(self, [container, key], {})
+
+    def BINARY_SLICE(self, ins) -> None:
+        container, start, stop = self.popn(3)
+        self._apply(operator.getitem, [container, SliceVariable([start, stop])])
+
+    def STORE_SLICE(self, ins) -> None:
+        value, container, start, stop = self.popn(4)
+        BuiltinVariable(operator.setitem).call(
+            self, [container, SliceVariable([start, stop]), value], {})
+
+    # ----- building values --------------------------------------------------------------------
+
+    def BUILD_TUPLE(self, ins) -> None:
+        self.push(TupleVariable(self.popn(ins.arg)))
+
+    def BUILD_LIST(self, ins) -> None:
+        self.push(ListVariable(self.popn(ins.arg)))
+
+    def BUILD_SET(self, ins) -> None:
+        self.push(SetVariable({v.as_constant() for v in self.popn(ins.arg)}))
+
+    def BUILD_MAP(self, ins) -> None:
+        flat = self.popn(2 * ins.arg)
+        self.push(DictVariable({flat[i].as_constant(): flat[i + 1]
+                                for i in range(0, len(flat), 2)}))
+
+    def BUILD_CONST_KEY_MAP(self, ins) -> None:
+        keys = self.pop().as_constant()
+        self.push(DictVariable(dict(zip(keys, self.popn(ins.arg)))))
+
+    def BUILD_SLICE(self, ins) -> None:
+        self.push(SliceVariable(self.popn(ins.arg)))
+
+    def BUILD_STRING(self, ins) -> None:
+        self.push(ConstantVariable("".join(v.as_constant() for v in self.popn(ins.arg))))
+
+    def FORMAT_VALUE(self, ins) -> None:
+        spec = self.pop().as_constant() if ins.arg & 0x04 else ""
+        value = self.pop()
+        from dynamo.variables.tensor import SymNodeVariable
+
+        raw = value.as_int() if isinstance(value, SymNodeVariable) else value.as_constant()
+        convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
+        self.push(ConstantVariable(format(convert(raw), spec)))
+
+    def LIST_APPEND(self, ins) -> None:
+        value = self.pop()
+        self.stack[-ins.arg].values.append(value)
+
+    def LIST_EXTEND(self, ins) -> None:
+        items = self.pop().items(self)
+        self.stack[-ins.arg].values.extend(items)
+
+    def LIST_TO_TUPLE(self, ins) -> None:
+        self.push(TupleVariable(self.pop().items(self)))
+
+    def SET_ADD(self, ins) -> None:
+        value = self.pop().as_constant()
+        self.stack[-ins.arg].values.add(value)
+
+    def SET_UPDATE(self, ins) -> None:
+        values = [v.as_constant() for v in self.pop().items(self)]
+        self.stack[-ins.arg].values.update(values)
+
+    def MAP_ADD(self, ins) -> None:
+        key, value = self.popn(2)
+        self.stack[-ins.arg].entries[key.as_constant()] = value
+
+    def DICT_UPDATE(self, ins) -> None:
+        other = self.pop()
+        if not isinstance(other, DictVariable):
+            raise Unsupported(f"** on {other}")
+        self.stack[-ins.arg].entries.update(other.entries)
+
+    DICT_MERGE = DICT_UPDATE
+
+    def UNPACK_SEQUENCE(self, ins) -> None:
+        items = self.pop().items(self)
+        if len(items) != ins.arg:
+            raise Unsupported(f"unpacking {len(items)} values into {ins.arg} names")
+        self.stack.extend(reversed(items))
+
+    def UNPACK_EX(self, ins) -> None:
+        before, after = ins.arg & 0xFF, ins.arg >> 8
+        items = self.pop().items(self)
+        if len(items) < before + after:
+            raise Unsupported(f"unpacking {len(items)} values into {before + after}+ names")
+        middle = ListVariable(items[before:len(items) - after])
+        self.stack.extend(reversed([*items[:before], middle, *items[len(items) - after:]]))
+
+    def MAKE_FUNCTION(self, ins) -> None:
+        code = self.pop().as_constant()
+        closure = self.pop() if ins.arg & 0x08 else None
+        if ins.arg & 0x04:
+            self.pop()  # annotations
+        kwdefaults = self.pop().entries if ins.arg & 0x02 else {}
+        defaults = tuple(self.pop().items(self)) if ins.arg & 0x01 else ()
+        cells = {name: c.cell for name, c in zip(code.co_freevars, closure.values)} \
+            if closure is not None else {}
+        self.push(NestedFunctionVariable(code, self.f_globals, code.co_qualname, defaults,
+                                         kwdefaults, cells))
+
+    # ----- calls ------------------------------------------------------------------------------
+
+    def KW_NAMES(self, ins) -> None:
+        self.kw_names = self.code.co_consts[ins.arg]
+
+    def CALL(self, ins) -> None:
+        args = self.popn(ins.arg)
+        fn, first = self.popn(2)
+        if not isinstance(fn, NullVariable):
+            fn, args = fn, [first, *args]
+        else:
+            fn = first
+        kwargs: dict[str, VariableTracker] = {}
+        if self.kw_names:
+            n = len(self.kw_names)
+            kwargs = dict(zip(self.kw_names, args[-n:]))
+            args = args[:-n]
+            self.kw_names = ()
+        self.push(self.call(fn, args, kwargs))
+
+    def CALL_FUNCTION_EX(self, ins) -> None:
+        kwargs = self.pop() if ins.arg & 1 else DictVariable({})
+        args = self.pop()
+        fn = self.pop()
+        if self.stack and isinstance(self.stack[-1], NullVariable):
+            self.pop()
+        if not isinstance(kwargs, DictVariable):
+            raise Unsupported(f"** on {kwargs}")
+        self.push(self.call(fn, args.items(self), dict(kwargs.entries)))
+
+    def RETURN_GENERATOR(self, ins) -> None:
+        self.push(ConstantVariable(None))
+
+    def YIELD_VALUE(self, ins) -> None:
+        self.yielded.append(self.pop())
+        self.push(ConstantVariable(None))  # what `send` would have sent
+
+    def RETURN_VALUE(self, ins) -> None:
+        self.result = self.pop()
+
+    def RETURN_CONST(self, ins) -> None:
+        self.result = wrap_constant_result(ins.argval)
+
+    # ----- control flow -----------------------------------------------------------------------
+
+    def JUMP_FORWARD(self, ins) -> None:
+        self.jump(ins)
+
+    JUMP_BACKWARD = JUMP_ABSOLUTE = JUMP_FORWARD
+
+    def POP_JUMP_IF_FALSE(self, ins) -> None:
+        if not self.truth(self.pop()):
+            self.jump(ins)
+
+    def POP_JUMP_IF_TRUE(self, ins) -> None:
+        if self.truth(self.pop()):
+            self.jump(ins)
+
+    def POP_JUMP_IF_NONE(self, ins) -> None:
+        if _is_none(self.pop()):
+            self.jump(ins)
+
+    def POP_JUMP_IF_NOT_NONE(self, ins) -> None:
+        if not _is_none(self.pop()):
+            self.jump(ins)
+
+    def JUMP_IF_FALSE_OR_POP(self, ins) -> None:
+        if not self.truth(self.stack[-1]):
+            self.jump(ins)
+        else:
+            self.pop()
+
+    def JUMP_IF_TRUE_OR_POP(self, ins) -> None:
+        if self.truth(self.stack[-1]):
+            self.jump(ins)
+        else:
+            self.pop()
+
+    def GET_ITER(self, ins) -> None:
+        value = self.pop()
+        self.push(value if isinstance(value, IteratorVariable)
+                  else IteratorVariable(value.items(self)))
+
+    def FOR_ITER(self, ins) -> None:
+        iterator = self.stack[-1]
+        if not isinstance(iterator, IteratorVariable):
+            raise Unsupported(f"iterating over {iterator}")
+        value = iterator.next()
+        if value is not None:
+            self.push(value)
+            return
+        self.pop()
+        self.ip = ins.target + (1 if PY312 else 0)  # 3.12: past the END_FOR
+
+    def BEFORE_WITH(self, ins) -> None:
+        ctx = self.pop()
+        if not isinstance(ctx, GradModeVariable):
+            raise Unsupported(f"the context manager {ctx} (only torch grad-mode contexts)")
+        self.push(ExitVariable(ctx))
+        self.push(ctx.call_method(self, "__enter__", [], {}))
+
+    def LOAD_ASSERTION_ERROR(self, ins) -> None:
+        self.push(wrap(self, AssertionError, None))
+
+    def RAISE_VARARGS(self, ins) -> None:
+        args = self.popn(ins.arg)
+        what = repr(args[0]) if args else "a re-raise"
+        raise Unsupported(f"raise {what} (an exception raised while tracing)")
+
+
+def _is_none(v: VariableTracker) -> bool:
+    return v.is_constant() and v.as_constant() is None
+
+
+def _construct(opname: str) -> str:
+    """The Python construct behind an instruction the interpreter does not follow."""
+    for prefix, words in (
+        (("SEND", "GET_YIELD"), "yield from"),
+        (("GET_AWAIT", "BEFORE_ASYNC", "GET_AITER", "GET_ANEXT", "END_ASYNC"), "async code"),
+        (("MATCH", "GET_LEN", "COPY_DICT"), "a match statement"),
+        (("LOAD_BUILD_CLASS",), "a class statement"),
+        (("SETUP_ANNOTATIONS",), "annotations"),
+        (("PUSH_EXC", "POP_EXCEPT", "RERAISE", "CHECK_EXC", "WITH_EXCEPT", "CLEANUP"),
+         "exception handling"),
+        (("DELETE_", "LOAD_NAME", "STORE_NAME", "LOAD_CLASSDEREF", "LOAD_FROM_DICT"),
+         "a name operation"),
+        (("IMPORT_STAR",), "import *"),
+    ):
+        if opname.startswith(prefix):
+            return words
+    return "not supported"

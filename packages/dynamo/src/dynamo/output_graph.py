@@ -1,0 +1,278 @@
+"""OutputGraph: the FX graph a trace builds, its inputs, and the guards that keep it valid.
+
+While the interpreter runs, every tensor operation becomes a node here, computed at once on
+fake tensors (fakecore) so that its result's metadata is known: the graph is the program's
+tensor work, and the fake values are what the interpreter branches on. Graph inputs are the
+frame's tensors, each a placeholder tied to its source; guards accumulate as values are read.
+At the end, `finish` names the graph's outputs, drops dead nodes, and gathers the guard set:
+what was read, the ShapeEnv's decisions, global state, and aliasing between tensor inputs.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any
+
+import torch
+import torch.fx
+
+from dynamo.exc import Unsupported
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.builtins import INPLACE_OPERATORS
+from dynamo.variables.constant import ConstantVariable, is_literal
+from dynamo.variables.containers import (
+    DictVariable,
+    NamedTupleVariable,
+    SequenceVariable,
+    SizeVariable,
+    SliceVariable,
+    TupleVariable,
+    tuple_fields,
+)
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+from fakecore import DataDependentError, FakeTensorMode, ShapeEnv, UnsupportedFakeOpError
+from guards import (
+    DistinctObjects,
+    GlobalState,
+    Guard,
+    GuardSet,
+    SameObject,
+    Source,
+    TensorMatch,
+    shape_guards,
+)
+
+_SYM = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+class OutputGraph:
+    """The graph under construction, with its fake mode, inputs and guards."""
+
+    def __init__(self, dynamic: bool | None) -> None:
+        self.graph = torch.fx.Graph()
+        self.shape_env = ShapeEnv()
+        self.fake_mode = FakeTensorMode(self.shape_env)
+        self.dynamic = dynamic
+        self.guards: list[Guard] = []
+        self.wrapped: dict[Source, VariableTracker] = {}  # source -> tracker, read once
+        self.inputs: list[tuple[Source, torch.Tensor, torch.fx.Node]] = []
+        self._tensor_inputs: dict[int, tuple[Source, TensorVariable]] = {}
+        self.constants: dict[str, torch.Tensor] = {}
+        self.initial_grad_mode = torch.is_grad_enabled()
+
+    # ----- inputs and guards ------------------------------------------------------------------
+
+    def add_guard(self, guard: Guard) -> None:
+        self.guards.append(guard)
+
+    def add_tensor_input(self, value: torch.Tensor, source: Source) -> TensorVariable:
+        known = self._tensor_inputs.get(id(value))
+        if known is not None:  # the same tensor under two names: one input, and a guard
+            self.add_guard(SameObject(known[0], source))
+            return known[1]
+        if value.layout is not torch.strided or value.is_nested:
+            raise Unsupported(f"{source} is a {value.layout} tensor (only strided tensors)")
+        dims = self._dynamic_dims(value)
+        fake = self.fake_mode.from_tensor(value, dynamic_dims=dims, source=source)
+        name = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
+        # Placeholders stay together at the top, in the order the inputs were met.
+        where = (self.graph.inserting_after(self.inputs[-1][2]) if self.inputs
+                 else self.graph.inserting_before(next(iter(self.graph.nodes), None)))
+        with where:
+            node = self.graph.placeholder(name)
+        node.meta["example_value"] = fake
+        node.meta["source"] = source
+        self.inputs.append((source, value, node))
+        self.add_guard(TensorMatch.of(source, value, dynamic_dims=dims))
+        tracker = TensorVariable(node, fake, source)
+        self._tensor_inputs[id(value)] = (source, tracker)
+        return tracker
+
+    def _dynamic_dims(self, value: torch.Tensor) -> tuple[int, ...]:
+        if isinstance(value, torch.nn.Parameter) or self.dynamic is False:
+            return ()
+        marked = getattr(value, "_dynamo_dynamic_dims", set())
+        static = getattr(value, "_dynamo_static_dims", set())
+        dims = range(value.dim()) if self.dynamic else sorted(marked)
+        return tuple(d for d in dims if d not in static)
+
+    def constant_tensor(self, value: torch.Tensor) -> TensorVariable:
+        """A tensor with no source (read from torch itself): a constant of the graph."""
+        name = f"_tensor_constant{len(self.constants)}"
+        self.constants[name] = value
+        node = self.graph.get_attr(name)
+        fake = self.fake_mode.from_tensor(value)
+        node.meta["example_value"] = fake
+        return TensorVariable(node, fake)
+
+    # ----- nodes ------------------------------------------------------------------------------
+
+    def call_function(self, fn: Any, args: list[VariableTracker],
+                      kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        node = self.graph.call_function(fn, tuple(_node_arg(a) for a in args),
+                                        {k: _node_arg(v) for k, v in kwargs.items()})
+        value = self._run(lambda a, k: fn(*a, **k), args, kwargs, getattr(fn, "__name__", fn))
+        return self.wrap_result(node, value)
+
+    def call_method(self, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        node = self.graph.call_method(name, tuple(_node_arg(a) for a in args),
+                                      {k: _node_arg(v) for k, v in kwargs.items()})
+        value = self._run(lambda a, k: getattr(a[0], name)(*a[1:], **k), args, kwargs,
+                          f"Tensor.{name}")
+        return self.wrap_result(node, value)
+
+    def _run(self, call, args, kwargs, what) -> Any:
+        fake_args = [_example(a) for a in args]
+        fake_kwargs = {k: _example(v) for k, v in kwargs.items()}
+        try:
+            with self.fake_mode:
+                return call(fake_args, fake_kwargs)
+        except DataDependentError as error:
+            raise Unsupported(f"{what}: its result depends on tensor data ({error})") from None
+        except UnsupportedFakeOpError as error:
+            raise Unsupported(f"{what}: {error}") from None
+        except Unsupported:
+            raise
+        except Exception as error:
+            raise Unsupported(f"{what} raised {type(error).__name__} while tracing: "
+                              f"{error}") from None
+
+    def wrap_result(self, node: torch.fx.Node, value: Any) -> VariableTracker:
+        """The tracker of `node`, whose value on the fake inputs is `value`."""
+        node.meta["example_value"] = value
+        if isinstance(value, torch.Tensor):
+            return TensorVariable(node, value)
+        if isinstance(value, _SYM):
+            if value.node.expr.is_number:
+                return ConstantVariable(value.node.pytype(value.node.expr))
+            return SymNodeVariable(node, value)
+        if isinstance(value, (list, tuple)):
+            items = [self.wrap_result(self.graph.call_function(operator.getitem, (node, i)), v)
+                     for i, v in enumerate(value)]
+            if isinstance(value, torch.Size):
+                return SizeVariable(items)
+            if isinstance(value, list):
+                from dynamo.variables.containers import ListVariable
+
+                return ListVariable(items)
+            if type(value) is not tuple:
+                return NamedTupleVariable(items, type(value), tuple_fields(value))
+            return TupleVariable(items)
+        if value is None or is_literal(value):
+            return ConstantVariable(value)
+        raise Unsupported(f"a graph operation returned a {type(value).__qualname__}")
+
+    def size_variable(self, tensor: TensorVariable, sizes: Any) -> SizeVariable:
+        return SizeVariable([self._size(tensor, "size", d, s) for d, s in enumerate(sizes)])
+
+    def _size(self, tensor: TensorVariable, method: str, dim: int, value: Any) -> VariableTracker:
+        if not isinstance(value, _SYM) or value.node.expr.is_number:
+            return ConstantVariable(int(value))
+        node = self.graph.call_method(method, (tensor.node, dim))
+        node.meta["example_value"] = value
+        return SymNodeVariable(node, value)
+
+    def wrap_value(self, tensor: TensorVariable, method: str, result: Any) -> VariableTracker:
+        """The result of a metadata method (`x.size(0)`, `x.numel()`, `x.stride()`)."""
+        if isinstance(result, tuple):
+            return TupleVariable([self._size(tensor, method, d, v) for d, v in enumerate(result)])
+        if isinstance(result, _SYM) and not result.node.expr.is_number:
+            node = self.graph.call_method(method, (tensor.node,))
+            return self.wrap_result(node, result)
+        return ConstantVariable(result if not isinstance(result, _SYM)
+                                else result.node.pytype(result.node.expr))
+
+    def set_grad_enabled(self, mode: bool) -> None:
+        torch._C._set_grad_enabled(mode)
+        self.graph.call_function(torch._C._set_grad_enabled, (mode,))
+
+    # ----- the end of the trace ---------------------------------------------------------------
+
+    def finish(self, outputs: list[torch.fx.Node]) -> torch.fx.GraphModule | None:
+        """Close the graph with `outputs`; None when it does no tensor work at all."""
+        torch._C._set_grad_enabled(self.initial_grad_mode)  # the graph's nodes switch it
+        self.graph.output(tuple(outputs))
+        _eliminate_dead_code(self.graph)
+        if not any(n.op in ("call_function", "call_method") for n in self.graph.nodes) and not any(
+            n.op == "placeholder" for n in self.graph.nodes
+        ):
+            return None
+        root = torch.nn.Module()
+        for name, value in self.constants.items():
+            setattr(root, name, value)
+        gm = torch.fx.GraphModule(root, self.graph)
+        gm.meta["shape_env"] = self.shape_env
+        return gm
+
+    def guard_set(self) -> GuardSet:
+        guards = GuardSet(self.guards)
+        guards.add(GlobalState())
+        for guard in shape_guards(self.shape_env):
+            guards.add(guard)
+        sources = [source for source, _, _ in self.inputs]
+        if len(sources) > 1 and _mutates_inputs(self.graph):
+            guards.add(DistinctObjects(tuple(sources)))
+        return guards
+
+    def example_inputs(self) -> list[torch.Tensor]:
+        return [value for _, value, _ in self.inputs]
+
+
+def _node_arg(v: VariableTracker) -> Any:
+    if isinstance(v, (TensorVariable, SymNodeVariable)):
+        return v.node
+    if isinstance(v, ConstantVariable):
+        return v.value
+    if isinstance(v, SequenceVariable):
+        items = [_node_arg(x) for x in v.values]
+        return items if v.kind is list else tuple(items)
+    if isinstance(v, SliceVariable):
+        return slice(*[_node_arg(p) for p in v.parts])
+    if isinstance(v, DictVariable):
+        return {k: _node_arg(x) for k, x in v.entries.items()}
+    if v.is_constant():
+        return v.as_constant()
+    raise Unsupported(f"passing {v} to a graph operation")
+
+
+def _example(v: VariableTracker) -> Any:
+    if isinstance(v, TensorVariable):
+        return v.fake
+    if isinstance(v, SymNodeVariable):
+        return v.value
+    if isinstance(v, ConstantVariable):
+        return v.value
+    if isinstance(v, SequenceVariable):
+        items = [_example(x) for x in v.values]
+        return items if v.kind is list else tuple(items)
+    if isinstance(v, SliceVariable):
+        return slice(*[_example(p) for p in v.parts])
+    if isinstance(v, DictVariable):
+        return {k: _example(x) for k, x in v.entries.items()}
+    return v.as_constant()
+
+
+def _is_impure(node: torch.fx.Node) -> bool:
+    target = node.target
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    return (
+        target in (torch._C._set_grad_enabled, operator.setitem)
+        or target in INPLACE_OPERATORS
+        or (name.endswith("_") and not name.endswith("__"))
+        or "out" in node.kwargs
+    )
+
+
+def _eliminate_dead_code(graph: torch.fx.Graph) -> None:
+    for node in reversed(list(graph.nodes)):
+        if node.op in ("call_function", "call_method", "get_attr") and not node.users and not (
+            _is_impure(node)
+        ):
+            graph.erase_node(node)
+
+
+def _mutates_inputs(graph: torch.fx.Graph) -> bool:
+    return any(n.op in ("call_function", "call_method") and _is_impure(n)
+               and n.target is not torch._C._set_grad_enabled for n in graph.nodes)

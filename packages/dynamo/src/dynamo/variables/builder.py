@@ -1,0 +1,188 @@
+"""Turning a real Python value from the frame into a tracker, with the guards that keep it valid.
+
+`wrap(tx, value, source)` decides the tracker's kind by the value's type, and states what the
+traced code may assume about the value on later calls: a tensor becomes a graph input with a
+tensor-match guard; an int, a string, None become constants with an equality guard; a function,
+a class or a module is guarded by identity; a list by its length, a dict by its keys, and their
+elements in turn as they are read. A value with no source (made by the traced code itself, or
+read from torch) needs no guard.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from dynamo.exc import Unsupported
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
+from dynamo.variables.constant import ConstantVariable, is_literal
+from dynamo.variables.containers import (
+    DictVariable,
+    ListVariable,
+    NamedTupleVariable,
+    SetVariable,
+    SizeVariable,
+    TupleVariable,
+    tuple_fields,
+)
+from dynamo.variables.functions import PartialVariable, UserFunctionVariable, UserMethodVariable
+from dynamo.variables.objects import (
+    NNModuleVariable,
+    PythonModuleVariable,
+    TorchFunctionVariable,
+    UserClassVariable,
+    UserObjectVariable,
+)
+from guards import (
+    AttrSource,
+    DictKeys,
+    Equals,
+    GetItemSource,
+    Identity,
+    Length,
+    TypeMatch,
+)
+
+if TYPE_CHECKING:
+    from dynamo.interpreter import Translator
+
+# Values Equals can guard: compared by value, with their exact type.
+_EQUALS_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device)
+
+
+def wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
+    """The tracker of a real value reached through `source` (None: no guard needed)."""
+    output = tx.output
+    if source is not None:
+        known = output.wrapped.get(source)
+        if known is not None:
+            return known
+    tracker = _wrap(tx, value, source)
+    if source is not None:
+        output.wrapped[source] = tracker
+    return tracker
+
+
+def _guard(tx: Translator, guard: Any, source: Any) -> None:
+    if source is not None:
+        tx.output.add_guard(guard)
+
+
+def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
+    output = tx.output
+    if isinstance(value, torch.Tensor):
+        if source is None:
+            return output.constant_tensor(value)
+        return output.add_tensor_input(value, source)
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        raise Unsupported("a SymInt from outside the trace")
+    if isinstance(value, torch.Size):
+        _guard(tx, Equals(source, tuple(value)) if source else None, source)
+        return SizeVariable([ConstantVariable(v) for v in value])
+    if isinstance(value, _EQUALS_TYPES) or (
+        isinstance(value, tuple) and type(value) is tuple and is_literal(value)
+        and all(isinstance(v, _EQUALS_TYPES) for v in value)
+    ):
+        _guard(tx, Equals(source, value) if source else None, source)
+        return ConstantVariable(value, source)
+    if is_literal(value):  # ranges, slices, layouts, Ellipsis: compared by identity or value
+        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+        if source is not None and not isinstance(value, (range, slice)):
+            _guard(tx, Identity.of(source, value), source)
+        return ConstantVariable(value, source)
+    if isinstance(value, torch.nn.Module):
+        _guard(tx, Identity.of(source, value) if source else None, source)
+        return NNModuleVariable(value, source)
+    if isinstance(value, types.ModuleType):
+        _guard(tx, Identity.of(source, value) if source else None, source)
+        return PythonModuleVariable(value, source)
+    if _is_torch_function(value) or getattr(value, "_dynamo_allow_in_graph", False):
+        _guard(tx, Identity.of(source, value) if source else None, source)
+        return TorchFunctionVariable(value, source)
+    if is_builtin_callable(value):
+        _guard(tx, Identity.of(source, value) if source else None, source)
+        return BuiltinVariable(value)
+    if isinstance(value, types.FunctionType):
+        _guard(tx, Identity.of(source, value) if source else None, source)
+        return UserFunctionVariable(value, source)
+    if isinstance(value, types.MethodType):
+        _guard(tx, TypeMatch(source, types.MethodType) if source else None, source)
+        return UserMethodVariable(
+            wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None),
+            wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None),
+        )
+    if isinstance(value, functools.partial):
+        _guard(tx, TypeMatch(source, functools.partial) if source else None, source)
+        sub = (lambda name: AttrSource(source, name)) if source else (lambda name: None)
+        fn = wrap(tx, value.func, sub("func"))
+        args = wrap(tx, value.args, sub("args")).items(tx)
+        keywords = wrap(tx, value.keywords, sub("keywords"))
+        return PartialVariable(fn, args, dict(keywords.entries), source)
+    if isinstance(value, type):
+        _guard(tx, Identity.of(source, value) if source else None, source)
+        return UserClassVariable(value, source)
+    if type(value) in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+        _guard(tx, Length(source, len(value)) if source else None, source)
+        items = [wrap(tx, v, GetItemSource(source, i) if source else None)
+                 for i, v in enumerate(value)]
+        if isinstance(value, list):
+            return ListVariable(items, source)
+        if type(value) is tuple:
+            return TupleVariable(items, source)
+        return NamedTupleVariable(items, type(value), tuple_fields(value), source)
+    if type(value) is dict:
+        _guard(tx, TypeMatch(source, dict) if source else None, source)
+        _guard(tx, DictKeys(source, tuple(value)) if source else None, source)
+        return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source else None)
+                             for k, v in value.items()}, source)
+    if type(value) in (set, frozenset) and all(is_literal(v) for v in value):
+        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+        _guard(tx, Equals(source, frozenset(value)) if source and type(value) is frozenset
+               else None, source)
+        if type(value) is set and source is not None:
+            raise Unsupported("a set from the frame's inputs (its contents cannot be guarded)")
+        return SetVariable(value, source)
+    if isinstance(value, (type(print), types.BuiltinMethodType)):
+        raise Unsupported(f"calling the builtin {getattr(value, '__qualname__', value)}")
+    _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+    return UserObjectVariable(value, source)
+
+
+def _is_torch_function(value: Any) -> bool:
+    if isinstance(value, type):
+        return value in (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)
+    module = getattr(value, "__module__", None) or ""
+    if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
+        self = getattr(value, "__self__", None)
+        if isinstance(self, types.ModuleType):
+            module = self.__name__
+    if isinstance(value, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+        return True
+    if type(value).__name__ in ("method_descriptor", "getset_descriptor", "wrapper_descriptor"):
+        return getattr(value, "__objclass__", None) in (torch.Tensor, torch._C.TensorBase)
+    if module.startswith("torch.nn.modules"):  # modules' methods are inlined like the user's
+        return False
+    return callable(value) and (module == "torch" or module.startswith(("torch.", "torch._C")))
+
+
+def wrap_constant_result(value: Any) -> VariableTracker:
+    """The tracker of a value computed from constants while tracing (needs no guard)."""
+    if isinstance(value, torch.Size):
+        return SizeVariable([ConstantVariable(v) for v in value])
+    if type(value) in (list, tuple) and not is_literal(value):
+        items = [wrap_constant_result(v) for v in value]
+        return ListVariable(items) if isinstance(value, list) else TupleVariable(items)
+    if isinstance(value, type):
+        return UserClassVariable(value)
+    if is_builtin_callable(value):
+        return BuiltinVariable(value)
+    if isinstance(value, dict):
+        return DictVariable({k: wrap_constant_result(v) for k, v in value.items()})
+    if isinstance(value, set):
+        return SetVariable(value)
+    return ConstantVariable(value)

@@ -1,0 +1,380 @@
+"""Builtins, `operator` and `math` while tracing.
+
+On constants they are computed right away. On tensors and symbolic numbers, operators become
+graph nodes (`operator.add(x, y)`), with the result computed on the fake values. On containers,
+functions and objects each builtin does what Python does, with trackers as the elements:
+`len`, `isinstance`, `getattr`, `range`, `enumerate`, `zip`, `sorted`, ...
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import TYPE_CHECKING, Any
+
+from dynamo.exc import Unsupported
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.containers import (
+    DictVariable,
+    IteratorVariable,
+    ListVariable,
+    SequenceVariable,
+    SetVariable,
+    SizeVariable,
+    SliceVariable,
+    TupleVariable,
+)
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+
+if TYPE_CHECKING:
+    from dynamo.interpreter import Translator
+
+# Functions that compute a result from their arguments and nothing else.
+PURE = frozenset(
+    [getattr(operator, n) for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
+        "lshift", "rshift", "neg", "pos", "invert", "not_", "eq", "ne", "lt", "le", "gt", "ge",
+        "is_", "is_not", "contains", "getitem", "abs", "index", "truth", "concat",
+    )]
+    + [getattr(math, n) for n in dir(math) if callable(getattr(math, n))]
+    + [abs, min, max, len, bool, int, float, str, round, divmod, pow, hash, chr, ord, repr,
+       format, tuple, frozenset, sum, all, any, isinstance, issubclass, callable, sorted]
+)
+
+_INPLACE = {
+    "iadd": operator.add, "isub": operator.sub, "imul": operator.mul,
+    "itruediv": operator.truediv, "ifloordiv": operator.floordiv, "imod": operator.mod,
+    "ipow": operator.pow, "imatmul": operator.matmul, "iand": operator.and_,
+    "ior": operator.or_, "ixor": operator.xor, "ilshift": operator.lshift,
+    "irshift": operator.rshift,
+}
+INPLACE_OPERATORS = {getattr(operator, k): v for k, v in _INPLACE.items()}
+
+
+def _graph_value(v: VariableTracker) -> bool:
+    return isinstance(v, (TensorVariable, SymNodeVariable))
+
+
+class BuiltinVariable(VariableTracker):
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def is_constant(self) -> bool:
+        return True
+
+    def as_constant(self) -> Any:
+        return self.fn
+
+    def __repr__(self) -> str:
+        return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
+
+    def call(self, tx: Translator, args: list[VariableTracker],
+             kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        fn = self.fn
+        if fn in INPLACE_OPERATORS:
+            return self._inplace(tx, args)
+        handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
+        if handler is not None and getattr(builtins, fn.__name__, None) is fn:
+            result = handler(tx, *args, **kwargs)
+            if result is not None:
+                return result
+        if fn in PURE and all(a.is_constant() for a in [*args, *kwargs.values()]):
+            try:
+                value = fn(*[a.as_constant() for a in args],
+                           **{k: v.as_constant() for k, v in kwargs.items()})
+            except Exception as error:  # the user's code raises here; we cannot follow it
+                raise Unsupported(f"{getattr(fn, '__name__', fn)}() raised "
+                                  f"{type(error).__name__}: {error}") from None
+            from dynamo.variables.builder import wrap_constant_result
+
+            return wrap_constant_result(value)
+        if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
+            return tx.output.call_function(fn, args, kwargs)
+        if any(_graph_value(a) for a in [*args, *kwargs.values()]):
+            if fn in PURE:
+                if not any(isinstance(a, SequenceVariable) and not isinstance(a, SizeVariable)
+                           for a in args):
+                    return tx.output.call_function(fn, args, kwargs)
+        return self._on_objects(tx, args, kwargs)
+
+    # ----- operators on containers and objects ------------------------------------------------
+
+    def _on_objects(self, tx: Translator, args: list[VariableTracker], kwargs) -> VariableTracker:
+        fn = self.fn
+        name = getattr(fn, "__name__", repr(fn))
+        if fn is operator.getitem:
+            obj, key = args
+            if isinstance(obj, (SequenceVariable, DictVariable)):
+                return obj.getitem(tx, key)
+            return obj.call_method(tx, "__getitem__", [key], {})
+        if fn is operator.setitem:
+            return args[0].call_method(tx, "__setitem__", args[1:], {})
+        if fn is operator.delitem:
+            return args[0].call_method(tx, "__delitem__", args[1:], {})
+        if fn is operator.contains:
+            container, item = args
+            if isinstance(container, DictVariable):
+                return ConstantVariable(item.as_constant() in container.entries)
+            return ConstantVariable(any(_same(tx, item, v) for v in container.items(tx)))
+        if fn in (operator.is_, operator.is_not):
+            same = _identical(args[0], args[1])
+            return ConstantVariable(same if fn is operator.is_ else not same)
+        if fn in (operator.eq, operator.ne) and not any(_graph_value(a) for a in args):
+            if isinstance(args[0], SequenceVariable) and isinstance(args[1], SequenceVariable):
+                a, b = args[0].values, args[1].values
+                equal = len(a) == len(b) and all(
+                    BuiltinVariable(operator.eq).call(tx, [x, y], {}).truth(tx)
+                    for x, y in zip(a, b))
+                return ConstantVariable(equal if fn is operator.eq else not equal)
+            return ConstantVariable(_identical(args[0], args[1]) == (fn is operator.eq))
+        if fn is operator.not_:
+            return ConstantVariable(not args[0].truth(tx))
+        if fn is operator.truth:
+            return ConstantVariable(args[0].truth(tx))
+        if fn in (operator.add, operator.mul) and any(isinstance(a, SequenceVariable) for a in args):
+            return _sequence_arith(tx, fn, *args)
+        raise Unsupported(f"{name}() on {', '.join(map(repr, args))}")
+
+    def _inplace(self, tx: Translator, args: list[VariableTracker]) -> VariableTracker:
+        target, value = args
+        if isinstance(target, TensorVariable):
+            return tx.output.call_function(self.fn, args, {})
+        if isinstance(target, ListVariable) and self.fn is operator.iadd:
+            target.call_method(tx, "extend", [value], {})
+            return target
+        return BuiltinVariable(INPLACE_OPERATORS[self.fn]).call(tx, args, {})
+
+    # ----- builtins by name (a handler returning None falls through to the generic path) -----
+
+    def _call_len(self, tx, obj, **_):
+        if isinstance(obj, (SequenceVariable, SetVariable)) or obj.is_constant():
+            return ConstantVariable(len(obj.items(tx)))
+        if isinstance(obj, DictVariable):
+            return ConstantVariable(len(obj.entries))
+        if isinstance(obj, TensorVariable):
+            return obj.call_method(tx, "size", [ConstantVariable(0)], {})
+        return obj.call_method(tx, "__len__", [], {})
+
+    def _call_isinstance(self, tx, obj, classes, **_):
+        cls = classes.as_constant()
+        try:
+            return ConstantVariable(issubclass(obj.python_type(), cls))
+        except TypeError as error:
+            raise Unsupported(f"isinstance(): {error}") from None
+
+    def _call_issubclass(self, tx, sub, classes, **_):
+        return ConstantVariable(issubclass(sub.as_constant(), classes.as_constant()))
+
+    def _call_callable(self, tx, obj, **_):
+        from dynamo.variables.functions import (
+            BoundMethodVariable,
+            NestedFunctionVariable,
+            PartialVariable,
+            UserFunctionVariable,
+            UserMethodVariable,
+        )
+
+        if isinstance(obj, (UserFunctionVariable, NestedFunctionVariable, UserMethodVariable,
+                            BoundMethodVariable, PartialVariable, BuiltinVariable)):
+            return ConstantVariable(True)
+        if obj.is_constant():
+            return ConstantVariable(callable(obj.as_constant()))
+        return ConstantVariable("__call__" in dir(obj.python_type()))
+
+    def _call_getattr(self, tx, obj, name, default=None, **_):
+        attr = name.as_constant()
+        if default is None:
+            return obj.getattr(tx, attr)
+        try:
+            return obj.getattr(tx, attr)
+        except Unsupported:
+            if _has_attribute(tx, obj, attr):
+                raise
+            return default
+
+    def _call_hasattr(self, tx, obj, name, **_):
+        return ConstantVariable(_has_attribute(tx, obj, name.as_constant()))
+
+    def _call_setattr(self, tx, obj, name, value, **_):
+        obj.setattr(tx, name.as_constant(), value)
+        return ConstantVariable(None)
+
+    def _call_type(self, tx, obj, **_):
+        from dynamo.variables.objects import UserClassVariable
+
+        return UserClassVariable(obj.python_type())
+
+    def _call_range(self, tx, *args, **_):
+        return ConstantVariable(range(*[_as_int(a) for a in args]))
+
+    def _call_iter(self, tx, obj, **_):
+        if isinstance(obj, IteratorVariable):
+            return obj
+        return IteratorVariable(obj.items(tx))
+
+    def _call_next(self, tx, it, *default, **_):
+        if not isinstance(it, IteratorVariable):
+            raise Unsupported(f"next() on {it}")
+        value = it.next()
+        if value is None:
+            if default:
+                return default[0]
+            raise Unsupported("next() on an exhausted iterator (StopIteration while tracing)")
+        return value
+
+    def _call_enumerate(self, tx, obj, start=None, **_):
+        first = _as_int(start) if start is not None else 0
+        return IteratorVariable([TupleVariable([ConstantVariable(i), v])
+                                 for i, v in enumerate(obj.items(tx), first)])
+
+    def _call_zip(self, tx, *iterables, strict=None, **_):
+        columns = [it.items(tx) for it in iterables]
+        if strict is not None and strict.as_constant() and len({len(c) for c in columns}) > 1:
+            raise Unsupported("zip(strict=True) over iterables of different lengths")
+        return IteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
+
+    def _call_map(self, tx, fn, *iterables, **_):
+        return IteratorVariable([fn.call(tx, list(row), {})
+                                 for row in zip(*[it.items(tx) for it in iterables])])
+
+    def _call_filter(self, tx, fn, iterable, **_):
+        keep = [v for v in iterable.items(tx)
+                if (v.truth(tx) if fn.is_constant() and fn.as_constant() is None
+                    else fn.call(tx, [v], {}).truth(tx))]
+        return IteratorVariable(keep)
+
+    def _call_reversed(self, tx, obj, **_):
+        return IteratorVariable(list(reversed(obj.items(tx))))
+
+    def _call_list(self, tx, obj=None, **_):
+        return ListVariable(obj.items(tx) if obj is not None else [])
+
+    def _call_tuple(self, tx, obj=None, **_):
+        return TupleVariable(obj.items(tx) if obj is not None else [])
+
+    def _call_set(self, tx, obj=None, **_):
+        return SetVariable({v.as_constant() for v in obj.items(tx)} if obj is not None else set())
+
+    def _call_dict(self, tx, obj=None, **kwargs):
+        entries: dict = {}
+        if isinstance(obj, DictVariable):
+            entries.update(obj.entries)
+        elif obj is not None:
+            for pair in obj.items(tx):
+                key, value = pair.items(tx)
+                entries[key.as_constant()] = value
+        entries.update(kwargs)
+        return DictVariable(entries)
+
+    def _call_sorted(self, tx, obj, key=None, reverse=None, **_):
+        values = obj.items(tx)
+        if key is None and all(v.is_constant() for v in values):
+            ordered = sorted(values, key=lambda v: v.as_constant(),
+                             reverse=bool(reverse and reverse.as_constant()))
+            return ListVariable(ordered)
+        raise Unsupported("sorted() of values that are not constants, or with a key function")
+
+    def _call_sum(self, tx, obj, start=None, **_):
+        total = start if start is not None else ConstantVariable(0)
+        for v in obj.items(tx):
+            total = BuiltinVariable(operator.add).call(tx, [total, v], {})
+        return total
+
+    def _call_all(self, tx, obj, **_):
+        return ConstantVariable(all(v.truth(tx) for v in obj.items(tx)))
+
+    def _call_any(self, tx, obj, **_):
+        return ConstantVariable(any(v.truth(tx) for v in obj.items(tx)))
+
+    def _call_min(self, tx, *args, **_):
+        return self._extremum(tx, args, operator.lt)
+
+    def _call_max(self, tx, *args, **_):
+        return self._extremum(tx, args, operator.gt)
+
+    def _extremum(self, tx, args, better) -> VariableTracker | None:
+        values = args[0].items(tx) if len(args) == 1 else list(args)
+        if not values or any(isinstance(v, TensorVariable) for v in values):
+            return None
+        best = values[0]
+        for v in values[1:]:
+            if BuiltinVariable(better).call(tx, [v, best], {}).truth(tx):
+                best = v
+        return best
+
+    def _call_bool(self, tx, obj=None, **_):
+        return ConstantVariable(obj.truth(tx) if obj is not None else False)
+
+    def _call_slice(self, tx, *args, **_):
+        return SliceVariable(list(args))
+
+    def _call_super(self, tx, *args, **_):
+        return tx.make_super(args)
+
+    def _call_print(self, tx, *args, **_):
+        raise Unsupported("print() (a side effect: a graph break in part 2)")
+
+    def _call_id(self, tx, *args, **_):
+        raise Unsupported("id() (object identity is not traced)")
+
+
+def _as_int(v: VariableTracker) -> int:
+    return v.as_int() if isinstance(v, SymNodeVariable) else v.as_constant()
+
+
+def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
+    from dynamo.variables.objects import NNModuleVariable, UserObjectVariable
+
+    if isinstance(obj, (NNModuleVariable, UserObjectVariable)):
+        return obj.has_attribute(tx, name)
+    if obj.is_constant():
+        return hasattr(obj.as_constant(), name)
+    if isinstance(obj, TensorVariable):
+        return hasattr(obj.fake, name)
+    return hasattr(obj.python_type(), name)
+
+
+def _identical(a: VariableTracker, b: VariableTracker) -> bool:
+    """`a is b` for two trackers."""
+    if a is b:
+        return True
+    if a.is_constant() and b.is_constant():
+        return a.as_constant() is b.as_constant()
+    value_a, value_b = getattr(a, "value", a), getattr(b, "value", b)
+    return value_a is value_b and not isinstance(value_a, VariableTracker)
+
+
+def _same(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
+    """`a == b` for `in`: by value for constants, by identity for everything else."""
+    if a.is_constant() and b.is_constant():
+        return a.as_constant() == b.as_constant()
+    return _identical(a, b)
+
+
+def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    if fn is operator.add:
+        if type(a.python_type()) is not type(b.python_type()) and not (
+            issubclass(a.python_type(), tuple) and issubclass(b.python_type(), tuple)
+        ):
+            raise Unsupported(f"adding {a.python_type().__name__} and {b.python_type().__name__}")
+        result = a.items(tx) + b.items(tx)
+        return ListVariable(result) if isinstance(a, ListVariable) else TupleVariable(result)
+    sequence, count = (a, b) if isinstance(a, SequenceVariable) else (b, a)
+    result = sequence.items(tx) * _as_int(count)
+    return ListVariable(result) if isinstance(sequence, ListVariable) else TupleVariable(result)
+
+
+def is_builtin_callable(value: Any) -> bool:
+    """Whether `value` is handled by BuiltinVariable: a builtin, or from `operator`/`math`."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    module = getattr(value, "__module__", None)
+    return (getattr(builtins, getattr(value, "__name__", ""), None) is value
+            or module in ("_operator", "operator", "math"))

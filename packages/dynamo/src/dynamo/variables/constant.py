@@ -1,0 +1,82 @@
+"""ConstantVariable: a value known while tracing, and the same on every call the guards admit.
+
+Numbers, strings, None, booleans, torch dtypes and devices, ranges, slices of constants, and
+tuples of these. Operations on constants are computed right away (constant folding): they
+never reach the graph.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dynamo.exc import Unsupported
+from dynamo.variables.base import VariableTracker
+
+if TYPE_CHECKING:
+    from dynamo.interpreter import Translator
+
+
+class ConstantVariable(VariableTracker):
+    def __init__(self, value: Any, source: Any = None) -> None:
+        self.value = value
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def is_constant(self) -> bool:
+        return True
+
+    def as_constant(self) -> Any:
+        return self.value
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from dynamo.variables.builder import wrap_constant_result
+        from dynamo.variables.functions import BoundMethodVariable
+
+        try:
+            attr = getattr(self.value, name)
+        except AttributeError as error:
+            raise Unsupported(f"reading {name!r} of {self.value!r}: {error}") from None
+        if callable(attr) and not isinstance(attr, type):
+            return BoundMethodVariable(self, name)
+        return wrap_constant_result(attr)
+
+    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        from dynamo.variables.builder import wrap_constant_result
+
+        if not all(a.is_constant() for a in [*args, *kwargs.values()]):
+            raise Unsupported(f"{type(self.value).__name__}.{name}() on values that are not "
+                              "constants")
+        try:
+            result = getattr(self.value, name)(*[a.as_constant() for a in args],
+                                               **{k: v.as_constant() for k, v in kwargs.items()})
+        except Exception as error:  # the user's code raises here; we cannot follow it
+            raise Unsupported(f"{type(self.value).__name__}.{name}() raised "
+                              f"{type(error).__name__}: {error}") from None
+        return wrap_constant_result(result)
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        if isinstance(self.value, (str, range, tuple, bytes, frozenset)):
+            return [ConstantVariable(v) for v in self.value]
+        return super().items(tx)
+
+    def truth(self, tx: Translator) -> bool:
+        return bool(self.value)
+
+    def __repr__(self) -> str:
+        return f"ConstantVariable({self.value!r})"
+
+
+# Immutable Python values that stand for themselves.
+def is_literal(value: Any) -> bool:
+    import torch
+
+    if isinstance(value, (tuple, frozenset)):
+        return all(is_literal(v) for v in value)
+    if isinstance(value, slice):
+        return all(is_literal(v) for v in (value.start, value.stop, value.step))
+    return value is None or value is Ellipsis or value is NotImplemented or isinstance(
+        value, (bool, int, float, complex, str, bytes, range, torch.dtype, torch.device,
+                torch.layout, torch.memory_format)
+    ) and not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)

@@ -1,0 +1,336 @@
+"""Containers while tracing: tuples, lists, dicts, sets, slices, named tuples, iterators.
+
+Their elements are trackers. Lists, dicts and sets created while tracing may be mutated freely:
+nobody outside the frame can see them. Mutating one that came from the frame's inputs is a side
+effect that must be replayed after the graph runs, which comes with part 2; until then it stops
+the capture.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from dynamo.exc import Unsupported
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.constant import ConstantVariable
+
+if TYPE_CHECKING:
+    from dynamo.interpreter import Translator
+
+
+def _index(tx: Translator, key: VariableTracker) -> Any:
+    from dynamo.variables.tensor import SymNodeVariable
+
+    if isinstance(key, SymNodeVariable):
+        return key.as_int()
+    if isinstance(key, SliceVariable):
+        return key.as_slice(tx)
+    return key.as_constant()
+
+
+class SequenceVariable(VariableTracker):
+    """Base of tuples and lists: `items` is a Python list of trackers."""
+
+    kind: type = tuple
+
+    def __init__(self, items: list[VariableTracker], source: Any = None) -> None:
+        self.values = list(items)
+        self.source = source
+
+    def python_type(self) -> type:
+        return self.kind
+
+    def is_constant(self) -> bool:
+        return all(v.is_constant() for v in self.values)
+
+    def as_constant(self) -> Any:
+        return self.kind(v.as_constant() for v in self.values)
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        return list(self.values)
+
+    def truth(self, tx: Translator) -> bool:
+        return bool(self.values)
+
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
+        index = _index(tx, key)
+        if isinstance(index, slice):
+            return type(self)(self.values[index]) if self.kind is not torch.Size else \
+                SizeVariable(self.values[index])
+        try:
+            return self.values[index]
+        except (IndexError, TypeError) as error:
+            raise Unsupported(f"indexing {self.kind.__name__} with {index!r}: {error}") from None
+
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        if name == "__len__":
+            return ConstantVariable(len(self.values))
+        if name == "index" and all(a.is_constant() for a in args):
+            return ConstantVariable(self.as_constant().index(*[a.as_constant() for a in args]))
+        if name == "count" and self.is_constant() and args[0].is_constant():
+            return ConstantVariable(self.as_constant().count(args[0].as_constant()))
+        return self._mutate(tx, name, args, kwargs)
+
+    def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
+        raise Unsupported(f"{self.kind.__name__}.{name}()")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.values})"
+
+
+class TupleVariable(SequenceVariable):
+    kind = tuple
+
+
+class NamedTupleVariable(TupleVariable):
+    """An instance of a namedtuple class, or of a torch.return_types structseq."""
+
+    def __init__(self, items: list[VariableTracker], kind: type, fields: tuple[str, ...],
+                 source: Any = None) -> None:
+        super().__init__(items, source)
+        self.kind = kind
+        self.fields = fields
+
+    def as_constant(self) -> Any:
+        values = [v.as_constant() for v in self.values]
+        return self.kind(*values) if hasattr(self.kind, "_fields") else self.kind(values)
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in self.fields:
+            return self.values[self.fields.index(name)]
+        raise Unsupported(f"attribute {name!r} of a {self.kind.__qualname__}")
+
+
+def tuple_fields(value: tuple) -> tuple[str, ...]:
+    """The field names of a namedtuple or structseq instance, in order."""
+    if hasattr(type(value), "_fields"):
+        return tuple(type(value)._fields)
+    names = [n for n in dir(type(value)) if not n.startswith("_") and not n.startswith("n_")
+             and type(getattr(type(value), n)).__name__ == "member_descriptor"]
+    by_position = {next(i for i, v in enumerate(value) if getattr(value, n) is v): n
+                   for n in names}
+    return tuple(by_position[i] for i in sorted(by_position))
+
+
+class SizeVariable(TupleVariable):
+    """`tensor.shape`: a torch.Size whose entries are ints or symbolic sizes."""
+
+    kind = torch.Size
+
+    def as_constant(self) -> Any:
+        return torch.Size([v.as_constant() for v in self.values])
+
+    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        if name == "numel":
+            import operator
+
+            from dynamo.variables.builtins import BuiltinVariable
+
+            total: VariableTracker = ConstantVariable(1)
+            for v in self.values:
+                total = BuiltinVariable(operator.mul).call(tx, [total, v], {})
+            return total
+        return super().call_method(tx, name, args, kwargs)
+
+
+class ListVariable(SequenceVariable):
+    kind = list
+
+    def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
+        if self.source is not None:
+            raise Unsupported(f"list.{name}() on a list from the frame's inputs (a side effect: "
+                              "part 2)")
+        values = self.values
+        if name == "append":
+            values.append(args[0])
+        elif name == "extend":
+            values.extend(args[0].items(tx))
+        elif name == "insert":
+            values.insert(args[0].as_constant(), args[1])
+        elif name == "pop":
+            return values.pop(*[_index(tx, a) for a in args])
+        elif name == "clear":
+            values.clear()
+        elif name == "reverse":
+            values.reverse()
+        elif name == "copy":
+            return ListVariable(values)
+        elif name == "__setitem__":
+            index = _index(tx, args[0])
+            if isinstance(index, slice):
+                values[index] = args[1].items(tx)
+            else:
+                values[index] = args[1]
+        elif name == "__delitem__":
+            del values[_index(tx, args[0])]
+        elif name == "remove" and args[0].is_constant():
+            constants = [v.as_constant() if v.is_constant() else object() for v in values]
+            del values[constants.index(args[0].as_constant())]
+        else:
+            raise Unsupported(f"list.{name}()")
+        return ConstantVariable(None)
+
+
+class DictVariable(VariableTracker):
+    """A dict with constant keys (strings, ints, ...) and tracker values."""
+
+    def __init__(self, entries: dict[Any, VariableTracker], source: Any = None,
+                 kind: type = dict) -> None:
+        self.entries = dict(entries)
+        self.source = source
+        self.kind = kind
+
+    def python_type(self) -> type:
+        return self.kind
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        return [ConstantVariable(k) for k in self.entries]
+
+    def truth(self, tx: Translator) -> bool:
+        return bool(self.entries)
+
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
+        k = key.as_constant()
+        if k not in self.entries:
+            raise Unsupported(f"dict key {k!r} is missing (a KeyError while tracing)")
+        return self.entries[k]
+
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        entries = self.entries
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        if name == "__len__":
+            return ConstantVariable(len(entries))
+        if name == "__contains__":
+            return ConstantVariable(args[0].as_constant() in entries)
+        if name == "get":
+            default = args[1] if len(args) > 1 else ConstantVariable(None)
+            return entries.get(args[0].as_constant(), default)
+        if name == "keys":
+            return TupleVariable([ConstantVariable(k) for k in entries])
+        if name == "values":
+            return TupleVariable(list(entries.values()))
+        if name == "items":
+            return TupleVariable([TupleVariable([ConstantVariable(k), v])
+                                  for k, v in entries.items()])
+        if name == "copy":
+            return DictVariable(entries)
+        if self.source is not None:
+            raise Unsupported(f"dict.{name}() on a dict from the frame's inputs (a side effect: "
+                              "part 2)")
+        if name == "__setitem__":
+            entries[args[0].as_constant()] = args[1]
+        elif name == "update":
+            other = args[0] if args else None
+            if other is not None:
+                if not isinstance(other, DictVariable):
+                    raise Unsupported("dict.update() with something other than a dict")
+                entries.update(other.entries)
+            entries.update(kwargs)
+        elif name == "pop":
+            key = args[0].as_constant()
+            if key in entries:
+                return entries.pop(key)
+            if len(args) > 1:
+                return args[1]
+            raise Unsupported(f"dict.pop({key!r}) of a missing key")
+        elif name == "setdefault":
+            return entries.setdefault(args[0].as_constant(),
+                                      args[1] if len(args) > 1 else ConstantVariable(None))
+        elif name == "__delitem__":
+            del entries[args[0].as_constant()]
+        elif name == "clear":
+            entries.clear()
+        else:
+            raise Unsupported(f"dict.{name}()")
+        return ConstantVariable(None)
+
+    def __repr__(self) -> str:
+        return f"DictVariable({self.entries})"
+
+
+class SetVariable(VariableTracker):
+    """A set of constants."""
+
+    def __init__(self, values: set, source: Any = None) -> None:
+        self.values = set(values)
+        self.source = source
+
+    def python_type(self) -> type:
+        return set
+
+    def is_constant(self) -> bool:
+        return True
+
+    def as_constant(self) -> Any:
+        return set(self.values)
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        return [ConstantVariable(v) for v in self.values]
+
+    def truth(self, tx: Translator) -> bool:
+        return bool(self.values)
+
+    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+        constants = [a.as_constant() for a in args]
+        if name in ("__contains__", "issubset", "issuperset", "isdisjoint", "union",
+                    "intersection", "difference", "symmetric_difference", "__len__", "copy"):
+            result = getattr(self.values, name)(*constants)
+            return SetVariable(result) if isinstance(result, set) else ConstantVariable(result)
+        if self.source is not None:
+            raise Unsupported(f"set.{name}() on a set from the frame's inputs (part 2)")
+        if name in ("add", "discard", "remove", "update", "clear", "difference_update",
+                    "intersection_update"):
+            getattr(self.values, name)(*constants)
+            return ConstantVariable(None)
+        raise Unsupported(f"set.{name}()")
+
+
+class SliceVariable(VariableTracker):
+    """`a:b:c`, whose parts may be symbolic sizes or tensors' graph values."""
+
+    def __init__(self, parts: list[VariableTracker]) -> None:
+        self.parts = parts
+
+    def python_type(self) -> type:
+        return slice
+
+    def is_constant(self) -> bool:
+        return all(p.is_constant() for p in self.parts)
+
+    def as_constant(self) -> Any:
+        return slice(*[p.as_constant() for p in self.parts])
+
+    def as_slice(self, tx: Translator) -> slice:
+        from dynamo.variables.tensor import SymNodeVariable
+
+        return slice(*[p.as_int() if isinstance(p, SymNodeVariable) else p.as_constant()
+                       for p in self.parts])
+
+
+class IteratorVariable(VariableTracker):
+    """An iterator over a list of trackers computed up front (`iter`, `enumerate`, `zip`, ...)."""
+
+    def __init__(self, values: list[VariableTracker]) -> None:
+        self.values = values
+        self.position = 0
+
+    def python_type(self) -> type:
+        return type(iter(()))
+
+    def next(self) -> VariableTracker | None:
+        if self.position >= len(self.values):
+            return None
+        self.position += 1
+        return self.values[self.position - 1]
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        rest = self.values[self.position:]
+        self.position = len(self.values)
+        return rest

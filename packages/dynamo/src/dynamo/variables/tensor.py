@@ -1,0 +1,111 @@
+"""Tensors and symbolic numbers while tracing: a graph node plus its fake example value.
+
+A TensorVariable stands for a tensor the graph computes (or takes as input); its `fake` is the
+FakeTensor that fakecore computed for it, so shape, dtype and device questions are answered
+without running anything. A SymNodeVariable stands for a SymInt/SymFloat/SymBool computed from
+symbolic sizes; deciding its truth records a guard in the ShapeEnv.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from dynamo.exc import Unsupported
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.constant import ConstantVariable
+
+if TYPE_CHECKING:
+    import torch.fx
+
+    from dynamo.interpreter import Translator
+
+# Attributes whose value the fake tensor knows, and that guards keep constant.
+_METADATA = frozenset({
+    "dtype", "device", "layout", "requires_grad", "is_cuda", "is_cpu", "is_meta", "is_sparse",
+    "is_quantized", "is_mkldnn", "is_nested", "ndim", "is_leaf",
+})
+_METADATA_METHODS = frozenset({
+    "dim", "ndimension", "is_floating_point", "is_complex", "is_contiguous", "element_size",
+    "get_device", "is_signed", "nelement", "numel", "size", "stride", "storage_offset",
+})
+_DATA_DEPENDENT = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__",
+                             "nonzero_static", "data_ptr"})
+_UNSUPPORTED = frozenset({"backward", "register_hook", "retain_grad", "untyped_storage",
+                          "storage", "__array__"})
+
+
+class TensorVariable(VariableTracker):
+    def __init__(self, node: torch.fx.Node, fake: torch.Tensor, source: Any = None) -> None:
+        self.node = node
+        self.fake = fake
+        self.source = source
+
+    def python_type(self) -> type:
+        return torch.nn.Parameter if isinstance(self.fake, torch.nn.Parameter) else torch.Tensor
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in _METADATA:
+            return ConstantVariable(getattr(self.fake, name))
+        if name == "shape":
+            return tx.output.size_variable(self, self.fake.shape)
+        if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
+            return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
+        if name == "grad":
+            raise Unsupported("reading a tensor's .grad")
+        if not hasattr(torch.Tensor, name):
+            raise Unsupported(f"tensor attribute {name!r}")
+        from dynamo.variables.functions import BoundMethodVariable
+
+        return BoundMethodVariable(self, name)
+
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if name in _DATA_DEPENDENT:
+            raise Unsupported(f"Tensor.{name}() reads the tensor's data (a graph break: part 2)")
+        if name in _UNSUPPORTED:
+            raise Unsupported(f"Tensor.{name}()")
+        if name in _METADATA_METHODS:
+            values = [a.as_constant() if a.is_constant() else None for a in args]
+            if None not in values and all(a.is_constant() for a in kwargs.values()):
+                result = getattr(self.fake, name)(*values, **{k: v.as_constant()
+                                                                 for k, v in kwargs.items()})
+                if name == "size" and not args:
+                    return tx.output.size_variable(self, result)
+                return tx.output.wrap_value(self, name, result)
+        return tx.output.call_method(name, [self, *args], kwargs)
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        length = self.fake.shape[0] if self.fake.dim() else None
+        if not isinstance(length, int):
+            raise Unsupported("iterating over a tensor whose first dim is symbolic or absent")
+        return [tx.output.call_function(operator.getitem, [self, ConstantVariable(i)], {})
+                for i in range(length)]
+
+    def truth(self, tx: Translator) -> bool:
+        raise Unsupported("branching on a tensor's value (a data-dependent graph break: part 2)")
+
+    def __repr__(self) -> str:
+        return f"TensorVariable({self.node.name}: {self.fake})"
+
+
+class SymNodeVariable(VariableTracker):
+    """An int, float or bool computed from symbolic sizes."""
+
+    def __init__(self, node: torch.fx.Node, value: Any) -> None:
+        self.node = node
+        self.value = value
+
+    def python_type(self) -> type:
+        return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(self.value)]
+
+    def truth(self, tx: Translator) -> bool:
+        return bool(self.value)  # a guard in the ShapeEnv
+
+    def as_int(self) -> int:
+        return int(self.value)
+
+    def __repr__(self) -> str:
+        return f"SymNodeVariable({self.value})"
