@@ -1,0 +1,293 @@
+"""compile()'s behaviour around the graph: caching, guards and recompiles, fallbacks, errors,
+modules, backends, dynamic shapes, autograd."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import dynamo
+
+FACTOR = 2
+
+
+def _entries(compiled) -> int:
+    cache = compiled._compiled_forward.cache if isinstance(compiled, dynamo.OptimizedModule) \
+        else compiled.cache
+    return len(cache)
+
+
+def test_cached_call_reuses_the_entry_and_new_sizes_recompile() -> None:
+    calls = []
+
+    def backend(gm, inputs):
+        calls.append(gm)
+        return gm.forward
+
+    f = dynamo.compile(lambda x: x.sin() + 1, backend=backend)
+    x = torch.randn(3)
+    f(x)
+    f(torch.randn(3))
+    assert len(calls) == 1
+    f(torch.randn(4))
+    f(torch.randn(3, dtype=torch.float64))
+    assert len(calls) == 3
+
+
+def test_globals_and_constants_are_guarded() -> None:
+    global FACTOR
+
+    def f(x, n):
+        return x * n * FACTOR
+
+    compiled = dynamo.compile(f)
+    x = torch.ones(2)
+    assert compiled(x, 3).tolist() == [6.0, 6.0]
+    assert compiled(x, 4).tolist() == [8.0, 8.0]
+    FACTOR = 5
+    try:
+        assert compiled(x, 4).tolist() == [20.0, 20.0]
+    finally:
+        FACTOR = 2
+    assert _entries(compiled) == 3
+
+
+def test_module_attribute_changes_recompile() -> None:
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.fc(x) * self.scale
+
+    m = Scale()
+    compiled = dynamo.compile(m)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x), m(x))
+    m.scale = 3.0
+    torch.testing.assert_close(compiled(x), m(x))
+    m.fc = nn.Linear(3, 3)
+    torch.testing.assert_close(compiled(x), m(x))
+    with torch.no_grad():
+        m.fc.weight.mul_(2)  # same tensor, new values: no recompile, the new values are used
+    torch.testing.assert_close(compiled(x), m(x))
+    assert _entries(compiled) == 3
+
+
+def test_training_flag_is_guarded() -> None:
+    m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    compiled = dynamo.compile(m)
+    x = torch.randn(8, 4)
+    compiled(x)
+    m.eval()
+    torch.testing.assert_close(compiled(x), m(x))
+    assert _entries(compiled) == 2
+
+
+def test_grad_mode_is_guarded() -> None:
+    f = dynamo.compile(lambda x: x * 2)
+    x = torch.randn(3, requires_grad=True)
+    assert f(x).requires_grad
+    with torch.no_grad():
+        assert not f(x).requires_grad
+
+
+def test_backward_through_the_graph_matches_eager() -> None:
+    m = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    compiled = dynamo.compile(m)
+    x = torch.randn(5, 4, requires_grad=True)
+    compiled(x).sum().backward()
+    got = [p.grad.clone() for p in m.parameters()] + [x.grad.clone()]
+    m.zero_grad()
+    x.grad = None
+    m(x).sum().backward()
+    expected = [p.grad for p in m.parameters()] + [x.grad]
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e)
+
+
+def test_unsupported_code_runs_eagerly_with_one_warning() -> None:
+    def f(x):
+        print("side effect")
+        return x + 1
+
+    compiled = dynamo.compile(f)
+    with pytest.warns(UserWarning, match=r"(?s)print\(\).*test_frontend.py:\d+"):
+        assert compiled(torch.zeros(1)).item() == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiled(torch.zeros(1)).item() == 1
+
+
+def test_fullgraph_raises_with_the_reason_and_location() -> None:
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(dynamo.Unsupported) as info:
+        dynamo.compile(f, fullgraph=True)(torch.ones(2))
+    message = str(info.value)
+    assert "branching on a tensor's value" in message
+    assert "test_frontend.py" in message and "if x.sum() > 0:" in message
+
+
+def test_cache_size_limit_falls_back_with_the_failing_guards() -> None:
+    compiled = dynamo.compile(lambda x, n: x + n)
+    x = torch.zeros(1)
+    with pytest.warns(UserWarning, match="(?s)cache size limit.*L\\['n'\\] == 0 failed: it is 8"):
+        for n in range(dynamo.frontend.CACHE_SIZE_LIMIT + 1):
+            assert compiled(x, n).item() == n
+    assert compiled(x, 100).item() == 100
+
+
+def test_frames_without_tensor_work_are_left_alone() -> None:
+    compiled = dynamo.compile(lambda a, b: a + b)
+    assert compiled(2, 3) == 5
+    entry = compiled.cache.entries[0][1]
+    assert entry.graph is None
+
+
+def test_disable_and_allow_in_graph() -> None:
+    @dynamo.disable
+    def eager_only(x):
+        return x + 1
+
+    assert dynamo.compile(eager_only)(torch.zeros(1)).item() == 1
+    with pytest.raises(dynamo.Unsupported, match="marked dynamo.disable"):
+        dynamo.compile(lambda x: eager_only(x) * 2, fullgraph=True)(torch.zeros(1))
+
+    @dynamo.allow_in_graph
+    def opaque(x):
+        return x * 3
+
+    compiled = dynamo.compile(lambda x: opaque(x) + 1, fullgraph=True)
+    assert compiled(torch.ones(1)).item() == 4
+    graph = compiled.cache.entries[0][1].graph
+    assert any(n.target is opaque for n in graph.graph.nodes)
+
+
+def test_optimized_module_passes_attributes_and_runs_hooks() -> None:
+    m = nn.Linear(3, 2)
+    compiled = dynamo.compile(m)
+    assert compiled.weight is m.weight and compiled.in_features == 3
+    assert compiled.state_dict().keys() == m.state_dict().keys()
+    seen = []
+    handle = m.register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(compiled(x), m(x))
+    handle.remove()
+    assert seen == [(4, 2), (4, 2)]
+
+
+def test_decorator_forms_and_methods() -> None:
+    @dynamo.compile
+    def f(x):
+        return x + 1
+
+    @dynamo.compile(backend="aot_eager", fullgraph=True)
+    def g(x):
+        return x * 2
+
+    assert f(torch.zeros(1)).item() == 1 and g(torch.ones(1)).item() == 2
+
+
+def test_dynamic_shapes_share_one_graph() -> None:
+    compiled = dynamo.compile(lambda x: x.view(-1, 2).sum(1) * x.shape[0], dynamic=True)
+    for n in (4, 6, 8):
+        x = torch.randn(n, 2)
+        torch.testing.assert_close(compiled(x), x.view(-1, 2).sum(1) * n)
+    assert len(compiled.cache) == 1
+
+
+def test_mark_dynamic() -> None:
+    compiled = dynamo.compile(lambda x: x * 2)
+    for n in (3, 5, 7):
+        x = torch.randn(n, 4)
+        dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(compiled(x), x * 2)
+    assert len(compiled.cache) == 1
+    compiled(torch.randn(3, 5))  # dim 1 stays static: a new size there recompiles
+    assert len(compiled.cache) == 2
+
+
+def test_shape_guards_from_branches_recompile() -> None:
+    def f(x):
+        return x * 2 if x.shape[0] > 4 else x - 1
+
+    compiled = dynamo.compile(f, dynamic=True)
+    for n in (6, 8, 3, 2):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x), f(x))
+    assert len(compiled.cache) == 2
+
+
+def test_backends_by_name_callable_and_registry() -> None:
+    assert {"eager", "aot_eager"} <= set(dynamo.list_backends())
+    seen = []
+
+    @dynamo.register_backend("recording")
+    def recording(gm, inputs):
+        seen.append(len(inputs))
+        return gm.forward
+
+    assert dynamo.compile(lambda x, y: x + y, backend="recording")(
+        torch.ones(1), torch.ones(1)).item() == 2
+    assert seen == [2]
+    with pytest.raises(ValueError, match="unknown backend"):
+        dynamo.compile(lambda x: x, backend="no-such-backend")
+
+
+def test_failing_backend_falls_back_with_a_warning() -> None:
+    def broken(gm, inputs):
+        raise RuntimeError("boom")
+
+    compiled = dynamo.compile(lambda x: x + 1, backend=broken)
+    with pytest.warns(UserWarning, match="boom"):
+        assert compiled(torch.zeros(1)).item() == 1
+
+
+def test_aot_eager_on_a_model() -> None:
+    m = nn.Sequential(nn.Linear(4, 4), nn.GELU(), nn.LayerNorm(4))
+    compiled = dynamo.compile(m, backend="aot_eager", fullgraph=True)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(compiled(x), m(x))
+
+
+def test_aliased_inputs_are_guarded() -> None:
+    def f(a, b):
+        a.add_(1)
+        return a + b
+
+    compiled = dynamo.compile(f)
+    x, y = torch.zeros(2), torch.zeros(2)
+    assert compiled(x, y).tolist() == [1.0, 1.0]
+    z = torch.zeros(2)
+    assert compiled(z, z).tolist() == [2.0, 2.0]
+    assert len(compiled.cache) == 2
+
+
+def test_submodule_containers() -> None:
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+            self.heads = nn.ModuleDict({"a": nn.Linear(4, 1), "b": nn.Linear(4, 2)})
+
+        def forward(self, x):
+            for i, block in enumerate(self.blocks):
+                x = F.relu(block(x)) + i
+            return {name: head(x) for name, head in self.heads.items()}, self.blocks[-1](x)
+
+    m = Net()
+    compiled = dynamo.compile(m, fullgraph=True)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(compiled(x), m(x))
+    m.blocks.append(nn.Linear(4, 4))
+    torch.testing.assert_close(compiled(x), m(x))
