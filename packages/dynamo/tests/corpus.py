@@ -216,8 +216,8 @@ def dicts(x):
     d = {"a": x, "b": x * 2}
     d["c"] = d["a"] + d["b"]
     total = 0
-    for k, v in d.items():
-        total = total + v
+    for key, v in d.items():
+        total = total + v * len(key)
     return total, {k: v.sum() for k, v in d.items()}, d.get("z", 7)
 
 
@@ -385,6 +385,7 @@ def default_arguments(x):
 @program(t(3, 4))
 def import_inside(x):
     import math as m
+
     from torch.nn import functional as fn
     return fn.relu(x) * m.tau
 
