@@ -68,3 +68,26 @@ class TransformerBlock(nn.Module):
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
         x = x + self.dropout(self.proj(y))
         return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """A small GPT-style language model: token and position embeddings, a stack of
+    TransformerBlocks, a final layer norm and a head over the vocabulary (tied to the
+    embedding, as in GPT-2)."""
+
+    def __init__(self, vocab: int = 256, d_model: int = 64, n_heads: int = 4, n_layers: int = 4,
+                 max_len: int = 128) -> None:
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, d_model)
+        self.positions = nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList(TransformerBlock(d_model, n_heads) for _ in range(n_layers))
+        self.ln = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab, bias=False)
+        self.head.weight = self.tokens.weight
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        t = idx.shape[1]
+        x = self.tokens(idx) + self.positions(torch.arange(t, device=idx.device))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))

@@ -1,0 +1,109 @@
+"""dynamo.compile against torch.compile, both with the same no-op backend (run the FX graph).
+
+Three numbers per model: the first call (capture: interpreting the bytecode, building the graph
+and guards; the backend does nothing), a cached call (guards checked, graph run), and the guard
+check alone. Eager is shown for the cached call, as the floor both stand on.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import timeit
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from models import GPT, MLP  # noqa: E402
+
+
+def _noop_backend(gm, example_inputs):
+    return gm.forward
+
+
+def _first_call(compile_and_call, repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        compile_and_call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _per_call(fn, number: int) -> float:
+    fn()
+    return min(timeit.repeat(fn, number=number, repeat=5)) / number
+
+
+def _measure(model: torch.nn.Module, x: torch.Tensor, number: int) -> dict[str, float]:
+    import torch._dynamo
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    import dynamo
+
+    def ours_first():
+        dynamo.reset()
+        dynamo.compile(model, backend=_noop_backend)(x)
+
+    def peer_first():
+        torch._dynamo.reset()
+        torch.compile(model, backend=_noop_backend)(x)
+
+    result = {"ours first": _first_call(ours_first), "peer first": _first_call(peer_first)}
+    dynamo.reset()
+    torch._dynamo.reset()
+    ours = dynamo.compile(model, backend=_noop_backend)
+    peer = torch.compile(model, backend=_noop_backend)
+    ours(x)
+    peer(x)
+    result["ours cached"] = _per_call(lambda: ours(x), number)
+    result["peer cached"] = _per_call(lambda: peer(x), number)
+    result["eager"] = _per_call(lambda: model(x), number)
+    frame = {"self": model, name_of_input(model): x}
+    guards = ours._compiled_forward.cache.entries[0][0]
+    f_globals = type(model).forward.__globals__
+    result["ours guards"] = _per_call(lambda: guards.check(frame, f_globals), number)
+    manager = _debug_get_cache_entry_list(type(model).forward.__code__)[0].guard_manager
+    result["peer guards"] = _per_call(lambda: manager.check(frame), number)
+    result["ours guard count"] = len(guards)
+    return result
+
+
+def name_of_input(model: torch.nn.Module) -> str:
+    return type(model).forward.__code__.co_varnames[1]
+
+
+def run() -> str:
+    lines = [
+        "## dynamo: capture and cached calls against torch.compile",
+        "",
+        "Both with the same no-op backend (the FX graph's own `forward`). First call: median of "
+        "5 fresh compilations (`reset()` before each); cached call and guard check: best of 5 "
+        "runs. Goals (issue 5): capture at most a third of the peer's; cached call no slower.",
+        "",
+        "| model | first call ours / peer ms | ratio | cached call ours / peer / eager µs | ratio "
+        "| guard check ours / peer µs (our guards) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    cases = [
+        ("GPT (4 blocks, d=64), tokens (4, 32)", GPT().eval(), torch.randint(0, 256, (4, 32)),
+         50),
+        ("MLP (3 layers), input (8, 32)", MLP().eval(), torch.randn(8, 32), 2000),
+    ]
+    for label, model, x, number in cases:
+        r = _measure(model, x, number)
+        lines.append(
+            f"| {label} | {r['ours first'] * 1e3:.0f} / {r['peer first'] * 1e3:.0f} "
+            f"| {r['ours first'] / r['peer first']:.2f} "
+            f"| {r['ours cached'] * 1e6:.0f} / {r['peer cached'] * 1e6:.0f} / "
+            f"{r['eager'] * 1e6:.0f} | {r['ours cached'] / r['peer cached']:.2f} "
+            f"| {r['ours guards'] * 1e6:.1f} / {r['peer guards'] * 1e6:.1f} "
+            f"({r['ours guard count']}) |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(run())
