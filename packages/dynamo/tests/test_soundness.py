@@ -1,0 +1,99 @@
+"""Guard soundness: a compiled function called with random changes to its inputs must always
+give eager's answer. A stale cache hit (a guard that should have failed and did not) is the
+worst bug this project can have; this property test hunts for one."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dynamo
+
+OFFSET = 1.0
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.scale = 2.0
+        self.use_bias = True
+
+    def forward(self, x, n, mode, extra=None):
+        y = self.fc(x) * self.scale * n + OFFSET
+        if self.use_bias:
+            y = y + 1
+        if mode == "double":
+            y = y * 2
+        if extra is not None:
+            y = y + extra.sum()
+        if self.training:
+            y = y - 3
+        return y.sum(0) if x.shape[0] > 2 else y
+
+
+change = st.sampled_from([
+    "rows", "dtype", "n", "float_n", "mode", "extra", "scale", "use_bias", "training", "global",
+    "weight_values", "new_fc", "requires_grad", "noncontiguous",
+])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(change, st.integers(0, 3)), min_size=1, max_size=8),
+       st.sampled_from([None, False, True]))
+def test_random_input_changes_never_hit_a_stale_entry(changes, dynamic) -> None:
+    global OFFSET
+    dynamo.reset()
+    torch.manual_seed(0)
+    net = Net()
+    compiled = dynamo.compile(net, dynamic=dynamic)
+    state = {"rows": 3, "dtype": torch.float32, "n": 2, "mode": "plain", "extra": None,
+             "noncontiguous": False, "requires_grad": False}
+    old_offset = OFFSET
+    try:
+        for kind, k in changes:
+            if kind == "rows":
+                state["rows"] = 1 + k
+            elif kind == "dtype":
+                state["dtype"] = (torch.float32, torch.float64)[k % 2]
+            elif kind == "n":
+                state["n"] = k
+            elif kind == "float_n":
+                state["n"] = k + 0.5
+            elif kind == "mode":
+                state["mode"] = ("plain", "double")[k % 2]
+            elif kind == "extra":
+                state["extra"] = None if k == 0 else torch.full((k,), float(k))
+            elif kind == "scale":
+                net.scale = float(k)
+            elif kind == "use_bias":
+                net.use_bias = bool(k % 2)
+            elif kind == "training":
+                net.train(bool(k % 2))
+            elif kind == "global":
+                OFFSET = float(k)
+            elif kind == "weight_values":
+                with torch.no_grad():
+                    net.fc.weight.add_(k)
+            elif kind == "new_fc":
+                net.fc = nn.Linear(4, 4).to(state["dtype"])
+            elif kind == "requires_grad":
+                state["requires_grad"] = bool(k % 2)
+            elif kind == "noncontiguous":
+                state["noncontiguous"] = bool(k % 2)
+            net.to(state["dtype"])
+            x = torch.randn(state["rows"], 8 if state["noncontiguous"] else 4,
+                            dtype=state["dtype"])
+            if state["noncontiguous"]:
+                x = x[:, ::2]
+            x.requires_grad_(state["requires_grad"])
+            extra = state["extra"]
+            args = (x, state["n"], state["mode"], extra)
+            expected = net(*args)
+            got = compiled(*args)
+            torch.testing.assert_close(got, expected)
+            assert got.requires_grad == expected.requires_grad
+    finally:
+        OFFSET = old_offset
