@@ -422,3 +422,370 @@ def iterate_over_tensor(x):
 @program(t(3, 4))
 def new_tensor_from_shape(x):
     return torch.zeros(x.shape) + x.new_ones(x.size()), torch.empty(x.shape[1]).fill_(1)
+
+
+# ----- objects, classes, inputs of many kinds ---------------------------------------------------
+
+class Holder:
+    factor = 3
+
+    def __init__(self, bias):
+        self.bias = bias
+
+    @property
+    def doubled(self):
+        return self.bias * 2
+
+    def apply(self, x):
+        return x * self.factor + self.bias
+
+    @staticmethod
+    def static_add(x, y):
+        return x + y
+
+    @classmethod
+    def make_factor(cls):
+        return cls.factor * 10
+
+
+HOLDER = Holder(0.5)
+
+
+@program(t(3, 4))
+def user_object_methods(x):
+    return HOLDER.apply(x) + HOLDER.doubled + Holder.static_add(x, 1) + Holder.make_factor()
+
+
+@program(lambda seed: (torch.randn(3, 4), Config(scale=2.0 + seed)), graphs=2)
+def dataclass_input(x, cfg):
+    return x * cfg.scale if cfg.use_relu else x
+
+
+@program(lambda seed: (Point(torch.randn(3), torch.randn(3)),))
+def namedtuple_input(p):
+    return p.x * p.y, p[0] - p[1]
+
+
+@program(lambda seed: ([torch.randn(2, 2) for _ in range(3)],))
+def list_input(xs):
+    return sum(xs), xs[0] @ xs[1], len(xs)
+
+
+@program(lambda seed: ({"a": torch.randn(2), "b": torch.randn(2)},))
+def dict_input(d):
+    return {k: v * 2 for k, v in d.items()}, d["a"] + d["b"]
+
+
+@program(lambda seed: ((torch.randn(2), (torch.randn(2), 3)),))
+def nested_tuple_input(nested):
+    a, (b, n) = nested
+    return a * n + b
+
+
+@program(lambda seed: (torch.randn(3), None))
+def optional_input(x, mask):
+    return x if mask is None else x * mask
+
+
+@program(lambda seed: (torch.randn(3), seed + 1), graphs=2)
+def int_input_specialises(x, n):
+    return x * n + n
+
+
+@program(lambda seed: (torch.randn(3), "relu"))
+def string_input(x, act):
+    return F.relu(x) if act == "relu" else torch.tanh(x)
+
+
+@program(lambda seed: (torch.randn(3), torch.float64))
+def dtype_input(x, dtype):
+    return x.to(dtype) * 2
+
+
+@program(lambda seed: (torch.randn(4, 4), (2, 8)))
+def shape_tuple_input(x, shape):
+    return x.reshape(shape)
+
+
+@program(lambda seed: (torch.randn(3), torch.randn(3)))
+def keyword_only_and_defaults(x, y, *, alpha=0.5, beta=None):
+    return x * alpha + (y if beta is None else beta)
+
+
+@program(lambda seed: (torch.randn(3), torch.randn(3), torch.randn(3)))
+def star_args_frame(*xs):
+    return sum(xs) / len(xs)
+
+
+def _closure_maker(k):
+    def inner(x):
+        return x * k
+    return inner
+
+
+TRIPLE = _closure_maker(3)
+
+
+@program(t(3))
+def global_closure(x):
+    return TRIPLE(x) + _closure_maker(2)(x)
+
+
+class Base(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class Derived(Base):
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+DERIVED = Derived()
+
+
+@program(t(3))
+def super_call_in_module(x):
+    return DERIVED(x)
+
+
+@program(t(3, 4))
+def size_methods(x):
+    s = x.size()
+    return x.new_zeros(s), s[0] * s[1], s.numel(), x.size(-1), x.stride(0), x.dim()
+
+
+@program(t(3, 4))
+def string_formatting(x):
+    label = "layer{}_{:02d}".format("x", 7)
+    return x * len(label) + len(f"{3.14159:.2f}") + len("%d-%s" % (5, "a"))  # noqa: UP031 (the % operator on strings is the construct under test)
+
+
+@program(t(3, 4))
+def list_methods(x):
+    items = [3, 1, 2]
+    items.sort()
+    items.insert(0, 9)
+    items.reverse()
+    last = items.pop(0)
+    items.remove(9)
+    return x * last + items.index(2) + items.count(3) + len(items)
+
+
+@program(t(3, 4))
+def dict_methods(x):
+    d = dict(a=1, b=2)
+    d.update({"c": 3})
+    d.setdefault("d", 4)
+    removed = d.pop("a")
+    return x * sum(d.values()) + removed + len(list(d.keys()))
+
+
+@program(t(3, 4))
+def tuple_compare_and_in(x):
+    shape = tuple(x.shape)
+    return x * 2 if shape == (3, 4) and 4 in shape else x
+
+
+@program(t(3, 4))
+def chained_comparison(x):
+    n = x.shape[1]
+    return x + 1 if 0 < n <= 4 else x
+
+
+@program(t(3, 4))
+def walrus_and_conditional_expr(x):
+    if (n := x.shape[0]) > 2:
+        return x * n
+    return x
+
+
+@program(t(3, 4))
+def try_finally_no_exception(x):
+    try:
+        y = x * 2
+    finally:
+        z = 1
+    return y + z
+
+
+@program(t(3, 4))
+def with_set_grad_enabled(x):
+    with torch.set_grad_enabled(False):
+        y = x * 2
+    return y + 1
+
+
+@program(t(4, 4))
+def lambda_in_map_filter(x):
+    cols = list(filter(lambda i: i % 2 == 0, range(4)))
+    return torch.stack(list(map(lambda i: x[:, i], cols)), dim=1)
+
+
+@program(t(3, 4))
+def torch_size_constructor(x):
+    return x.view(torch.Size([4, 3])), torch.Size([1, 2]) + (3,)
+
+
+@program(t(3, 4))
+def math_on_shapes(x):
+    return x * math.ceil(x.shape[0] / 2) + math.gcd(x.shape[0], 6)
+
+
+# ----- generated: the same pattern over many torch functions and operators -----------------------
+
+def _generate(name, fn):
+    fn.__name__ = name
+    PROGRAMS.append((name, fn, t(3, 4), 1))
+
+
+_UNARY = {
+    "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
+    "exp": torch.exp, "log1p_abs": lambda x: torch.log1p(x.abs()),
+    "sqrt_abs": lambda x: torch.sqrt(x.abs()), "rsqrt": lambda x: torch.rsqrt(x.abs() + 1),
+    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc,
+    "frac": torch.frac, "sign": torch.sign, "neg": torch.neg,
+    "reciprocal": lambda x: torch.reciprocal(x.abs() + 1), "erf": torch.erf, "atan": torch.atan,
+    "silu": F.silu, "mish": F.mish, "softplus": F.softplus, "elu": F.elu,
+    "leaky_relu": F.leaky_relu, "hardtanh": F.hardtanh, "logsigmoid": F.logsigmoid,
+    "softsign": F.softsign, "hardswish": F.hardswish, "relu6": F.relu6, "selu": F.selu,
+    "celu": F.celu,
+}
+for _name, _fn in _UNARY.items():
+    _generate(f"unary_{_name}", (lambda f: lambda x: f(x) * 2 + 1)(_fn))
+
+_METHODS = {
+    "cumsum": lambda x: x.cumsum(0), "flip": lambda x: x.flip(0), "roll": lambda x: x.roll(1, 1),
+    "transpose": lambda x: x.transpose(0, 1), "unsqueeze": lambda x: x.unsqueeze(1),
+    "squeeze": lambda x: x[None].squeeze(0), "expand": lambda x: x[:1].expand(5, 4),
+    "repeat": lambda x: x.repeat(2, 1), "masked_fill": lambda x: x.masked_fill(x > 0, 0.0),
+    "norm": lambda x: x.norm(), "std": lambda x: x.std(dim=0), "var": lambda x: x.var(),
+    "log_softmax": lambda x: x.log_softmax(-1), "argsort": lambda x: x.argsort(dim=1),
+    "topk": lambda x: x.topk(2).values, "sort": lambda x: x.sort(dim=0)[0],
+    "cummax": lambda x: x.cummax(0).values, "tril": lambda x: x.tril(), "diag": lambda x: x.diag(),
+    "narrow": lambda x: x.narrow(1, 1, 2), "unbind": lambda x: x.unbind(0),
+    "clamp_min": lambda x: x.clamp_min(0), "lerp": lambda x: x.lerp(x * 2, 0.3),
+    "addmm": lambda x: torch.addmm(x[:, :3], x, x.t()[:, :3]), "outer": lambda x: x[0].outer(x[1]),
+    "nan_to_num": lambda x: (x / 0).nan_to_num(), "where_scalar": lambda x: x.where(x > 0, 1.0),
+    "gather": lambda x: x.gather(1, torch.tensor([[0], [1], [2]])),
+    "index_select": lambda x: x.index_select(1, torch.tensor([3, 0])),
+    "scatter_add": lambda x: torch.zeros(3, 4).scatter_add(1, torch.tensor([[0], [1], [2]]), x),
+}
+for _name, _fn in _METHODS.items():
+    _generate(f"method_{_name}", _fn)
+
+_BINARY = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "pow": lambda a, b: operator.pow(abs(a) if isinstance(a, torch.Tensor) else a, b),
+    "lt": operator.lt, "ge": operator.ge, "eq": operator.eq, "maximum": torch.maximum,
+    "atan2": torch.atan2,
+}
+_OPERANDS = {
+    "tt": lambda x: (x, x * 0.5 + 1),
+    "ts": lambda x: (x, 2),
+    "st": lambda x: (3.0, x),
+    "tshape": lambda x: (x, x.shape[0]),
+}
+for _name, _op in _BINARY.items():
+    for _kind, _pick in _OPERANDS.items():
+        if _name in ("maximum", "atan2") and _kind != "tt":
+            continue
+        _generate(f"binary_{_name}_{_kind}", (lambda op, pick: lambda x: op(*pick(x)))(_op, _pick))
+
+_REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, "amax": torch.amax, "amin": torch.amin,
+               "prod": torch.prod, "logsumexp": torch.logsumexp}
+for _name, _fn in _REDUCTIONS.items():
+    for _dim, _keep in ((0, False), (1, True), (-1, False)):
+        _generate(f"reduce_{_name}_dim{_dim}_{'keep' if _keep else 'drop'}",
+                  (lambda f, d, k: lambda x: f(x, dim=d, keepdim=k))(_fn, _dim, _keep))
+
+
+# ----- a few models' worth of patterns ------------------------------------------------------------
+
+@program(tt(2, 4, 8))
+def attention_scores(q, k):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    mask = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)
+    return scores.masked_fill(mask, float("-inf")).softmax(-1)
+
+
+@program(tt(2, 4, 8))
+def sdpa(q, k):
+    return F.scaled_dot_product_attention(q[None], k[None], k[None], is_causal=True)
+
+
+@program(t(2, 3, 8, 8))
+def conv_pool_norm(x):
+    w = torch.ones(4, 3, 3, 3) / 27
+    y = F.conv2d(x, w, padding=1)
+    y = F.batch_norm(y, torch.zeros(4), torch.ones(4), training=False)
+    return F.max_pool2d(F.relu(y), 2), F.adaptive_avg_pool2d(y, 1).flatten(1)
+
+
+@program(t(4, 8))
+def rms_norm(x):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+@program(lambda seed: (torch.randint(0, 10, (2, 5)),))
+def embedding_lookup(idx):
+    table = torch.arange(40.0).view(10, 4)
+    return F.embedding(idx, table).sum(1), F.one_hot(idx, 10).sum(1)
+
+
+@program(tt(4, 3))
+def losses(x, y):
+    return F.mse_loss(x, y), F.cross_entropy(x, torch.tensor([0, 1, 2, 1])), F.l1_loss(x, y)
+
+
+@program(t(2, 6))
+def rotary_like(x):
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    angle = torch.arange(half) * 0.1
+    return torch.cat([x1 * angle.cos() - x2 * angle.sin(), x1 * angle.sin() + x2 * angle.cos()], -1)
+
+
+@program(t(3, 4))
+def residual_loop_with_enumerate_of_weights(x):
+    weights = [torch.eye(4) * (i + 1) for i in range(3)]
+    for i, w in enumerate(weights):
+        x = x + (x @ w) * 0.1 * i
+    return x
+
+
+@program(t(3, 4))
+def early_return_in_loop(x):
+    for i in range(10):
+        if i * x.shape[0] > 6:
+            return x * i
+    return x
+
+
+@program(t(3, 4))
+def nested_function_returning_tuple(x):
+    def stats(y):
+        return y.mean(), y.std(), y.shape
+    mean, std, shape = stats(x)
+    return (x - mean) / std, shape[0]
+
+
+@program(t(3, 4))
+def conditional_import_of_constant(x):
+    from math import pi
+    return x * pi
+
+
+@program(t(3, 4))
+def dict_of_lists(x):
+    groups = {"a": [x, x + 1], "b": [x * 2]}
+    return {k: torch.stack(v).sum(0) for k, v in groups.items()}
+
+
+@program(t(3, 4))
+def zip_strict_and_star_unpack(x):
+    parts = x.unbind(0)
+    total = x.new_zeros(4)
+    for a, b in zip(parts, [1, 2, 3], strict=True):
+        total = total + a * b
+    return total, [*parts, total]

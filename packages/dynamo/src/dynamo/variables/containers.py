@@ -158,6 +158,11 @@ class ListVariable(SequenceVariable):
             values.clear()
         elif name == "reverse":
             values.reverse()
+        elif name == "sort" and not args and set(kwargs) <= {"reverse"} and all(
+            v.is_constant() for v in values
+        ):
+            reverse = kwargs["reverse"].as_constant() if kwargs else False
+            values.sort(key=lambda v: v.as_constant(), reverse=reverse)
         elif name == "copy":
             return ListVariable(values)
         elif name == "__setitem__":
