@@ -251,6 +251,9 @@ def test_failing_backend_falls_back_with_a_warning() -> None:
     compiled = dynamo.compile(lambda x: x + 1, backend=broken)
     with pytest.warns(UserWarning, match="boom"):
         assert compiled(torch.zeros(1)).item() == 1
+    strict = dynamo.compile(lambda x: x + 2, backend=broken, raise_backend_errors=True)
+    with pytest.raises(dynamo.BackendError, match="boom"):
+        strict(torch.zeros(1))
 
 
 def test_aot_eager_on_a_model() -> None:

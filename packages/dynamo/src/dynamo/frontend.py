@@ -110,8 +110,9 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
 class CompiledFunction:
     """`fn`, compiled on its calls. Calls look like calls of `fn`."""
 
-    def __init__(self, fn: types.FunctionType, backend: Backend, fullgraph: bool,
-                 dynamic: bool | None, bound_self: Any = None) -> None:
+    def __init__(self, fn: types.FunctionType, backend: Backend, *, fullgraph: bool = False,
+                 dynamic: bool | None = None, bound_self: Any = None,
+                 raise_backend_errors: bool = False) -> None:
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"dynamo.compile needs a Python function or nn.Module, not {fn!r}")
         self.fn = fn
@@ -119,6 +120,7 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.bound_self = bound_self
+        self.raise_backend_errors = raise_backend_errors
         self.bind = _make_binder(fn)
         functools.update_wrapper(self, fn)
 
@@ -144,7 +146,8 @@ class CompiledFunction:
 
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         try:
-            entry = compile_frame(self.fn, f_locals, f_globals, self.backend, self.dynamic)
+            entry = compile_frame(self.fn, f_locals, f_globals, self.backend, self.dynamic,
+                                  self.raise_backend_errors)
         except Unsupported as error:
             if self.fullgraph:
                 raise
@@ -165,7 +168,7 @@ class CompiledFunction:
 
 
 def compile_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict, backend: Backend,
-                  dynamic: bool | None) -> CacheEntry:
+                  dynamic: bool | None, raise_backend_errors: bool = False) -> CacheEntry:
     """Trace `fn` on these locals, compile the graph with `backend`, make the cache entry."""
     output = OutputGraph(dynamic)
     output.f_globals = f_globals
@@ -189,7 +192,7 @@ def compile_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict, backe
     try:
         compiled = backend(gm, output.example_inputs())
     except Exception as error:
-        if getattr(backend, "_raise_on_error", False):
+        if raise_backend_errors:
             raise BackendError(f"the backend failed: {error}") from error
         warnings.warn(f"dynamo: backend {getattr(backend, '__name__', backend)!r} failed "
                       f"({type(error).__name__}: {error}); running the graph eagerly",
@@ -255,26 +258,29 @@ def _global_hooks() -> bool:
 
 
 def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: bool = False,
-            dynamic: bool | None = None) -> Any:
+            dynamic: bool | None = None, raise_backend_errors: bool = False) -> Any:
     """Compile a function or nn.Module (also usable as `@compile` or `@compile(...)`).
 
     `backend`: a name (`"eager"`, `"aot_eager"`, an entry point of `dynamo.backends`) or a
     `torch.compile`-style callable `(gm, example_inputs) -> callable`. `fullgraph=True`: raise
     `Unsupported` where the frame cannot be captured whole, instead of running it eagerly.
     `dynamic`: False, every size a constant; True, every input dim of tensors symbolic; None,
-    constants except dims marked with `mark_dynamic`.
+    constants except dims marked with `mark_dynamic`. `raise_backend_errors`: a backend that
+    fails raises `BackendError`, instead of a warning and the graph run eagerly.
     """
+    options = {"fullgraph": fullgraph, "dynamic": dynamic,
+               "raise_backend_errors": raise_backend_errors}
     if model is None:
-        return lambda m: compile(m, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+        return lambda m: compile(m, backend=backend, **options)
     compiler = lookup_backend(backend)
     if isinstance(model, torch.nn.Module):
         forward = model.__dict__.get("forward") or type(model).forward
         if isinstance(forward, types.MethodType):
-            compiled = CompiledFunction(forward.__func__, compiler, fullgraph, dynamic,
-                                        forward.__self__)
+            compiled = CompiledFunction(forward.__func__, compiler, bound_self=forward.__self__,
+                                        **options)
         else:
-            compiled = CompiledFunction(forward, compiler, fullgraph, dynamic, model)
+            compiled = CompiledFunction(forward, compiler, bound_self=model, **options)
         return OptimizedModule(model, compiled)
     if isinstance(model, types.MethodType):
-        return CompiledFunction(model.__func__, compiler, fullgraph, dynamic, model.__self__)
-    return CompiledFunction(model, compiler, fullgraph, dynamic)
+        return CompiledFunction(model.__func__, compiler, bound_self=model.__self__, **options)
+    return CompiledFunction(model, compiler, **options)

@@ -339,12 +339,12 @@ class Translator:
     def UNARY_NOT(self, ins) -> None:
         self.push(ConstantVariable(not self.truth(self.pop())))
 
-    def CALL_INTRINSIC_1(self, ins) -> None:
-        if ins.argval == "INTRINSIC_UNARY_POSITIVE":
+    def CALL_INTRINSIC_1(self, ins) -> None:  # 3.12; CPython numbers its intrinsics
+        if ins.arg == 5:  # INTRINSIC_UNARY_POSITIVE
             return self.UNARY_POSITIVE(ins)
-        if ins.argval == "INTRINSIC_LIST_TO_TUPLE":
+        if ins.arg == 6:  # INTRINSIC_LIST_TO_TUPLE
             return self.push(TupleVariable(self.pop().items(self)))
-        raise Unsupported(f"the intrinsic {ins.argval}")
+        raise Unsupported(f"the intrinsic function number {ins.arg}")
 
     def BINARY_SUBSCR(self, ins) -> None:
         self._apply(operator.getitem, self.popn(2))
