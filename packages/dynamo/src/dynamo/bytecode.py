@@ -1,11 +1,17 @@
-"""Reading code objects: the instructions of CPython 3.10–3.12 in one normalised form.
+"""Code objects: reading them for the interpreter, and editing and assembling new ones.
 
-`dis` already decodes a code object (EXTENDED_ARG folded in, jump targets as offsets, names and
-constants resolved). What differs between versions is smoothed here: directional jumps of 3.11
-(`POP_JUMP_FORWARD_IF_FALSE`) lose their direction, and each instruction gets its index and its
-jump target's index, so the interpreter steps through a list. Part 1 of the frontend needs no
-assembly: a fully captured frame is replaced by generated Python source (see `codegen`), not by
-new bytecode.
+Reading: `dis` already decodes a code object (EXTENDED_ARG folded in, jump targets as offsets,
+names and constants resolved). What differs between CPython 3.11 and 3.12 is smoothed here:
+directional jumps of 3.11 (`POP_JUMP_FORWARD_IF_FALSE`) lose their direction, and each
+instruction gets its jump target's index, so the interpreter steps through a list.
+
+Writing: `editable(code)` gives the instructions in the symbolic form of the `bytecode` package
+(labels for jump targets, try-begin/try-end markers for the exception table), and
+`assemble(...)` turns them back into a code object, computing jump offsets, EXTENDED_ARG
+prefixes, the exception table, the line table and the stack depth. We use that package rather
+than an assembler of our own (docs/dynamo.md says why). A frame captured whole needs no new
+code object (it is replaced by generated Python source, see `codegen`); resume functions after
+a graph break are built this way.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ import sys
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
+
+import bytecode as _bytecode
 
 PY312 = sys.version_info >= (3, 12)
 
@@ -60,3 +68,14 @@ _JUMPS = frozenset({
     "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
     "FOR_ITER", "SEND",
 })
+
+
+def editable(code: CodeType) -> _bytecode.Bytecode:
+    """The instructions of `code` as an editable list of symbolic instructions."""
+    return _bytecode.Bytecode.from_code(code)
+
+
+def assemble(instructions: _bytecode.Bytecode) -> CodeType:
+    """A code object from symbolic instructions, with offsets, EXTENDED_ARG, exception table,
+    line table and stack depth computed."""
+    return instructions.to_code()
