@@ -17,6 +17,7 @@ a graph break are built this way.
 from __future__ import annotations
 
 import dis
+import functools
 import sys
 from dataclasses import dataclass
 from types import CodeType
@@ -44,8 +45,10 @@ _DIRECTIONAL = {
 _DIRECTIONAL["JUMP_BACKWARD_NO_INTERRUPT"] = "JUMP_BACKWARD"
 
 
+@functools.lru_cache(maxsize=4096)
 def instructions(code: CodeType) -> list[Instruction]:
-    """The instructions of `code`, with jump targets as list indices."""
+    """The instructions of `code`, with jump targets as list indices (cached: treat as
+    read-only)."""
     result: list[Instruction] = []
     lineno = code.co_firstlineno
     for ins in dis.get_instructions(code):

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from dynamo.backends import Backend, lookup_backend
+from dynamo.bytecode import instructions
 from dynamo.codegen import ResultBuilder, make_runner
 from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import Translator
@@ -48,6 +49,7 @@ def reset() -> None:
     """Forget every compiled entry (the next call of every compiled function recompiles)."""
     _caches.clear()
     _gave_up.clear()
+    instructions.cache_clear()
 
 
 def disable(fn: Callable) -> Callable:

@@ -32,14 +32,22 @@ class GuardSet:
         self.guards: list[Guard] = []
         self._check: CheckFn | None = None
         self._source = ""
+        # Guards by the sources they read: a guard can only imply one on the same sources.
+        self._by_sources: dict[tuple[Source, ...], list[Guard]] = {}
         for guard in guards:
             self.add(guard)
 
     def add(self, guard: Guard) -> None:
         """Add `guard`, unless it is already here or implied by a guard that is."""
-        if guard in self.guards or any(g.implies(guard) for g in self.guards):
+        same = self._by_sources.setdefault(guard.sources, [])
+        if guard in same or any(g.implies(guard) for g in same):
             return
-        self.guards = [g for g in self.guards if not guard.implies(g)] + [guard]
+        implied = [g for g in same if guard.implies(g)]
+        if implied:
+            same[:] = [g for g in same if g not in implied]
+            self.guards = [g for g in self.guards if g not in implied]
+        same.append(guard)
+        self.guards.append(guard)
         self._check = None
 
     def __len__(self) -> int:
