@@ -294,3 +294,17 @@ def test_submodule_containers() -> None:
     torch.testing.assert_close(compiled(x), m(x))
     m.blocks.append(nn.Linear(4, 4))
     torch.testing.assert_close(compiled(x), m(x))
+
+
+def test_backends_from_the_entry_point_group(monkeypatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    import dynamo.backends
+
+    point = EntryPoint(name="ep_eager", value="dynamo.backends:eager", group="dynamo.backends")
+    monkeypatch.setattr(dynamo.backends, "entry_points",
+                        lambda group: [point] if group == "dynamo.backends" else [])
+    monkeypatch.setattr(dynamo.backends, "_REGISTRY", dict(dynamo.backends._REGISTRY))
+    assert "ep_eager" in dynamo.list_backends()
+    assert dynamo.lookup_backend("ep_eager") is dynamo.backends.eager
+    assert dynamo.compile(lambda x: x * 2, backend="ep_eager")(torch.ones(1)).item() == 2
