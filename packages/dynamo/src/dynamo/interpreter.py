@@ -118,6 +118,12 @@ class Translator:
                 if not self.code.co_filename.startswith(_TORCH_DIR):
                     error.locate(self.code.co_filename, ins.lineno)
                 raise
+            except Exception as error:  # a case the interpreter does not know: say where
+                unsupported = Unsupported(f"{ins.opname} met a case the interpreter does not "
+                                          f"handle ({type(error).__name__}: {error})")
+                if not self.code.co_filename.startswith(_TORCH_DIR):
+                    unsupported.locate(self.code.co_filename, ins.lineno)
+                raise unsupported from error
         return self.result
 
     def push(self, v: VariableTracker) -> None:
