@@ -83,6 +83,10 @@ def compile_gpt() -> None:
                   for n in entry.graph.graph.nodes if n.op in ("call_function", "call_method"))
     print(f"first call (capture + compile): {capture * 1e3:.0f} ms; one graph of "
           f"{sum(ops.values())} ops, most used: {ops.most_common(4)}")
+    body = [line for line in entry.graph.code.splitlines() if " = " in line]
+    print("the graph's first block, as FX prints it:")
+    for line in body[body.index(next(b for b in body if "layer_norm" in b)):][:8]:
+        print("   ", line.split(";")[0].strip()[:110])
     print(f"outputs match eager: {torch.allclose(out, model(tokens), atol=1e-5)}")
     kinds: dict[str, str] = {}
     for guard in guards:
