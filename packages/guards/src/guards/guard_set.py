@@ -112,6 +112,11 @@ def _first_unreadable(source: Source, f_locals: dict, f_globals: dict) -> Source
     return source
 
 
+def _is_singleton(value: Any) -> bool:
+    """Whether CPython keeps a single object for this value (so `is` can compare it)."""
+    return value is None or type(value) is bool or (type(value) is int and -5 <= value <= 256)
+
+
 def _variable_name(source: Source, taken: set[str]) -> str:
     name = re.sub(r"\W+", "_", source.expr).strip("_")[-40:] or "v"
     if not name[0].isalpha():
@@ -150,21 +155,34 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     lines: list[str] = []
 
     # Locals that are constants (`L['n'] == 3`, fifty times over) are checked all at once, in C:
-    # one `itemgetter` fetches them, one tuple comparison checks the values, and one pass of
-    # `is` over their types the types (`True == 1`, but a bool is not an int).
+    # one `itemgetter` fetches them. Those equal to None, a bool or a small int (objects
+    # CPython keeps one of) are compared by identity, which checks value and type together; a
+    # fresh equal object only fails the check, never passes it wrongly. The others get one
+    # tuple comparison for the values and one pass of `is` over their types (`True == 1`, but
+    # a bool is not an int).
     batch = [
         root for root in children.get(None, [])
         if isinstance(root, LocalSource) and not children.get(root)
         and len(on_source.get(root, [])) == 1 and isinstance(on_source[root][0], Equals)
     ]
     if len(batch) > 1:
-        values = tuple(on_source[root][0].value for root in batch)
-        fetch = consts.name(operator.itemgetter(*(root.name for root in batch)))
-        types = consts.name(tuple(map(type, values)))
-        lines.append(f"___values = {fetch}(L)")
-        lines.append(f"if not (___values == {consts.name(values)} and "
-                     f"all(map(___is, map(type, ___values), {types}))):")
-        lines.append("    return False")
+        singletons = [r for r in batch if _is_singleton(on_source[r][0].value)]
+        others = [r for r in batch if r not in singletons]
+        for group, by_identity in ((singletons, True), (others, False)):
+            if not group:
+                continue
+            values = tuple(on_source[root][0].value for root in group)
+            keys = [root.name for root in group]
+            fetch = consts.name(operator.itemgetter(*keys)) + "(L)" if len(keys) > 1 \
+                else f"(L[{keys[0]!r}],)"
+            if by_identity:
+                lines.append(f"if not all(map(___is, {fetch}, {consts.name(values)})):")
+            else:
+                types = consts.name(tuple(map(type, values)))
+                lines.append(f"___values = {fetch}")
+                lines.append(f"if not (___values == {consts.name(values)} and "
+                             f"all(map(___is, map(type, ___values), {types}))):")
+            lines.append("    return False")
         children[None] = [root for root in children[None] if root not in batch]
 
     def walk(source: Source) -> None:
