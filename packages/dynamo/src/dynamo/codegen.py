@@ -9,6 +9,7 @@ objects returned as they came in). Its source is kept for reading (`entry.source
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -16,14 +17,24 @@ import torch
 
 from dynamo.exc import Unsupported
 from dynamo.variables.base import VariableTracker
+from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import (
     DictVariable,
+    IteratorVariable,
     ListVariable,
     NamedTupleVariable,
     SetVariable,
     SizeVariable,
     TupleVariable,
+)
+from dynamo.variables.functions import BoundMethodVariable, UserFunctionVariable, UserMethodVariable
+from dynamo.variables.objects import (
+    NNModuleVariable,
+    PythonModuleVariable,
+    TorchFunctionVariable,
+    UserClassVariable,
+    UserObjectVariable,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable
 
@@ -35,12 +46,18 @@ class ResultBuilder:
         self.outputs: list[torch.fx.Node] = []
         self.constants: dict[str, Any] = {}
 
+    def constant(self, value: Any) -> str:
+        """A name for `value` in the generated code's namespace."""
+        return self._constant(value)
+
     def _constant(self, value: Any) -> str:
         name = f"___k{len(self.constants)}"
         self.constants[name] = value
         return name
 
     def expression(self, v: VariableTracker) -> str:
+        if isinstance(v, TensorVariable) and v.source is not None:
+            return v.source.expr  # an input: the very object the frame holds
         if isinstance(v, (TensorVariable, SymNodeVariable)):
             if v.node in self.outputs:
                 return f"___out[{self.outputs.index(v.node)}]"
@@ -69,9 +86,22 @@ class ResultBuilder:
             return self._constant(set(v.values)) + ".copy()"
         if v.source is not None:
             return v.source.expr
+        if isinstance(v, BoundMethodVariable):
+            return f"getattr({self.expression(v.obj)}, {v.name!r})"
+        if isinstance(v, UserMethodVariable):
+            return (f"{self._constant(types.MethodType)}({self.expression(v.function)}, "
+                    f"{self.expression(v.obj)})")
+        if isinstance(v, IteratorVariable):
+            return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
+        if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,
+                          UserClassVariable, PythonModuleVariable)):
+            return self._constant(v.as_constant())
+        if isinstance(v, (NNModuleVariable, UserObjectVariable)):
+            return self._constant(v.value)
         if v.is_constant():
             return self._constant(v.as_constant())
-        raise Unsupported(f"returning {v} from a compiled frame")
+        raise Unsupported(f"{v} cannot be rebuilt outside the graph (to return it, or to pass "
+                          "it on at a graph break)")
 
 
 def make_runner(graph_fn: Callable, inputs: list[Any], builder: ResultBuilder,
@@ -84,6 +114,32 @@ def make_runner(graph_fn: Callable, inputs: list[Any], builder: ResultBuilder,
     else:
         lines.append(f"    ___graph({args})")
     lines.append(f"    return {result}")
+    source = "\n".join(lines) + "\n"
+    namespace: dict[str, Any] = {"___graph": graph_fn, **builder.constants}
+    exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
+    return namespace["run"], source
+
+
+def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
+                      plan: dict[str, Any]) -> tuple[Callable[[dict, dict], Any], str]:
+    """`run(L, G)` for a frame with a graph break: the graph, the step made for real, and the
+    resume function's call."""
+    lines = ["def run(L, G):"]
+    if graph_fn is not None:
+        args = "".join(f"{source.expr}, " for source in inputs)
+        target = "___out = " if builder.outputs else ""
+        lines.append(f"    {target}___graph({args})")
+    local_args = plan["locals"]
+    if plan["kind"] == "call":
+        lines.append(f"    ___result = {plan['callee']}({', '.join(plan['args'])})")
+        name, stack = plan["resume"]
+        lines.append(f"    return {name}({', '.join([*stack, '___result', *local_args])})")
+    else:
+        lines.append(f"    if {plan['condition']}:")
+        name, stack = plan["if_true"]
+        lines.append(f"        return {name}({', '.join([*stack, *local_args])})")
+        name, stack = plan["if_false"]
+        lines.append(f"    return {name}({', '.join([*stack, *local_args])})")
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = {"___graph": graph_fn, **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)

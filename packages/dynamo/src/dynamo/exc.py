@@ -19,6 +19,7 @@ class Unsupported(Exception):
         self.reason = reason
         self.filename: str | None = None
         self.lineno: int | None = None
+        self.index: int | None = None  # the top frame's instruction where it happened
 
     def locate(self, filename: str, lineno: int | None) -> None:
         """Record the innermost user location (the first call wins: it is the deepest)."""

@@ -16,33 +16,21 @@ import functools
 import inspect
 import types
 import warnings
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from dynamo.backends import Backend, lookup_backend
 from dynamo.bytecode import instructions
-from dynamo.codegen import ResultBuilder, make_runner
-from dynamo.exc import BackendError, Unsupported
-from dynamo.interpreter import Translator
-from dynamo.output_graph import OutputGraph
-from guards import CacheLimitExceeded, GuardedCache, GuardSet
+from dynamo.convert_frame import CacheEntry, Options, convert_frame
+from dynamo.exc import Unsupported
+from guards import CacheLimitExceeded, GuardedCache
 
 CACHE_SIZE_LIMIT = 8
 _caches: dict[types.CodeType, GuardedCache] = {}
 _gave_up: dict[types.CodeType, str] = {}
-
-
-@dataclass
-class CacheEntry:
-    """One compilation of a frame: its guards, the transformed frame, and what was built."""
-
-    guards: GuardSet
-    run: Callable[[dict, dict], Any]
-    source: str
-    graph: torch.fx.GraphModule | None
 
 
 def reset() -> None:
@@ -123,6 +111,8 @@ class CompiledFunction:
         self.dynamic = dynamic
         self.bound_self = bound_self
         self.raise_backend_errors = raise_backend_errors
+        self._resumes: dict[types.FunctionType, CompiledFunction] = {}
+        self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
         functools.update_wrapper(self, fn)
 
@@ -138,18 +128,51 @@ class CompiledFunction:
             return fn(*args, **kwargs)
         f_locals = self.bind(*args, **kwargs)
         f_globals = fn.__globals__
-        for guards, entry in self.cache.entries:
-            if guards.check(f_locals, f_globals):
-                return entry.run(f_locals, f_globals)
-        entry = self._compile(f_locals, f_globals)
-        if entry is None:
+        entry = next((e for guards, e in self.cache.entries if guards.check(f_locals, f_globals)),
+                     None) or self._compile(f_locals, f_globals)
+        if entry is None or entry.run is None:
             return fn(*args, **kwargs)
         return entry.run(f_locals, f_globals)
 
+    def _options(self) -> Options:
+        return Options(self.backend, self.dynamic, self.raise_backend_errors,
+                       allow_breaks=not self.fullgraph, wrap_callee=self._wrap_callee,
+                       compile_resume=self._compile_resume)
+
+    def _compile_resume(self, fn: types.FunctionType) -> CompiledFunction:
+        found = self._resumes.get(fn)
+        if found is None:
+            found = self._resumes[fn] = CompiledFunction(
+                fn, self.backend, dynamic=self.dynamic,
+                raise_backend_errors=self.raise_backend_errors)
+        return found
+
+    def _wrap_callee(self, callee: Any) -> Any:
+        """What a call made for real at a graph break calls: user functions, methods and
+        modules through compiled wrappers of their own, anything else as it is."""
+        if isinstance(callee, types.MethodType):
+            inner = self._wrap_callee(callee.__func__)
+            return callee if inner is callee.__func__ else functools.partial(inner, callee.__self__)
+        if isinstance(callee, torch.nn.Module) and not isinstance(callee, OptimizedModule):
+            found = self._callees.get(callee)
+            if found is None:
+                found = self._callees[callee] = compile(
+                    callee, backend=self.backend, dynamic=self.dynamic,
+                    raise_backend_errors=self.raise_backend_errors)
+            return found
+        if not isinstance(callee, types.FunctionType) or getattr(callee, "_dynamo_disable", False) \
+                or (callee.__module__ or "").startswith("torch"):
+            return callee
+        found = self._callees.get(callee)
+        if found is None:
+            found = self._callees[callee] = CompiledFunction(
+                callee, self.backend, dynamic=self.dynamic,
+                raise_backend_errors=self.raise_backend_errors)
+        return found
+
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         try:
-            entry = compile_frame(self.fn, f_locals, f_globals, self.backend, self.dynamic,
-                                  self.raise_backend_errors)
+            entry = convert_frame(self.fn, f_locals, f_globals, self._options())
         except Unsupported as error:
             if self.fullgraph:
                 raise
@@ -167,51 +190,6 @@ class CompiledFunction:
     def _give_up(self, message: str) -> None:
         _gave_up[self.fn.__code__] = message
         warnings.warn(message, stacklevel=4)
-
-
-def compile_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict, backend: Backend,
-                  dynamic: bool | None, raise_backend_errors: bool = False) -> CacheEntry:
-    """Trace `fn` on these locals, compile the graph with `backend`, make the cache entry."""
-    output = OutputGraph(dynamic)
-    output.f_globals = f_globals
-    from dynamo.variables.functions import ClosureCell
-    from guards import GetItemSource, LocalSource
-
-    cells = {name: ClosureCell(cell, _cell_source(GetItemSource(LocalSource("__closure__"), i)))
-             for i, (name, cell) in enumerate(zip(fn.__code__.co_freevars, fn.__closure__ or ()))}
-    tracer = Translator(output, fn.__code__, f_globals, {}, cells,
-                        frame_locals={k: v for k, v in f_locals.items() if k != "__closure__"})
-    try:
-        result = tracer.run()
-        builder = ResultBuilder()
-        expression = builder.expression(result)
-        gm = output.finish(builder.outputs)
-    finally:
-        torch._C._set_grad_enabled(output.initial_grad_mode)
-    guards = output.guard_set()
-    if gm is None:  # no tensor work: leave the frame alone
-        return CacheEntry(guards, lambda L, G: fn(*_positional(fn, L)), "", None)
-    try:
-        compiled = backend(gm, output.example_inputs())
-    except Exception as error:
-        if raise_backend_errors:
-            raise BackendError(f"the backend failed: {error}") from error
-        warnings.warn(f"dynamo: backend {getattr(backend, '__name__', backend)!r} failed "
-                      f"({type(error).__name__}: {error}); running the graph eagerly",
-                      stacklevel=5)
-        compiled = gm.forward
-    run, source = make_runner(compiled, [s for s, _, _ in output.inputs], builder, expression)
-    return CacheEntry(guards, run, source, gm)
-
-
-def _cell_source(base: Any) -> Any:
-    from guards import AttrSource
-
-    return AttrSource(base, "cell_contents")
-
-
-def _positional(fn: types.FunctionType, f_locals: dict) -> list:
-    return [f_locals[n] for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
 
 
 class OptimizedModule(torch.nn.Module):

@@ -97,11 +97,20 @@ class Translator:
         self.result: VariableTracker | None = None
         self.yielded: list[VariableTracker] = []  # a generator's values, in order
         self.steps = 0
+        self.stop_at: int | None = None  # the top frame stops before this instruction
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the trace stopped at `stop_at` (a graph break) rather than returning."""
+        return self.result is None and self.ip == self.stop_at
 
     # ----- the loop ---------------------------------------------------------------------------
 
-    def run(self) -> VariableTracker:
+    def run(self) -> VariableTracker | None:
+        """The return value's tracker; None when the trace stopped at `stop_at`."""
         while self.result is None:
+            if self.ip == self.stop_at:
+                return None
             ins = self.instructions[self.ip]
             self.ip += 1
             self.steps += 1
@@ -115,16 +124,21 @@ class Translator:
                                       f"({_construct(ins.opname)})")
                 handler(ins)
             except Unsupported as error:
-                if not self.code.co_filename.startswith(_TORCH_DIR):
-                    error.locate(self.code.co_filename, ins.lineno)
+                self._note(error, ins)
                 raise
             except Exception as error:  # a case the interpreter does not know: say where
                 unsupported = Unsupported(f"{ins.opname} met a case the interpreter does not "
                                           f"handle ({type(error).__name__}: {error})")
-                if not self.code.co_filename.startswith(_TORCH_DIR):
-                    unsupported.locate(self.code.co_filename, ins.lineno)
+                self._note(unsupported, ins)
                 raise unsupported from error
         return self.result
+
+    def _note(self, error: Unsupported, ins) -> None:
+        """Record where `error` happened: the user's line, and the top frame's instruction."""
+        if not self.code.co_filename.startswith(_TORCH_DIR):
+            error.locate(self.code.co_filename, ins.lineno)
+        if self.depth == 0 and error.index is None:
+            error.index = self.ip - 1
 
     def push(self, v: VariableTracker) -> None:
         self.stack.append(v)

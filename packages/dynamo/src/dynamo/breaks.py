@@ -1,0 +1,88 @@
+"""Graph breaks: compile the part of a frame before an unsupported call or a branch on a
+tensor, run that one step for real, and continue in a resume function.
+
+When the top frame's trace stops at instruction `k` (a call that cannot be traced, or a jump on
+a tensor's value), the trace is run again up to `k` and stopped there; the graph so far gets as
+outputs every tensor that the stack and the live locals hold. The transformed frame (generated
+Python, like a whole frame's) calls the graph, rebuilds the stack and the locals, makes the call
+for real (a user function or module through its own compiled wrapper) or takes the branch, and
+returns what a *resume function* returns: a new code object, made from the original with the
+`bytecode` package, whose prologue pushes the stack it is given and jumps to the instruction
+after `k` (or to the branch's target), and whose parameters are the stack values and the live
+locals. Resume functions are compiled like any function on their first call, with their own
+cache and guards, and shared by every compilation that breaks at the same place.
+"""
+
+from __future__ import annotations
+
+import dis
+import types
+from typing import Any
+
+import bytecode as bc
+
+from dynamo.bytecode import PY312, Instruction, instructions
+
+BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"})
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+
+
+def refusal(code: types.CodeType, index: int) -> str | None:
+    """Why the frame cannot break at instruction `index`, or None when it can."""
+    ins = instructions(code)[index]
+    if ins.opname not in BREAKABLE:
+        return f"no graph break at {ins.opname} (only at calls and branches)"
+    if code.co_cellvars or code.co_freevars:
+        return "no graph break in a function with closure variables"
+    if code.co_flags & 0x20:
+        return "no graph break in a generator"
+    if any(e.start <= ins.offset < e.end for e in dis.Bytecode(code).exception_entries):
+        return "no graph break inside a try, except or with block"
+    if any(j.opname == "JUMP_BACKWARD" and j.target <= index for j in instructions(code)[index:]):
+        return "no graph break inside a loop (the frame runs eagerly, as torch.compile does)"
+    return None
+
+
+_resume_functions: dict[tuple, types.FunctionType] = {}
+
+
+def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
+                    local_names: tuple[str, ...]) -> types.FunctionType:
+    """A function continuing `fn`'s code at instruction `index`, taking the non-NULL stack
+    values (`___stack0`, ...) and then the locals `local_names` as its parameters."""
+    key = (fn.__code__, index, nulls, local_names)
+    found = _resume_functions.get(key)
+    if found is None:
+        code = _resume_code(fn.__code__, index, nulls, local_names)
+        found = types.FunctionType(code, fn.__globals__, code.co_name)
+        _resume_functions[key] = found
+    return found
+
+
+def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
+                 local_names: tuple[str, ...]) -> types.CodeType:
+    program = bc.Bytecode.from_code(code)
+    reads: list[Instruction] = instructions(code)
+    target = sum(1 for ins in reads[:index] if ins.opname != "EXTENDED_ARG")
+    positions = [i for i, item in enumerate(program) if isinstance(item, bc.Instr)]
+    label = bc.Label()
+    program.insert(positions[target], label)
+    stack_names = [f"___stack{i}" for i, null in enumerate(nulls) if not null]
+    prologue: list[Any] = []
+    names = iter(stack_names)
+    for null in nulls:
+        prologue.append(bc.Instr("PUSH_NULL") if null else bc.Instr("LOAD_FAST", next(names)))
+    prologue.append(bc.Instr("JUMP_FORWARD", label))
+    start = next(i for i, item in enumerate(program)
+                 if isinstance(item, bc.Instr) and item.name == "RESUME") + 1
+    program[start:start] = prologue
+    program.argnames = [*stack_names, *local_names]
+    program.argcount = len(program.argnames)
+    program.posonlyargcount = 0
+    program.kwonlyargcount = 0
+    program.flags = bc.CompilerFlags(program.flags & ~(_CO_VARARGS | _CO_VARKEYWORDS))
+    line = reads[index].lineno
+    program.name = f"__resume_{code.co_name}_at_line_{line}"
+    if PY312 or hasattr(program, "qualname"):
+        program.qualname = f"{code.co_qualname}.<resume at line {line}>"
+    return program.to_code()

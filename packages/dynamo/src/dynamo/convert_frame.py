@@ -1,0 +1,173 @@
+"""Turning one frame into a cache entry: trace it, compile its graph, generate its runner.
+
+`convert_frame` traces the frame's code with the interpreter. If the trace reaches the
+return, the whole frame is one graph (codegen's whole-frame runner). If it stops at an
+instruction that can break the graph (see `breaks`), the trace is run again up to that
+instruction and the entry's runner calls the partial graph, performs the instruction for real
+and continues in a resume function. Anything else raises `Unsupported` and the caller runs the
+frame eagerly.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from dynamo.backends import Backend
+from dynamo.breaks import refusal, resume_function
+from dynamo.codegen import ResultBuilder, make_break_runner, make_runner
+from dynamo.exc import BackendError, Unsupported
+from dynamo.interpreter import Translator
+from dynamo.output_graph import OutputGraph
+from dynamo.variables.base import NullVariable, VariableTracker
+from dynamo.variables.functions import ClosureCell
+from guards import AttrSource, GetItemSource, GuardSet, LocalSource
+
+
+@dataclass
+class CacheEntry:
+    """One compilation of a frame: its guards, the transformed frame (None: run the function
+    as it is), what was built, and the graph breaks met on the way."""
+
+    guards: GuardSet
+    run: Callable[[dict, dict], Any] | None
+    source: str
+    graph: torch.fx.GraphModule | None
+    breaks: list[Unsupported] = field(default_factory=list)
+
+
+@dataclass
+class Options:
+    backend: Backend
+    dynamic: bool | None
+    raise_backend_errors: bool
+    allow_breaks: bool
+    # How a call made for real at a break runs (a user function through its compiled wrapper),
+    # and how a resume function is compiled.
+    wrap_callee: Callable[[Any], Any]
+    compile_resume: Callable[[types.FunctionType], Callable]
+
+
+def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
+                  options: Options) -> CacheEntry:
+    try:
+        return _convert(fn, f_locals, f_globals, options, stop_at=None)
+    except Unsupported as error:
+        if not options.allow_breaks or error.index is None:
+            raise
+        why_not = refusal(fn.__code__, error.index)
+        if why_not is not None:
+            error.reason += f" ({why_not})"
+            raise
+        entry = _convert(fn, f_locals, f_globals, options, stop_at=error.index)
+        entry.breaks.insert(0, error)
+        return entry
+
+
+def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
+             stop_at: int | None) -> CacheEntry:
+    output = OutputGraph(options.dynamic)
+    output.f_globals = f_globals
+    cells = {
+        name: ClosureCell(cell, AttrSource(GetItemSource(LocalSource("__closure__"), i),
+                                           "cell_contents"))
+        for i, (name, cell) in enumerate(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    }
+    tracer = Translator(output, fn.__code__, f_globals, {}, cells,
+                        frame_locals={k: v for k, v in f_locals.items() if k != "__closure__"})
+    tracer.stop_at = stop_at
+    builder = ResultBuilder()
+    try:
+        result = tracer.run()
+        if result is None:
+            plan = _break_plan(fn, tracer, builder, options)
+        else:
+            plan = builder.expression(result)
+        gm = output.finish(builder.outputs)
+    finally:
+        torch._C._set_grad_enabled(output.initial_grad_mode)
+    guards = output.guard_set()
+    if gm is None and result is not None:  # no tensor work: leave the frame alone
+        return CacheEntry(guards, None, "", None)
+    compiled = _compile_graph(gm, output, options) if gm is not None else None
+    inputs = [s for s, _, _ in output.inputs]
+    if result is not None:
+        run, source = make_runner(compiled, inputs, builder, plan)
+    else:
+        run, source = make_break_runner(compiled, inputs, builder, plan)
+    return CacheEntry(guards, run, source, gm)
+
+
+def _compile_graph(gm: torch.fx.GraphModule, output: OutputGraph, options: Options) -> Callable:
+    try:
+        return options.backend(gm, output.example_inputs())
+    except Exception as error:
+        if options.raise_backend_errors:
+            raise BackendError(f"the backend failed: {error}") from error
+        warnings.warn(f"dynamo: backend {getattr(options.backend, '__name__', options.backend)!r}"
+                      f" failed ({type(error).__name__}: {error}); running the graph eagerly",
+                      stacklevel=6)
+        return gm.forward
+
+
+def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuilder,
+                options: Options) -> dict[str, Any]:
+    """What the runner does at the break: expressions for the stack, the locals, and the step
+    made for real, and the resume functions that continue after it."""
+    ins = tracer.instructions[tracer.ip]
+    stack = list(tracer.stack)
+    names = [n for n in tracer.locals] + [n for n in tracer.frame_locals
+                                           if n not in tracer.locals]
+    local_names = tuple(n for n in names if not isinstance(tracer.locals.get(n), NullVariable)
+                        and not n.startswith("___stack"))  # a resume function's own inputs
+    local_exprs = [builder.expression(tracer.locals[n]) if n in tracer.locals else f"L[{n!r}]"
+                   for n in local_names]
+
+    def resume(index: int, below: list[VariableTracker], pushed: int) -> tuple[str, list[str]]:
+        nulls = tuple(isinstance(v, NullVariable) for v in below) + (False,) * pushed
+        target = resume_function(fn, index, nulls, local_names)
+        name = builder.constant(options.compile_resume(target))
+        exprs = [builder.expression(v) for v in below if not isinstance(v, NullVariable)]
+        return name, exprs
+
+    if ins.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
+        below = stack[:-1]
+        condition = builder.expression(stack[-1])
+        next_, jump = tracer.ip + 1, ins.target
+        on_true, on_false = (jump, next_) if ins.opname == "POP_JUMP_IF_TRUE" else (next_, jump)
+        return {"kind": "branch", "condition": condition, "locals": local_exprs,
+                "if_true": resume(on_true, below, 0), "if_false": resume(on_false, below, 0)}
+    if ins.opname == "CALL":
+        argc = ins.arg
+        args = stack[len(stack) - argc:]
+        method, first = stack[len(stack) - argc - 2], stack[len(stack) - argc - 1]
+        below = stack[:len(stack) - argc - 2]
+        if isinstance(method, NullVariable):
+            callee = first
+        else:
+            callee, args = method, [first, *args]
+        kw_names = tracer.kw_names
+        positional = args[:len(args) - len(kw_names)]
+        keywords = dict(zip(kw_names, args[len(args) - len(kw_names):]))
+        call_args = [builder.expression(a) for a in positional]
+        call_args += [f"{k}={builder.expression(v)}" for k, v in keywords.items()]
+    else:  # CALL_FUNCTION_EX
+        has_kwargs = ins.arg & 1
+        kwargs = stack[-1] if has_kwargs else None
+        star = stack[-1 - has_kwargs]
+        callee = stack[-2 - has_kwargs]
+        below = stack[:len(stack) - 2 - has_kwargs]
+        if below and isinstance(below[-1], NullVariable):
+            below = below[:-1]
+        call_args = [f"*{builder.expression(star)}"]
+        if kwargs is not None:
+            call_args.append(f"**{builder.expression(kwargs)}")
+    wrapper = builder.constant(options.wrap_callee)
+    return {"kind": "call", "callee": f"{wrapper}({builder.expression(callee)})",
+            "args": call_args, "locals": local_exprs,
+            "resume": resume(tracer.ip + 1, below, 1)}
