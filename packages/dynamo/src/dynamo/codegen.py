@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from dynamo.exc import Unsupported
+from dynamo.side_effects import SideEffects
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable
@@ -56,7 +57,8 @@ class ResultBuilder:
         return name
 
     def expression(self, v: VariableTracker) -> str:
-        if isinstance(v, TensorVariable) and v.source is not None:
+        if v.source is not None and isinstance(v, (TensorVariable, ListVariable, DictVariable,
+                                                     SetVariable)):
             return v.source.expr  # an input: the very object the frame holds
         if isinstance(v, (TensorVariable, SymNodeVariable)):
             if v.node in self.outputs:
@@ -104,15 +106,50 @@ class ResultBuilder:
                           "it on at a graph break)")
 
 
-def make_runner(graph_fn: Callable, inputs: list[Any], builder: ResultBuilder,
-                result: str) -> tuple[Callable[[dict, dict], Any], str]:
-    """`run(L, G)`: the transformed frame, and its source."""
-    args = "".join(f"{source.expr}, " for source in inputs)
+def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
+    """Lines that make the recorded side effects real: every new value first, then the
+    writes, in program order."""
+    values: list[str] = []
+    writes: list[str] = []
+    for container in effects.containers.values():
+        temp = f"___new{len(values)}"
+        where = container.source.expr
+        if isinstance(container, ListVariable):
+            values.append(f"{temp} = [{', '.join(builder.expression(v) for v in container.values)}]")
+            writes.append(f"{where}[:] = {temp}")
+        else:
+            fresh = container.entries if isinstance(container, DictVariable) else None
+            values.append(f"{temp} = " + (
+                "{" + ", ".join(f"{builder.constant(k)}: {builder.expression(v)}"
+                                for k, v in fresh.items()) + "}"
+                if fresh is not None else f"{builder.constant(set(container.values))}.copy()"))
+            writes.append(f"{where}.clear()")
+            writes.append(f"{where}.update({temp})")
+    for kind, target, name, value in effects.writes.values():
+        temp = f"___new{len(values)}"
+        values.append(f"{temp} = {builder.expression(value)}")
+        if kind == "attr":
+            writes.append(f"setattr({builder.expression(target)}, {name!r}, {temp})")
+        elif kind == "global":
+            writes.append(f"{builder.constant(target)}[{name!r}] = {temp}")
+        else:
+            writes.append(f"{builder.constant(target)}.cell_contents = {temp}")
+    return values + writes
+
+
+def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
+                effects: list[str]) -> list[str]:
     lines = ["def run(L, G):"]
-    if builder.outputs:
-        lines.append(f"    ___out = ___graph({args})")
-    else:
-        lines.append(f"    ___graph({args})")
+    if graph_fn is not None:
+        args = "".join(f"{source.expr}, " for source in inputs)
+        lines.append(f"    {'___out = ' if builder.outputs else ''}___graph({args})")
+    return lines + [f"    {line}" for line in effects]
+
+
+def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
+                result: str, effects: list[str]) -> tuple[Callable[[dict, dict], Any], str]:
+    """`run(L, G)`: the transformed frame, and its source."""
+    lines = _graph_call(graph_fn, inputs, builder, effects)
     lines.append(f"    return {result}")
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = {"___graph": graph_fn, **builder.constants}
@@ -121,14 +158,11 @@ def make_runner(graph_fn: Callable, inputs: list[Any], builder: ResultBuilder,
 
 
 def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                      plan: dict[str, Any]) -> tuple[Callable[[dict, dict], Any], str]:
-    """`run(L, G)` for a frame with a graph break: the graph, the step made for real, and the
-    resume function's call."""
-    lines = ["def run(L, G):"]
-    if graph_fn is not None:
-        args = "".join(f"{source.expr}, " for source in inputs)
-        target = "___out = " if builder.outputs else ""
-        lines.append(f"    {target}___graph({args})")
+                      plan: dict[str, Any], effects: list[str]
+                      ) -> tuple[Callable[[dict, dict], Any], str]:
+    """`run(L, G)` for a frame with a graph break: the graph, the side effects so far, the step
+    made for real, and the resume function's call."""
+    lines = _graph_call(graph_fn, inputs, builder, effects)
     local_args = plan["locals"]
     if plan["kind"] == "call":
         lines.append(f"    ___result = {plan['callee']}({', '.join(plan['args'])})")

@@ -20,7 +20,7 @@ import torch
 
 from dynamo.backends import Backend
 from dynamo.breaks import refusal, resume_function
-from dynamo.codegen import ResultBuilder, make_break_runner, make_runner
+from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import Translator
 from dynamo.output_graph import OutputGraph
@@ -88,18 +88,19 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
             plan = _break_plan(fn, tracer, builder, options)
         else:
             plan = builder.expression(result)
+        effects = replay(builder, output.side_effects)
         gm = output.finish(builder.outputs)
     finally:
         torch._C._set_grad_enabled(output.initial_grad_mode)
     guards = output.guard_set()
-    if gm is None and result is not None:  # no tensor work: leave the frame alone
+    if gm is None and result is not None and not effects:  # no work: leave the frame alone
         return CacheEntry(guards, None, "", None)
     compiled = _compile_graph(gm, output, options) if gm is not None else None
     inputs = [s for s, _, _ in output.inputs]
     if result is not None:
-        run, source = make_runner(compiled, inputs, builder, plan)
+        run, source = make_runner(compiled, inputs, builder, plan, effects)
     else:
-        run, source = make_break_runner(compiled, inputs, builder, plan)
+        run, source = make_break_runner(compiled, inputs, builder, plan, effects)
     return CacheEntry(guards, run, source, gm)
 
 

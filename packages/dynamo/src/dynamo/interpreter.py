@@ -23,6 +23,7 @@ import torch
 from dynamo.bytecode import PY312, instructions
 from dynamo.exc import Unsupported
 from dynamo.output_graph import OutputGraph
+from dynamo.side_effects import MISSING
 from dynamo.sources import ModuleGlobalSource
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
@@ -199,6 +200,9 @@ class Translator:
 
     def load_global(self, name: str) -> VariableTracker:
         g = self.f_globals
+        written = self.output.side_effects.load("global", g, name)
+        if written is not MISSING:
+            return written
         if name in g:
             if g is self.output.f_globals:
                 source: Any = GlobalSource(name)
@@ -218,6 +222,9 @@ class Translator:
                 raise Unsupported(f"free variable {name!r} referenced before assignment")
             return cell.contents
         if isinstance(cell, ClosureCell):
+            written = self.output.side_effects.load("cell", cell.cell, "cell_contents")
+            if written is not MISSING:
+                return written
             try:
                 contents = cell.cell.cell_contents
             except ValueError:
@@ -274,17 +281,19 @@ class Translator:
         self.push(self.load_global(ins.argval))
 
     def STORE_GLOBAL(self, ins) -> None:
-        raise Unsupported(f"assigning the global {ins.argval!r} (a side effect: part 2)")
+        self.output.side_effects.store("global", self.f_globals, ins.argval, self.pop())
 
     def LOAD_DEREF(self, ins) -> None:
         self.push(self.load_cell(ins.argval))
 
     def STORE_DEREF(self, ins) -> None:
         cell = self.cells.get(ins.argval)
-        if not isinstance(cell, Cell):
-            raise Unsupported(f"assigning the closure variable {ins.argval!r} of an enclosing "
-                              "function (a side effect: part 2)")
-        cell.contents = self.pop()
+        if isinstance(cell, ClosureCell):
+            self.output.side_effects.store("cell", cell.cell, "cell_contents", self.pop())
+        elif isinstance(cell, Cell):
+            cell.contents = self.pop()
+        else:
+            raise Unsupported(f"assigning the closure variable {ins.argval!r}")
 
     def LOAD_CLOSURE(self, ins) -> None:
         self.push(CellVariable(self.cells[ins.argval]))

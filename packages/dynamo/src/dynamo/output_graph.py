@@ -18,6 +18,7 @@ import torch
 import torch.fx
 
 from dynamo.exc import Unsupported
+from dynamo.side_effects import SideEffects
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import INPLACE_OPERATORS
 from dynamo.variables.constant import ConstantVariable, is_literal
@@ -59,6 +60,7 @@ class OutputGraph:
         self.inputs: list[tuple[Source, torch.Tensor, torch.fx.Node]] = []
         self._tensor_inputs: dict[int, tuple[Source, TensorVariable]] = {}
         self.constants: dict[str, torch.Tensor] = {}
+        self.side_effects = SideEffects()
         self.initial_grad_mode = torch.is_grad_enabled()
 
     # ----- inputs and guards ------------------------------------------------------------------

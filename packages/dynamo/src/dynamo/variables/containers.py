@@ -143,8 +143,7 @@ class ListVariable(SequenceVariable):
 
     def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
         if self.source is not None:
-            raise Unsupported(f"list.{name}() on a list from the frame's inputs (a side effect: "
-                              "part 2)")
+            tx.output.side_effects.mutated(self)
         values = self.values
         if name == "append":
             values.append(args[0])
@@ -227,8 +226,7 @@ class DictVariable(VariableTracker):
         if name == "copy":
             return DictVariable(entries)
         if self.source is not None:
-            raise Unsupported(f"dict.{name}() on a dict from the frame's inputs (a side effect: "
-                              "part 2)")
+            tx.output.side_effects.mutated(self)
         if name == "__setitem__":
             entries[args[0].as_constant()] = args[1]
         elif name == "update":
@@ -289,7 +287,7 @@ class SetVariable(VariableTracker):
             result = getattr(self.values, name)(*constants)
             return SetVariable(result) if isinstance(result, set) else ConstantVariable(result)
         if self.source is not None:
-            raise Unsupported(f"set.{name}() on a set from the frame's inputs (part 2)")
+            tx.output.side_effects.mutated(self)
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update"):
             getattr(self.values, name)(*constants)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from dynamo.exc import Unsupported
+from dynamo.side_effects import MISSING
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import SizeVariable, TupleVariable
@@ -26,6 +27,7 @@ from dynamo.variables.functions import (
     UserFunctionVariable,
     UserMethodVariable,
 )
+from dynamo.variables.tensor import TensorVariable
 from guards import AttrSource, Length, ModuleTraining, ParameterSource, SubmoduleSource
 
 if TYPE_CHECKING:
@@ -92,6 +94,9 @@ class UserObjectVariable(ObjectVariable):
         ):
             raise Unsupported(f"attribute {name!r} of {cls.__qualname__}, which customises "
                               "attribute access")
+        written = tx.output.side_effects.load("attr", self, name)
+        if written is not MISSING:
+            return written
         instance = getattr(self.value, "__dict__", {})
         found, member = _class_attribute(cls, name)
         if found and hasattr(type(member), "__set__"):  # data descriptors come first
@@ -99,6 +104,16 @@ class UserObjectVariable(ObjectVariable):
         if name in instance:
             return wrap(tx, instance[name], self._attr_source(name))
         return self._class_member(tx, name)
+
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        cls = type(self.value)
+        found, member = _class_attribute(cls, name)
+        if "__setattr__" in vars(cls) or (found and hasattr(type(member), "__set__")):
+            raise Unsupported(f"setting {name!r} of a {cls.__qualname__}, which customises "
+                              "attribute assignment")
+        if not hasattr(self.value, "__dict__"):
+            raise Unsupported(f"setting {name!r} of a {cls.__qualname__} (no __dict__)")
+        tx.output.side_effects.store("attr", self, name, value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         found, call = _class_attribute(type(self.value), "__call__")
@@ -121,6 +136,9 @@ class NNModuleVariable(ObjectVariable):
 
         module = self.value
         source = self.source
+        written = tx.output.side_effects.load("attr", self, name)
+        if written is not MISSING:
+            return written
         if name == "training":
             if source is not None:
                 tx.output.add_guard(ModuleTraining(source, module.training))
@@ -143,6 +161,16 @@ class NNModuleVariable(ObjectVariable):
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
         return hasattr(self.value, name)
+
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        module = self.value
+        registers = isinstance(value, NNModuleVariable) or (
+            isinstance(value, TensorVariable) and isinstance(value.fake, torch.nn.Parameter))
+        if registers or name == "training" or name in module._parameters \
+                or name in module._buffers or name in module._modules:
+            raise Unsupported(f"assigning {type(module).__qualname__}.{name} (a parameter, "
+                              "buffer, submodule or training flag)")
+        tx.output.side_effects.store("attr", self, name, value)
 
     def _children(self, tx: Translator) -> list[tuple[str, VariableTracker]]:
         from dynamo.variables.builder import wrap

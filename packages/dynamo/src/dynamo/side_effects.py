@@ -1,0 +1,47 @@
+"""Side effects: what the traced code changes outside the graph, replayed when the graph runs.
+
+While tracing, nothing real may change, yet the code writes: it appends to a list it was given,
+sets an attribute of a module or object, assigns a global or a variable of an enclosing
+function. Each such write is recorded here instead, and reads that follow see the recorded
+value. The transformed frame replays them after the graph has run (before the step made for
+real, at a graph break): first every new value is computed, then every write is made, so one
+write cannot disturb another's value. Containers from the frame are updated in place, keeping
+their identity. In-place ops on input tensors need no replay: the graph performs them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynamo.variables.base import VariableTracker
+
+_MISSING = object()
+
+
+class SideEffects:
+    def __init__(self) -> None:
+        self.containers: dict[int, VariableTracker] = {}  # frame containers mutated, by id
+        self.writes: dict[tuple[str, int, Any], tuple[str, Any, Any, VariableTracker]] = {}
+
+    def mutated(self, container: VariableTracker) -> None:
+        """A list, dict or set from the frame (it has a source) was changed in place."""
+        self.containers[id(container)] = container
+
+    def store(self, kind: str, target: Any, name: Any, value: VariableTracker) -> None:
+        """Record `target.name = value` (kind "attr"), `target[name] = value` for a globals
+        dict ("global") or `target.cell_contents = value` for a closure cell ("cell").
+        `target` is the real object, or for an attribute, the tracker of the object."""
+        key = (kind, id(target), name)
+        self.writes.pop(key, None)  # the last write wins, in program order
+        self.writes[key] = (kind, target, name, value)
+
+    def load(self, kind: str, target: Any, name: Any) -> Any:
+        """The value recorded for a location, or `MISSING`."""
+        found = self.writes.get((kind, id(target), name))
+        return _MISSING if found is None else found[3]
+
+    def __bool__(self) -> bool:
+        return bool(self.containers or self.writes)
+
+
+MISSING = _MISSING
