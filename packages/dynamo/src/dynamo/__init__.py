@@ -6,21 +6,26 @@ of its tensor operations with fake tensors, hands it to a backend, and runs the 
 guards, recompiling when they fail.
 """
 
+from dynamo import logs
 from dynamo.backends import list_backends, lookup_backend, register_backend
 from dynamo.exc import BackendError, Unsupported
+from dynamo.explain import ExplainOutput, explain
 from dynamo.frontend import (
     CompiledFunction,
     OptimizedModule,
     allow_in_graph,
     compile,
     disable,
+    graph_break,
     mark_dynamic,
     mark_static,
     reset,
 )
 
+logs.configure()
+
 __all__ = [
-    "BackendError", "CompiledFunction", "OptimizedModule", "Unsupported", "allow_in_graph",
-    "compile", "disable", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
-    "register_backend", "reset",
+    "BackendError", "CompiledFunction", "ExplainOutput", "OptimizedModule", "Unsupported",
+    "allow_in_graph", "compile", "disable", "explain", "graph_break", "list_backends",
+    "lookup_backend", "mark_dynamic", "mark_static", "register_backend", "reset",
 ]

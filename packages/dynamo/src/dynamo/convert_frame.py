@@ -10,6 +10,9 @@ frame eagerly.
 
 from __future__ import annotations
 
+import dis
+import logging
+import time
 import types
 import warnings
 from collections.abc import Callable
@@ -23,6 +26,7 @@ from dynamo.breaks import refusal, resume_function
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import Translator
+from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.functions import ClosureCell
@@ -64,6 +68,9 @@ def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
         if why_not is not None:
             error.reason += f" ({why_not})"
             raise
+        log = logger("graph_breaks")
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("graph break in %s: %s", fn.__qualname__, error)
         entry = _convert(fn, f_locals, f_globals, options, stop_at=error.index)
         entry.breaks.insert(0, error)
         return entry
@@ -82,6 +89,7 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
                         frame_locals={k: v for k, v in f_locals.items() if k != "__closure__"})
     tracer.stop_at = stop_at
     builder = ResultBuilder()
+    started = time.perf_counter()
     try:
         result = tracer.run()
         if result is None:
@@ -95,13 +103,31 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     guards = output.guard_set()
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
         return CacheEntry(guards, None, "", None)
+    traced = time.perf_counter()
     compiled = _compile_graph(gm, output, options) if gm is not None else None
     inputs = [s for s, _, _ in output.inputs]
     if result is not None:
         run, source = make_runner(compiled, inputs, builder, plan, effects)
     else:
         run, source = make_break_runner(compiled, inputs, builder, plan, effects)
+    _log_entry(fn, gm, guards, source, started, traced)
     return CacheEntry(guards, run, source, gm)
+
+
+def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: GuardSet,
+               source: str, started: float, traced: float) -> None:
+    name = fn.__qualname__
+    if gm is not None and logger("graph").isEnabledFor(logging.DEBUG):
+        logger("graph").debug("graph of %s:%s", name, gm.code)
+    if logger("guards").isEnabledFor(logging.DEBUG):
+        logger("guards").debug("guards of %s:\n%s", name,
+                               "\n".join(f"  {g.describe()}" for g in guards))
+    if logger("bytecode").isEnabledFor(logging.DEBUG):
+        logger("bytecode").debug("original code of %s:\n%s\ntransformed frame:\n%s", name,
+                                 dis.Bytecode(fn.__code__).dis(), source)
+    if logger("perf").isEnabledFor(logging.DEBUG):
+        logger("perf").debug("%s: tracing %.1f ms, backend and code generation %.1f ms", name,
+                             (traced - started) * 1e3, (time.perf_counter() - traced) * 1e3)
 
 
 def _compile_graph(gm: torch.fx.GraphModule, output: OutputGraph, options: Options) -> Callable:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import logging
 import types
 import warnings
 import weakref
@@ -26,6 +27,7 @@ from dynamo.backends import Backend, lookup_backend
 from dynamo.bytecode import instructions
 from dynamo.convert_frame import CacheEntry, Options, convert_frame
 from dynamo.exc import Unsupported
+from dynamo.logs import logger
 from guards import CacheLimitExceeded, GuardedCache
 
 CACHE_SIZE_LIMIT = 8
@@ -44,6 +46,11 @@ def disable(fn: Callable) -> Callable:
     """Never compile `fn`; inside a compiled frame, calling it stops the capture (part 1)."""
     fn._dynamo_disable = True  # type: ignore[attr-defined]
     return fn
+
+
+@disable
+def graph_break() -> None:
+    """Break the graph here (a call that is never traced)."""
 
 
 def allow_in_graph(fn: Callable) -> Callable:
@@ -171,6 +178,11 @@ class CompiledFunction:
         return found
 
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
+        log = logger("recompiles")
+        if self.cache.entries and log.isEnabledFor(logging.DEBUG):
+            reasons = self.cache.miss_reasons(f_locals, f_globals)
+            log.debug("recompiling %s: %s", self.fn.__qualname__, "; ".join(
+                f"entry {i}: {', '.join(r)}" for i, r in enumerate(reasons)))
         try:
             entry = convert_frame(self.fn, f_locals, f_globals, self._options())
         except Unsupported as error:

@@ -46,7 +46,7 @@ class VariableTracker:
         raise Unsupported(f"reading attribute {name!r} of {self}")
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        raise Unsupported(f"setting attribute {name!r} of {self} (a side effect: part 2)")
+        raise Unsupported(f"setting attribute {name!r} of {self}")
 
     def call(self, tx: Translator, args: list[VariableTracker],
              kwargs: dict[str, VariableTracker]) -> VariableTracker:

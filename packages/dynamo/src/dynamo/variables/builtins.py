@@ -317,7 +317,7 @@ class BuiltinVariable(VariableTracker):
         return tx.make_super(args)
 
     def _call_print(self, tx, *args, **_):
-        raise Unsupported("print() (a side effect: a graph break in part 2)")
+        raise Unsupported("print()")
 
     def _call_id(self, tx, *args, **_):
         raise Unsupported("id() (object identity is not traced)")

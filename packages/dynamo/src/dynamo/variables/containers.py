@@ -2,8 +2,7 @@
 
 Their elements are trackers. Lists, dicts and sets created while tracing may be mutated freely:
 nobody outside the frame can see them. Mutating one that came from the frame's inputs is a side
-effect that must be replayed after the graph runs, which comes with part 2; until then it stops
-the capture.
+effect: it is recorded (`side_effects`) and replayed on the real container after the graph runs.
 """
 
 from __future__ import annotations

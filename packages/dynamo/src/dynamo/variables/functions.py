@@ -82,8 +82,7 @@ class UserFunctionVariable(VariableTracker):
 
         fn = self.fn
         if getattr(fn, "_dynamo_disable", False):
-            raise Unsupported(f"calling {fn.__qualname__}, marked dynamo.disable (a graph "
-                              "break: part 2)")
+            raise Unsupported(f"calling {fn.__qualname__}, marked dynamo.disable")
         src = self.source
 
         def default(key: int | str, value: Any) -> VariableTracker:

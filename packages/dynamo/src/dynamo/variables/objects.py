@@ -291,7 +291,7 @@ class UserClassVariable(VariableTracker):
                                                             enumerate, zip, map, reversed,
                                                             filter, super, frozenset):
             return BuiltinVariable(cls).call(tx, args, kwargs)
-        raise Unsupported(f"creating an instance of {cls.__qualname__} (part 2)")
+        raise Unsupported(f"creating an instance of {cls.__qualname__}")
 
     def __repr__(self) -> str:
         return f"UserClassVariable({self.cls.__qualname__})"

@@ -64,7 +64,7 @@ class TensorVariable(VariableTracker):
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if name in _DATA_DEPENDENT:
-            raise Unsupported(f"Tensor.{name}() reads the tensor's data (a graph break: part 2)")
+            raise Unsupported(f"Tensor.{name}() reads the tensor's data")
         if name in _UNSUPPORTED:
             raise Unsupported(f"Tensor.{name}()")
         if name in _METADATA_METHODS:
@@ -85,7 +85,7 @@ class TensorVariable(VariableTracker):
                 for i in range(length)]
 
     def truth(self, tx: Translator) -> bool:
-        raise Unsupported("branching on a tensor's value (a data-dependent graph break: part 2)")
+        raise Unsupported("branching on a tensor's value (data-dependent control flow)")
 
     def __repr__(self) -> str:
         return f"TensorVariable({self.node.name}: {self.fake})"

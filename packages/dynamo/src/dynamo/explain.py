@@ -1,0 +1,88 @@
+"""explain(fn)(*args): what dynamo makes of a call, in words.
+
+Runs the call once, compiled with a backend that only records, and reports the graphs it
+captured (with their ops), every graph break (reason and user file:line), the functions that
+ran eagerly and why, and the guards of every entry. Caches are set aside for the run and put
+back afterwards, so explaining a function does not disturb its compiled state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from dynamo import frontend
+from dynamo.exc import Unsupported
+
+
+@dataclass
+class ExplainOutput:
+    graphs: list[torch.fx.GraphModule] = field(default_factory=list)
+    breaks: list[Unsupported] = field(default_factory=list)
+    eager: list[str] = field(default_factory=list)  # frames that ran eagerly, and why
+    guards: list[str] = field(default_factory=list)
+    result: Any = None
+
+    @property
+    def graph_count(self) -> int:
+        return len(self.graphs)
+
+    @property
+    def graph_break_count(self) -> int:
+        return len(self.breaks)
+
+    @property
+    def ops_per_graph(self) -> list[list[str]]:
+        return [[_op_name(n) for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+                for gm in self.graphs]
+
+    def __str__(self) -> str:
+        lines = [f"{self.graph_count} graph(s), {self.graph_break_count} graph break(s)"]
+        for i, ops in enumerate(self.ops_per_graph):
+            lines.append(f"graph {i}: {len(ops)} ops: {', '.join(ops)}")
+        for i, error in enumerate(self.breaks):
+            where = f" at {error.filename}:{error.lineno}" if error.filename else ""
+            lines.append(f"break {i}: {error.reason}{where}")
+        lines += [f"ran eagerly: {why}" for why in self.eager]
+        lines.append(f"{len(self.guards)} guard(s):")
+        lines += [f"  {g}" for g in self.guards]
+        return "\n".join(lines)
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    target = node.target
+    return target if isinstance(target, str) else getattr(target, "__name__", str(target))
+
+
+def explain(fn: Callable) -> Callable[..., ExplainOutput]:
+    """`explain(fn)(*args, **kwargs)`: run the call and report what dynamo captured."""
+
+    def run(*args: Any, **kwargs: Any) -> ExplainOutput:
+        report = ExplainOutput()
+
+        def recording(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+            report.graphs.append(gm)
+            return gm.forward
+
+        saved = dict(frontend._caches), dict(frontend._gave_up)
+        frontend._caches.clear()
+        frontend._gave_up.clear()
+        try:
+            compiled = frontend.compile(fn, backend=recording)
+            report.result = compiled(*args, **kwargs)
+            for cache in frontend._caches.values():
+                for guards, entry in cache.entries:
+                    report.breaks += entry.breaks
+                    report.guards += [g.describe() for g in guards]
+            report.eager = list(frontend._gave_up.values())
+        finally:
+            frontend._caches.clear()
+            frontend._gave_up.clear()
+            frontend._caches.update(saved[0])
+            frontend._gave_up.update(saved[1])
+        return report
+
+    return run

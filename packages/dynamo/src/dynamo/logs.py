@@ -1,0 +1,40 @@
+"""Logging: one standard `logging` logger per topic, under `dynamo.`.
+
+Topics: `graph` (each captured graph's code), `guards` (each entry's guards), `recompiles`
+(which guard failed, in words, when a cached function recompiles), `graph_breaks` (reason and
+user line of each break), `bytecode` (the original code's disassembly and the transformed
+frame's source), `perf` (compile time per phase). Switch topics on with the environment
+variable `DYNAMO_LOGS`, comma-separated (`DYNAMO_LOGS=graph_breaks,recompiles`), or `all`; or
+configure the loggers `dynamo.<topic>` like any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+TOPICS = ("graph", "guards", "recompiles", "graph_breaks", "bytecode", "perf")
+ENV_VAR = "DYNAMO_LOGS"
+
+
+def logger(topic: str) -> logging.Logger:
+    return logging.getLogger(f"dynamo.{topic}")
+
+
+def configure(spec: str | None = None) -> list[str]:
+    """Switch on the topics in `spec` (default: the environment variable); returns them."""
+    spec = os.environ.get(ENV_VAR, "") if spec is None else spec
+    wanted = [t.strip() for t in spec.split(",") if t.strip()]
+    if "all" in wanted:
+        wanted = list(TOPICS)
+    unknown = [t for t in wanted if t not in TOPICS]
+    if unknown:
+        raise ValueError(f"{ENV_VAR}: unknown topics {unknown}; known: {', '.join(TOPICS)}")
+    for topic in wanted:
+        log = logger(topic)
+        log.setLevel(logging.DEBUG)
+        if not log.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter(f"[dynamo.{topic}] %(message)s"))
+            log.addHandler(handler)
+    return wanted
