@@ -29,7 +29,12 @@ from dynamo.variables.containers import (
     SizeVariable,
     TupleVariable,
 )
-from dynamo.variables.functions import BoundMethodVariable, UserFunctionVariable, UserMethodVariable
+from dynamo.variables.functions import (
+    BoundMethodVariable,
+    OpaqueFunctionVariable,
+    UserFunctionVariable,
+    UserMethodVariable,
+)
 from dynamo.variables.objects import (
     NNModuleVariable,
     PythonModuleVariable,
@@ -96,7 +101,7 @@ class ResultBuilder:
         if isinstance(v, IteratorVariable):
             return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,
-                          UserClassVariable, PythonModuleVariable)):
+                          UserClassVariable, PythonModuleVariable, OpaqueFunctionVariable)):
             return self._constant(v.as_constant())
         if isinstance(v, (NNModuleVariable, UserObjectVariable)):
             return self._constant(v.value)

@@ -197,10 +197,9 @@ class OutputGraph:
         torch._C._set_grad_enabled(self.initial_grad_mode)  # the graph's nodes switch it
         self.graph.output(tuple(outputs))
         _eliminate_dead_code(self.graph)
-        if not any(n.op in ("call_function", "call_method") for n in self.graph.nodes) and not any(
-            n.op == "placeholder" for n in self.graph.nodes
-        ):
-            return None
+        if not any(n.op in ("call_function", "call_method", "get_attr")
+                   for n in self.graph.nodes):
+            return None  # no tensor work: nothing to compile
         root = torch.nn.Module()
         for name, value in self.constants.items():
             setattr(root, name, value)

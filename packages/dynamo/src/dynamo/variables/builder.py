@@ -29,7 +29,12 @@ from dynamo.variables.containers import (
     TupleVariable,
     tuple_fields,
 )
-from dynamo.variables.functions import PartialVariable, UserFunctionVariable, UserMethodVariable
+from dynamo.variables.functions import (
+    OpaqueFunctionVariable,
+    PartialVariable,
+    UserFunctionVariable,
+    UserMethodVariable,
+)
 from dynamo.variables.objects import (
     NNModuleVariable,
     PythonModuleVariable,
@@ -148,7 +153,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             raise Unsupported("a set from the frame's inputs (its contents cannot be guarded)")
         return SetVariable(value, source)
     if isinstance(value, (type(print), types.BuiltinMethodType)):
-        raise Unsupported(f"calling the builtin {getattr(value, '__qualname__', value)}")
+        _guard(tx, Identity.of(source, value) if source else None, source)
+        return OpaqueFunctionVariable(value, source)
     _guard(tx, TypeMatch(source, type(value)) if source else None, source)
     return UserObjectVariable(value, source)
 

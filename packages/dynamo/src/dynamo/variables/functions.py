@@ -174,3 +174,22 @@ class PartialVariable(VariableTracker):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.fn.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
+
+
+class OpaqueFunctionVariable(VariableTracker):
+    """A function implemented in C outside torch (`time.perf_counter`, a C extension's): it
+    cannot be traced, so a call to it breaks the graph and is made for real."""
+
+    def __init__(self, fn: Any, source: Any = None) -> None:
+        self.fn = fn
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_constant(self) -> Any:
+        return self.fn
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        raise Unsupported(f"calling {getattr(self.fn, '__qualname__', self.fn)}, a C function "
+                          "outside torch")
