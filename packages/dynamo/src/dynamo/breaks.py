@@ -43,6 +43,28 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     return None
 
 
+def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
+    """The locals that code reachable from instruction `index` may read (a superset of the
+    live ones): only those are passed on to a resume function, and guarded there."""
+    reads = instructions(code)
+    seen, todo, names = set(), [index], set()
+    while todo:
+        i = todo.pop()
+        if i in seen or i >= len(reads):
+            continue
+        seen.add(i)
+        ins = reads[i]
+        if ins.opname.startswith(("LOAD_FAST", "DELETE_FAST")):
+            names.add(ins.argval)
+        if ins.target is not None:
+            todo.append(ins.target)
+        if ins.opname not in _NO_FALL_THROUGH:
+            todo.append(i + 1)
+    return frozenset(names)
+
+
+_NO_FALL_THROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "JUMP_FORWARD", "JUMP_BACKWARD",
+                              "JUMP_ABSOLUTE", "RAISE_VARARGS", "RERAISE"})
 _resume_functions: dict[tuple, types.FunctionType] = {}
 
 

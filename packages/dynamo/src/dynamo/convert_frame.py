@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from dynamo.backends import Backend
-from dynamo.breaks import refusal, resume_function
+from dynamo.breaks import live_locals, refusal, resume_function
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import Translator
@@ -150,8 +150,9 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     stack = list(tracer.stack)
     names = [n for n in tracer.locals] + [n for n in tracer.frame_locals
                                            if n not in tracer.locals]
-    local_names = tuple(n for n in names if not isinstance(tracer.locals.get(n), NullVariable)
-                        and not n.startswith("___stack"))  # a resume function's own inputs
+    live = live_locals(fn.__code__, tracer.ip)
+    local_names = tuple(n for n in names if n in live
+                        and not isinstance(tracer.locals.get(n), NullVariable))
     local_exprs = [builder.expression(tracer.locals[n]) if n in tracer.locals else f"L[{n!r}]"
                    for n in local_names]
 

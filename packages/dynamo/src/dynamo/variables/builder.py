@@ -30,6 +30,7 @@ from dynamo.variables.containers import (
     tuple_fields,
 )
 from dynamo.variables.functions import (
+    BoundMethodVariable,
     OpaqueFunctionVariable,
     PartialVariable,
     UserFunctionVariable,
@@ -152,6 +153,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if type(value) is set and source is not None:
             raise Unsupported("a set from the frame's inputs (its contents cannot be guarded)")
         return SetVariable(value, source)
+    if isinstance(value, types.BuiltinMethodType) and isinstance(value.__self__, torch.Tensor):
+        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+        owner = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None)
+        return BoundMethodVariable(owner, value.__name__)  # `x.add`, passed on at a break
     if isinstance(value, (type(print), types.BuiltinMethodType)):
         _guard(tx, Identity.of(source, value) if source else None, source)
         return OpaqueFunctionVariable(value, source)

@@ -1,0 +1,47 @@
+"""The graph-break corpus: results, side effects and graph counts against eager."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from corpus_breaks import PROGRAMS
+
+
+def _state(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, list):
+        return [_state(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _state(v) for k, v in value.items()}
+    return dict(vars(value))
+
+
+@pytest.mark.parametrize("name, fn, make, graphs, state", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_break_program(name, fn, make, graphs, state) -> None:
+    import dynamo
+
+    compiled_graphs = []
+
+    def counting(gm, example_inputs):
+        compiled_graphs.append(gm)
+        return gm.forward
+
+    compiled = dynamo.compile(fn, backend=counting)
+    for seed in (0, 1):
+        eager_args, compiled_args = make(seed), make(seed)
+        expected = fn(*eager_args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the loop template runs eagerly, with a warning
+            got = compiled(*compiled_args)
+        torch.testing.assert_close(got, expected)
+        for i in state:
+            torch.testing.assert_close(_state(compiled_args[i]), _state(eager_args[i]))
+        if isinstance(expected, tuple) and len(state) > 1:  # a mutated input returned
+            assert got[1] is compiled_args[1]
+        if seed == 0:
+            first_call = len(compiled_graphs)
+    assert first_call == graphs
+    assert len(compiled_graphs) == graphs  # the second call hit the caches
