@@ -90,6 +90,14 @@ TEMPLATES = {
     "null_on_stack": ("x", "return x.add(one_of({B}))", 1),
     "tensor_branch_after": ("x", "v = {B}\n    if x.sum() > -100:\n        return x * 2\n"
                             "    return x * 3", 2),
+    "in_no_grad": ("x", "with torch.no_grad():\n        a = x * 2\n        v = {B}\n"
+                   "        b = a + 1\n    return b * x, b.requires_grad", 2),
+    "in_try": ("x", "try:\n        a = x + 1\n        v = {B}\n        a = a * 2\n"
+               "    except ValueError:\n        a = a - 1\n    return a", 2),
+    "in_finally": ("x", "try:\n        a = x + 1\n    finally:\n        v = {B}\n"
+                   "    return a * 2", 2),
+    "raise_caught": ("x", 'try:\n        a = x * 2\n        v = {B}\n        raise ValueError("x")\n'
+                     "    except ValueError:\n        a = a + 1\n    return a", 1),
 }
 
 HELPERS = '''

@@ -11,6 +11,13 @@ returns what a *resume function* returns: a new code object, made from the origi
 after `k` (or to the branch's target), and whose parameters are the stack values and the live
 locals. Resume functions are compiled like any function on their first call, with their own
 cache and guards, and shared by every compilation that breaks at the same place.
+
+Inside a try, except, finally or with block, the step made for real may raise: the transformed
+frame then calls a resume function that starts at the block's exception handler, with the
+stack the exception table asks for and the exception on top, as CPython itself would jump
+there. A `with torch.no_grad()` (or `enable_grad`, `set_grad_enabled`) block open at the break
+stays open: its `__exit__` on the stack becomes a small object that restores the grad mode.
+Breaks inside loops are refused (the frame runs eagerly, as torch.compile does too).
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import bytecode as bc
 
 from dynamo.bytecode import PY312, Instruction, instructions
 
-BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"})
+BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
+                       "RAISE_VARARGS"})
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -31,15 +39,29 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     """Why the frame cannot break at instruction `index`, or None when it can."""
     ins = instructions(code)[index]
     if ins.opname not in BREAKABLE:
-        return f"no graph break at {ins.opname} (only at calls and branches)"
+        return f"no graph break at {ins.opname} (only at calls, branches and raise)"
+    if ins.opname == "RAISE_VARARGS" and ins.arg != 1:
+        return "no graph break at a bare raise or raise ... from ..."
     if code.co_cellvars or code.co_freevars:
         return "no graph break in a function with closure variables"
     if code.co_flags & 0x20:
         return "no graph break in a generator"
-    if any(e.start <= ins.offset < e.end for e in dis.Bytecode(code).exception_entries):
-        return "no graph break inside a try, except or with block"
+    handler = exception_handler(code, index)
+    if handler is not None and instructions(code)[handler[0]].opname != "PUSH_EXC_INFO":
+        return "no graph break inside an exception handler's cleanup"
     if any(j.opname == "JUMP_BACKWARD" and j.target <= index for j in instructions(code)[index:]):
         return "no graph break inside a loop (the frame runs eagerly, as torch.compile does)"
+    return None
+
+
+def exception_handler(code: types.CodeType, index: int) -> tuple[int, int, bool] | None:
+    """(handler's instruction index, stack depth, push lasti) of the exception-table entry
+    covering instruction `index` (a try, except, finally or with block), or None."""
+    offset = instructions(code)[index].offset
+    for entry in dis.Bytecode(code).exception_entries:
+        if entry.start <= offset < entry.end:
+            where = {ins.offset: i for i, ins in enumerate(instructions(code))}
+            return where[entry.target], entry.depth, entry.lasti
     return None
 
 
@@ -47,6 +69,8 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
     """The locals that code reachable from instruction `index` may read (a superset of the
     live ones): only those are passed on to a resume function, and guarded there."""
     reads = instructions(code)
+    where = {ins.offset: i for i, ins in enumerate(reads)}
+    handlers = [(e.start, e.end, where[e.target]) for e in dis.Bytecode(code).exception_entries]
     seen, todo, names = set(), [index], set()
     while todo:
         i = todo.pop()
@@ -58,6 +82,7 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
             names.add(ins.argval)
         if ins.target is not None:
             todo.append(ins.target)
+        todo += [target for start, end, target in handlers if start <= ins.offset < end]
         if ins.opname not in _NO_FALL_THROUGH:
             todo.append(i + 1)
     return frozenset(names)

@@ -36,6 +36,8 @@ from dynamo.variables.functions import (
     UserMethodVariable,
 )
 from dynamo.variables.objects import (
+    ExitVariable,
+    GradModeExit,
     NNModuleVariable,
     PythonModuleVariable,
     TorchFunctionVariable,
@@ -98,6 +100,8 @@ class ResultBuilder:
         if isinstance(v, UserMethodVariable):
             return (f"{self._constant(types.MethodType)}({self.expression(v.function)}, "
                     f"{self.expression(v.obj)})")
+        if isinstance(v, ExitVariable):
+            return self._constant(GradModeExit(v.ctx.initial))
         if isinstance(v, IteratorVariable):
             return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,
@@ -169,12 +173,22 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
     made for real, and the resume function's call."""
     lines = _graph_call(graph_fn, inputs, builder, effects)
     local_args = plan["locals"]
-    if plan["kind"] == "call":
-        lines.append(f"    ___result = {plan['callee']}({', '.join(plan['args'])})")
+    step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
+            "branch": lambda: f"___result = bool({plan['condition']})",
+            "raise": lambda: f"raise {plan['exception']}"}[plan["kind"]]()
+    if plan["on_error"] is None:
+        lines.append(f"    {step}")
+    else:  # raise into the enclosing block's handler, as the original frame would
+        name, stack = plan["on_error"]
+        lines += ["    try:", f"        {step}", "    except BaseException as ___error:",
+                  f"        return {name}({', '.join([*stack, '___error', *local_args])})"]
+    if plan["kind"] == "raise":
+        pass
+    elif plan["kind"] == "call":
         name, stack = plan["resume"]
         lines.append(f"    return {name}({', '.join([*stack, '___result', *local_args])})")
     else:
-        lines.append(f"    if {plan['condition']}:")
+        lines.append("    if ___result:")
         name, stack = plan["if_true"]
         lines.append(f"        return {name}({', '.join([*stack, *local_args])})")
         name, stack = plan["if_false"]

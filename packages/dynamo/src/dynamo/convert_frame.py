@@ -22,13 +22,14 @@ from typing import Any
 import torch
 
 from dynamo.backends import Backend
-from dynamo.breaks import live_locals, refusal, resume_function
+from dynamo.breaks import exception_handler, live_locals, refusal, resume_function
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import Translator
 from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph
 from dynamo.variables.base import NullVariable, VariableTracker
+from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.functions import ClosureCell
 from guards import AttrSource, GetItemSource, GuardSet, LocalSource
 
@@ -156,20 +157,31 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     local_exprs = [builder.expression(tracer.locals[n]) if n in tracer.locals else f"L[{n!r}]"
                    for n in local_names]
 
-    def resume(index: int, below: list[VariableTracker], pushed: int) -> tuple[str, list[str]]:
+    def resume(index: int, below: list[VariableTracker], pushed: int,
+               compiled: bool = True) -> tuple[str, list[str]]:
         nulls = tuple(isinstance(v, NullVariable) for v in below) + (False,) * pushed
         target = resume_function(fn, index, nulls, local_names)
-        name = builder.constant(options.compile_resume(target))
+        name = builder.constant(options.compile_resume(target) if compiled else target)
         exprs = [builder.expression(v) for v in below if not isinstance(v, NullVariable)]
         return name, exprs
 
+    handler = exception_handler(fn.__code__, tracer.ip)
+    on_error = None
+    if handler is not None:  # the step may raise into a try/with block's handler
+        target, depth, lasti = handler
+        kept = stack[:depth] + ([ConstantVariable(0)] if lasti else [])
+        on_error = resume(target, kept, 1, compiled=False)  # handlers run as they are
+    if ins.opname == "RAISE_VARARGS":
+        return {"kind": "raise", "exception": builder.expression(stack[-1]),
+                "locals": local_exprs, "on_error": on_error}
     if ins.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
         below = stack[:-1]
         condition = builder.expression(stack[-1])
         next_, jump = tracer.ip + 1, ins.target
         on_true, on_false = (jump, next_) if ins.opname == "POP_JUMP_IF_TRUE" else (next_, jump)
         return {"kind": "branch", "condition": condition, "locals": local_exprs,
-                "if_true": resume(on_true, below, 0), "if_false": resume(on_false, below, 0)}
+                "if_true": resume(on_true, below, 0), "if_false": resume(on_false, below, 0),
+                "on_error": on_error}
     if ins.opname == "CALL":
         argc = ins.arg
         args = stack[len(stack) - argc:]
@@ -198,4 +210,4 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     wrapper = builder.constant(options.wrap_callee)
     return {"kind": "call", "callee": f"{wrapper}({builder.expression(callee)})",
             "args": call_args, "locals": local_exprs,
-            "resume": resume(tracer.ip + 1, below, 1)}
+            "resume": resume(tracer.ip + 1, below, 1), "on_error": on_error}

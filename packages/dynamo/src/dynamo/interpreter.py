@@ -38,7 +38,12 @@ from dynamo.variables.containers import (
     TupleVariable,
 )
 from dynamo.variables.functions import Cell, ClosureCell, NestedFunctionVariable
-from dynamo.variables.objects import GradModeVariable, PythonModuleVariable, SuperVariable
+from dynamo.variables.objects import (
+    ExitVariable,
+    GradModeVariable,
+    PythonModuleVariable,
+    SuperVariable,
+)
 from guards import GlobalSource, LocalSource
 
 MAX_INLINE_DEPTH = 32
@@ -59,16 +64,6 @@ _BINARY = {
 }
 _COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
             ">": operator.gt, ">=": operator.ge}
-
-
-class ExitVariable(VariableTracker):
-    """The `__exit__` that BEFORE_WITH leaves on the stack."""
-
-    def __init__(self, ctx: VariableTracker) -> None:
-        self.ctx = ctx
-
-    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        return self.ctx.call_method(tx, "__exit__", [], {})
 
 
 class CellVariable(VariableTracker):

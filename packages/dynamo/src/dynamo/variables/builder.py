@@ -37,6 +37,9 @@ from dynamo.variables.functions import (
     UserMethodVariable,
 )
 from dynamo.variables.objects import (
+    ExitVariable,
+    GradModeExit,
+    GradModeVariable,
     NNModuleVariable,
     PythonModuleVariable,
     TorchFunctionVariable,
@@ -100,6 +103,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if source is not None and not isinstance(value, (range, slice)):
             _guard(tx, Identity.of(source, value), source)
         return ConstantVariable(value, source)
+    if isinstance(value, GradModeExit):  # a grad-mode block left open by a graph break
+        _guard(tx, TypeMatch(source, GradModeExit) if source else None, source)
+        _guard(tx, Equals(AttrSource(source, "initial"), value.initial) if source else None,
+               source)
+        return ExitVariable(GradModeVariable(torch.is_grad_enabled(), value.initial))
     if isinstance(value, torch.nn.Module):
         _guard(tx, Identity.of(source, value) if source else None, source)
         return NNModuleVariable(value, source)

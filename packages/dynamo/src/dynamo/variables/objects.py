@@ -406,6 +406,28 @@ class GradModeVariable(VariableTracker):
         raise Unsupported(f"grad mode context .{name}()")
 
 
+class ExitVariable(VariableTracker):
+    """The `__exit__` of a grad-mode context, left on the stack by BEFORE_WITH."""
+
+    def __init__(self, ctx: GradModeVariable) -> None:
+        self.ctx = ctx
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        return self.ctx.call_method(tx, "__exit__", [], {})
+
+
+class GradModeExit:
+    """A grad-mode block's `__exit__` outside the trace (handed to a resume function when a
+    graph breaks inside the block): restores the grad mode the block was entered with."""
+
+    def __init__(self, initial: bool) -> None:
+        self.initial = initial
+
+    def __call__(self, *exc_info: Any) -> bool:
+        torch._C._set_grad_enabled(self.initial)
+        return False  # exceptions propagate
+
+
 class SuperVariable(VariableTracker):
     """`super()` inside an inlined method: attribute reads skip past `cls` in the MRO."""
 
