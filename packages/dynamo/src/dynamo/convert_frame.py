@@ -52,6 +52,7 @@ class Options:
     dynamic: bool | None
     raise_backend_errors: bool
     allow_breaks: bool
+    capture_scalar_outputs: bool
     # How a call made for real at a break runs (a user function through its compiled wrapper),
     # and how a resume function is compiled.
     wrap_callee: Callable[[Any], Any]
@@ -79,7 +80,7 @@ def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
 
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
              stop_at: int | None) -> CacheEntry:
-    output = OutputGraph(options.dynamic)
+    output = OutputGraph(options.dynamic, options.capture_scalar_outputs)
     output.f_globals = f_globals
     cells = {
         name: ClosureCell(cell, AttrSource(GetItemSource(LocalSource("__closure__"), i),

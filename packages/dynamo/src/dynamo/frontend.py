@@ -31,8 +31,10 @@ from dynamo.logs import logger
 from guards import CacheLimitExceeded, GuardedCache
 
 CACHE_SIZE_LIMIT = 8
-_caches: dict[types.CodeType, GuardedCache] = {}
-_gave_up: dict[types.CodeType, str] = {}
+# Per code object and compile settings (two wrappers of one function with different backends
+# or options must not share entries).
+_caches: dict[tuple, GuardedCache] = {}
+_gave_up: dict[tuple, str] = {}
 
 
 def reset() -> None:
@@ -109,7 +111,8 @@ class CompiledFunction:
 
     def __init__(self, fn: types.FunctionType, backend: Backend, *, fullgraph: bool = False,
                  dynamic: bool | None = None, bound_self: Any = None,
-                 raise_backend_errors: bool = False) -> None:
+                 raise_backend_errors: bool = False, capture_scalar_outputs: bool = False
+                 ) -> None:
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"dynamo.compile needs a Python function or nn.Module, not {fn!r}")
         self.fn = fn
@@ -118,6 +121,9 @@ class CompiledFunction:
         self.dynamic = dynamic
         self.bound_self = bound_self
         self.raise_backend_errors = raise_backend_errors
+        self.capture_scalar_outputs = capture_scalar_outputs
+        self._key = (fn.__code__, backend, fullgraph, dynamic, raise_backend_errors,
+                     capture_scalar_outputs)
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
@@ -125,13 +131,13 @@ class CompiledFunction:
 
     @property
     def cache(self) -> GuardedCache:
-        return _caches.setdefault(self.fn.__code__, GuardedCache(CACHE_SIZE_LIMIT))
+        return _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.fn
         if self.bound_self is not None:
             args = (self.bound_self, *args)
-        if getattr(fn, "_dynamo_disable", False) or fn.__code__ in _gave_up:
+        if getattr(fn, "_dynamo_disable", False) or self._key in _gave_up:
             return fn(*args, **kwargs)
         f_locals = self.bind(*args, **kwargs)
         f_globals = fn.__globals__
@@ -143,15 +149,19 @@ class CompiledFunction:
 
     def _options(self) -> Options:
         return Options(self.backend, self.dynamic, self.raise_backend_errors,
-                       allow_breaks=not self.fullgraph, wrap_callee=self._wrap_callee,
-                       compile_resume=self._compile_resume)
+                       allow_breaks=not self.fullgraph,
+                       capture_scalar_outputs=self.capture_scalar_outputs,
+                       wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
+
+    def _settings(self) -> dict[str, Any]:
+        """The options a resume function or a callee compiled at a break inherits."""
+        return {"dynamic": self.dynamic, "raise_backend_errors": self.raise_backend_errors,
+                "capture_scalar_outputs": self.capture_scalar_outputs}
 
     def _compile_resume(self, fn: types.FunctionType) -> CompiledFunction:
         found = self._resumes.get(fn)
         if found is None:
-            found = self._resumes[fn] = CompiledFunction(
-                fn, self.backend, dynamic=self.dynamic,
-                raise_backend_errors=self.raise_backend_errors)
+            found = self._resumes[fn] = CompiledFunction(fn, self.backend, **self._settings())
         return found
 
     def _wrap_callee(self, callee: Any) -> Any:
@@ -163,18 +173,16 @@ class CompiledFunction:
         if isinstance(callee, torch.nn.Module) and not isinstance(callee, OptimizedModule):
             found = self._callees.get(callee)
             if found is None:
-                found = self._callees[callee] = compile(
-                    callee, backend=self.backend, dynamic=self.dynamic,
-                    raise_backend_errors=self.raise_backend_errors)
+                found = self._callees[callee] = compile(callee, backend=self.backend,
+                                                        **self._settings())
             return found
         if not isinstance(callee, types.FunctionType) or getattr(callee, "_dynamo_disable", False) \
                 or (callee.__module__ or "").startswith("torch"):
             return callee
         found = self._callees.get(callee)
         if found is None:
-            found = self._callees[callee] = CompiledFunction(
-                callee, self.backend, dynamic=self.dynamic,
-                raise_backend_errors=self.raise_backend_errors)
+            found = self._callees[callee] = CompiledFunction(callee, self.backend,
+                                                             **self._settings())
         return found
 
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
@@ -200,7 +208,7 @@ class CompiledFunction:
         return entry
 
     def _give_up(self, message: str) -> None:
-        _gave_up[self.fn.__code__] = message
+        _gave_up[self._key] = message
         warnings.warn(message, stacklevel=4)
 
 
@@ -250,7 +258,8 @@ def _global_hooks() -> bool:
 
 
 def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: bool = False,
-            dynamic: bool | None = None, raise_backend_errors: bool = False) -> Any:
+            dynamic: bool | None = None, raise_backend_errors: bool = False,
+            capture_scalar_outputs: bool = False) -> Any:
     """Compile a function or nn.Module (also usable as `@compile` or `@compile(...)`).
 
     `backend`: a name (`"eager"`, `"aot_eager"`, an entry point of `dynamo.backends`) or a
@@ -259,9 +268,12 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
     `dynamic`: False, every size a constant; True, every input dim of tensors symbolic; None,
     constants except dims marked with `mark_dynamic`. `raise_backend_errors`: a backend that
     fails raises `BackendError`, instead of a warning and the graph run eagerly.
+    `capture_scalar_outputs`: `.item()` and `.tolist()` stay in the graph as unbacked symbolic
+    scalars, instead of breaking the graph.
     """
     options = {"fullgraph": fullgraph, "dynamic": dynamic,
-               "raise_backend_errors": raise_backend_errors}
+               "raise_backend_errors": raise_backend_errors,
+               "capture_scalar_outputs": capture_scalar_outputs}
     if model is None:
         return lambda m: compile(m, backend=backend, **options)
     compiler = lookup_backend(backend)

@@ -50,8 +50,9 @@ _SYM = (torch.SymInt, torch.SymFloat, torch.SymBool)
 class OutputGraph:
     """The graph under construction, with its fake mode, inputs and guards."""
 
-    def __init__(self, dynamic: bool | None) -> None:
+    def __init__(self, dynamic: bool | None, capture_scalar_outputs: bool = False) -> None:
         self.graph = torch.fx.Graph()
+        self.capture_scalar_outputs = capture_scalar_outputs
         self.shape_env = ShapeEnv()
         self.fake_mode = FakeTensorMode(self.shape_env)
         self.dynamic = dynamic

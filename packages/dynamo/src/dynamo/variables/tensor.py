@@ -16,6 +16,7 @@ import torch
 from dynamo.exc import Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
+from fakecore import DataDependentError
 
 if TYPE_CHECKING:
     import torch.fx
@@ -63,6 +64,14 @@ class TensorVariable(VariableTracker):
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if name == "item" and tx.output.capture_scalar_outputs:
+            return tx.output.call_method(name, [self, *args], kwargs)  # an unbacked symbol
+        if name == "tolist" and tx.output.capture_scalar_outputs and self.fake.dim() == 1 \
+                and isinstance(self.fake.shape[0], int):
+            from dynamo.variables.containers import ListVariable
+
+            return ListVariable([self.items(tx)[i].call_method(tx, "item", [], {})
+                                 for i in range(self.fake.shape[0])])
         if name in _DATA_DEPENDENT:
             raise Unsupported(f"Tensor.{name}() reads the tensor's data")
         if name in _UNSUPPORTED:
@@ -102,7 +111,10 @@ class SymNodeVariable(VariableTracker):
         return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(self.value)]
 
     def truth(self, tx: Translator) -> bool:
-        return bool(self.value)  # a guard in the ShapeEnv
+        try:
+            return bool(self.value)  # a guard in the ShapeEnv
+        except DataDependentError as error:
+            raise Unsupported(f"branching on a value read from a tensor ({error})") from None
 
     def as_int(self) -> int:
         return int(self.value)
