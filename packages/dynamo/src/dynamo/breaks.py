@@ -42,8 +42,8 @@ def refusal(code: types.CodeType, index: int) -> str | None:
         return f"no graph break at {ins.opname} (only at calls, branches and raise)"
     if ins.opname == "RAISE_VARARGS" and ins.arg != 1:
         return "no graph break at a bare raise or raise ... from ..."
-    if code.co_cellvars or code.co_freevars:
-        return "no graph break in a function with closure variables"
+    if code.co_cellvars:
+        return "no graph break in a function whose variables a nested function captures"
     if code.co_flags & 0x20:
         return "no graph break in a generator"
     handler = exception_handler(code, index)
@@ -97,11 +97,12 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
                     local_names: tuple[str, ...]) -> types.FunctionType:
     """A function continuing `fn`'s code at instruction `index`, taking the non-NULL stack
     values (`___stack0`, ...) and then the locals `local_names` as its parameters."""
-    key = (fn.__code__, index, nulls, local_names)
+    closure = fn.__closure__ or ()
+    key = (fn.__code__, index, nulls, local_names, tuple(map(id, closure)))
     found = _resume_functions.get(key)
     if found is None:
         code = _resume_code(fn.__code__, index, nulls, local_names)
-        found = types.FunctionType(code, fn.__globals__, code.co_name)
+        found = types.FunctionType(code, fn.__globals__, code.co_name, None, closure or None)
         _resume_functions[key] = found
     return found
 

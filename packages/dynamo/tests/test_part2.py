@@ -1,0 +1,152 @@
+"""Graph breaks beyond the corpus: explain, logging, scalar capture, fullgraph, callees,
+side effects' identity, and grad mode across a break."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+from torch import nn
+
+import dynamo
+from dynamo import logs
+
+
+def _breaking(x):
+    a = x * 2
+    print(end="")
+    if a.sum() > 0:
+        return a + 1
+    return a - 1
+
+
+def test_explain_counts_graphs_breaks_and_ops() -> None:
+    report = dynamo.explain(_breaking)(torch.ones(3))
+    assert report.graph_count == 3 and report.graph_break_count == 2
+    assert report.ops_per_graph == [["mul"], ["sum", "gt"], ["add"]]
+    reasons = [b.reason for b in report.breaks]
+    assert reasons[0] == "print()" and "tensor's value" in reasons[1]
+    assert all(b.filename.endswith("test_part2.py") for b in report.breaks)
+    text = str(report)
+    assert "3 graph(s), 2 graph break(s)" in text and "test_part2.py:" in text
+    assert any("L['x'] is a Tensor(3)" in g for g in report.guards)
+
+
+def test_explain_leaves_compiled_state_alone() -> None:
+    compiled = dynamo.compile(_breaking)
+    compiled(torch.ones(3))
+    before = len(compiled.cache)
+    dynamo.explain(_breaking)(torch.ones(3))
+    assert len(compiled.cache) == before
+
+
+def test_fullgraph_raises_at_the_first_break() -> None:
+    with pytest.raises(dynamo.Unsupported, match=r"(?s)print\(\).*test_part2.py:\d+"):
+        dynamo.compile(_breaking, fullgraph=True)(torch.ones(3))
+
+
+def test_logging_topics(caplog) -> None:
+    assert logs.configure("graph_breaks,recompiles") == ["graph_breaks", "recompiles"]
+    with pytest.raises(ValueError, match="unknown topics"):
+        logs.configure("nonsense")
+    compiled = dynamo.compile(lambda x: x + 1)
+    with caplog.at_level(logging.DEBUG, logger="dynamo"):
+        dynamo.compile(_breaking)(torch.ones(3))
+        compiled(torch.ones(3))
+        compiled(torch.ones(4))
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("graph break in _breaking: print()") for m in messages)
+    assert any("recompiling" in m and "size(0) is 4, not 3" in m for m in messages)
+
+
+def test_capture_scalar_outputs_keeps_item_in_the_graph() -> None:
+    def f(x):
+        return x * x.sum().item()
+
+    graphs = []
+    compiled = dynamo.compile(f, capture_scalar_outputs=True,
+                              backend=lambda gm, ex: graphs.append(gm) or gm.forward)
+    x = torch.randn(4)
+    torch.testing.assert_close(compiled(x), f(x))
+    assert len(graphs) == 1 and any(n.target == "item" for n in graphs[0].graph.nodes)
+    assert dynamo.explain(f)(x).graph_break_count == 1  # by default, item() breaks
+
+
+def test_break_in_a_callee_compiles_the_callee_on_its_own() -> None:
+    def helper(t):
+        t = t + 1
+        print(end="")
+        return t * 2
+
+    def f(x):
+        return helper(x) - 3
+
+    compiled = dynamo.compile(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), f(x))
+    assert len(compiled._callees) == 1
+    callee = next(iter(compiled._callees.values()))
+    assert len(callee.cache) == 1 and callee.cache.entries[0][1].breaks
+
+
+def test_side_effects_keep_identity_and_order() -> None:
+    class Box:
+        pass
+
+    def f(x, items, box):
+        items.append(x)
+        box.first = items[0]
+        print(end="")
+        items.append(x * 2)
+        box.last = items[-1]
+        return items
+
+    box, items = Box(), []
+    x = torch.ones(2)
+    out = dynamo.compile(f)(x, items, box)
+    assert out is items and len(items) == 2 and items[0] is x
+    assert box.first is x and box.last is items[1]
+
+
+def test_grad_mode_is_restored_when_a_break_inside_no_grad_raises() -> None:
+    def f(x):
+        with torch.no_grad():
+            y = x * 2
+            raise_it()
+        return y
+
+    def raise_it():
+        raise KeyError("inside")
+
+    with pytest.raises(KeyError):
+        dynamo.compile(f)(torch.ones(2, requires_grad=True))
+    assert torch.is_grad_enabled()
+
+
+class _ChattyBlock(nn.Module):
+    """A transformer block whose forward prints a shape and branches on a tensor's value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ln = nn.LayerNorm(16)
+        self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16))
+
+    def forward(self, x):
+        h = self.ln(x)
+        print("block input", tuple(h.shape), end="\r")
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        if x.abs().max() > 100:  # a guard against blow-ups, on the data
+            x = x / x.abs().max()
+        return x + self.mlp(self.ln(x))
+
+
+def test_transformer_block_with_print_and_a_data_dependent_branch() -> None:
+    block = _ChattyBlock().eval()
+    compiled = dynamo.compile(block)
+    for scale in (1.0, 1000.0):
+        x = torch.randn(2, 5, 16) * scale
+        torch.testing.assert_close(compiled(x), block(x))
+    report = dynamo.explain(block.forward)(torch.randn(2, 5, 16))
+    assert report.graph_break_count == 2 and report.graph_count == 3
