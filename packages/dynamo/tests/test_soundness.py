@@ -20,6 +20,7 @@ class Net(nn.Module):
         self.fc = nn.Linear(4, 4)
         self.scale = 2.0
         self.use_bias = True
+        self.seen = []
 
     def forward(self, x, n, mode, extra=None):
         y = self.fc(x) * self.scale * n + OFFSET
@@ -95,5 +96,66 @@ def test_random_input_changes_never_hit_a_stale_entry(changes, dynamic) -> None:
             got = compiled(*args)
             torch.testing.assert_close(got, expected)
             assert got.requires_grad == expected.requires_grad
+    finally:
+        OFFSET = old_offset
+
+
+class BreakingNet(Net):
+    """Net's forward with graph breaks: a print, a branch on a tensor's value, a side effect."""
+
+    def forward(self, x, n, mode, extra=None):
+        y = self.fc(x) * self.scale * n + OFFSET
+        self.seen.append(y.shape[0])
+        print(end="")
+        if y.sum() > 0:
+            y = y * 2 if mode == "double" else y + 1
+        else:
+            y = y - 1 if self.use_bias else y
+        if extra is not None:
+            y = y + extra.sum()
+        return y.sum(0) if x.shape[0] > 2 else y
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(change, st.integers(0, 3)), min_size=1, max_size=8),
+       st.sampled_from([None, True]))
+def test_random_input_changes_with_graph_breaks(changes, dynamic) -> None:
+    global OFFSET
+    dynamo.reset()
+    torch.manual_seed(0)
+    net = BreakingNet()
+    compiled = dynamo.compile(net, dynamic=dynamic)
+    rows, dtype, n, mode, extra = 3, torch.float32, 2, "plain", None
+    old_offset = OFFSET
+    try:
+        for kind, k in changes:
+            if kind == "rows":
+                rows = 1 + k
+            elif kind == "dtype":
+                dtype = (torch.float32, torch.float64)[k % 2]
+            elif kind in ("n", "float_n"):
+                n = k + (0.5 if kind == "float_n" else 0)
+            elif kind == "mode":
+                mode = ("plain", "double")[k % 2]
+            elif kind == "extra":
+                extra = None if k == 0 else torch.full((k,), float(k))
+            elif kind == "scale":
+                net.scale = float(k) - 1.5
+            elif kind == "use_bias":
+                net.use_bias = bool(k % 2)
+            elif kind == "global":
+                OFFSET = float(k) - 1.5
+            elif kind == "weight_values":
+                with torch.no_grad():
+                    net.fc.weight.add_(k - 1.5)
+            net.to(dtype)
+            x = torch.randn(rows, 4, dtype=dtype)
+            net.seen = []
+            expected = net(x, n, mode, extra)
+            expected_seen = net.seen
+            net.seen = []
+            got = compiled(x, n, mode, extra)
+            torch.testing.assert_close(got, expected)
+            assert net.seen == expected_seen
     finally:
         OFFSET = old_offset
