@@ -49,7 +49,9 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     handler = exception_handler(code, index)
     if handler is not None and instructions(code)[handler[0]].opname != "PUSH_EXC_INFO":
         return "no graph break inside an exception handler's cleanup"
-    if any(j.opname == "JUMP_BACKWARD" and j.target <= index for j in instructions(code)[index:]):
+    reads = instructions(code)
+    if any(reads[j].opname == "JUMP_BACKWARD" and reads[j].target <= index
+           for j in _reachable(code, index, through_handlers=False)):
         return "no graph break inside a loop (the frame runs eagerly, as torch.compile does)"
     return None
 
@@ -69,23 +71,30 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
     """The locals that code reachable from instruction `index` may read (a superset of the
     live ones): only those are passed on to a resume function, and guarded there."""
     reads = instructions(code)
+    return frozenset(reads[i].argval for i in _reachable(code, index, through_handlers=True)
+                     if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST")))
+
+
+def _reachable(code: types.CodeType, index: int, through_handlers: bool) -> set[int]:
+    """The instructions control can reach from `index` (with exception handlers or not)."""
+    reads = instructions(code)
     where = {ins.offset: i for i, ins in enumerate(reads)}
     handlers = [(e.start, e.end, where[e.target]) for e in dis.Bytecode(code).exception_entries]
-    seen, todo, names = set(), [index], set()
+    seen: set[int] = set()
+    todo = [index]
     while todo:
         i = todo.pop()
         if i in seen or i >= len(reads):
             continue
         seen.add(i)
         ins = reads[i]
-        if ins.opname.startswith(("LOAD_FAST", "DELETE_FAST")):
-            names.add(ins.argval)
         if ins.target is not None:
             todo.append(ins.target)
-        todo += [target for start, end, target in handlers if start <= ins.offset < end]
+        if through_handlers:
+            todo += [target for start, end, target in handlers if start <= ins.offset < end]
         if ins.opname not in _NO_FALL_THROUGH:
             todo.append(i + 1)
-    return frozenset(names)
+    return seen
 
 
 _NO_FALL_THROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "JUMP_FORWARD", "JUMP_BACKWARD",
