@@ -150,3 +150,54 @@ def test_transformer_block_with_print_and_a_data_dependent_branch() -> None:
         torch.testing.assert_close(compiled(x), block(x))
     report = dynamo.explain(block.forward)(torch.randn(2, 5, 16))
     assert report.graph_break_count == 2 and report.graph_count == 3
+
+
+def test_decorated_functions_and_c_methods_break_cleanly() -> None:
+    import functools
+
+    def logged(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+        return wrapper
+
+    class Registry(dict):
+        def lookup(self, key):
+            return super().get(key, 1.0)  # a C method reached through super()
+
+    registry = Registry(scale=2.0)
+
+    @logged
+    def f(x, name="scale"):
+        code_names = f.__code__.co_varnames if hasattr(f, "__code__") else ()
+        factor = registry.lookup(name)
+        return x * factor * len(code_names), x.__class__ is torch.Tensor
+
+    x = torch.randn(3)
+    compiled = dynamo.compile(f)
+    torch.testing.assert_close(compiled(x), f(x))
+    torch.testing.assert_close(compiled(x, name="missing"), f(x, name="missing"))
+    report = dynamo.explain(f)(x)
+    assert report.eager == [] and any("super().get" in b.reason for b in report.breaks)
+
+
+def test_breaks_with_captured_variables() -> None:
+    def after(x):
+        k = 3
+        y = x * 2
+        print(end="")
+        g = lambda t: t * k  # noqa: E731 (the closure is made after the break)
+        return g(y) + k
+
+    def before(x):
+        k = 3
+        g = lambda t: t * k  # noqa: E731
+        print(end="")
+        k = 5  # the closure must see this write: its cell cannot be copied at the break
+        return g(x)
+
+    x = torch.randn(3)
+    torch.testing.assert_close(dynamo.compile(after)(x), after(x))
+    assert dynamo.explain(after)(x).graph_count == 2
+    with pytest.warns(UserWarning, match="nested function captured"):
+        torch.testing.assert_close(dynamo.compile(before)(x), before(x))

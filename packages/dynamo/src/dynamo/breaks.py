@@ -42,8 +42,6 @@ def refusal(code: types.CodeType, index: int) -> str | None:
         return f"no graph break at {ins.opname} (only at calls, branches and raise)"
     if ins.opname == "RAISE_VARARGS" and ins.arg != 1:
         return "no graph break at a bare raise or raise ... from ..."
-    if code.co_cellvars:
-        return "no graph break in a function whose variables a nested function captures"
     if code.co_flags & 0x20:
         return "no graph break in a generator"
     handler = exception_handler(code, index)
@@ -72,7 +70,8 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
     live ones): only those are passed on to a resume function, and guarded there."""
     reads = instructions(code)
     return frozenset(reads[i].argval for i in _reachable(code, index, through_handlers=True)
-                     if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST")))
+                     if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST", "LOAD_DEREF",
+                                                    "LOAD_CLOSURE", "DELETE_DEREF")))
 
 
 def _reachable(code: types.CodeType, index: int, through_handlers: bool) -> set[int]:

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from dynamo.exc import Unsupported
+from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import SideEffects
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
@@ -40,6 +41,7 @@ from dynamo.variables.objects import (
     GradModeExit,
     NNModuleVariable,
     PythonModuleVariable,
+    SuperVariable,
     TorchFunctionVariable,
     UserClassVariable,
     UserObjectVariable,
@@ -95,8 +97,10 @@ class ResultBuilder:
             return self._constant(set(v.values)) + ".copy()"
         if v.source is not None:
             return v.source.expr
-        if isinstance(v, BoundMethodVariable):
+        if isinstance(v, (BoundMethodVariable, DeferredAttribute)):
             return f"getattr({self.expression(v.obj)}, {v.name!r})"
+        if isinstance(v, SuperVariable):
+            return f"super({self._constant(v.cls)}, {self.expression(v.obj)})"
         if isinstance(v, UserMethodVariable):
             return (f"{self._constant(types.MethodType)}({self.expression(v.function)}, "
                     f"{self.expression(v.obj)})")

@@ -30,7 +30,7 @@ from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable
-from dynamo.variables.functions import ClosureCell
+from dynamo.variables.functions import Cell, ClosureCell
 from guards import AttrSource, GetItemSource, GuardSet, LocalSource
 
 
@@ -150,13 +150,19 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     made for real, and the resume functions that continue after it."""
     ins = tracer.instructions[tracer.ip]
     stack = list(tracer.stack)
-    names = [n for n in tracer.locals] + [n for n in tracer.frame_locals
-                                           if n not in tracer.locals]
+    values: dict[str, Any] = {n: v for n, v in tracer.frame_locals.items()
+                              if n not in tracer.locals}
+    values.update({n: v for n, v in tracer.locals.items() if not isinstance(v, NullVariable)})
+    if fn.__code__.co_cellvars:
+        if tracer.made_closures:  # a closure holds the cells; new ones would not be shared
+            raise Unsupported("a graph break after a nested function captured this frame's "
+                              "variables")
+        values.update({n: c.contents for n, c in tracer.cells.items()
+                       if isinstance(c, Cell) and c.contents is not None})
     live = live_locals(fn.__code__, tracer.ip)
-    local_names = tuple(n for n in names if n in live
-                        and not isinstance(tracer.locals.get(n), NullVariable))
-    local_exprs = [builder.expression(tracer.locals[n]) if n in tracer.locals else f"L[{n!r}]"
-                   for n in local_names]
+    local_names = tuple(n for n in values if n in live)
+    local_exprs = [builder.expression(values[n]) if isinstance(values[n], VariableTracker)
+                   else f"L[{n!r}]" for n in local_names]
 
     def resume(index: int, below: list[VariableTracker], pushed: int,
                compiled: bool = True) -> tuple[str, list[str]]:

@@ -79,7 +79,7 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
     """A function with `fn`'s signature that returns its arguments as a dict of locals:
     Python's own argument parsing, at C speed."""
     code = fn.__code__
-    params = inspect.signature(fn).parameters.values()
+    params = inspect.signature(fn, follow_wrapped=False).parameters.values()
     defaults = {f"___d{i}": p.default for i, p in enumerate(params)
                 if p.default is not inspect.Parameter.empty}
     parts, seen_star = [], False

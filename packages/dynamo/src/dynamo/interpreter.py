@@ -43,6 +43,7 @@ from dynamo.variables.objects import (
     GradModeVariable,
     PythonModuleVariable,
     SuperVariable,
+    UserClassVariable,
 )
 from guards import GlobalSource, LocalSource
 
@@ -64,6 +65,19 @@ _BINARY = {
 }
 _COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
             ">": operator.gt, ">=": operator.ge}
+
+
+class DeferredAttribute(VariableTracker):
+    """A method of `obj` that could not be read while tracing; calling it raises the reason
+    (a graph break at the call, where the real method is looked up and called)."""
+
+    def __init__(self, obj: VariableTracker, name: str, error: Unsupported) -> None:
+        self.obj = obj
+        self.name = name
+        self.error = error
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        raise Unsupported(self.error.reason)
 
 
 class CellVariable(VariableTracker):
@@ -94,6 +108,7 @@ class Translator:
         self.yielded: list[VariableTracker] = []  # a generator's values, in order
         self.steps = 0
         self.stop_at: int | None = None  # the top frame stops before this instruction
+        self.made_closures = False  # a nested function captured this frame's cells
 
     @property
     def stopped(self) -> bool:
@@ -300,20 +315,34 @@ class Translator:
                 self.load_local(name)  # an argument of the frame that a closure captures
             self.cells[name] = Cell(self.locals.pop(name, None))
 
+    def _attribute(self, obj: VariableTracker, name: str, method: bool) -> VariableTracker:
+        if name == "__class__" and not isinstance(obj, SuperVariable):
+            return UserClassVariable(obj.python_type())
+        try:
+            return obj.getattr(self, name)
+        except Unsupported as error:
+            if not method:
+                raise
+            # A method the trace cannot follow: fail at the call instead, where the graph can
+            # break and the real method is called.
+            return DeferredAttribute(obj, name, error)
+
     def LOAD_ATTR(self, ins) -> None:
         obj = self.pop()
-        if PY312 and ins.arg & 1:
+        method = PY312 and bool(ins.arg & 1)
+        if method:
             self.push(NullVariable())
-        self.push(obj.getattr(self, ins.argval))
+        self.push(self._attribute(obj, ins.argval, method))
 
     def LOAD_METHOD(self, ins) -> None:
         obj = self.pop()
         self.push(NullVariable())
-        self.push(obj.getattr(self, ins.argval))
+        self.push(self._attribute(obj, ins.argval, method=True))
 
     def LOAD_SUPER_ATTR(self, ins) -> None:
         cls, obj = self.popn(3)[1:]
-        attr = SuperVariable(cls.as_constant(), obj).getattr(self, ins.argval)
+        attr = self._attribute(SuperVariable(cls.as_constant(), obj), ins.argval,
+                               bool(ins.arg & 1))
         if ins.arg & 1:
             self.push(NullVariable())
         self.push(attr)
@@ -479,6 +508,7 @@ class Translator:
         defaults = tuple(self.pop().items(self)) if ins.arg & 0x01 else ()
         cells = {name: c.cell for name, c in zip(code.co_freevars, closure.values)} \
             if closure is not None else {}
+        self.made_closures = self.made_closures or bool(cells)
         self.push(NestedFunctionVariable(code, self.f_globals, code.co_qualname, defaults,
                                          kwdefaults, cells))
 

@@ -7,6 +7,7 @@ never reach the graph.
 
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Unsupported
@@ -78,5 +79,5 @@ def is_literal(value: Any) -> bool:
         return all(is_literal(v) for v in (value.start, value.stop, value.step))
     return value is None or value is Ellipsis or value is NotImplemented or isinstance(
         value, (bool, int, float, complex, str, bytes, range, torch.dtype, torch.device,
-                torch.layout, torch.memory_format)
+                torch.layout, torch.memory_format, types.CodeType)
     ) and not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)
