@@ -17,7 +17,12 @@ frame then calls a resume function that starts at the block's exception handler,
 stack the exception table asks for and the exception on top, as CPython itself would jump
 there. A `with torch.no_grad()` (or `enable_grad`, `set_grad_enabled`) block open at the break
 stays open: its `__exit__` on the stack becomes a small object that restores the grad mode.
-Breaks inside loops are refused (the frame runs eagerly, as torch.compile does too).
+Inside a loop, the loop's iterator is handed on like any stack value (a list iterator over the
+items left, when the trace made it); the resume function takes the next item for real at a
+break on FOR_ITER, and ints handed to resume functions (loop counters) are symbols, not
+constants, so one compilation serves every iteration. The runners return the resume call as a
+`Continue` rather than making it, and the outermost compiled call runs them one after another,
+so a long loop does not nest Python calls.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import bytecode as bc
 from dynamo.bytecode import PY312, Instruction, instructions
 
 BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
-                       "RAISE_VARARGS"})
+                       "RAISE_VARARGS", "FOR_ITER"})
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -39,7 +44,7 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     """Why the frame cannot break at instruction `index`, or None when it can."""
     ins = instructions(code)[index]
     if ins.opname not in BREAKABLE:
-        return f"no graph break at {ins.opname} (only at calls, branches and raise)"
+        return f"no graph break at {ins.opname} (only at calls, branches, raise and for)"
     if ins.opname == "RAISE_VARARGS" and ins.arg != 1:
         return "no graph break at a bare raise or raise ... from ..."
     if code.co_flags & 0x20:
@@ -47,10 +52,6 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     handler = exception_handler(code, index)
     if handler is not None and instructions(code)[handler[0]].opname != "PUSH_EXC_INFO":
         return "no graph break inside an exception handler's cleanup"
-    reads = instructions(code)
-    if any(reads[j].opname == "JUMP_BACKWARD" and reads[j].target <= index
-           for j in _reachable(code, index, through_handlers=False)):
-        return "no graph break inside a loop (the frame runs eagerly, as torch.compile does)"
     return None
 
 
@@ -105,14 +106,27 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
                     local_names: tuple[str, ...]) -> types.FunctionType:
     """A function continuing `fn`'s code at instruction `index`, taking the non-NULL stack
     values (`___stack0`, ...) and then the locals `local_names` as its parameters."""
+    origin = getattr(fn, "_dynamo_resume_of", None)
+    if origin is not None:  # continue the original code, so that a loop's breaks meet again
+        original, skipped = origin
+        position = _position(fn.__code__, index) - skipped
+        index = next(i for i, ins in enumerate(instructions(original.__code__))
+                     if ins.opname != "EXTENDED_ARG" and _position(original.__code__, i) == position)
+        fn = original
     closure = fn.__closure__ or ()
     key = (fn.__code__, index, nulls, local_names, tuple(map(id, closure)))
     found = _resume_functions.get(key)
     if found is None:
         code = _resume_code(fn.__code__, index, nulls, local_names)
         found = types.FunctionType(code, fn.__globals__, code.co_name, None, closure or None)
+        found._dynamo_resume_of = (fn, len(nulls) + 1)  # the prologue: the stack and a jump
         _resume_functions[key] = found
     return found
+
+
+def _position(code: types.CodeType, index: int) -> int:
+    """Instruction `index` of `code` counted without EXTENDED_ARG prefixes."""
+    return sum(1 for ins in instructions(code)[:index] if ins.opname != "EXTENDED_ARG")
 
 
 def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
@@ -142,3 +156,13 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     if PY312 or hasattr(program, "qualname"):
         program.qualname = f"{code.co_qualname}.<resume at line {line}>"
     return program.to_code()
+
+
+class Continue:
+    """What a runner returns to have `fn(*args)` called next, by the outermost compiled call."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self.fn = fn
+        self.args = args

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from dynamo.breaks import Continue
 from dynamo.exc import Unsupported
 from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import SideEffects
@@ -179,25 +180,30 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
     local_args = plan["locals"]
     step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
             "branch": lambda: f"___result = bool({plan['condition']})",
+            "for": lambda: f"___result = next({plan['iterator']}, ___done)",
             "raise": lambda: f"raise {plan['exception']}"}[plan["kind"]]()
+    def then(resume: tuple[str, list[str]], *pushed: str) -> str:
+        name, stack = resume
+        return f"return ___continue({', '.join([name, *stack, *pushed, *local_args])})"
+
     if plan["on_error"] is None:
         lines.append(f"    {step}")
     else:  # raise into the enclosing block's handler, as the original frame would
-        name, stack = plan["on_error"]
         lines += ["    try:", f"        {step}", "    except BaseException as ___error:",
-                  f"        return {name}({', '.join([*stack, '___error', *local_args])})"]
-    if plan["kind"] == "raise":
-        pass
-    elif plan["kind"] == "call":
-        name, stack = plan["resume"]
-        lines.append(f"    return {name}({', '.join([*stack, '___result', *local_args])})")
-    else:
-        lines.append("    if ___result:")
-        name, stack = plan["if_true"]
-        lines.append(f"        return {name}({', '.join([*stack, *local_args])})")
-        name, stack = plan["if_false"]
-        lines.append(f"    return {name}({', '.join([*stack, *local_args])})")
+                  f"        {then(plan['on_error'], '___error')}"]
+    if plan["kind"] == "call":
+        lines.append(f"    {then(plan['resume'], '___result')}")
+    elif plan["kind"] == "branch":
+        lines += ["    if ___result:", f"        {then(plan['if_true'])}",
+                  f"    {then(plan['if_false'])}"]
+    elif plan["kind"] == "for":
+        lines += ["    if ___result is ___done:", f"        {then(plan['done'])}",
+                  f"    {then(plan['next'], '___result')}"]
     source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = {"___graph": graph_fn, **builder.constants}
+    namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
+                                 "___done": _DONE, **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
     return namespace["run"], source
+
+
+_DONE = object()  # what `next` returns for an exhausted iterator

@@ -23,6 +23,7 @@ import torch
 
 from dynamo.backends import Backend
 from dynamo.breaks import exception_handler, live_locals, refusal, resume_function
+from dynamo.bytecode import PY312
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import Translator
@@ -53,6 +54,7 @@ class Options:
     raise_backend_errors: bool
     allow_breaks: bool
     capture_scalar_outputs: bool
+    symbolic_ints: bool
     # How a call made for real at a break runs (a user function through its compiled wrapper),
     # and how a resume function is compiled.
     wrap_callee: Callable[[Any], Any]
@@ -80,7 +82,7 @@ def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
 
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
              stop_at: int | None) -> CacheEntry:
-    output = OutputGraph(options.dynamic, options.capture_scalar_outputs)
+    output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints)
     output.f_globals = f_globals
     cells = {
         name: ClosureCell(cell, AttrSource(GetItemSource(LocalSource("__closure__"), i),
@@ -178,6 +180,12 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         target, depth, lasti = handler
         kept = stack[:depth] + ([ConstantVariable(0)] if lasti else [])
         on_error = resume(target, kept, 1, compiled=False)  # handlers run as they are
+    if ins.opname == "FOR_ITER":
+        iterator, below = stack[-1], stack[:-1]
+        done = ins.target + (1 if PY312 else 0)  # 3.12: past the END_FOR
+        return {"kind": "for", "iterator": builder.expression(iterator), "locals": local_exprs,
+                "next": resume(tracer.ip + 1, stack, 1), "done": resume(done, below, 0),
+                "on_error": on_error}
     if ins.opname == "RAISE_VARARGS":
         return {"kind": "raise", "exception": builder.expression(stack[-1]),
                 "locals": local_exprs, "on_error": on_error}

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from dynamo.backends import Backend, lookup_backend
+from dynamo.breaks import Continue
 from dynamo.bytecode import instructions
 from dynamo.convert_frame import CacheEntry, Options, convert_frame
 from dynamo.exc import Unsupported
@@ -111,8 +112,8 @@ class CompiledFunction:
 
     def __init__(self, fn: types.FunctionType, backend: Backend, *, fullgraph: bool = False,
                  dynamic: bool | None = None, bound_self: Any = None,
-                 raise_backend_errors: bool = False, capture_scalar_outputs: bool = False
-                 ) -> None:
+                 raise_backend_errors: bool = False, capture_scalar_outputs: bool = False,
+                 symbolic_ints: bool = False) -> None:
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"dynamo.compile needs a Python function or nn.Module, not {fn!r}")
         self.fn = fn
@@ -122,8 +123,9 @@ class CompiledFunction:
         self.bound_self = bound_self
         self.raise_backend_errors = raise_backend_errors
         self.capture_scalar_outputs = capture_scalar_outputs
+        self.symbolic_ints = symbolic_ints  # a resume function's: its int inputs are symbols
         self._key = (fn.__code__, backend, fullgraph, dynamic, raise_backend_errors,
-                     capture_scalar_outputs)
+                     capture_scalar_outputs, symbolic_ints)
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
@@ -134,9 +136,18 @@ class CompiledFunction:
         return _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fn = self.fn
         if self.bound_self is not None:
             args = (self.bound_self, *args)
+        result = self.step(*args, **kwargs)
+        while type(result) is Continue:  # resume functions, one after another
+            target = result.fn
+            result = (target.step(*result.args) if type(target) is CompiledFunction
+                      else target(*result.args))
+        return result
+
+    def step(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the frame up to its end, or up to a graph break's `Continue`."""
+        fn = self.fn
         if getattr(fn, "_dynamo_disable", False) or self._key in _gave_up:
             return fn(*args, **kwargs)
         f_locals = self.bind(*args, **kwargs)
@@ -151,7 +162,7 @@ class CompiledFunction:
         return Options(self.backend, self.dynamic, self.raise_backend_errors,
                        allow_breaks=not self.fullgraph,
                        capture_scalar_outputs=self.capture_scalar_outputs,
-                       wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
+                       symbolic_ints=self.symbolic_ints, wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
 
     def _settings(self) -> dict[str, Any]:
         """The options a resume function or a callee compiled at a break inherits."""
@@ -161,7 +172,8 @@ class CompiledFunction:
     def _compile_resume(self, fn: types.FunctionType) -> CompiledFunction:
         found = self._resumes.get(fn)
         if found is None:
-            found = self._resumes[fn] = CompiledFunction(fn, self.backend, **self._settings())
+            found = self._resumes[fn] = CompiledFunction(fn, self.backend, symbolic_ints=True,
+                                                         **self._settings())
         return found
 
     def _wrap_callee(self, callee: Any) -> Any:

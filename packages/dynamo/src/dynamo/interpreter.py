@@ -33,6 +33,7 @@ from dynamo.variables.containers import (
     DictVariable,
     IteratorVariable,
     ListVariable,
+    OpaqueIteratorVariable,
     SetVariable,
     SliceVariable,
     TupleVariable,
@@ -592,11 +593,13 @@ class Translator:
 
     def GET_ITER(self, ins) -> None:
         value = self.pop()
-        self.push(value if isinstance(value, IteratorVariable)
+        self.push(value if isinstance(value, (IteratorVariable, OpaqueIteratorVariable))
                   else IteratorVariable(value.items(self)))
 
     def FOR_ITER(self, ins) -> None:
         iterator = self.stack[-1]
+        if isinstance(iterator, OpaqueIteratorVariable):
+            raise Unsupported("the next item of an iterator from outside the trace")
         if not isinstance(iterator, IteratorVariable):
             raise Unsupported(f"iterating over {iterator}")
         value = iterator.next()

@@ -32,15 +32,23 @@ from dynamo.variables.containers import (
     tuple_fields,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable
-from fakecore import DataDependentError, FakeTensorMode, ShapeEnv, UnsupportedFakeOpError
+from fakecore import (
+    DataDependentError,
+    FakeTensorMode,
+    ShapeEnv,
+    SizeOrigin,
+    UnsupportedFakeOpError,
+)
 from guards import (
     DistinctObjects,
+    Equals,
     GlobalState,
     Guard,
     GuardSet,
     SameObject,
     Source,
     TensorMatch,
+    TypeMatch,
     shape_guards,
 )
 
@@ -50,9 +58,11 @@ _SYM = (torch.SymInt, torch.SymFloat, torch.SymBool)
 class OutputGraph:
     """The graph under construction, with its fake mode, inputs and guards."""
 
-    def __init__(self, dynamic: bool | None, capture_scalar_outputs: bool = False) -> None:
+    def __init__(self, dynamic: bool | None, capture_scalar_outputs: bool = False,
+                 symbolic_ints: bool = False) -> None:
         self.graph = torch.fx.Graph()
         self.capture_scalar_outputs = capture_scalar_outputs
+        self.symbolic_ints = symbolic_ints  # ints from the frame become symbols
         self.shape_env = ShapeEnv()
         self.fake_mode = FakeTensorMode(self.shape_env)
         self.dynamic = dynamic
@@ -91,6 +101,22 @@ class OutputGraph:
         tracker = TensorVariable(node, fake, source)
         self._tensor_inputs[id(value)] = (source, tracker)
         return tracker
+
+    def add_int_input(self, value: int, source: Source) -> VariableTracker:
+        """An int the graph takes as an input, as a symbol (0 and 1 stay constants)."""
+        sym = self.shape_env.create_symint(value, SizeOrigin(source, "value"))
+        if not isinstance(sym, torch.SymInt):
+            self.add_guard(Equals(source, value))
+            return ConstantVariable(value, source)
+        name = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
+        where = (self.graph.inserting_after(self.inputs[-1][2]) if self.inputs
+                 else self.graph.inserting_before(next(iter(self.graph.nodes), None)))
+        with where:
+            node = self.graph.placeholder(name)
+        node.meta["example_value"] = sym
+        self.inputs.append((source, value, node))
+        self.add_guard(TypeMatch(source, int))
+        return SymNodeVariable(node, sym)
 
     def _dynamic_dims(self, value: torch.Tensor) -> tuple[int, ...]:
         if isinstance(value, torch.nn.Parameter) or self.dynamic is False:

@@ -36,7 +36,8 @@ _BOOLEAN_TYPES = (
 @dataclass(frozen=True)
 class SizeOrigin:
     """Where a symbol came from: property `prop` ("size", "stride", "storage_offset") of dim `dim`
-    of the tensor found at `source` (an opaque object chosen by the caller, e.g. a guards Source)."""
+    of the tensor found at `source` (an opaque object chosen by the caller, e.g. a guards Source),
+    or ("value") the int found at `source` itself."""
 
     source: object
     prop: str

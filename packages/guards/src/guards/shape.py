@@ -84,6 +84,8 @@ def _origin_source(origin: Any) -> Source:
             f"a symbol's origin {origin} has no guards Source: pass source=<a guards Source> "
             "to from_tensor"
         )
+    if origin.prop == "value":  # the symbol is an int input itself
+        return origin.source
     return TensorPropertySource(origin.source, origin.prop, origin.dim)
 
 

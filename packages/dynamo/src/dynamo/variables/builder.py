@@ -24,6 +24,7 @@ from dynamo.variables.containers import (
     DictVariable,
     ListVariable,
     NamedTupleVariable,
+    OpaqueIteratorVariable,
     SetVariable,
     SizeVariable,
     TupleVariable,
@@ -59,6 +60,11 @@ from guards import (
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
 
+# Iterators that a resume function may be handed (a loop's, at a graph break inside it).
+_ITERATORS = tuple(type(it) for it in (iter([]), iter(()), iter(range(0)), iter(""), iter({}),
+                                        iter({}.values()), iter({}.items()), iter(set()),
+                                        enumerate([]), zip(), map(abs, []), reversed([])))
+
 # Values Equals can guard: compared by value, with their exact type.
 _EQUALS_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device)
 
@@ -87,6 +93,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if source is None:
             return output.constant_tensor(value)
         return output.add_tensor_input(value, source)
+    if type(value) is int and tx.output.symbolic_ints and source is not None:
+        return output.add_int_input(value, source)  # a loop counter crossing a graph break
+    if isinstance(value, _ITERATORS) and source is not None:
+        _guard(tx, TypeMatch(source, type(value)), source)
+        return OpaqueIteratorVariable(value, source)
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         raise Unsupported("a SymInt from outside the trace")
     if isinstance(value, torch.Size):

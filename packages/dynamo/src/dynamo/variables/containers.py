@@ -336,3 +336,18 @@ class IteratorVariable(VariableTracker):
         rest = self.values[self.position:]
         self.position = len(self.values)
         return rest
+
+
+class OpaqueIteratorVariable(VariableTracker):
+    """An iterator from the frame (handed to a resume function inside a loop): its next item
+    is taken for real, at a graph break on FOR_ITER."""
+
+    def __init__(self, value: Any, source: Any) -> None:
+        self.value = value
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        raise Unsupported("the items of an iterator from outside the trace")
