@@ -12,7 +12,6 @@ import statistics
 import sys
 import time
 import timeit
-import warnings
 from pathlib import Path
 
 import torch
@@ -118,10 +117,8 @@ def _break_rows() -> list[str]:
         torch._dynamo.reset()
         ours = dynamo.compile(fn, backend=_noop_backend)
         peer = torch.compile(fn, backend=_noop_backend)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # ours says once that the loop's frame runs eagerly
-            times = _interleaved({"ours": lambda: ours(x), "peer": lambda: peer(x),  # noqa: B023
-                                  "eager": lambda: fn(x)}, 2000)  # noqa: B023
+        times = _interleaved({"ours": lambda: ours(x), "peer": lambda: peer(x),  # noqa: B023
+                              "eager": lambda: fn(x)}, 2000)  # noqa: B023
         rows.append(f"| {label} | {times['ours'] * 1e6:.1f} | {times['peer'] * 1e6:.1f} | "
                     f"{times['eager'] * 1e6:.1f} | {times['ours'] / times['peer']:.2f} |")
     return rows
@@ -157,8 +154,9 @@ def run() -> str:
     lines += [
         "",
         "Cached calls of functions with a graph break (issue 6's goal: no slower than the peer). "
-        "A break inside a loop makes both run the frame eagerly (torch.compile skips such a "
-        "frame; so do we); a break between two graphs runs graph, print, resume function.",
+        "Inside the loop, ours compiles the body (per iteration: the graph, the print, and a "
+        "resume step that takes the next item), while torch.compile skips the frame and runs it "
+        "eagerly; a break between two graphs runs graph, print, resume function.",
         "",
         "| function (on a 64-element tensor) | ours µs | peer µs | eager µs | ours / peer |",
         "| --- | --- | --- | --- | --- |",

@@ -70,6 +70,7 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
         saved = dict(frontend._caches), dict(frontend._gave_up)
         frontend._caches.clear()
         frontend._gave_up.clear()
+        frontend._changed()
         try:
             compiled = frontend.compile(fn, backend=recording)
             report.result = compiled(*args, **kwargs)
@@ -83,6 +84,7 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
             frontend._gave_up.clear()
             frontend._caches.update(saved[0])
             frontend._gave_up.update(saved[1])
+            frontend._changed()
         return report
 
     return run

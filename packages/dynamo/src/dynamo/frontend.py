@@ -36,6 +36,12 @@ CACHE_SIZE_LIMIT = 8
 # or options must not share entries).
 _caches: dict[tuple, GuardedCache] = {}
 _gave_up: dict[tuple, str] = {}
+# Bumped whenever the two tables above are replaced; wrappers re-read them when it changes.
+_generation = [0]
+
+
+def _changed() -> None:
+    _generation[0] += 1
 
 
 def reset() -> None:
@@ -43,6 +49,7 @@ def reset() -> None:
     _caches.clear()
     _gave_up.clear()
     instructions.cache_clear()
+    _changed()
 
 
 def disable(fn: Callable) -> Callable:
@@ -126,6 +133,7 @@ class CompiledFunction:
         self.symbolic_ints = symbolic_ints  # a resume function's: its int inputs are symbols
         self._key = (fn.__code__, backend, fullgraph, dynamic, raise_backend_errors,
                      capture_scalar_outputs, symbolic_ints)
+        self._generation = -1  # the tables are read on first use
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
@@ -133,7 +141,14 @@ class CompiledFunction:
 
     @property
     def cache(self) -> GuardedCache:
-        return _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
+        if self._generation != _generation[0]:
+            self._sync()
+        return self._cache
+
+    def _sync(self) -> None:
+        self._generation = _generation[0]
+        self._cache = _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
+        self._gave_up = self._key in _gave_up
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.bound_self is not None:
@@ -148,15 +163,22 @@ class CompiledFunction:
     def step(self, *args: Any, **kwargs: Any) -> Any:
         """Run the frame up to its end, or up to a graph break's `Continue`."""
         fn = self.fn
-        if getattr(fn, "_dynamo_disable", False) or self._key in _gave_up:
+        if self._generation != _generation[0]:
+            self._sync()
+        if self._gave_up or getattr(fn, "_dynamo_disable", False):
             return fn(*args, **kwargs)
         f_locals = self.bind(*args, **kwargs)
         f_globals = fn.__globals__
-        entry = next((e for guards, e in self.cache.entries if guards.check(f_locals, f_globals)),
-                     None) or self._compile(f_locals, f_globals)
+        entry = self._lookup(f_locals, f_globals) or self._compile(f_locals, f_globals)
         if entry is None or entry.run is None:
             return fn(*args, **kwargs)
         return entry.run(f_locals, f_globals)
+
+    def _lookup(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
+        for guards, entry in self._cache.entries:
+            if guards.check(f_locals, f_globals):
+                return entry
+        return None
 
     def _options(self) -> Options:
         return Options(self.backend, self.dynamic, self.raise_backend_errors,
@@ -221,6 +243,7 @@ class CompiledFunction:
 
     def _give_up(self, message: str) -> None:
         _gave_up[self._key] = message
+        self._gave_up = True
         warnings.warn(message, stacklevel=4)
 
 
