@@ -75,6 +75,21 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
                                                     "LOAD_CLOSURE", "DELETE_DEREF")))
 
 
+def fast_forward(code: types.CodeType, index: int) -> tuple[list[Instruction], int] | None:
+    """When instructions from `index` only drop or store a value and then jump back to a
+    loop's FOR_ITER: those instructions, and the FOR_ITER's index."""
+    reads = instructions(code)
+    stores: list[Instruction] = []
+    for ins in reads[index:]:
+        if ins.opname in ("POP_TOP", "STORE_FAST", "NOP"):
+            stores.append(ins)
+        elif ins.opname == "JUMP_BACKWARD" and reads[ins.target].opname == "FOR_ITER":
+            return stores, ins.target
+        else:
+            return None
+    return None
+
+
 def _reachable(code: types.CodeType, index: int, through_handlers: bool) -> set[int]:
     """The instructions control can reach from `index` (with exception handlers or not)."""
     reads = instructions(code)

@@ -182,16 +182,25 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
             "branch": lambda: f"___result = bool({plan['condition']})",
             "for": lambda: f"___result = next({plan['iterator']}, ___done)",
             "raise": lambda: f"raise {plan['exception']}"}[plan["kind"]]()
-    def then(resume: tuple[str, list[str]], *pushed: str) -> str:
+    def then(resume: tuple[str, list[str]], *pushed: str, locals_: list[str] = local_args) -> str:
         name, stack = resume
-        return f"return ___continue({', '.join([name, *stack, *pushed, *local_args])})"
+        return f"return ___continue({', '.join([name, *stack, *pushed, *locals_])})"
 
     if plan["on_error"] is None:
         lines.append(f"    {step}")
     else:  # raise into the enclosing block's handler, as the original frame would
         lines += ["    try:", f"        {step}", "    except BaseException as ___error:",
                   f"        {then(plan['on_error'], '___error')}"]
-    if plan["kind"] == "call":
+    if plan["kind"] == "call" and "loop" in plan:
+        loop = plan["loop"]
+        lines.append(f"    ___iterator = {loop['iterator']}")
+        lines.append("    ___item = next(___iterator, ___done)")
+        name, stack, done_locals = loop["done"]
+        lines.append("    if ___item is ___done:")
+        lines.append(f"        {then((name, stack), locals_=done_locals)}")
+        name, stack, next_locals = loop["next"]
+        lines.append(f"    {then((name, stack), '___item', locals_=next_locals)}")
+    elif plan["kind"] == "call":
         lines.append(f"    {then(plan['resume'], '___result')}")
     elif plan["kind"] == "branch":
         lines += ["    if ___result:", f"        {then(plan['if_true'])}",

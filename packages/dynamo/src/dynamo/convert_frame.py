@@ -22,7 +22,13 @@ from typing import Any
 import torch
 
 from dynamo.backends import Backend
-from dynamo.breaks import exception_handler, live_locals, refusal, resume_function
+from dynamo.breaks import (
+    exception_handler,
+    fast_forward,
+    live_locals,
+    refusal,
+    resume_function,
+)
 from dynamo.bytecode import PY312
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Unsupported
@@ -31,6 +37,7 @@ from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.containers import IteratorVariable, OpaqueIteratorVariable
 from dynamo.variables.functions import Cell, ClosureCell
 from guards import AttrSource, GetItemSource, GuardSet, LocalSource
 
@@ -161,17 +168,23 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
                               "variables")
         values.update({n: c.contents for n, c in tracer.cells.items()
                        if isinstance(c, Cell) and c.contents is not None})
-    live = live_locals(fn.__code__, tracer.ip)
-    local_names = tuple(n for n in values if n in live)
-    local_exprs = [builder.expression(values[n]) if isinstance(values[n], VariableTracker)
-                   else f"L[{n!r}]" for n in local_names]
+    def expression(value: Any) -> str:
+        return builder.expression(value) if isinstance(value, VariableTracker) else value
 
-    def resume(index: int, below: list[VariableTracker], pushed: int,
-               compiled: bool = True) -> tuple[str, list[str]]:
+    def live_at(index: int, known: dict[str, Any]) -> tuple[tuple[str, ...], list[str]]:
+        # Sorted, so that every path to one resume point passes its locals in one order.
+        names = tuple(sorted(n for n in known if n in live_locals(fn.__code__, index)))
+        return names, [expression(known[n]) for n in names]
+
+    values = {n: v if isinstance(v, VariableTracker) else f"L[{n!r}]" for n, v in values.items()}
+    local_names, local_exprs = live_at(tracer.ip, values)
+
+    def resume(index: int, below: list[Any], pushed: int, compiled: bool = True,
+               names: tuple[str, ...] | None = None) -> tuple[str, list[str]]:
         nulls = tuple(isinstance(v, NullVariable) for v in below) + (False,) * pushed
-        target = resume_function(fn, index, nulls, local_names)
+        target = resume_function(fn, index, nulls, local_names if names is None else names)
         name = builder.constant(options.compile_resume(target) if compiled else target)
-        exprs = [builder.expression(v) for v in below if not isinstance(v, NullVariable)]
+        exprs = [expression(v) for v in below if not isinstance(v, NullVariable)]
         return name, exprs
 
     handler = exception_handler(fn.__code__, tracer.ip)
@@ -223,6 +236,30 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         if kwargs is not None:
             call_args.append(f"**{builder.expression(kwargs)}")
     wrapper = builder.constant(options.wrap_callee)
-    return {"kind": "call", "callee": f"{wrapper}({builder.expression(callee)})",
+    plan = {"kind": "call", "callee": f"{wrapper}({builder.expression(callee)})",
             "args": call_args, "locals": local_exprs,
             "resume": resume(tracer.ip + 1, below, 1), "on_error": on_error}
+    loop = fast_forward(fn.__code__, tracer.ip + 1)
+    if loop is not None and on_error is None:
+        # The rest of the loop body only drops or stores the call's result: take the loop's
+        # next item right here, instead of in one more resume step.
+        stores, header = loop
+        slots: list[Any] = [*below, "___result"]
+        known = dict(values)
+        for store in stores:
+            value = slots.pop()
+            if store.opname == "STORE_FAST":
+                known[store.argval] = value
+        iterator = slots[-1]
+        if isinstance(iterator, (IteratorVariable, OpaqueIteratorVariable)):
+            slots[-1] = "___iterator"
+            after = header + 1
+            done = tracer.instructions[header].target + (1 if PY312 else 0)
+            next_names, next_locals = live_at(after, known)
+            done_names, done_locals = live_at(done, known)
+            plan["loop"] = {
+                "iterator": expression(iterator),
+                "next": (*resume(after, slots, 1, names=next_names), next_locals),
+                "done": (*resume(done, slots[:-1], 0, names=done_names), done_locals),
+            }
+    return plan
