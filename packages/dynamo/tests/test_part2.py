@@ -196,8 +196,16 @@ def test_breaks_with_captured_variables() -> None:
         k = 5  # the closure must see this write: its cell cannot be copied at the break
         return g(x)
 
+    def read_only(x):
+        k = 3
+        g = lambda t: t * k  # noqa: E731 (made before the break; k is never written again)
+        print(end="")
+        return g(x) + k
+
     x = torch.randn(3)
     torch.testing.assert_close(dynamo.compile(after)(x), after(x))
     assert dynamo.explain(after)(x).graph_count == 2
+    torch.testing.assert_close(dynamo.compile(read_only)(x), read_only(x))
+    assert dynamo.explain(read_only)(x).eager == []
     with pytest.warns(UserWarning, match="nested function captured"):
         torch.testing.assert_close(dynamo.compile(before)(x), before(x))

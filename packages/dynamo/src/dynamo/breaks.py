@@ -75,6 +75,24 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
                                                     "LOAD_CLOSURE", "DELETE_DEREF")))
 
 
+def cells_written(code: types.CodeType, index: int) -> bool:
+    """Whether a cell variable of `code` may be written after instruction `index`, by the code
+    itself or by a nested function (`nonlocal`)."""
+    reads = instructions(code)
+    if any(reads[i].opname in ("STORE_DEREF", "DELETE_DEREF")
+           and reads[i].argval in code.co_cellvars
+           for i in _reachable(code, index, through_handlers=True)):
+        return True
+    nested = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    while nested:
+        inner = nested.pop()
+        nested += [c for c in inner.co_consts if isinstance(c, types.CodeType)]
+        if any(ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in inner.co_freevars
+               for ins in instructions(inner)):
+            return True
+    return False
+
+
 def fast_forward(code: types.CodeType, index: int) -> tuple[list[Instruction], int] | None:
     """When instructions from `index` only drop or store a value and then jump back to a
     loop's FOR_ITER: those instructions, and the FOR_ITER's index."""

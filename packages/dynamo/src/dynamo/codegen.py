@@ -33,6 +33,8 @@ from dynamo.variables.containers import (
 )
 from dynamo.variables.functions import (
     BoundMethodVariable,
+    ClosureCell,
+    NestedFunctionVariable,
     OpaqueFunctionVariable,
     UserFunctionVariable,
     UserMethodVariable,
@@ -105,6 +107,13 @@ class ResultBuilder:
         if isinstance(v, UserMethodVariable):
             return (f"{self._constant(types.MethodType)}({self.expression(v.function)}, "
                     f"{self.expression(v.obj)})")
+        if isinstance(v, NestedFunctionVariable):
+            cells = ", ".join(self._cell(v.cells[name]) for name in v.code.co_freevars)
+            defaults = ", ".join(self.expression(d) for d in v.defaults)
+            kwdefaults = ", ".join(f"{k!r}: {self.expression(d)}" for k, d in v.kwdefaults.items())
+            return (f"{self._constant(_make_function)}({self._constant(v.code)}, "
+                    f"{self._constant(v.f_globals)}, {v.name!r}, ({defaults}{',' if defaults else ''}), "
+                    f"{{{kwdefaults}}}, ({cells}{',' if cells else ''}))")
         if isinstance(v, ExitVariable):
             return self._constant(GradModeExit(v.ctx.initial))
         if isinstance(v, IteratorVariable):
@@ -118,6 +127,23 @@ class ResultBuilder:
             return self._constant(v.as_constant())
         raise Unsupported(f"{v} cannot be rebuilt outside the graph (to return it, or to pass "
                           "it on at a graph break)")
+
+
+    def _cell(self, cell: Any) -> str:
+        """A real cell for a nested function rebuilt outside the trace: the real closure cell,
+        or a new cell holding the value (only made when no one writes the variable again)."""
+        if isinstance(cell, ClosureCell):
+            return self._constant(cell.cell)
+        if cell.contents is None:
+            return f"{self._constant(types.CellType)}()"
+        return f"{self._constant(types.CellType)}({self.expression(cell.contents)})"
+
+
+def _make_function(code: types.CodeType, f_globals: dict, name: str, defaults: tuple,
+                   kwdefaults: dict, closure: tuple) -> types.FunctionType:
+    fn = types.FunctionType(code, f_globals, name, defaults or None, closure or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    return fn
 
 
 def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:

@@ -23,6 +23,7 @@ import torch
 
 from dynamo.backends import Backend
 from dynamo.breaks import (
+    cells_written,
     exception_handler,
     fast_forward,
     live_locals,
@@ -163,9 +164,11 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
                               if n not in tracer.locals}
     values.update({n: v for n, v in tracer.locals.items() if not isinstance(v, NullVariable)})
     if fn.__code__.co_cellvars:
-        if tracer.made_closures:  # a closure holds the cells; new ones would not be shared
+        if tracer.made_closures and cells_written(fn.__code__, tracer.ip):
+            # A closure holds the cells, and a write would not reach the resume function's
+            # copies (or the other way round).
             raise Unsupported("a graph break after a nested function captured this frame's "
-                              "variables")
+                              "variables, which are written again")
         values.update({n: c.contents for n, c in tracer.cells.items()
                        if isinstance(c, Cell) and c.contents is not None})
     def expression(value: Any) -> str:
