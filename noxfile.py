@@ -70,7 +70,8 @@ def demo(session: nox.Session) -> None:
 @nox.session(venv_params=VENV_PARAMS)
 def tests(session: nox.Session) -> None:
     """Every package's tests and the integration tests, in one environment."""
-    _install(session, PACKAGES)
+    # transformers: real models for the integration tests, built from configs (no download).
+    _install(session, PACKAGES, "transformers")
     paths = [f"packages/{name}/tests" for name in PACKAGES]
     if (ROOT / "integration_tests").is_dir():
         paths.append("integration_tests")

@@ -28,15 +28,31 @@ so a long loop does not nest Python calls.
 from __future__ import annotations
 
 import dis
+import operator
 import types
 from typing import Any
 
 import bytecode as bc
 
 from dynamo.bytecode import PY312, Instruction, instructions
+from dynamo.operators import BINARY, COMPARE
 
+# Operators the trace cannot apply (to an object it cannot see into) are applied for real at a
+# break: how many stack values each takes, whether it pushes a result, and the function.
+OPERATORS: dict[str, tuple[int, bool, Any]] = {
+    "BINARY_SUBSCR": (2, True, operator.getitem),
+    "BINARY_SLICE": (3, True, lambda obj, start, stop: obj[start:stop]),
+    "STORE_SUBSCR": (3, False, lambda value, obj, key: operator.setitem(obj, key, value)),
+    "DELETE_SUBSCR": (2, False, operator.delitem),
+    "CONTAINS_OP": (2, True, lambda item, container: item in container),
+    "GET_ITER": (1, True, iter),
+    "UNARY_NEGATIVE": (1, True, operator.neg),
+    "UNARY_INVERT": (1, True, operator.invert),
+    "UNARY_NOT": (1, True, operator.not_),
+}
 BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
-                       "RAISE_VARARGS", "FOR_ITER"})
+                       "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
+                       "LOAD_ATTR", "STORE_ATTR", *OPERATORS})
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -44,7 +60,7 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     """Why the frame cannot break at instruction `index`, or None when it can."""
     ins = instructions(code)[index]
     if ins.opname not in BREAKABLE:
-        return f"no graph break at {ins.opname} (only at calls, branches, raise and for)"
+        return f"no graph break at {ins.opname}"
     if ins.opname == "RAISE_VARARGS" and ins.arg != 1:
         return "no graph break at a bare raise or raise ... from ..."
     if code.co_flags & 0x20:
@@ -70,9 +86,33 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
     """The locals that code reachable from instruction `index` may read (a superset of the
     live ones): only those are passed on to a resume function, and guarded there."""
     reads = instructions(code)
-    return frozenset(reads[i].argval for i in _reachable(code, index, through_handlers=True)
-                     if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST", "LOAD_DEREF",
-                                                    "LOAD_CLOSURE", "DELETE_DEREF")))
+    names = {reads[i].argval for i in _reachable(code, index, through_handlers=True)
+             if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST", "LOAD_DEREF",
+                                            "LOAD_CLOSURE", "DELETE_DEREF"))}
+    if "__class__" in code.co_freevars and code.co_argcount:
+        names.add(code.co_varnames[0])  # a zero-argument super() reads the first argument
+    return frozenset(names)
+
+
+def operator_of(ins: Instruction) -> tuple[int, bool, Any]:
+    """(inputs, pushes a result, function) of an operator instruction, made for real."""
+    if ins.opname in OPERATORS:
+        count, pushes, function = OPERATORS[ins.opname]
+        if ins.opname == "CONTAINS_OP" and ins.arg:
+            return count, pushes, lambda item, container: item not in container
+        return count, pushes, function
+    if ins.opname == "BINARY_OP":
+        return 2, True, BINARY[dis._nb_ops[ins.arg][1]]
+    if ins.opname == "COMPARE_OP":
+        return 2, True, COMPARE[ins.argval]
+    if ins.opname == "IS_OP":
+        return 2, True, operator.is_not if ins.arg else operator.is_
+    if ins.opname == "LOAD_ATTR":
+        return 1, True, operator.attrgetter(ins.argval)
+    if ins.opname == "STORE_ATTR":
+        name = ins.argval
+        return 2, False, lambda value, obj: setattr(obj, name, value)
+    raise KeyError(ins.opname)
 
 
 def cells_written(code: types.CodeType, index: int) -> bool:
@@ -170,7 +210,7 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     positions = [i for i, item in enumerate(program) if isinstance(item, bc.Instr)]
     label = bc.Label()
     program.insert(positions[target], label)
-    stack_names = [f"___stack{i}" for i, null in enumerate(nulls) if not null]
+    stack_names = [f"___stack{i}" for i in range(nulls.count(False))]
     prologue: list[Any] = []
     names = iter(stack_names)
     for null in nulls:
@@ -179,7 +219,11 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     start = next(i for i, item in enumerate(program)
                  if isinstance(item, bc.Instr) and item.name == "RESUME") + 1
     program[start:start] = prologue
-    program.argnames = [*stack_names, *local_names]
+    # Resume functions are called with keywords. The original first parameter stays first:
+    # a zero-argument super() reads the frame's first argument.
+    first = code.co_varnames[:1] if code.co_argcount else ()
+    lead = [n for n in local_names if n in first]
+    program.argnames = [*lead, *stack_names, *(n for n in local_names if n not in lead)]
     program.argcount = len(program.argnames)
     program.posonlyargcount = 0
     program.kwonlyargcount = 0
@@ -192,10 +236,11 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
 
 
 class Continue:
-    """What a runner returns to have `fn(*args)` called next, by the outermost compiled call."""
+    """What a runner returns to have `fn(**kwargs)` called next, by the outermost compiled
+    call."""
 
-    __slots__ = ("fn", "args")
+    __slots__ = ("fn", "kwargs")
 
-    def __init__(self, fn: Any, *args: Any) -> None:
+    def __init__(self, fn: Any, /, **kwargs: Any) -> None:
         self.fn = fn
-        self.args = args
+        self.kwargs = kwargs

@@ -210,7 +210,8 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
             "raise": lambda: f"raise {plan['exception']}"}[plan["kind"]]()
     def then(resume: tuple[str, list[str]], *pushed: str, locals_: list[str] = local_args) -> str:
         name, stack = resume
-        return f"return ___continue({', '.join([name, *stack, *pushed, *locals_])})"
+        values = [f"___stack{i}={e}" for i, e in enumerate([*stack, *pushed])]
+        return f"return ___continue({', '.join([name, *values, *locals_])})"
 
     if plan["on_error"] is None:
         lines.append(f"    {step}")
@@ -227,7 +228,7 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
         name, stack, next_locals = loop["next"]
         lines.append(f"    {then((name, stack), '___item', locals_=next_locals)}")
     elif plan["kind"] == "call":
-        lines.append(f"    {then(plan['resume'], '___result')}")
+        lines.append(f"    {then(plan['resume'], *(['___result'] if plan['pushes'] else []))}")
     elif plan["kind"] == "branch":
         lines += ["    if ___result:", f"        {then(plan['if_true'])}",
                   f"    {then(plan['if_false'])}"]

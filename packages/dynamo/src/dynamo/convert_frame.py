@@ -27,6 +27,7 @@ from dynamo.breaks import (
     exception_handler,
     fast_forward,
     live_locals,
+    operator_of,
     refusal,
     resume_function,
 )
@@ -175,9 +176,10 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         return builder.expression(value) if isinstance(value, VariableTracker) else value
 
     def live_at(index: int, known: dict[str, Any]) -> tuple[tuple[str, ...], list[str]]:
-        # Sorted, so that every path to one resume point passes its locals in one order.
+        """The locals live at `index`, sorted (every path to one resume point must name the
+        same resume function), and the keyword arguments that pass them."""
         names = tuple(sorted(n for n in known if n in live_locals(fn.__code__, index)))
-        return names, [expression(known[n]) for n in names]
+        return names, [f"{n}={expression(known[n])}" for n in names]
 
     values = {n: v if isinstance(v, VariableTracker) else f"L[{n!r}]" for n, v in values.items()}
     local_names, local_exprs = live_at(tracer.ip, values)
@@ -196,6 +198,14 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         target, depth, lasti = handler
         kept = stack[:depth] + ([ConstantVariable(0)] if lasti else [])
         on_error = resume(target, kept, 1, compiled=False)  # handlers run as they are
+    if ins.opname not in ("CALL", "CALL_FUNCTION_EX", "FOR_ITER", "RAISE_VARARGS",
+                          "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
+        count, pushes, function = operator_of(ins)
+        below = stack[:len(stack) - count]
+        return {"kind": "call", "callee": builder.constant(function),
+                "args": [builder.expression(v) for v in stack[len(stack) - count:]],
+                "locals": local_exprs, "pushes": pushes,
+                "resume": resume(tracer.ip + 1, below, int(pushes)), "on_error": on_error}
     if ins.opname == "FOR_ITER":
         iterator, below = stack[-1], stack[:-1]
         done = ins.target + (1 if PY312 else 0)  # 3.12: past the END_FOR
@@ -240,7 +250,7 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
             call_args.append(f"**{builder.expression(kwargs)}")
     wrapper = builder.constant(options.wrap_callee)
     plan = {"kind": "call", "callee": f"{wrapper}({builder.expression(callee)})",
-            "args": call_args, "locals": local_exprs,
+            "args": call_args, "locals": local_exprs, "pushes": True,
             "resume": resume(tracer.ip + 1, below, 1), "on_error": on_error}
     loop = fast_forward(fn.__code__, tracer.ip + 1)
     if loop is not None and on_error is None:

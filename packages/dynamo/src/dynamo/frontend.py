@@ -150,17 +150,17 @@ class CompiledFunction:
         self._cache = _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
         self._gave_up = self._key in _gave_up
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         if self.bound_self is not None:
             args = (self.bound_self, *args)
         result = self.step(*args, **kwargs)
         while type(result) is Continue:  # resume functions, one after another
             target = result.fn
-            result = (target.step(*result.args) if type(target) is CompiledFunction
-                      else target(*result.args))
+            result = (target.step(**result.kwargs) if type(target) is CompiledFunction
+                      else target(**result.kwargs))
         return result
 
-    def step(self, *args: Any, **kwargs: Any) -> Any:
+    def step(self, /, *args: Any, **kwargs: Any) -> Any:
         """Run the frame up to its end, or up to a graph break's `Continue`."""
         fn = self.fn
         if self._generation != _generation[0]:
@@ -259,7 +259,7 @@ class OptimizedModule(torch.nn.Module):
         self._orig_mod = module
         self._compiled_forward = compiled_forward
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         module = self._orig_mod
         if not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
                 or module._backward_pre_hooks or _global_hooks()):

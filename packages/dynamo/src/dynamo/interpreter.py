@@ -22,6 +22,7 @@ import torch
 
 from dynamo.bytecode import PY312, instructions
 from dynamo.exc import Unsupported
+from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import MISSING
 from dynamo.sources import ModuleGlobalSource
@@ -54,18 +55,6 @@ _TORCH_DIR = os.path.dirname(torch.__file__)
 _GENERATOR = 0x20
 _NOT_SIMPLE = (0x20 | 0x80 | 0x100 | 0x200)  # generator, coroutine, iterable/async generator
 
-_BINARY = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
-    "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
-    ">>": operator.rshift,
-    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
-    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow,
-    "@=": operator.imatmul, "&=": operator.iand, "|=": operator.ior, "^=": operator.ixor,
-    "<<=": operator.ilshift, ">>=": operator.irshift,
-}
-_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
-            ">": operator.gt, ">=": operator.ge}
 
 
 class DeferredAttribute(VariableTracker):
@@ -368,10 +357,10 @@ class Translator:
 
     def BINARY_OP(self, ins) -> None:
         symbol = dis._nb_ops[ins.arg][1]
-        self._apply(_BINARY[symbol], self.popn(2))
+        self._apply(BINARY[symbol], self.popn(2))
 
     def COMPARE_OP(self, ins) -> None:
-        self._apply(_COMPARE[ins.argval], self.popn(2))
+        self._apply(COMPARE[ins.argval], self.popn(2))
 
     def IS_OP(self, ins) -> None:
         self._apply(operator.is_not if ins.arg else operator.is_, self.popn(2))
