@@ -236,11 +236,11 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
 
 
 class Continue:
-    """What a runner returns to have `fn(**kwargs)` called next, by the outermost compiled
-    call."""
+    """What a runner returns to have resume function `fn` run next on the frame `f_locals` (its
+    parameters by name), by the outermost compiled call."""
 
-    __slots__ = ("fn", "kwargs")
+    __slots__ = ("fn", "f_locals")
 
-    def __init__(self, fn: Any, /, **kwargs: Any) -> None:
+    def __init__(self, fn: Any, f_locals: dict[str, Any]) -> None:
         self.fn = fn
-        self.kwargs = kwargs
+        self.f_locals = f_locals

@@ -210,8 +210,8 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
             "raise": lambda: f"raise {plan['exception']}"}[plan["kind"]]()
     def then(resume: tuple[str, list[str]], *pushed: str, locals_: list[str] = local_args) -> str:
         name, stack = resume
-        values = [f"___stack{i}={e}" for i, e in enumerate([*stack, *pushed])]
-        return f"return ___continue({', '.join([name, *values, *locals_])})"
+        values = [f"'___stack{i}': {e}" for i, e in enumerate([*stack, *pushed])]
+        return f"return ___continue({name}, {{{', '.join([*values, *locals_])}}})"
 
     if plan["on_error"] is None:
         lines.append(f"    {step}")

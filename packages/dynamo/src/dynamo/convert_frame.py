@@ -177,9 +177,9 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
 
     def live_at(index: int, known: dict[str, Any]) -> tuple[tuple[str, ...], list[str]]:
         """The locals live at `index`, sorted (every path to one resume point must name the
-        same resume function), and the keyword arguments that pass them."""
+        same resume function), and the dict entries that pass them."""
         names = tuple(sorted(n for n in known if n in live_locals(fn.__code__, index)))
-        return names, [f"{n}={expression(known[n])}" for n in names]
+        return names, [f"{n!r}: {expression(known[n])}" for n in names]
 
     values = {n: v if isinstance(v, VariableTracker) else f"L[{n!r}]" for n, v in values.items()}
     local_names, local_exprs = live_at(tracer.ip, values)

@@ -156,9 +156,22 @@ class CompiledFunction:
         result = self.step(*args, **kwargs)
         while type(result) is Continue:  # resume functions, one after another
             target = result.fn
-            result = (target.step(**result.kwargs) if type(target) is CompiledFunction
-                      else target(**result.kwargs))
+            result = (target.resume(result.f_locals) if type(target) is CompiledFunction
+                      else target(**result.f_locals))
         return result
+
+    def resume(self, f_locals: dict) -> Any:
+        """`step` for a resume function, given its frame: every parameter, by name."""
+        if self._generation != _generation[0]:
+            self._sync()
+        f_globals = self.fn.__globals__
+        if self.fn.__closure__ is not None:
+            f_locals = {**f_locals, "__closure__": self.fn.__closure__}  # as `bind` adds it
+        entry = None if self._gave_up else (
+            self._lookup(f_locals, f_globals) or self._compile(f_locals, f_globals))
+        if entry is None or entry.run is None:
+            return self.fn(**{k: v for k, v in f_locals.items() if k != "__closure__"})
+        return entry.run(f_locals, f_globals)
 
     def step(self, /, *args: Any, **kwargs: Any) -> Any:
         """Run the frame up to its end, or up to a graph break's `Continue`."""
