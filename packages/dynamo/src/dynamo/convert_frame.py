@@ -38,9 +38,11 @@ from dynamo.interpreter import Translator
 from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph
 from dynamo.variables.base import NullVariable, VariableTracker
+from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import IteratorVariable, OpaqueIteratorVariable
-from dynamo.variables.functions import Cell, ClosureCell
+from dynamo.variables.functions import Cell, ClosureCell, OpaqueFunctionVariable
+from dynamo.variables.objects import TorchFunctionVariable
 from guards import AttrSource, GetItemSource, GuardSet, LocalSource
 
 
@@ -248,8 +250,11 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         call_args = [f"*{builder.expression(star)}"]
         if kwargs is not None:
             call_args.append(f"**{builder.expression(kwargs)}")
-    wrapper = builder.constant(options.wrap_callee)
-    plan = {"kind": "call", "callee": f"{wrapper}({builder.expression(callee)})",
+    if isinstance(callee, (OpaqueFunctionVariable, BuiltinVariable, TorchFunctionVariable)):
+        call = builder.constant(callee.as_constant())  # called as it is: no wrapper to find
+    else:
+        call = f"{builder.constant(options.wrap_callee)}({builder.expression(callee)})"
+    plan = {"kind": "call", "callee": call,
             "args": call_args, "locals": local_exprs, "pushes": True,
             "resume": resume(tracer.ip + 1, below, 1), "on_error": on_error}
     loop = fast_forward(fn.__code__, tracer.ip + 1)
