@@ -83,12 +83,16 @@ def exception_handler(code: types.CodeType, index: int) -> tuple[int, int, bool]
 
 
 def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
-    """The locals that code reachable from instruction `index` may read (a superset of the
-    live ones): only those are passed on to a resume function, and guarded there."""
+    """The locals that code from instruction `index` on may read before writing them: only
+    those are passed on to a resume function, and guarded there. (A handler's reads count
+    wherever an exception may reach it; a cell variable is live once read anywhere ahead.)"""
     reads = instructions(code)
-    names = {reads[i].argval for i in _reachable(code, index, through_handlers=True)
-             if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST", "LOAD_DEREF",
-                                            "LOAD_CLOSURE", "DELETE_DEREF"))}
+    ahead = _reachable(code, index, through_handlers=True)
+    names = {reads[i].argval for i in ahead
+             if reads[i].opname.startswith(("LOAD_DEREF", "LOAD_CLOSURE", "DELETE_DEREF"))}
+    candidates = {reads[i].argval for i in ahead
+                  if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST"))}
+    names |= {name for name in candidates if _read_before_written(code, index, name)}
     if "__class__" in code.co_freevars and code.co_argcount:
         names.add(code.co_varnames[0])  # a zero-argument super() reads the first argument
     return frozenset(names)
@@ -146,6 +150,31 @@ def fast_forward(code: types.CodeType, index: int) -> tuple[list[Instruction], i
         else:
             return None
     return None
+
+
+def _read_before_written(code: types.CodeType, index: int, name: str) -> bool:
+    """Whether some path from `index` reads local `name` before a STORE_FAST of it."""
+    reads = instructions(code)
+    where = {ins.offset: i for i, ins in enumerate(reads)}
+    handlers = [(e.start, e.end, where[e.target]) for e in dis.Bytecode(code).exception_entries]
+    seen: set[int] = set()
+    todo = [index]
+    while todo:
+        i = todo.pop()
+        if i in seen or i >= len(reads):
+            continue
+        seen.add(i)
+        ins = reads[i]
+        if ins.argval == name and ins.opname.startswith(("LOAD_FAST", "DELETE_FAST")):
+            return True
+        if ins.argval == name and ins.opname == "STORE_FAST":
+            continue  # written first on this path
+        todo += [target for start, end, target in handlers if start <= ins.offset < end]
+        if ins.target is not None:
+            todo.append(ins.target)
+        if ins.opname not in _NO_FALL_THROUGH:
+            todo.append(i + 1)
+    return False
 
 
 def _reachable(code: types.CodeType, index: int, through_handlers: bool) -> set[int]:
