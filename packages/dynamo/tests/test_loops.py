@@ -1,0 +1,86 @@
+"""Graph breaks inside loops: long loops, nested loops, while loops, `break`, loops over inputs,
+and operators applied for real."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+import dynamo
+
+
+def _compiled(fn):
+    graphs = []
+    compiled = dynamo.compile(fn, backend=lambda gm, ex: graphs.append(gm) or gm.forward)
+    return compiled, graphs
+
+
+def test_a_long_loop_neither_recurses_nor_recompiles_per_iteration() -> None:
+    def f(x, n):
+        for i in range(n):
+            x = x * 0.999 + i
+            print(end="")
+        return x
+
+    compiled, graphs = _compiled(f)
+    x = torch.randn(4)
+    torch.testing.assert_close(compiled(x, 2000), f(x, 2000))  # past the recursion limit
+    assert len(graphs) <= 4  # counter 0, 1, the rest, and the frame's own start
+
+
+def test_nested_loops_while_loops_and_break() -> None:
+    def f(x):
+        i = 0
+        while i < 3:
+            for j in range(2):
+                x = x + i * j
+                dynamo.graph_break()
+                if j == 1 and i == 2:
+                    break
+            i += 1
+        return x
+
+    compiled, graphs = _compiled(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), f(x))
+    torch.testing.assert_close(compiled(x + 1), f(x + 1))
+
+
+def test_loop_over_an_input_list_with_a_break_inside() -> None:
+    def f(tensors):
+        total = tensors[0] * 0
+        for t in tensors:
+            total = total + t.sin()
+            print(end="")
+        return total
+
+    compiled, graphs = _compiled(f)
+    tensors = [torch.randn(3) for _ in range(5)]
+    torch.testing.assert_close(compiled(tensors), f(tensors))
+
+
+def test_operators_the_trace_cannot_apply_run_for_real() -> None:
+    class Table(dict):
+        def __getitem__(self, key):  # a custom lookup the trace does not follow
+            return super().get(key, 0.5)
+
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(torch.ones(()))
+
+    table, holder = Table(a=2.0), Holder()
+
+    def f(x):
+        y = x * table["a"] + table["missing"]
+        holder.scale = nn.Parameter(torch.full((), 3.0))  # registers a parameter: for real
+        return y * holder.scale
+
+    compiled, graphs = _compiled(f)
+    x = torch.randn(3)
+    expected = f(x)
+    holder.scale = nn.Parameter(torch.ones(()))
+    torch.testing.assert_close(compiled(x), expected)
+    assert float(holder.scale.detach()) == 3.0
+    report = dynamo.explain(f)(x)
+    assert report.eager == [] and report.graph_break_count >= 2
