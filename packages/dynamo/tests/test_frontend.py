@@ -309,3 +309,19 @@ def test_backends_from_the_entry_point_group(monkeypatch) -> None:
     assert "ep_eager" in dynamo.list_backends()
     assert dynamo.lookup_backend("ep_eager") is dynamo.backends.eager
     assert dynamo.compile(lambda x: x * 2, backend="ep_eager")(torch.ones(1)).item() == 2
+
+
+def test_automatic_dynamic_compiles_a_changing_size_once_more_then_reuses_it() -> None:
+    def f(x, y):
+        return (x.view(-1, 4) * 2).sum(0) + y.sum()
+
+    compiled = dynamo.compile(f)
+    y = torch.randn(5)
+    for rows in (2, 3, 6, 9):  # y keeps its size: only x's first dim becomes a symbol
+        x = torch.randn(rows, 4)
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+    assert len(compiled.cache) == 2
+    second = compiled.cache.entries[1][0]
+    assert not second.check({"x": torch.randn(3, 5), "y": y}, {})  # dim 1 stays static
+    assert not second.check({"x": torch.randn(3, 4), "y": torch.randn(6)}, {})
+    assert len(dynamo.compile(f, dynamic=False)(torch.randn(7, 4), y).shape) == 1

@@ -56,6 +56,7 @@ class CacheEntry:
     source: str
     graph: torch.fx.GraphModule | None
     breaks: list[Unsupported] = field(default_factory=list)
+    input_shapes: dict[Any, tuple[int, ...]] = field(default_factory=dict)  # tensor inputs
 
 
 @dataclass
@@ -66,6 +67,7 @@ class Options:
     allow_breaks: bool
     capture_scalar_outputs: bool
     symbolic_ints: bool
+    automatic_dynamic: dict[Any, set[int]]
     # How a call made for real at a break runs (a user function through its compiled wrapper),
     # and how a resume function is compiled.
     wrap_callee: Callable[[Any], Any]
@@ -93,7 +95,8 @@ def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
 
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
              stop_at: int | None) -> CacheEntry:
-    output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints)
+    output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints,
+                         options.automatic_dynamic)
     output.f_globals = f_globals
     cells = {
         name: ClosureCell(cell, AttrSource(GetItemSource(LocalSource("__closure__"), i),
@@ -117,7 +120,9 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         torch._C._set_grad_enabled(output.initial_grad_mode)
     guards = output.guard_set()
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
-        return CacheEntry(guards, None, "", None)
+        return CacheEntry(guards, None, "", None,
+                          input_shapes={s: tuple(v.shape) for s, v, _ in output.inputs
+                                        if isinstance(v, torch.Tensor)})
     traced = time.perf_counter()
     compiled = _compile_graph(gm, output, options) if gm is not None else None
     inputs = [s for s, _, _ in output.inputs]
@@ -126,7 +131,8 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     else:
         run, source = make_break_runner(compiled, inputs, builder, plan, effects)
     _log_entry(fn, gm, guards, source, started, traced)
-    return CacheEntry(guards, run, source, gm)
+    shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
+    return CacheEntry(guards, run, source, gm, input_shapes=shapes)
 
 
 def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: GuardSet,

@@ -134,6 +134,7 @@ class CompiledFunction:
         self._key = (fn.__code__, backend, fullgraph, dynamic, raise_backend_errors,
                      capture_scalar_outputs, symbolic_ints)
         self._generation = -1  # the tables are read on first use
+        self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
@@ -197,7 +198,8 @@ class CompiledFunction:
         return Options(self.backend, self.dynamic, self.raise_backend_errors,
                        allow_breaks=not self.fullgraph,
                        capture_scalar_outputs=self.capture_scalar_outputs,
-                       symbolic_ints=self.symbolic_ints, wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
+                       symbolic_ints=self.symbolic_ints,
+                       automatic_dynamic=self._automatic_dynamic, wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
 
     def _settings(self) -> dict[str, Any]:
         """The options a resume function or a callee compiled at a break inherits."""
@@ -232,7 +234,23 @@ class CompiledFunction:
                                                              **self._settings())
         return found
 
+    def _note_changed_sizes(self, f_locals: dict, f_globals: dict) -> None:
+        """Automatic dynamic (dynamic=None): a dim whose size differs from an earlier
+        compilation's is compiled as a symbol from now on, instead of once per size."""
+        for _, entry in self._cache.entries:
+            for source, shape in entry.input_shapes.items():
+                try:
+                    value = source.fetch(f_locals, f_globals)
+                except Exception:  # the input is gone or different: nothing to learn
+                    continue
+                if isinstance(value, torch.Tensor) and value.dim() == len(shape):
+                    changed = {d for d, n in enumerate(shape) if value.shape[d] != n}
+                    if changed:
+                        self._automatic_dynamic.setdefault(source, set()).update(changed)
+
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
+        if self.dynamic is None:
+            self._note_changed_sizes(f_locals, f_globals)
         log = logger("recompiles")
         if self.cache.entries and log.isEnabledFor(logging.DEBUG):
             reasons = self.cache.miss_reasons(f_locals, f_globals)
@@ -314,7 +332,8 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
     `torch.compile`-style callable `(gm, example_inputs) -> callable`. `fullgraph=True`: raise
     `Unsupported` where the frame cannot be captured whole, instead of running it eagerly.
     `dynamic`: False, every size a constant; True, every input dim of tensors symbolic; None,
-    constants except dims marked with `mark_dynamic`. `raise_backend_errors`: a backend that
+    constants except dims marked with `mark_dynamic` and dims seen to change size between
+    calls (automatic dynamic). `raise_backend_errors`: a backend that
     fails raises `BackendError`, instead of a warning and the graph run eagerly.
     `capture_scalar_outputs`: `.item()` and `.tolist()` stay in the graph as unbacked symbolic
     scalars, instead of breaking the graph.

@@ -59,8 +59,11 @@ class OutputGraph:
     """The graph under construction, with its fake mode, inputs and guards."""
 
     def __init__(self, dynamic: bool | None, capture_scalar_outputs: bool = False,
-                 symbolic_ints: bool = False) -> None:
+                 symbolic_ints: bool = False,
+                 automatic_dynamic: dict[Source, set[int]] | None = None) -> None:
         self.graph = torch.fx.Graph()
+        # With dynamic=None: dims seen to change between calls, by source (automatic dynamic).
+        self.automatic_dynamic = automatic_dynamic or {}
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # ints from the frame become symbols
         self.shape_env = ShapeEnv()
@@ -86,7 +89,7 @@ class OutputGraph:
             return known[1]
         if value.layout is not torch.strided or value.is_nested:
             raise Unsupported(f"{source} is a {value.layout} tensor (only strided tensors)")
-        dims = self._dynamic_dims(value)
+        dims = self._dynamic_dims(value, source)
         fake = self.fake_mode.from_tensor(value, dynamic_dims=dims, source=source)
         name = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
         # Placeholders stay together at the top, in the order the inputs were met.
@@ -118,12 +121,14 @@ class OutputGraph:
         self.add_guard(TypeMatch(source, int))
         return SymNodeVariable(node, sym)
 
-    def _dynamic_dims(self, value: torch.Tensor) -> tuple[int, ...]:
+    def _dynamic_dims(self, value: torch.Tensor, source: Source) -> tuple[int, ...]:
         if isinstance(value, torch.nn.Parameter) or self.dynamic is False:
             return ()
         marked = getattr(value, "_dynamo_dynamic_dims", set())
         static = getattr(value, "_dynamo_static_dims", set())
-        dims = range(value.dim()) if self.dynamic else sorted(marked)
+        seen = self.automatic_dynamic.get(source, set())
+        dims = range(value.dim()) if self.dynamic else sorted(
+            d for d in marked | seen if d < value.dim())
         return tuple(d for d in dims if d not in static)
 
     def constant_tensor(self, value: torch.Tensor) -> TensorVariable:
@@ -203,12 +208,13 @@ class OutputGraph:
         node.meta["example_value"] = value
         return SymNodeVariable(node, value)
 
-    def wrap_value(self, tensor: TensorVariable, method: str, result: Any) -> VariableTracker:
+    def wrap_value(self, tensor: TensorVariable, method: str, result: Any,
+                   args: tuple = ()) -> VariableTracker:
         """The result of a metadata method (`x.size(0)`, `x.numel()`, `x.stride()`)."""
         if isinstance(result, tuple):
             return TupleVariable([self._size(tensor, method, d, v) for d, v in enumerate(result)])
         if isinstance(result, _SYM) and not result.node.expr.is_number:
-            node = self.graph.call_method(method, (tensor.node,))
+            node = self.graph.call_method(method, (tensor.node, *args))
             return self.wrap_result(node, result)
         return ConstantVariable(result if not isinstance(result, _SYM)
                                 else result.node.pytype(result.node.expr))

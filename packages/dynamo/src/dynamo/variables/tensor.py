@@ -83,13 +83,13 @@ class TensorVariable(VariableTracker):
                                                                  for k, v in kwargs.items()})
                 if name == "size" and not args:
                     return tx.output.size_variable(self, result)
-                return tx.output.wrap_value(self, name, result)
+                return tx.output.wrap_value(self, name, result, tuple(values))
         return tx.output.call_method(name, [self, *args], kwargs)
 
     def items(self, tx: Translator) -> list[VariableTracker]:
-        length = self.fake.shape[0] if self.fake.dim() else None
-        if not isinstance(length, int):
-            raise Unsupported("iterating over a tensor whose first dim is symbolic or absent")
+        if not self.fake.dim():
+            raise Unsupported("iterating over a 0-d tensor")
+        length = int(self.fake.shape[0])  # a symbolic length is specialised (a guard)
         return [tx.output.call_function(operator.getitem, [self, ConstantVariable(i)], {})
                 for i in range(length)]
 
