@@ -98,7 +98,9 @@ def compile_gpt() -> None:
     print("a longer sequence fails the guards:", "; ".join(guards.explain(
         compiled._compiled_forward.bind(model, longer), type(model).forward.__globals__))[:110])
     compiled(longer)
-    print(f"after it the cache holds {len(compiled._compiled_forward.cache)} entries")
+    compiled(torch.randint(0, 256, (4, 40)))
+    print(f"after lengths 48 and 40 the cache holds {len(compiled._compiled_forward.cache)} "
+          "entries: the second compiled the length as a symbol (automatic dynamic)")
     for label, fn in (("eager", lambda: model(tokens)), ("compiled", lambda: compiled(tokens))):
         fn()
         start = time.perf_counter()
