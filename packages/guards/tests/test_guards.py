@@ -208,3 +208,16 @@ def test_generated_check_fetches_each_value_once_and_reads_well() -> None:
     assert gs.explain({"self": model}, {}) == [
         "L['self']._modules['1'].training is True failed: it is False"
     ]
+
+
+def test_equality_guards_on_enum_members_and_int_subclasses() -> None:
+    import enum
+
+    class Kind(enum.IntEnum):
+        A = 1
+        B = 2
+
+    guards = GuardSet([Equals(LocalSource("k"), Kind.A), Equals(LocalSource("t"), (Kind.B, 3))])
+    assert guards.check({"k": Kind.A, "t": (Kind.B, 3)}, {})
+    assert not guards.check({"k": Kind.B, "t": (Kind.B, 3)}, {})
+    assert not guards.check({"k": 1, "t": (Kind.B, 3)}, {})  # equal, but not the same type

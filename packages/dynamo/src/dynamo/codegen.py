@@ -9,6 +9,7 @@ objects returned as they came in). Its source is kept for reading (`entry.source
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,7 @@ from dynamo.variables.containers import (
     NamedTupleVariable,
     SetVariable,
     SizeVariable,
+    SliceVariable,
     TupleVariable,
 )
 from dynamo.variables.functions import (
@@ -36,12 +38,14 @@ from dynamo.variables.functions import (
     ClosureCell,
     NestedFunctionVariable,
     OpaqueFunctionVariable,
+    PartialVariable,
     UserFunctionVariable,
     UserMethodVariable,
 )
 from dynamo.variables.objects import (
     ExitVariable,
     GradModeExit,
+    GradModeVariable,
     NNModuleVariable,
     PythonModuleVariable,
     SuperVariable,
@@ -72,6 +76,8 @@ class ResultBuilder:
         if v.source is not None and isinstance(v, (TensorVariable, ListVariable, DictVariable,
                                                      SetVariable)):
             return v.source.expr  # an input: the very object the frame holds
+        if isinstance(v, SymNodeVariable) and v.node.op == "placeholder":
+            return v.node.meta["source"].expr  # an int input, as it came
         if isinstance(v, (TensorVariable, SymNodeVariable)):
             if v.node in self.outputs:
                 return f"___out[{self.outputs.index(v.node)}]"
@@ -114,6 +120,14 @@ class ResultBuilder:
             return (f"{self._constant(_make_function)}({self._constant(v.code)}, "
                     f"{self._constant(v.f_globals)}, {v.name!r}, ({defaults}{',' if defaults else ''}), "
                     f"{{{kwdefaults}}}, ({cells}{',' if cells else ''}))")
+        if isinstance(v, SliceVariable):
+            return f"slice({', '.join(self.expression(p) for p in v.parts)})"
+        if isinstance(v, PartialVariable):
+            parts = [self.expression(v.fn), *(self.expression(a) for a in v.args),
+                     *(f"{k}={self.expression(a)}" for k, a in v.kwargs.items())]
+            return f"{self._constant(functools.partial)}({', '.join(parts)})"
+        if isinstance(v, GradModeVariable):
+            return f"{self._constant(torch.set_grad_enabled)}({v.target!r})"
         if isinstance(v, ExitVariable):
             return self._constant(GradModeExit(v.ctx.initial))
         if isinstance(v, IteratorVariable):

@@ -131,7 +131,10 @@ class CompiledFunction:
         self.raise_backend_errors = raise_backend_errors
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # a resume function's: its int inputs are symbols
-        self._key = (fn.__code__, backend, fullgraph, dynamic, raise_backend_errors,
+        # A method compiled for one object (a module's forward) gets a cache of its own: the
+        # twelve layers of a model do not compete for one cache's entries.
+        owner = id(bound_self) if bound_self is not None else None
+        self._key = (fn.__code__, owner, backend, fullgraph, dynamic, raise_backend_errors,
                      capture_scalar_outputs, symbolic_ints)
         self._generation = -1  # the tables are read on first use
         self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change

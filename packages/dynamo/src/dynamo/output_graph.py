@@ -117,6 +117,7 @@ class OutputGraph:
         with where:
             node = self.graph.placeholder(name)
         node.meta["example_value"] = sym
+        node.meta["source"] = source
         self.inputs.append((source, value, node))
         self.add_guard(TypeMatch(source, int))
         return SymNodeVariable(node, sym)

@@ -42,11 +42,11 @@ class Constants:
 
 def _literal(value: Any, consts: Constants) -> str:
     """`value` as Python source: a literal when it has one, else a named constant."""
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or type(value) in (bool, int, str):  # not subclasses: enums print oddly
         return repr(value)
-    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+    if type(value) is float and value == value and abs(value) != float("inf"):
         return repr(value)
-    if isinstance(value, tuple) and all(not isinstance(v, float) for v in value):
+    if type(value) is tuple and all(not isinstance(v, float) for v in value):
         inner = ", ".join(_literal(v, consts) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     return consts.name(value)

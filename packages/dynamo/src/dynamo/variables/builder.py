@@ -114,6 +114,12 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if source is not None and not isinstance(value, (range, slice)):
             _guard(tx, Identity.of(source, value), source)
         return ConstantVariable(value, source)
+    if isinstance(value, (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)):
+        # A grad-mode context object made outside the trace (a decorator's `with self:`).
+        target = value.mode if isinstance(value, torch.set_grad_enabled) else \
+            isinstance(value, torch.enable_grad)
+        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+        return GradModeVariable(bool(target), torch.is_grad_enabled())
     if isinstance(value, GradModeExit):  # a grad-mode block left open by a graph break
         _guard(tx, TypeMatch(source, GradModeExit) if source else None, source)
         _guard(tx, Equals(AttrSource(source, "initial"), value.initial) if source else None,
