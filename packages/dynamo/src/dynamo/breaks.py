@@ -30,11 +30,12 @@ from __future__ import annotations
 import dis
 import operator
 import types
+from collections.abc import Callable
 from typing import Any
 
 import bytecode as bc
 
-from dynamo.bytecode import PY312, Instruction, instructions
+from dynamo.bytecode import PY312, Instruction, handlers, instructions
 from dynamo.operators import BINARY, COMPARE
 
 # Operators the trace cannot apply (to an object it cannot see into) are applied for real at a
@@ -75,10 +76,9 @@ def exception_handler(code: types.CodeType, index: int) -> tuple[int, int, bool]
     """(handler's instruction index, stack depth, push lasti) of the exception-table entry
     covering instruction `index` (a try, except, finally or with block), or None."""
     offset = instructions(code)[index].offset
-    for entry in dis.Bytecode(code).exception_entries:
-        if entry.start <= offset < entry.end:
-            where = {ins.offset: i for i, ins in enumerate(instructions(code))}
-            return where[entry.target], entry.depth, entry.lasti
+    for handler in handlers(code):
+        if handler.start <= offset < handler.end:
+            return handler.target, handler.depth, handler.lasti
     return None
 
 
@@ -92,7 +92,7 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
              if reads[i].opname.startswith(("LOAD_DEREF", "LOAD_CLOSURE", "DELETE_DEREF"))}
     candidates = {reads[i].argval for i in ahead
                   if reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST"))}
-    names |= {name for name in candidates if _read_before_written(code, index, name)}
+    names |= {name for name in candidates if _read_before_written(reads, code, index, name)}
     if "__class__" in code.co_freevars and code.co_argcount:
         names.add(code.co_varnames[0])  # a zero-argument super() reads the first argument
     return frozenset(names)
@@ -152,11 +152,21 @@ def fast_forward(code: types.CodeType, index: int) -> tuple[list[Instruction], i
     return None
 
 
-def _read_before_written(code: types.CodeType, index: int, name: str) -> bool:
+def _read_before_written(reads: list[Instruction], code: types.CodeType, index: int,
+                         name: str) -> bool:
     """Whether some path from `index` reads local `name` before a STORE_FAST of it."""
+    def written(ins: Instruction) -> bool:
+        return ins.opname == "STORE_FAST" and ins.argval == name
+
+    return any(reads[i].argval == name and reads[i].opname.startswith(("LOAD_FAST", "DELETE_FAST"))
+               for i in _reachable(code, index, through_handlers=True, stop=written))
+
+
+def _reachable(code: types.CodeType, index: int, through_handlers: bool,
+               stop: Callable[[Instruction], bool] | None = None) -> set[int]:
+    """The instructions control can reach from `index` (with exception handlers or not),
+    not going past an instruction for which `stop` is true."""
     reads = instructions(code)
-    where = {ins.offset: i for i, ins in enumerate(reads)}
-    handlers = [(e.start, e.end, where[e.target]) for e in dis.Bytecode(code).exception_entries]
     seen: set[int] = set()
     todo = [index]
     while todo:
@@ -165,35 +175,12 @@ def _read_before_written(code: types.CodeType, index: int, name: str) -> bool:
             continue
         seen.add(i)
         ins = reads[i]
-        if ins.argval == name and ins.opname.startswith(("LOAD_FAST", "DELETE_FAST")):
-            return True
-        if ins.argval == name and ins.opname == "STORE_FAST":
-            continue  # written first on this path
-        todo += [target for start, end, target in handlers if start <= ins.offset < end]
-        if ins.target is not None:
-            todo.append(ins.target)
-        if ins.opname not in _NO_FALL_THROUGH:
-            todo.append(i + 1)
-    return False
-
-
-def _reachable(code: types.CodeType, index: int, through_handlers: bool) -> set[int]:
-    """The instructions control can reach from `index` (with exception handlers or not)."""
-    reads = instructions(code)
-    where = {ins.offset: i for i, ins in enumerate(reads)}
-    handlers = [(e.start, e.end, where[e.target]) for e in dis.Bytecode(code).exception_entries]
-    seen: set[int] = set()
-    todo = [index]
-    while todo:
-        i = todo.pop()
-        if i in seen or i >= len(reads):
+        if stop is not None and stop(ins):
             continue
-        seen.add(i)
-        ins = reads[i]
         if ins.target is not None:
             todo.append(ins.target)
         if through_handlers:
-            todo += [target for start, end, target in handlers if start <= ins.offset < end]
+            todo += [h.target for h in handlers(code) if h.start <= ins.offset < h.end]
         if ins.opname not in _NO_FALL_THROUGH:
             todo.append(i + 1)
     return seen

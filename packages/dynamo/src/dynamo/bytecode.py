@@ -73,6 +73,32 @@ _JUMPS = frozenset({
 })
 
 
+@dataclass(frozen=True)
+class Handler:
+    """An exception-table entry: instructions at byte offsets [start, end) raise into the
+    instruction at index `target`, with the stack cut to `depth` (and lasti pushed)."""
+
+    start: int
+    end: int
+    target: int
+    depth: int
+    lasti: bool
+
+
+@functools.lru_cache(maxsize=4096)
+def handlers(code: CodeType) -> tuple[Handler, ...]:
+    """The exception table of `code` (cached: treat as read-only)."""
+    where = {ins.offset: i for i, ins in enumerate(instructions(code))}
+    return tuple(Handler(e.start, e.end, where[e.target], e.depth, e.lasti)
+                 for e in dis.Bytecode(code).exception_entries)
+
+
+def clear_caches() -> None:
+    """Forget the instruction lists and exception tables read so far."""
+    instructions.cache_clear()
+    handlers.cache_clear()
+
+
 def editable(code: CodeType) -> _bytecode.Bytecode:
     """The instructions of `code` as an editable list of symbolic instructions."""
     return _bytecode.Bytecode.from_code(code)

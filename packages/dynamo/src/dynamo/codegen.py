@@ -65,9 +65,6 @@ class ResultBuilder:
 
     def constant(self, value: Any) -> str:
         """A name for `value` in the generated code's namespace."""
-        return self._constant(value)
-
-    def _constant(self, value: Any) -> str:
         name = f"___k{len(self.constants)}"
         self.constants[name] = value
         return name
@@ -87,58 +84,58 @@ class ResultBuilder:
             value = v.value
             if value is None or isinstance(value, (bool, int, str)):
                 return repr(value)
-            return self._constant(value)
+            return self.constant(value)
         if isinstance(v, SizeVariable):
-            return f"{self._constant(torch.Size)}(({''.join(self.expression(x) + ', ' for x in v.values)}))"
+            return f"{self.constant(torch.Size)}(({''.join(self.expression(x) + ', ' for x in v.values)}))"
         if isinstance(v, NamedTupleVariable):
             items = ", ".join(self.expression(x) for x in v.values)
             if hasattr(v.kind, "_fields"):
-                return f"{self._constant(v.kind)}({items})"
-            return f"{self._constant(v.kind)}(({items},))"
+                return f"{self.constant(v.kind)}({items})"
+            return f"{self.constant(v.kind)}(({items},))"
         if isinstance(v, TupleVariable):
             return "(" + "".join(self.expression(x) + ", " for x in v.values) + ")"
         if isinstance(v, ListVariable):
             return "[" + ", ".join(self.expression(x) for x in v.values) + "]"
         if isinstance(v, DictVariable):
-            return "{" + ", ".join(f"{self._constant(k)}: {self.expression(x)}"
+            return "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"
                                    for k, x in v.entries.items()) + "}"
         if isinstance(v, SetVariable):
-            return self._constant(set(v.values)) + ".copy()"
+            return self.constant(set(v.values)) + ".copy()"
         if v.source is not None:
             return v.source.expr
         if isinstance(v, (BoundMethodVariable, DeferredAttribute)):
             return f"getattr({self.expression(v.obj)}, {v.name!r})"
         if isinstance(v, SuperVariable):
-            return f"super({self._constant(v.cls)}, {self.expression(v.obj)})"
+            return f"super({self.constant(v.cls)}, {self.expression(v.obj)})"
         if isinstance(v, UserMethodVariable):
-            return (f"{self._constant(types.MethodType)}({self.expression(v.function)}, "
+            return (f"{self.constant(types.MethodType)}({self.expression(v.function)}, "
                     f"{self.expression(v.obj)})")
         if isinstance(v, NestedFunctionVariable):
             cells = ", ".join(self._cell(v.cells[name]) for name in v.code.co_freevars)
             defaults = ", ".join(self.expression(d) for d in v.defaults)
             kwdefaults = ", ".join(f"{k!r}: {self.expression(d)}" for k, d in v.kwdefaults.items())
-            return (f"{self._constant(_make_function)}({self._constant(v.code)}, "
-                    f"{self._constant(v.f_globals)}, {v.name!r}, ({defaults}{',' if defaults else ''}), "
+            return (f"{self.constant(_make_function)}({self.constant(v.code)}, "
+                    f"{self.constant(v.f_globals)}, {v.name!r}, ({defaults}{',' if defaults else ''}), "
                     f"{{{kwdefaults}}}, ({cells}{',' if cells else ''}))")
         if isinstance(v, SliceVariable):
             return f"slice({', '.join(self.expression(p) for p in v.parts)})"
         if isinstance(v, PartialVariable):
             parts = [self.expression(v.fn), *(self.expression(a) for a in v.args),
                      *(f"{k}={self.expression(a)}" for k, a in v.kwargs.items())]
-            return f"{self._constant(functools.partial)}({', '.join(parts)})"
+            return f"{self.constant(functools.partial)}({', '.join(parts)})"
         if isinstance(v, GradModeVariable):
-            return f"{self._constant(torch.set_grad_enabled)}({v.target!r})"
+            return f"{self.constant(torch.set_grad_enabled)}({v.target!r})"
         if isinstance(v, ExitVariable):
-            return self._constant(GradModeExit(v.ctx.initial))
+            return self.constant(GradModeExit(v.ctx.initial))
         if isinstance(v, IteratorVariable):
             return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,
                           UserClassVariable, PythonModuleVariable, OpaqueFunctionVariable)):
-            return self._constant(v.as_constant())
+            return self.constant(v.as_constant())
         if isinstance(v, (NNModuleVariable, UserObjectVariable)):
-            return self._constant(v.value)
+            return self.constant(v.value)
         if v.is_constant():
-            return self._constant(v.as_constant())
+            return self.constant(v.as_constant())
         raise Unsupported(f"{v} cannot be rebuilt outside the graph (to return it, or to pass "
                           "it on at a graph break)")
 
@@ -147,10 +144,10 @@ class ResultBuilder:
         """A real cell for a nested function rebuilt outside the trace: the real closure cell,
         or a new cell holding the value (only made when no one writes the variable again)."""
         if isinstance(cell, ClosureCell):
-            return self._constant(cell.cell)
+            return self.constant(cell.cell)
         if cell.contents is None:
-            return f"{self._constant(types.CellType)}()"
-        return f"{self._constant(types.CellType)}({self.expression(cell.contents)})"
+            return f"{self.constant(types.CellType)}()"
+        return f"{self.constant(types.CellType)}({self.expression(cell.contents)})"
 
 
 def _make_function(code: types.CodeType, f_globals: dict, name: str, defaults: tuple,
@@ -205,8 +202,15 @@ def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
     """`run(L, G)`: the transformed frame, and its source."""
     lines = _graph_call(graph_fn, inputs, builder, effects)
     lines.append(f"    return {result}")
+    return _define(lines, graph_fn, builder)
+
+
+def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
+            ) -> tuple[Callable[[dict, dict], Any], str]:
+    """The function `run` that `lines` define, and its source."""
     source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = {"___graph": graph_fn, **builder.constants}
+    namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
+                                 "___done": _DONE, **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
     return namespace["run"], source
 
@@ -249,11 +253,7 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
     elif plan["kind"] == "for":
         lines += ["    if ___result is ___done:", f"        {then(plan['done'])}",
                   f"    {then(plan['next'], '___result')}"]
-    source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
-                                 "___done": _DONE, **builder.constants}
-    exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
-    return namespace["run"], source
+    return _define(lines, graph_fn, builder)
 
 
 _DONE = object()  # what `next` returns for an exhausted iterator

@@ -169,7 +169,8 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     made for real, and the resume functions that continue after it."""
     ins = tracer.instructions[tracer.ip]
     stack = list(tracer.stack)
-    values: dict[str, Any] = {n: v for n, v in tracer.frame_locals.items()
+    # Each local's tracker, or for one the trace never read, the expression that reads it.
+    values: dict[str, Any] = {n: f"L[{n!r}]" for n in tracer.frame_locals
                               if n not in tracer.locals}
     values.update({n: v for n, v in tracer.locals.items() if not isinstance(v, NullVariable)})
     if fn.__code__.co_cellvars:
@@ -180,16 +181,17 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
                               "variables, which are written again")
         values.update({n: c.contents for n, c in tracer.cells.items()
                        if isinstance(c, Cell) and c.contents is not None})
+
     def expression(value: Any) -> str:
         return builder.expression(value) if isinstance(value, VariableTracker) else value
 
     def live_at(index: int, known: dict[str, Any]) -> tuple[tuple[str, ...], list[str]]:
         """The locals live at `index`, sorted (every path to one resume point must name the
         same resume function), and the dict entries that pass them."""
-        names = tuple(sorted(n for n in known if n in live_locals(fn.__code__, index)))
+        live = live_locals(fn.__code__, index)
+        names = tuple(sorted(n for n in known if n in live))
         return names, [f"{n!r}: {expression(known[n])}" for n in names]
 
-    values = {n: v if isinstance(v, VariableTracker) else f"L[{n!r}]" for n, v in values.items()}
     local_names, local_exprs = live_at(tracer.ip, values)
 
     def resume(index: int, below: list[Any], pushed: int, compiled: bool = True,

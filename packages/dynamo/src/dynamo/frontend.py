@@ -22,10 +22,11 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.nn.modules import module as _modules
 
 from dynamo.backends import Backend, lookup_backend
 from dynamo.breaks import Continue
-from dynamo.bytecode import instructions
+from dynamo.bytecode import clear_caches
 from dynamo.convert_frame import CacheEntry, Options, convert_frame
 from dynamo.exc import Unsupported
 from dynamo.logs import logger
@@ -48,7 +49,7 @@ def reset() -> None:
     """Forget every compiled entry (the next call of every compiled function recompiles)."""
     _caches.clear()
     _gave_up.clear()
-    instructions.cache_clear()
+    clear_caches()
     _changed()
 
 
@@ -171,8 +172,7 @@ class CompiledFunction:
         f_globals = self.fn.__globals__
         if self.fn.__closure__ is not None:
             f_locals = {**f_locals, "__closure__": self.fn.__closure__}  # as `bind` adds it
-        entry = None if self._gave_up else (
-            self._lookup(f_locals, f_globals) or self._compile(f_locals, f_globals))
+        entry = None if self._gave_up else self._entry(f_locals, f_globals)
         if entry is None or entry.run is None:
             return self.fn(**{k: v for k, v in f_locals.items() if k != "__closure__"})
         return entry.run(f_locals, f_globals)
@@ -186,23 +186,26 @@ class CompiledFunction:
             return fn(*args, **kwargs)
         f_locals = self.bind(*args, **kwargs)
         f_globals = fn.__globals__
-        entry = self._lookup(f_locals, f_globals) or self._compile(f_locals, f_globals)
+        entry = self._entry(f_locals, f_globals)
         if entry is None or entry.run is None:
             return fn(*args, **kwargs)
         return entry.run(f_locals, f_globals)
 
-    def _lookup(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
+    def _entry(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
+        """The first cache entry whose guards hold, else a new compilation (None: run
+        eagerly)."""
         for guards, entry in self._cache.entries:
             if guards.check(f_locals, f_globals):
                 return entry
-        return None
+        return self._compile(f_locals, f_globals)
 
     def _options(self) -> Options:
         return Options(self.backend, self.dynamic, self.raise_backend_errors,
                        allow_breaks=not self.fullgraph,
                        capture_scalar_outputs=self.capture_scalar_outputs,
                        symbolic_ints=self.symbolic_ints,
-                       automatic_dynamic=self._automatic_dynamic, wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
+                       automatic_dynamic=self._automatic_dynamic,
+                       wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
 
     def _settings(self) -> dict[str, Any]:
         """The options a resume function or a callee compiled at a break inherits."""
@@ -223,18 +226,17 @@ class CompiledFunction:
             inner = self._wrap_callee(callee.__func__)
             return callee if inner is callee.__func__ else functools.partial(inner, callee.__self__)
         if isinstance(callee, torch.nn.Module) and not isinstance(callee, OptimizedModule):
-            found = self._callees.get(callee)
-            if found is None:
-                found = self._callees[callee] = compile(callee, backend=self.backend,
-                                                        **self._settings())
-            return found
-        if not isinstance(callee, types.FunctionType) or getattr(callee, "_dynamo_disable", False) \
-                or (callee.__module__ or "").startswith("torch"):
+            make = compile
+        elif isinstance(callee, types.FunctionType) and not (
+            getattr(callee, "_dynamo_disable", False)
+            or (callee.__module__ or "").startswith("torch")
+        ):
+            make = CompiledFunction
+        else:
             return callee
         found = self._callees.get(callee)
         if found is None:
-            found = self._callees[callee] = CompiledFunction(callee, self.backend,
-                                                             **self._settings())
+            found = self._callees[callee] = make(callee, backend=self.backend, **self._settings())
         return found
 
     def _note_changed_sizes(self, f_locals: dict, f_globals: dict) -> None:
@@ -320,10 +322,8 @@ class OptimizedModule(torch.nn.Module):
 
 
 def _global_hooks() -> bool:
-    from torch.nn.modules import module as m
-
-    return bool(m._global_forward_hooks or m._global_forward_pre_hooks
-                or m._global_backward_hooks or m._global_backward_pre_hooks)
+    return bool(_modules._global_forward_hooks or _modules._global_forward_pre_hooks
+                or _modules._global_backward_hooks or _modules._global_backward_pre_hooks)
 
 
 def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: bool = False,

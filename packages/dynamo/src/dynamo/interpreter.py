@@ -47,6 +47,7 @@ from dynamo.variables.objects import (
     SuperVariable,
     UserClassVariable,
 )
+from dynamo.variables.tensor import concrete_int
 from guards import GlobalSource, LocalSource
 
 MAX_INLINE_DEPTH = 32
@@ -437,10 +438,7 @@ class Translator:
 
     def FORMAT_VALUE(self, ins) -> None:
         spec = self.pop().as_constant() if ins.arg & 0x04 else ""
-        value = self.pop()
-        from dynamo.variables.tensor import SymNodeVariable
-
-        raw = value.as_int() if isinstance(value, SymNodeVariable) else value.as_constant()
+        raw = concrete_int(self.pop())
         convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
         self.push(ConstantVariable(format(convert(raw), spec)))
 

@@ -91,15 +91,7 @@ class OutputGraph:
             raise Unsupported(f"{source} is a {value.layout} tensor (only strided tensors)")
         dims = self._dynamic_dims(value, source)
         fake = self.fake_mode.from_tensor(value, dynamic_dims=dims, source=source)
-        name = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
-        # Placeholders stay together at the top, in the order the inputs were met.
-        where = (self.graph.inserting_after(self.inputs[-1][2]) if self.inputs
-                 else self.graph.inserting_before(next(iter(self.graph.nodes), None)))
-        with where:
-            node = self.graph.placeholder(name)
-        node.meta["example_value"] = fake
-        node.meta["source"] = source
-        self.inputs.append((source, value, node))
+        node = self._placeholder(source, value, fake)
         self.add_guard(TensorMatch.of(source, value, dynamic_dims=dims))
         tracker = TensorVariable(node, fake, source)
         self._tensor_inputs[id(value)] = (source, tracker)
@@ -111,16 +103,22 @@ class OutputGraph:
         if not isinstance(sym, torch.SymInt):
             self.add_guard(Equals(source, value))
             return ConstantVariable(value, source)
+        node = self._placeholder(source, value, sym)
+        self.add_guard(TypeMatch(source, int))
+        return SymNodeVariable(node, sym)
+
+    def _placeholder(self, source: Source, value: Any, example: Any) -> torch.fx.Node:
+        """A graph input for `value`, read through `source` on every call."""
         name = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
+        # Placeholders stay together at the top, in the order the inputs were met.
         where = (self.graph.inserting_after(self.inputs[-1][2]) if self.inputs
                  else self.graph.inserting_before(next(iter(self.graph.nodes), None)))
         with where:
             node = self.graph.placeholder(name)
-        node.meta["example_value"] = sym
+        node.meta["example_value"] = example
         node.meta["source"] = source
         self.inputs.append((source, value, node))
-        self.add_guard(TypeMatch(source, int))
-        return SymNodeVariable(node, sym)
+        return node
 
     def _dynamic_dims(self, value: torch.Tensor, source: Source) -> tuple[int, ...]:
         if isinstance(value, torch.nn.Parameter) or self.dynamic is False:
@@ -256,37 +254,32 @@ class OutputGraph:
 
 
 def _node_arg(v: VariableTracker) -> Any:
-    if isinstance(v, (TensorVariable, SymNodeVariable)):
-        return v.node
-    if isinstance(v, ConstantVariable):
-        return v.value
-    if isinstance(v, SequenceVariable):
-        items = [_node_arg(x) for x in v.values]
-        return items if v.kind is list else tuple(items)
-    if isinstance(v, SliceVariable):
-        return slice(*[_node_arg(p) for p in v.parts])
-    if isinstance(v, DictVariable):
-        return {k: _node_arg(x) for k, x in v.entries.items()}
-    if v.is_constant():
-        return v.as_constant()
-    raise Unsupported(f"passing {v} to a graph operation")
+    """`v` as an argument of a graph node: nodes for tensors and symbols."""
+    return _graph_value(v, example=False)
 
 
 def _example(v: VariableTracker) -> Any:
+    """`v` as an argument of the node's run on fake values."""
+    return _graph_value(v, example=True)
+
+
+def _graph_value(v: VariableTracker, example: bool) -> Any:
     if isinstance(v, TensorVariable):
-        return v.fake
+        return v.fake if example else v.node
     if isinstance(v, SymNodeVariable):
-        return v.value
+        return v.value if example else v.node
     if isinstance(v, ConstantVariable):
         return v.value
     if isinstance(v, SequenceVariable):
-        items = [_example(x) for x in v.values]
+        items = [_graph_value(x, example) for x in v.values]
         return items if v.kind is list else tuple(items)
     if isinstance(v, SliceVariable):
-        return slice(*[_example(p) for p in v.parts])
+        return slice(*[_graph_value(p, example) for p in v.parts])
     if isinstance(v, DictVariable):
-        return {k: _example(x) for k, x in v.entries.items()}
-    return v.as_constant()
+        return {k: _graph_value(x, example) for k, x in v.entries.items()}
+    if v.is_constant():
+        return v.as_constant()
+    raise Unsupported(f"passing {v} to a graph operation")
 
 
 def _is_impure(node: torch.fx.Node) -> bool:

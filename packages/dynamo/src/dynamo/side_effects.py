@@ -15,7 +15,7 @@ from typing import Any
 
 from dynamo.variables.base import VariableTracker
 
-_MISSING = object()
+MISSING = object()  # what `load` returns for a location nothing was written to
 
 
 class SideEffects:
@@ -38,10 +38,8 @@ class SideEffects:
     def load(self, kind: str, target: Any, name: Any) -> Any:
         """The value recorded for a location, or `MISSING`."""
         found = self.writes.get((kind, id(target), name))
-        return _MISSING if found is None else found[3]
+        return MISSING if found is None else found[3]
 
     def __bool__(self) -> bool:
         return bool(self.containers or self.writes)
 
-
-MISSING = _MISSING

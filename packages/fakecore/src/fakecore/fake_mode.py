@@ -152,7 +152,7 @@ class FakeTensorMode(TorchDispatchMode):
                 return out
         if any(isinstance(t, FakeTensor) and t.layout is not torch.strided for t in flat):
             if func in _SPARSE_ACCESSORS:  # they read the sparse tensor's fields, not its data
-                with self.kernel_invocation(), torch._C._PreserveDispatchKeyGuard():
+                with self.kernel_invocation():  # restores the dispatch keys it changes
                     torch._C._set_meta_in_tls_dispatch_include(False)
                     out = func(*args, **kwargs)
                 return tree_map(lambda t: self._dress(t, args[0].fake_device), out)

@@ -82,9 +82,15 @@ def wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     return tracker
 
 
-def _guard(tx: Translator, guard: Any, source: Any) -> None:
+def _guard(tx: Translator, source: Any, make: Any, *args: Any) -> None:
+    """Guard `make(source, *args)`, for a value that has a source (others need no guard)."""
     if source is not None:
-        tx.output.add_guard(guard)
+        tx.output.add_guard(make(source, *args))
+
+
+def _child(source: Any, kind: Any, key: Any) -> Any:
+    """The source `kind(source, key)` (an attribute, an item), or None with no source."""
+    return kind(source, key) if source is not None else None
 
 
 def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
@@ -96,96 +102,93 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if type(value) is int and tx.output.symbolic_ints and source is not None:
         return output.add_int_input(value, source)  # a loop counter crossing a graph break
     if isinstance(value, _ITERATORS) and source is not None:
-        _guard(tx, TypeMatch(source, type(value)), source)
+        _guard(tx, source, TypeMatch, type(value))
         return OpaqueIteratorVariable(value, source)
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         raise Unsupported("a SymInt from outside the trace")
     if isinstance(value, torch.Size):
-        _guard(tx, Equals(source, tuple(value)) if source else None, source)
+        _guard(tx, source, Equals, tuple(value))
         return SizeVariable([ConstantVariable(v) for v in value])
     if isinstance(value, _EQUALS_TYPES) or (
         isinstance(value, tuple) and type(value) is tuple and is_literal(value)
         and all(isinstance(v, _EQUALS_TYPES) for v in value)
     ):
-        _guard(tx, Equals(source, value) if source else None, source)
+        _guard(tx, source, Equals, value)
         return ConstantVariable(value, source)
     if is_literal(value):  # ranges, slices, layouts, Ellipsis: compared by identity or value
-        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
-        if source is not None and not isinstance(value, (range, slice)):
-            _guard(tx, Identity.of(source, value), source)
+        _guard(tx, source, TypeMatch, type(value))
+        if not isinstance(value, (range, slice)):
+            _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
     if isinstance(value, (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)):
         # A grad-mode context object made outside the trace (a decorator's `with self:`).
         target = value.mode if isinstance(value, torch.set_grad_enabled) else \
             isinstance(value, torch.enable_grad)
-        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+        _guard(tx, source, TypeMatch, type(value))
         return GradModeVariable(bool(target), torch.is_grad_enabled())
     if isinstance(value, GradModeExit):  # a grad-mode block left open by a graph break
-        _guard(tx, TypeMatch(source, GradModeExit) if source else None, source)
-        _guard(tx, Equals(AttrSource(source, "initial"), value.initial) if source else None,
-               source)
+        _guard(tx, source, TypeMatch, GradModeExit)
+        _guard(tx, _child(source, AttrSource, "initial"), Equals, value.initial)
         return ExitVariable(GradModeVariable(torch.is_grad_enabled(), value.initial))
     if isinstance(value, torch.nn.Module):
-        _guard(tx, Identity.of(source, value) if source else None, source)
+        _guard(tx, source, Identity.of, value)
         return NNModuleVariable(value, source)
     if isinstance(value, types.ModuleType):
-        _guard(tx, Identity.of(source, value) if source else None, source)
+        _guard(tx, source, Identity.of, value)
         return PythonModuleVariable(value, source)
     if _is_torch_function(value) or getattr(value, "_dynamo_allow_in_graph", False):
-        _guard(tx, Identity.of(source, value) if source else None, source)
+        _guard(tx, source, Identity.of, value)
         return TorchFunctionVariable(value, source)
     if is_builtin_callable(value):
-        _guard(tx, Identity.of(source, value) if source else None, source)
+        _guard(tx, source, Identity.of, value)
         return BuiltinVariable(value)
     if isinstance(value, types.FunctionType):
-        _guard(tx, Identity.of(source, value) if source else None, source)
+        _guard(tx, source, Identity.of, value)
         return UserFunctionVariable(value, source)
     if isinstance(value, types.MethodType):
-        _guard(tx, TypeMatch(source, types.MethodType) if source else None, source)
+        _guard(tx, source, TypeMatch, types.MethodType)
         return UserMethodVariable(
-            wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None),
-            wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None),
+            wrap(tx, value.__func__, _child(source, AttrSource, "__func__")),
+            wrap(tx, value.__self__, _child(source, AttrSource, "__self__")),
         )
     if isinstance(value, functools.partial):
-        _guard(tx, TypeMatch(source, functools.partial) if source else None, source)
-        sub = (lambda name: AttrSource(source, name)) if source else (lambda name: None)
-        fn = wrap(tx, value.func, sub("func"))
-        args = wrap(tx, value.args, sub("args")).items(tx)
-        keywords = wrap(tx, value.keywords, sub("keywords"))
+        _guard(tx, source, TypeMatch, functools.partial)
+        fn = wrap(tx, value.func, _child(source, AttrSource, "func"))
+        args = wrap(tx, value.args, _child(source, AttrSource, "args")).items(tx)
+        keywords = wrap(tx, value.keywords, _child(source, AttrSource, "keywords"))
         return PartialVariable(fn, args, dict(keywords.entries), source)
     if isinstance(value, type):
-        _guard(tx, Identity.of(source, value) if source else None, source)
+        _guard(tx, source, Identity.of, value)
         return UserClassVariable(value, source)
     if type(value) in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
-        _guard(tx, Length(source, len(value)) if source else None, source)
-        items = [wrap(tx, v, GetItemSource(source, i) if source else None)
-                 for i, v in enumerate(value)]
+        _guard(tx, source, TypeMatch, type(value))
+        _guard(tx, source, Length, len(value))
+        items = [wrap(tx, v, _child(source, GetItemSource, i)) for i, v in enumerate(value)]
         if isinstance(value, list):
             return ListVariable(items, source)
         if type(value) is tuple:
             return TupleVariable(items, source)
         return NamedTupleVariable(items, type(value), tuple_fields(value), source)
     if type(value) is dict:
-        _guard(tx, TypeMatch(source, dict) if source else None, source)
-        _guard(tx, DictKeys(source, tuple(value)) if source else None, source)
-        return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source else None)
+        _guard(tx, source, TypeMatch, dict)
+        _guard(tx, source, DictKeys, tuple(value))
+        return DictVariable({k: wrap(tx, v, _child(source, GetItemSource, k))
                              for k, v in value.items()}, source)
     if type(value) in (set, frozenset) and all(is_literal(v) for v in value):
-        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
-        _guard(tx, Equals(source, frozenset(value)) if source and type(value) is frozenset
-               else None, source)
+        _guard(tx, source, TypeMatch, type(value))
+        if type(value) is frozenset:
+            _guard(tx, source, Equals, value)
         if type(value) is set and source is not None:
             raise Unsupported("a set from the frame's inputs (its contents cannot be guarded)")
         return SetVariable(value, source)
     if isinstance(value, types.BuiltinMethodType) and isinstance(value.__self__, torch.Tensor):
-        _guard(tx, TypeMatch(source, type(value)) if source else None, source)
-        owner = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None)
+        _guard(tx, source, TypeMatch, type(value))
+        owner = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))
         return BoundMethodVariable(owner, value.__name__)  # `x.add`, passed on at a break
     if isinstance(value, (type(print), types.BuiltinMethodType)):
-        _guard(tx, Identity.of(source, value) if source else None, source)
+        _guard(tx, source, Identity.of, value)
         return OpaqueFunctionVariable(value, source)
-    _guard(tx, TypeMatch(source, type(value)) if source else None, source)
+    _guard(tx, source, TypeMatch, type(value))
     return UserObjectVariable(value, source)
 
 

@@ -26,7 +26,7 @@ from dynamo.variables.containers import (
     SliceVariable,
     TupleVariable,
 )
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -210,7 +210,7 @@ class BuiltinVariable(VariableTracker):
         return UserClassVariable(obj.python_type())
 
     def _call_range(self, tx, *args, **_):
-        return ConstantVariable(range(*[_as_int(a) for a in args]))
+        return ConstantVariable(range(*[concrete_int(a) for a in args]))
 
     def _call_iter(self, tx, obj, **_):
         if isinstance(obj, IteratorVariable):
@@ -228,7 +228,7 @@ class BuiltinVariable(VariableTracker):
         return value
 
     def _call_enumerate(self, tx, obj, start=None, **_):
-        first = _as_int(start) if start is not None else 0
+        first = concrete_int(start) if start is not None else 0
         return IteratorVariable([TupleVariable([ConstantVariable(i), v])
                                  for i, v in enumerate(obj.items(tx), first)])
 
@@ -323,10 +323,6 @@ class BuiltinVariable(VariableTracker):
         raise Unsupported("id() (object identity is not traced)")
 
 
-def _as_int(v: VariableTracker) -> int:
-    return v.as_int() if isinstance(v, SymNodeVariable) else v.as_constant()
-
-
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     from dynamo.variables.objects import NNModuleVariable, UserObjectVariable
 
@@ -365,7 +361,7 @@ def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableT
         result = a.items(tx) + b.items(tx)
         return ListVariable(result) if isinstance(a, ListVariable) else TupleVariable(result)
     sequence, count = (a, b) if isinstance(a, SequenceVariable) else (b, a)
-    result = sequence.items(tx) * _as_int(count)
+    result = sequence.items(tx) * concrete_int(count)
     return ListVariable(result) if isinstance(sequence, ListVariable) else TupleVariable(result)
 
 

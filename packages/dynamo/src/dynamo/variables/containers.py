@@ -20,13 +20,9 @@ if TYPE_CHECKING:
 
 
 def _index(tx: Translator, key: VariableTracker) -> Any:
-    from dynamo.variables.tensor import SymNodeVariable
+    from dynamo.variables.tensor import concrete_int
 
-    if isinstance(key, SymNodeVariable):
-        return key.as_int()
-    if isinstance(key, SliceVariable):
-        return key.as_slice(tx)
-    return key.as_constant()
+    return key.as_slice(tx) if isinstance(key, SliceVariable) else concrete_int(key)
 
 
 class SequenceVariable(VariableTracker):
@@ -310,10 +306,9 @@ class SliceVariable(VariableTracker):
         return slice(*[p.as_constant() for p in self.parts])
 
     def as_slice(self, tx: Translator) -> slice:
-        from dynamo.variables.tensor import SymNodeVariable
+        from dynamo.variables.tensor import concrete_int
 
-        return slice(*[p.as_int() if isinstance(p, SymNodeVariable) else p.as_constant()
-                       for p in self.parts])
+        return slice(*[concrete_int(p) for p in self.parts])
 
 
 class IteratorVariable(VariableTracker):

@@ -121,3 +121,9 @@ class SymNodeVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"SymNodeVariable({self.value})"
+
+
+def concrete_int(v: VariableTracker) -> Any:
+    """`v`'s Python value where an int is needed (an index, a range bound): a symbolic number
+    is decided on its example value, which records a guard."""
+    return v.as_int() if isinstance(v, SymNodeVariable) else v.as_constant()
