@@ -56,7 +56,10 @@ def _install(session: nox.Session, names: list[str], *extra: str) -> None:
 def _pytest(session: nox.Session, *paths: str) -> None:
     session.run(
         "pytest", "-n", os.environ.get("PYTEST_WORKERS", "2"), "-q", *paths, *session.posargs,
-        env={"HYPOTHESIS_PROFILE": "ci"},
+        # inductor_lite's kernels run on CPU tensors through Triton's interpreter, which must be
+        # chosen before triton is imported. GPU machines (TORCH_SPEC=system) run them for real.
+        env={"HYPOTHESIS_PROFILE": "ci", **({} if TORCH_SPEC == "system" else {
+            "INDUCTOR_LITE_TRITON_CPU": "1", "TRITON_INTERPRET": "1"})},
     )
 
 

@@ -1,0 +1,223 @@
+"""The backend: `compile_fx(gm, example_inputs)` turns an FX graph into a function that runs it
+with generated Triton kernels.
+
+The graph (torch-level, as a frontend captures it, or aten-level) is traced again with
+`fxtrace.make_fx` — fake tensors, symbolic sizes when the graph has any, decomposed to the ops
+we lower, functionalized — then lowered (lowering.py), scheduled (scheduler.py) and generated
+(triton_codegen.py, wrapper.py) into one Python module, cached on disk by its source hash. The
+returned function checks that its inputs still satisfy what the trace assumed (int arguments,
+size relations) and compiles another version when they do not.
+
+CPU graphs run the traced aten graph eagerly unless `config.triton_on_cpu` asks for Triton's
+interpreter; graphs whose inputs require grad run the aten graph eagerly too (autograd sees aten
+ops) until compiled training exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import sympy
+import torch
+from torch._decomp import get_decompositions
+
+from fxtrace import core_aten_decompositions, make_fx
+
+from . import config
+from .lowering import GraphLowering
+from .metrics import counters
+from .scheduler import Kernel, schedule
+from .wrapper import WrapperCodegen
+
+log = logging.getLogger("inductor_lite")
+aten = torch.ops.aten
+
+# Composite ops we lower through their decompositions rather than one by one.
+LOWERED_THROUGH_DECOMPOSITION = [
+    aten.native_layer_norm, aten._softmax, aten._log_softmax, aten.var, aten.var_mean, aten.std,
+    aten.std_mean, aten.gelu, aten.silu, aten.native_dropout, aten._fused_rms_norm,
+    aten.logsumexp, aten.hardtanh, aten.leaky_relu, aten.elu, aten.softplus, aten.mish,
+    aten.hardswish, aten.hardsigmoid, aten.addcmul, aten.addcdiv, aten.lerp, aten.clamp_min,
+    aten.clamp_max, aten.masked_fill, aten.rsub, aten.native_group_norm,
+    aten._native_batch_norm_legit_no_training, aten.sgn, aten.xlogy, aten.logit, aten.glu,
+    aten.frac, aten.sigmoid_backward, aten.tanh_backward, aten.threshold_backward,
+]
+
+
+def decompositions() -> dict:
+    table = dict(core_aten_decompositions())
+    table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
+    return table
+
+
+def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+    """Compile `gm` for inputs like `example_inputs`; returns a callable taking the same inputs."""
+    return CompiledGraph(gm, list(example_inputs))
+
+
+class CompiledGraph:
+    """The versions compiled for one graph, each valid where its guards hold."""
+
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
+        self.gm = gm
+        self.versions: list[tuple[Callable, Callable]] = []
+        self.symbolic = _is_symbolic(gm, example_inputs)
+        self.versions.append(self._compile(example_inputs))
+
+    def __call__(self, *args: Any) -> Any:
+        for check, run in self.versions:
+            if check(args):
+                return run(*args)
+        self.symbolic = False  # a symbolic version that does not fit: specialise this one
+        version = self._compile(list(args))
+        self.versions.append(version)
+        return version[1](*args)
+
+    def _compile(self, inputs: list) -> tuple[Callable, Callable]:
+        mode = "symbolic" if self.symbolic else "fake"
+        aten_gm = make_fx(torch.fx.Interpreter(self.gm).run, mode, decompositions(),
+                          functionalize=True)(*inputs)
+        check = _guard(aten_gm, inputs)
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            log.info("inductor_lite: inputs require grad; running the aten graph eagerly "
+                     "(compiled training is not implemented)")
+            counters["eager_graphs"] += 1
+            return check, aten_gm
+        if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
+            counters["eager_graphs"] += 1
+            return check, aten_gm
+        if any(t.device.type == "cpu" for t in tensors) and os.environ.get("TRITON_INTERPRET") != "1":
+            raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
+                               "must be chosen before triton is imported: set "
+                               "INDUCTOR_LITE_TRITON_CPU=1 (or TRITON_INTERPRET=1) in the "
+                               "environment")
+        return check, generate(aten_gm)
+
+
+def generate(aten_gm: torch.fx.GraphModule) -> Callable:
+    """Lower, schedule and generate one aten graph; returns `call(*args)`."""
+    constants = _lift_constants(aten_gm)
+    graph = GraphLowering(aten_gm)
+    graph.run()
+    steps = schedule(graph.buffers, graph.outputs)
+    wrapper = WrapperCodegen(graph, steps)
+    source = wrapper.generate()
+    module = _load(source)
+    module.__dict__.update(wrapper.constants)
+    _count(aten_gm, graph, steps)
+    call = module.call
+    values = list(constants.values())
+
+    def run(*args: Any) -> list:
+        return call([*args, *values])
+    run.source = source  # type: ignore[attr-defined]
+    return run
+
+
+def _lift_constants(gm: torch.fx.GraphModule) -> dict[str, torch.Tensor]:
+    """Turn get_attr nodes (tensors the trace saw as constants) into trailing placeholders."""
+    constants = {}
+    last = None
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            last = node
+    for node in list(gm.graph.nodes):
+        if node.op != "get_attr":
+            continue
+        value = gm
+        for part in node.target.split("."):
+            value = getattr(value, part)
+        anchor = last if last is not None else next(iter(gm.graph.nodes))
+        with gm.graph.inserting_after(anchor) if last is not None else \
+                gm.graph.inserting_before(anchor):
+            placeholder = gm.graph.placeholder(f"const_{node.target.replace('.', '_')}")
+        placeholder.meta["val"] = node.meta.get("val")
+        node.replace_all_uses_with(placeholder)
+        gm.graph.erase_node(node)
+        last = placeholder
+        constants[placeholder.name] = value
+    gm.recompile()
+    return constants
+
+
+def _load(source: str) -> Any:
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    folder = config.cache_dir / "modules"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"g_{digest}.py"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        tmp.replace(path)
+    if config.dump_dir:
+        Path(config.dump_dir).mkdir(parents=True, exist_ok=True)
+        (Path(config.dump_dir) / path.name).write_text(source)
+    spec = importlib.util.spec_from_file_location(f"inductor_lite_g_{digest}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _count(aten_gm: torch.fx.GraphModule, graph: GraphLowering, steps: list) -> None:
+    counters["graphs"] += 1
+    kernels = [s for s in steps if isinstance(s, Kernel)]
+    counters["kernels"] += len(kernels)
+    counters["fused_buffers"] += sum(len(k.nodes) for k in kernels if len(k.nodes) > 1)
+    counters["lowered_ops"] += graph.lowered_ops
+    externs = [s for s in steps if not isinstance(s, Kernel) and s.parent is None]
+    counters["fallbacks"] += sum(1 for s in externs if s.fallback)
+    counters["extern_calls"] += sum(1 for s in externs if not s.fallback)
+
+
+def _is_symbolic(gm: torch.fx.GraphModule, inputs: list) -> bool:
+    shape_env = gm.meta.get("shape_env")
+    if shape_env is not None and getattr(shape_env, "var_to_val", None):
+        return True
+    return any(isinstance(s, torch.SymInt) for t in inputs if isinstance(t, torch.Tensor)
+               for s in t.shape)
+
+
+def _guard(aten_gm: torch.fx.GraphModule, inputs: list) -> Callable[[tuple], bool]:
+    """What the trace assumed: the int inputs' values and the shape guards on the symbols."""
+    ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)]
+    shape_env = getattr(aten_gm, "shape_env", None)
+    guards = [g.expr for g in shape_env.guards] if shape_env is not None else []
+    if not guards:
+        return lambda args: all(args[i] == v for i, v in ints)
+    bindings = _symbol_sources(aten_gm)
+    symbols = sorted({s for g in guards for s in g.free_symbols}, key=str)
+    missing = [s for s in symbols if s not in bindings]
+    if missing:
+        raise RuntimeError(f"shape guards mention symbols no input binds: {missing}")
+    test = sympy.lambdify(symbols, sympy.And(*guards), modules="math")
+    getters = [bindings[s] for s in symbols]
+
+    def check(args: tuple) -> bool:
+        if not all(args[i] == v for i, v in ints):
+            return False
+        return bool(test(*[get(args) for get in getters]))
+    return check
+
+
+def _symbol_sources(gm: torch.fx.GraphModule) -> dict[sympy.Symbol, Callable]:
+    """For each size symbol of the inputs, how to read its value from the arguments."""
+    out: dict[sympy.Symbol, Callable] = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(placeholders):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            continue
+        for d, s in enumerate(val.shape):
+            if isinstance(s, torch.SymInt) and s.node.expr.is_Symbol and s.node.expr not in out:
+                out[s.node.expr] = lambda args, i=i, d=d: args[i].shape[d]
+        for d, s in enumerate(val.stride()):
+            if isinstance(s, torch.SymInt) and s.node.expr.is_Symbol and s.node.expr not in out:
+                out[s.node.expr] = lambda args, i=i, d=d: args[i].stride()[d]
+    return out

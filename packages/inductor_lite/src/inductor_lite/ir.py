@@ -1,0 +1,248 @@
+"""The loop-level IR: buffers with layouts, and the computations that fill them.
+
+A lowered graph is a list of *buffers*. Inputs are buffers; every other buffer is computed,
+either by a loop nest we generate code for (`ComputedBuffer` holding a `Pointwise` or a
+`Reduction`) or by a call into a library (`ExternBuffer`: aten's matmul, convolution, attention,
+and the eager fallback for ops we do not lower).
+
+`Pointwise` and `Reduction` describe their loop body as a Python function from index variables to
+a `Value`: a small expression tree whose leaves are loads from buffers (at an index that is a
+sympy expression of the variables), constants and index expressions. Lowering composes these
+functions, so a chain of pointwise ops is one function before any kernel is thought of, and a
+view (transpose, slice, expand, reshape) is just a different index passed to the function it
+wraps. Reading a tensor of any kind goes through `loader(t)`: a function from an index to a
+Value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+import torch
+
+Index = Sequence[sympy.Expr]
+
+
+class FloorDiv(sympy.Function):
+    """`a // b` on non-negative integers (printed as such)."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if b == 1:
+            return a
+        if a == 0:
+            return sympy.Integer(0)
+        if a.is_Integer and b.is_Integer:
+            return sympy.Integer(int(a) // int(b))
+        return None
+
+
+class ModularIndexing(sympy.Function):
+    """`(a // div) % mod` on non-negative integers: one digit of a mixed-radix number."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, div, mod):
+        if mod == 1 or a == 0:
+            return sympy.Integer(0)
+        if a.is_Integer and div.is_Integer and mod.is_Integer:
+            return sympy.Integer((int(a) // int(div)) % int(mod))
+        return None
+
+
+@dataclass(frozen=True)
+class Value:
+    """One node of a loop body: `op` applied to `args`, producing `dtype`.
+
+    ops: "load" (buffer name, index), "constant" (python value), "index" (sympy expression),
+    "rand"/"randn" (seed name, offset expression), and the names in `triton_codegen.OPS`
+    applied to Values ("to_dtype" takes the target dtype as its last argument).
+    """
+
+    op: str
+    args: tuple
+    dtype: torch.dtype
+
+
+def constant(value: Any, dtype: torch.dtype) -> Value:
+    if dtype.is_floating_point:
+        value = float(value)
+    elif dtype == torch.bool:
+        value = bool(value)
+    else:
+        value = int(value)
+    return Value("constant", (value,), dtype)
+
+
+def op(name: str, *args: Value, dtype: torch.dtype | None = None) -> Value:
+    return Value(name, args, dtype if dtype is not None else args[0].dtype)
+
+
+def to_dtype(v: Value, dtype: torch.dtype) -> Value:
+    if v.dtype == dtype:
+        return v
+    if v.op == "constant":
+        return constant(v.args[0], dtype)
+    return Value("to_dtype", (v, dtype), dtype)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a buffer's elements live: sizes, strides and offset (sympy), dtype, device."""
+
+    size: tuple[sympy.Expr, ...]
+    stride: tuple[sympy.Expr, ...]
+    offset: sympy.Expr
+    dtype: torch.dtype
+    device: torch.device
+
+    def index(self, idx: Index) -> sympy.Expr:
+        return self.offset + sum((i * s for i, s in zip(idx, self.stride)), sympy.Integer(0))
+
+
+def contiguous_strides(size: Sequence[sympy.Expr]) -> tuple[sympy.Expr, ...]:
+    strides, acc = [], sympy.Integer(1)
+    for s in reversed(size):
+        strides.append(acc)
+        acc = acc * s
+    return tuple(reversed(strides))
+
+
+def product(values: Sequence[sympy.Expr]) -> sympy.Expr:
+    out = sympy.Integer(1)
+    for v in values:
+        out = out * v
+    return out
+
+
+@dataclass
+class Buffer:
+    """Storage with a name: what kernels load from and store to."""
+
+    name: str
+    layout: Layout
+
+    @property
+    def size(self) -> tuple[sympy.Expr, ...]:
+        return self.layout.size
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.layout.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.layout.device
+
+
+@dataclass
+class InputBuffer(Buffer):
+    """A graph input (the wrapper's argument `name`)."""
+
+
+@dataclass
+class Pointwise:
+    """`fn(index) -> Value` over every index of `size`."""
+
+    size: tuple[sympy.Expr, ...]
+    dtype: torch.dtype
+    device: torch.device
+    fn: Callable[[Index], Value]
+
+
+@dataclass
+class Reduction:
+    """For every index of `size`, combine `fn(index, rindex)` over every rindex of `rsize`.
+
+    `reduction_type`: sum, prod, max, min, argmax, argmin, any, all.
+    """
+
+    size: tuple[sympy.Expr, ...]
+    rsize: tuple[sympy.Expr, ...]
+    reduction_type: str
+    dtype: torch.dtype
+    device: torch.device
+    fn: Callable[[Index, Index], Value]
+
+
+@dataclass
+class ComputedBuffer(Buffer):
+    """A buffer filled by a loop nest we generate: a Pointwise or a Reduction.
+
+    `mutates`: the name of an input buffer this computation writes into instead of a new buffer
+    (an input mutated by the graph).
+    """
+
+    data: Pointwise | Reduction = None  # type: ignore[assignment]
+    mutates: str | None = None
+
+
+@dataclass
+class ExternBuffer(Buffer):
+    """The result of calling an aten op for real (an extern kernel or a fallback).
+
+    `args`/`kwargs` hold Buffers where the op takes tensors. `index` picks one output of an op
+    that returns several (the op itself is called once, by the buffer named `parent`).
+    """
+
+    target: Any = None
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    fallback: bool = False
+    parent: str | None = None
+    item: int | None = None
+
+
+@dataclass
+class BufferView:
+    """A strided view of a buffer: no data of its own, just a different index map."""
+
+    buffer: Buffer
+    layout: Layout
+
+    @property
+    def size(self) -> tuple[sympy.Expr, ...]:
+        return self.layout.size
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.layout.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.layout.device
+
+
+TensorIR = Buffer | BufferView | Pointwise
+
+
+def loader(t: TensorIR) -> Callable[[Index], Value]:
+    """A function from an index of `t` to the Value at that index."""
+    if isinstance(t, Pointwise):
+        return t.fn
+    if isinstance(t, BufferView):
+        buffer, layout = t.buffer, t.layout
+    else:
+        buffer, layout = t, t.layout
+    name, dtype = buffer.name, layout.dtype
+    return lambda idx: Value("load", (name, layout.index(idx)), dtype)
+
+
+class IndirectIndex(sympy.Symbol):
+    """An index read from memory (gather, embedding): a symbol standing for `value` (an integer
+    Value; negative entries count from the end of a dim of `dim_size`)."""
+
+    value: Value
+    dim_size: sympy.Expr
+
+    def __new__(cls, value: Value, dim_size: sympy.Expr) -> IndirectIndex:
+        obj = super().__new__(cls, f"indirect{abs(hash((value, dim_size))) % 10**10}",
+                              integer=True)
+        obj.value, obj.dim_size = value, dim_size
+        return obj

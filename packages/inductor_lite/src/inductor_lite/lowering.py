@@ -1,0 +1,990 @@
+"""Lowering: an aten FX graph becomes a list of IR buffers.
+
+`GraphLowering` walks the graph once. Each aten node is handed to its lowering in `LOWERINGS`,
+which returns IR (ir.py): pointwise ops and views return lazy `Pointwise`/`BufferView` values that
+their consumers inline; reductions, matmuls and anything without a lowering produce buffers.
+A lazy value becomes a buffer ("is realized") when more than one node reads it, when an extern
+kernel needs it, or when it is a graph output — so a chain of pointwise ops lands in one loop
+body, and nothing is computed twice. Sizes, strides and dtypes come from the nodes' fake values
+(`node.meta["val"]`), symbolic sizes as sympy expressions.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sympy
+import torch
+
+from . import ir
+from .ir import (
+    Buffer,
+    BufferView,
+    ComputedBuffer,
+    ExternBuffer,
+    InputBuffer,
+    Layout,
+    Pointwise,
+    Reduction,
+    TensorIR,
+    Value,
+    constant,
+    contiguous_strides,
+    loader,
+    op,
+    to_dtype,
+)
+
+aten = torch.ops.aten
+LOWERINGS: dict[Any, Callable] = {}
+# Ops run by a library call on purpose: they are not "fallbacks".
+EXTERN_OPS = {
+    aten.mm.default, aten.bmm.default, aten.addmm.default, aten.baddbmm.default,
+    aten.convolution.default, aten._scaled_dot_product_flash_attention_for_cpu.default,
+    aten._scaled_dot_product_efficient_attention.default,
+    aten._scaled_dot_product_flash_attention.default,
+    aten._scaled_dot_product_cudnn_attention.default,
+}
+
+
+class LoweringError(Exception):
+    """This node cannot be lowered; it runs as a fallback instead."""
+
+
+def register(*targets: Any) -> Callable:
+    """Register a lowering for ops (an OpOverloadPacket registers every overload)."""
+    def add(fn: Callable) -> Callable:
+        for target in targets:
+            overloads = ([getattr(target, name) for name in target.overloads()]
+                         if isinstance(target, torch._ops.OpOverloadPacket) else [target])
+            for overload in overloads:
+                LOWERINGS[overload] = fn
+        return fn
+    return add
+
+
+def sym(x: Any) -> sympy.Expr:
+    """A size as sympy: ints and symbolic ints alike."""
+    if isinstance(x, torch.SymInt):
+        return x.node.expr
+    return sympy.Integer(int(x))
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Half-precision values are computed in float32 inside kernels."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def meta_layout(val: torch.Tensor) -> Layout:
+    return Layout(tuple(sym(s) for s in val.shape), tuple(sym(s) for s in val.stride()),
+                  sym(val.storage_offset()), val.dtype, val.device)
+
+
+def dense_layout(val: torch.Tensor) -> Layout:
+    """The fake value's own strides when they are dense and non-overlapping, else contiguous."""
+    layout = meta_layout(val)
+    order = sorted(range(len(layout.size)), key=lambda d: _hint(layout.stride[d]))
+    expected = sympy.Integer(1)
+    dense = True
+    for d in order:
+        if layout.size[d] != 1 and layout.stride[d] != expected:
+            dense = False
+        expected = expected * layout.size[d]
+    stride = layout.stride if dense else contiguous_strides(layout.size)
+    return Layout(layout.size, tuple(stride), sympy.Integer(0), layout.dtype, layout.device)
+
+
+def _hint(e: sympy.Expr) -> int:
+    return int(e) if e.is_Integer else 1 << 20
+
+
+class GraphLowering:
+    """Lowers one aten GraphModule; afterwards `buffers` lists every buffer in program order."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        self.gm = gm
+        self.inputs: list[InputBuffer | None] = []
+        self.input_symbols: list[Any] = []  # per placeholder: a sympy symbol for an int input
+        self.buffers: list[Buffer] = []
+        self.outputs: list[Any] = []
+        self.seeds: list[str] = []
+        self.env: dict[torch.fx.Node, Any] = {}
+        self.lowered_ops = 0
+        self.node: torch.fx.Node | None = None
+
+    # -- buffers ---------------------------------------------------------------------------
+    def new_name(self) -> str:
+        return f"buf{len(self.buffers)}"
+
+    def add(self, buffer: Buffer) -> Buffer:
+        self.buffers.append(buffer)
+        return buffer
+
+    def realize(self, t: TensorIR, layout: Layout | None = None) -> Buffer | BufferView:
+        """`t` as something with storage (a lazy Pointwise is computed into a new buffer)."""
+        if not isinstance(t, Pointwise):
+            return t
+        if layout is None:
+            layout = Layout(t.size, contiguous_strides(t.size), sympy.Integer(0), t.dtype, t.device)
+        return self.add(ComputedBuffer(self.new_name(), layout, data=t))
+
+    def new_seed(self) -> str:
+        self.seeds.append(f"seed{len(self.seeds)}")
+        return self.seeds[-1]
+
+    # -- the walk --------------------------------------------------------------------------
+    def run(self) -> None:
+        for node in self.gm.graph.nodes:
+            self.node = node
+            if node.op == "placeholder":
+                self.env[node] = self._placeholder(node)
+            elif node.op == "get_attr":
+                raise LoweringError("get_attr nodes are lifted before lowering")
+            elif node.op == "call_function":
+                self.env[node] = self._call(node)
+            elif node.op == "output":
+                self._output(node.args[0])
+
+    def _placeholder(self, node: torch.fx.Node) -> Any:
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            buffer = InputBuffer(node.name, meta_layout(val))
+            self.inputs.append(buffer)
+            self.input_symbols.append(None)
+            return buffer
+        self.inputs.append(None)
+        self.input_symbols.append(sym(val) if isinstance(val, torch.SymInt) else None)
+        return sym(val) if isinstance(val, torch.SymInt) else val
+
+    def _call(self, node: torch.fx.Node) -> Any:
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: self.env[n])
+        if node.target is operator.getitem and isinstance(args[0], (list, tuple)):
+            return args[0][args[1]]
+        if not isinstance(node.target, torch._ops.OpOverload):
+            return self._symbolic_arith(node, args)
+        lowering = LOWERINGS.get(node.target)
+        if lowering is not None:
+            try:
+                out = lowering(self, node, *args, **kwargs)
+            except LoweringError:
+                out = None
+            if out is not None:
+                self.lowered_ops += 1
+                if isinstance(out, Pointwise) and len(node.users) > 1:
+                    out = self.realize(out, dense_layout(node.meta["val"]))
+                return out
+        return self.extern(node, args, kwargs, fallback=node.target not in EXTERN_OPS)
+
+    def _symbolic_arith(self, node: torch.fx.Node, args: tuple) -> Any:
+        """Size arithmetic on symbols (`sym_size`, `operator.mul`, ...) evaluates to sympy."""
+        val = node.meta.get("val")
+        if isinstance(val, (torch.SymInt, int)):
+            return sym(val)
+        raise LoweringError(f"cannot lower {node.target}")
+
+    def extern(self, node: torch.fx.Node, args: tuple, kwargs: dict, fallback: bool) -> Any:
+        args, kwargs = _map_tensors((args, kwargs), self.realize)
+        val = node.meta["val"]
+        name = self.new_name()
+        if isinstance(val, torch.Tensor):
+            return self.add(ExternBuffer(name, meta_layout(val), target=node.target, args=args,
+                                         kwargs=kwargs, fallback=fallback))
+        if not isinstance(val, (list, tuple)):
+            raise LoweringError(f"{node.target} returns {type(val).__name__}")
+        parent = self.add(ExternBuffer(name, None, target=node.target, args=args, kwargs=kwargs,
+                                       fallback=fallback))
+        return [self.add(ExternBuffer(self.new_name(), meta_layout(v), parent=parent.name, item=i))
+                if isinstance(v, torch.Tensor) else None for i, v in enumerate(val)]
+
+    def _output(self, values: Any) -> None:
+        out_nodes = values if isinstance(values, (list, tuple)) else [values]
+        for n in out_nodes:
+            value = self.env[n] if isinstance(n, torch.fx.Node) else n
+            if isinstance(value, Pointwise):
+                value = self.realize(value, dense_layout(n.meta["val"]))
+            self.outputs.append(value)
+
+
+def _map_tensors(tree: Any, fn: Callable) -> Any:
+    if isinstance(tree, (Buffer, BufferView, Pointwise)):
+        return fn(tree)
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_map_tensors(x, fn) for x in tree)
+    if isinstance(tree, dict):
+        return {k: _map_tensors(v, fn) for k, v in tree.items()}
+    return tree
+
+
+# -- pointwise -------------------------------------------------------------------------------
+
+def is_tensor(x: Any) -> bool:
+    return isinstance(x, (Buffer, BufferView, Pointwise))
+
+
+def broadcast_loader(x: Any, out_size: Sequence[sympy.Expr], dtype: torch.dtype) -> Callable:
+    """A loader of `x` (tensor or scalar) indexed by the broadcast output's index, as `dtype`."""
+    if not is_tensor(x):
+        if isinstance(x, sympy.Expr) and not x.is_Number:
+            v = Value("index", (x,), torch.int64)
+            return lambda idx: to_dtype(v, dtype)
+        c = constant(x, dtype)
+        return lambda idx: c
+    load = loader(x)
+    size = x.size
+    skip = len(out_size) - len(size)
+
+    def fn(idx):
+        mine = [sympy.Integer(0) if (s == 1 and o != 1) else i
+                for i, s, o in zip(idx[skip:], size, out_size[skip:])]
+        return to_dtype(load(mine), dtype)
+    return fn
+
+
+def pointwise(lower: GraphLowering, inputs: Sequence[Any], body: Callable[..., Value],
+              in_dtype: torch.dtype | None = None) -> Pointwise:
+    """The node's output as `body(*values)` of its inputs, loaded as `in_dtype` (default: the
+    output's compute dtype), broadcast to the output's size."""
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    out_dtype = val.dtype
+    in_dtype = in_dtype or compute_dtype(out_dtype)
+    loaders = [broadcast_loader(x, size, in_dtype) for x in inputs]
+    cd = compute_dtype(out_dtype)
+    return Pointwise(size, out_dtype, val.device,
+                     lambda idx: to_dtype(body(*[f(idx) for f in loaders]), cd))
+
+
+def promoted(lower: GraphLowering, *args: Any) -> torch.dtype:
+    """The dtype aten computes a binary op in (type promotion of tensors and scalars)."""
+    metas = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in lower.node.args[:len(args)]]
+    return compute_dtype(torch.result_type(*metas) if len(metas) > 1 else metas[0].dtype)
+
+
+def _unary(name: str, float_only: bool = False) -> Callable:
+    def lowering(lower, node, x, *rest, **kwargs):
+        if rest or kwargs:
+            raise LoweringError(f"{node.target} with extra arguments")
+        return pointwise(lower, [x], lambda a: op(name, a))
+    return lowering
+
+
+for _name, _target in [
+    ("neg", aten.neg), ("abs", aten.abs), ("exp", aten.exp), ("exp2", aten.exp2),
+    ("log", aten.log), ("log2", aten.log2), ("sqrt", aten.sqrt), ("rsqrt", aten.rsqrt),
+    ("sin", aten.sin), ("cos", aten.cos), ("sigmoid", aten.sigmoid), ("tanh", aten.tanh),
+    ("erf", aten.erf), ("floor", aten.floor), ("ceil", aten.ceil), ("trunc", aten.trunc),
+    ("reciprocal", aten.reciprocal), ("log1p", aten.log1p), ("expm1", aten.expm1),
+    ("relu", aten.relu), ("sign", aten.sign), ("round", aten.round.default),
+    ("tan", aten.tan), ("log10", aten.log10),
+]:
+    register(_target)(_unary(_name))
+
+
+@register(aten.bitwise_not)
+def _bitwise_not(lower, node, x):
+    if lower.node.meta["val"].dtype == torch.bool:
+        return pointwise(lower, [x], lambda a: op("logical_not", a))
+    return pointwise(lower, [x], lambda a: op("bitwise_not", a))
+
+
+@register(aten.logical_not)
+def _logical_not(lower, node, x):
+    return pointwise(lower, [x], lambda a: op("logical_not", a), in_dtype=torch.bool)
+
+
+@register(aten.isnan, aten.isinf)
+def _isnan(lower, node, x):
+    name = "isnan" if node.target.overloadpacket is aten.isnan else "isinf"
+    return pointwise(lower, [x], lambda a: op(name, a, dtype=torch.bool),
+                     in_dtype=compute_dtype(x.dtype if is_tensor(x) else torch.float32))
+
+
+def _binary(name: str) -> Callable:
+    def lowering(lower, node, a, b, *, alpha=None):
+        if alpha is not None and alpha != 1:
+            return pointwise(lower, [a, b], lambda x, y: op(
+                name, x, op("mul", y, constant(alpha, y.dtype))))
+        return pointwise(lower, [a, b], lambda x, y: op(name, x, y))
+    return lowering
+
+
+for _name, _target in [
+    ("add", aten.add), ("sub", aten.sub), ("mul", aten.mul), ("maximum", aten.maximum),
+    ("minimum", aten.minimum), ("atan2", aten.atan2), ("bitwise_and", aten.bitwise_and),
+    ("bitwise_or", aten.bitwise_or), ("bitwise_xor", aten.bitwise_xor),
+]:
+    register(_target)(_binary(_name))
+
+
+@register(aten.div)
+def _div(lower, node, a, b, *, rounding_mode=None):
+    if rounding_mode is None:
+        return pointwise(lower, [a, b], lambda x, y: op("truediv", x, y))
+    dtype = promoted(lower, a, b)
+    name = {"floor": "floordiv", "trunc": "truncdiv"}[rounding_mode]
+    return pointwise(lower, [a, b], lambda x, y: op(name, x, y), in_dtype=dtype)
+
+
+@register(aten.remainder)
+def _remainder(lower, node, a, b):
+    return pointwise(lower, [a, b], lambda x, y: op("remainder", x, y))
+
+
+@register(aten.fmod)
+def _fmod(lower, node, a, b):
+    return pointwise(lower, [a, b], lambda x, y: op("fmod", x, y))
+
+
+@register(aten.pow)
+def _pow(lower, node, a, b):
+    if not is_tensor(b) and isinstance(b, (int, float)) and float(b).is_integer() and 0 <= b <= 4:
+        def power(x, _):
+            out = constant(1, x.dtype)
+            for _ in range(int(b)):
+                out = x if out.op == "constant" else op("mul", out, x)
+            return out
+        return pointwise(lower, [a, b], power)
+    if not is_tensor(b) and b == 0.5:
+        return pointwise(lower, [a], lambda x: op("sqrt", x))
+    if not lower.node.meta["val"].dtype.is_floating_point:
+        raise LoweringError("integer pow")
+    return pointwise(lower, [a, b], lambda x, y: op("pow", x, y))
+
+
+def _compare(name: str) -> Callable:
+    def lowering(lower, node, a, b):
+        return pointwise(lower, [a, b], lambda x, y: op(name, x, y, dtype=torch.bool),
+                         in_dtype=promoted(lower, a, b))
+    return lowering
+
+
+for _name, _target in [("eq", aten.eq), ("ne", aten.ne), ("lt", aten.lt), ("le", aten.le),
+                       ("gt", aten.gt), ("ge", aten.ge)]:
+    register(_target)(_compare(_name))
+
+
+def _logical(name: str) -> Callable:
+    def lowering(lower, node, a, b):
+        return pointwise(lower, [a, b], lambda x, y: op(name, x, y), in_dtype=torch.bool)
+    return lowering
+
+
+for _name, _target in [("logical_and", aten.logical_and), ("logical_or", aten.logical_or),
+                       ("logical_xor", aten.logical_xor)]:
+    register(_target)(_logical(_name))
+
+
+@register(aten.where.self)
+def _where(lower, node, cond, a, b):
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    cd = compute_dtype(val.dtype)
+    c, x, y = (broadcast_loader(cond, size, torch.bool), broadcast_loader(a, size, cd),
+               broadcast_loader(b, size, cd))
+    return Pointwise(size, val.dtype, val.device,
+                     lambda idx: Value("where", (c(idx), x(idx), y(idx)), cd))
+
+
+@register(aten.clamp.default, aten.clamp.Tensor)
+def _clamp(lower, node, x, min=None, max=None):
+    def body(v, lo, hi):
+        if lo is not None:
+            v = op("maximum", v, lo)
+        if hi is not None:
+            v = op("minimum", v, hi)
+        return v
+    inputs = [x] + [b for b in (min, max) if b is not None]
+
+    def call(v, *bounds):
+        bounds = list(bounds)
+        lo = bounds.pop(0) if min is not None else None
+        hi = bounds.pop(0) if max is not None else None
+        return body(v, lo, hi)
+    return pointwise(lower, inputs, call)
+
+
+@register(aten._to_copy.default, aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default)
+def _copy(lower, node, x, *, dtype=None, memory_format=None, layout=None, device=None,
+          pin_memory=None, non_blocking=False):
+    val = lower.node.meta["val"]
+    if device is not None and torch.device(device) != x.device:
+        raise LoweringError("device copy")
+    size = tuple(sym(s) for s in val.shape)
+    load = loader(x)
+    out = val.dtype
+    # An explicit cast to half rounds for real: the value leaves the kernel's float32.
+    return Pointwise(size, out, val.device, lambda idx: to_dtype(load(idx), out))
+
+
+@register(aten.full.default, aten.scalar_tensor.default, aten.empty.memory_format,
+          aten.empty_strided.default, aten.zeros.default, aten.ones.default)
+def _full(lower, node, *args, **kwargs):
+    val = lower.node.meta["val"]
+    name = node.target.overloadpacket
+    if name is aten.full:
+        fill = args[1]
+    elif name is aten.scalar_tensor:
+        fill = args[0]
+    elif name is aten.ones:
+        fill = 1
+    else:
+        fill = 0  # empty: any content is allowed; zeros keeps runs reproducible
+    if isinstance(fill, sympy.Expr) and not fill.is_Number:
+        v = to_dtype(Value("index", (fill,), torch.int64), compute_dtype(val.dtype))
+    else:
+        v = constant(fill, compute_dtype(val.dtype))
+    return Pointwise(tuple(sym(s) for s in val.shape), val.dtype, val.device, lambda idx: v)
+
+
+@register(aten.arange.start_step, aten.arange.default, aten.arange.start)
+def _arange(lower, node, *args, **kwargs):
+    val = lower.node.meta["val"]
+    positional = [a for a in args]
+    if node.target is aten.arange.default:
+        start, step = 0, 1
+    else:
+        start = positional[0]
+        step = positional[2] if len(positional) > 2 else kwargs.get("step", 1)
+    cd = compute_dtype(val.dtype)
+    if not all(isinstance(v, (int, sympy.Integer)) for v in (start, step)):
+        if not val.dtype.is_floating_point:
+            raise LoweringError("arange with non-integer start or step")
+        s, t = constant(start, cd), constant(step, cd)
+        return Pointwise((sym(val.shape[0]),), val.dtype, val.device, lambda idx: op(
+            "add", s, op("mul", to_dtype(Value("index", (idx[0],), torch.int64), cd), t)))
+    return Pointwise((sym(val.shape[0]),), val.dtype, val.device, lambda idx: to_dtype(
+        Value("index", (sympy.Integer(start) + sympy.Integer(step) * idx[0],), torch.int64), cd))
+
+
+# -- views -----------------------------------------------------------------------------------
+
+def view_of(x: TensorIR, size: Sequence[sympy.Expr], index_map: Callable,
+            layout_fn: Callable | None = None) -> TensorIR:
+    """A view: a BufferView when `x` has storage and the view is strided (`layout_fn` gives the
+    new layout), else a Pointwise that reads `x` at `index_map(index)`."""
+    if layout_fn is not None and not isinstance(x, Pointwise):
+        base = x.buffer if isinstance(x, BufferView) else x
+        layout = layout_fn(x.layout)
+        if layout is not None:
+            return BufferView(base, layout)
+    load = loader(x)
+    return Pointwise(tuple(size), x.dtype, x.device, lambda idx: load(index_map(idx)))
+
+
+@register(aten.permute.default)
+def _permute(lower, node, x, dims):
+    dims = [d % max(len(x.size), 1) for d in dims]
+    inverse = [dims.index(i) for i in range(len(dims))]
+    size = [x.size[d] for d in dims]
+    return view_of(x, size, lambda idx: [idx[inverse[i]] for i in range(len(dims))],
+                   lambda lay: Layout(tuple(size), tuple(lay.stride[d] for d in dims),
+                                      lay.offset, lay.dtype, lay.device))
+
+
+@register(aten.t.default, aten.transpose.int)
+def _transpose(lower, node, x, d0=0, d1=1):
+    dims = list(range(len(x.size)))
+    if dims:
+        d0, d1 = d0 % len(dims), d1 % len(dims)
+        dims[d0], dims[d1] = dims[d1], dims[d0]
+    return _permute(lower, node, x, dims)
+
+
+@register(aten.expand.default)
+def _expand(lower, node, x, size, *, implicit=False):
+    size = [sym(s) for s in lower.node.meta["val"].shape]
+    skip = len(size) - len(x.size)
+
+    def index_map(idx):
+        return [sympy.Integer(0) if (s == 1 and o != 1) else i
+                for i, s, o in zip(idx[skip:], x.size, size[skip:])]
+
+    def layout_fn(lay):
+        stride = [sympy.Integer(0)] * skip + [
+            sympy.Integer(0) if (s == 1 and o != 1) else st
+            for s, st, o in zip(lay.size, lay.stride, size[skip:])]
+        return Layout(tuple(size), tuple(stride), lay.offset, lay.dtype, lay.device)
+    return view_of(x, size, index_map, layout_fn)
+
+
+@register(aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims,
+          aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.view_copy.default)
+def _reshape(lower, node, x, *_):
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    old = [s for s in x.size]
+    non1_old = [(i, s) for i, s in enumerate(old) if s != 1]
+    non1_new = [(i, s) for i, s in enumerate(size) if s != 1]
+    if [s for _, s in non1_old] == [s for _, s in non1_new]:
+        # Only dims of size 1 come or go: each remaining dim keeps its index and stride.
+        pairs = list(zip([i for i, _ in non1_new], [i for i, _ in non1_old]))
+
+        def index_map(idx):
+            out = [sympy.Integer(0)] * len(old)
+            for new_d, old_d in pairs:
+                out[old_d] = idx[new_d]
+            return out
+
+        def layout_fn(lay):
+            stride = [sympy.Integer(1)] * len(size)
+            for new_d, old_d in pairs:
+                stride[new_d] = lay.stride[old_d]
+            return Layout(size, tuple(stride), lay.offset, lay.dtype, lay.device)
+        return view_of(x, size, index_map, layout_fn)
+
+    new_strides = contiguous_strides(size)
+    old_strides = contiguous_strides(old)
+
+    def index_map(idx):
+        flat = sum((i * s for i, s in zip(idx, new_strides)), sympy.Integer(0))
+        return [ir.ModularIndexing(flat, st, s) if d > 0 else ir.FloorDiv(flat, st)
+                for d, (s, st) in enumerate(zip(old, old_strides))]
+
+    def layout_fn(lay):
+        if lay.stride != old_strides and any(s != 1 for s in old):
+            return None
+        return Layout(size, new_strides, lay.offset, lay.dtype, lay.device)
+    return view_of(x, size, index_map, layout_fn)
+
+
+@register(aten.slice.Tensor, aten.slice_copy.Tensor)
+def _slice(lower, node, x, dim=0, start=None, end=None, step=1):
+    val = lower.node.meta["val"]
+    dim = dim % len(x.size)
+    size = tuple(sym(s) for s in val.shape)
+    start = _clamp_start(start, x.size[dim])
+    step = sympy.Integer(step)
+
+    def index_map(idx):
+        return [start + i * step if d == dim else i for d, i in enumerate(idx)]
+
+    def layout_fn(lay):
+        stride = list(lay.stride)
+        stride[dim] = lay.stride[dim] * step
+        return Layout(size, tuple(stride), lay.offset + start * lay.stride[dim], lay.dtype,
+                      lay.device)
+    return view_of(x, size, index_map, layout_fn)
+
+
+def _clamp_start(start: Any, dim_size: sympy.Expr) -> sympy.Expr:
+    if start is None:
+        return sympy.Integer(0)
+    start = sym(start) if not isinstance(start, sympy.Expr) else start
+    if start.is_Integer and start < 0:
+        if not dim_size.is_Integer:
+            raise LoweringError("negative slice start on a symbolic dim")
+        return sympy.Integer(max(int(dim_size) + int(start), 0))
+    if start.is_Integer and dim_size.is_Integer:
+        return sympy.Integer(min(int(start), int(dim_size)))
+    return start
+
+
+@register(aten.select.int, aten.select_copy.int)
+def _select(lower, node, x, dim, index):
+    dim = dim % len(x.size)
+    index = sym(index) if not isinstance(index, sympy.Expr) else index
+    if index.is_Integer and index < 0:
+        index = x.size[dim] + index
+    size = tuple(s for d, s in enumerate(x.size) if d != dim)
+
+    def index_map(idx):
+        return [*idx[:dim], index, *idx[dim:]]
+
+    def layout_fn(lay):
+        stride = tuple(s for d, s in enumerate(lay.stride) if d != dim)
+        return Layout(size, stride, lay.offset + index * lay.stride[dim], lay.dtype, lay.device)
+    return view_of(x, size, index_map, layout_fn)
+
+
+@register(aten.as_strided.default)
+def _as_strided(lower, node, x, size, stride, storage_offset=None):
+    if isinstance(x, Pointwise):
+        x = lower.realize(x)
+    base = x.buffer if isinstance(x, BufferView) else x
+    offset = sym(storage_offset) if storage_offset is not None else x.layout.offset
+    return BufferView(base, Layout(tuple(sym(s) for s in size), tuple(sym(s) for s in stride),
+                                   offset, x.dtype, x.device))
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+def reduction(lower: GraphLowering, x: TensorIR, dims: Sequence[int] | None, keepdim: bool,
+              reduction_type: str, dtype: torch.dtype) -> Buffer:
+    """Reduce `x` over `dims` into a new buffer (sizes from the node's fake value)."""
+    rank = len(x.size)
+    dims = sorted({d % rank for d in dims}) if dims else list(range(rank))
+    kept = [d for d in range(rank) if d not in dims]
+    size = tuple(x.size[d] for d in kept)
+    rsize = tuple(x.size[d] for d in dims)
+    in_dtype = compute_dtype(dtype) if reduction_type not in ("argmax", "argmin") else \
+        compute_dtype(x.dtype)
+    if reduction_type in ("any", "all"):
+        in_dtype = torch.bool
+    load = loader(x)
+
+    def fn(idx, ridx):
+        full = [None] * rank
+        for d, i in zip(kept, idx):
+            full[d] = i
+        for d, i in zip(dims, ridx):
+            full[d] = i
+        return to_dtype(load(full), in_dtype)
+
+    val = lower.node.meta["val"]
+    data = Reduction(size, rsize, reduction_type, dtype, x.device, fn)
+    out_size = tuple(sym(s) for s in val.shape)
+    buffer = lower.add(ComputedBuffer(lower.new_name(), Layout(
+        size, contiguous_strides(size), sympy.Integer(0), dtype, x.device), data=data))
+    if keepdim and out_size != size:
+        return _reshape_buffer(buffer, out_size)
+    return buffer
+
+
+def _reshape_buffer(buffer: Buffer, size: tuple) -> BufferView:
+    return BufferView(buffer, Layout(size, contiguous_strides(size), sympy.Integer(0),
+                                     buffer.dtype, buffer.device))
+
+
+def _dims(dims: Any) -> list[int] | None:
+    if dims is None:
+        return None
+    return [dims] if isinstance(dims, int) else list(dims)
+
+
+@register(aten.sum.dim_IntList, aten.sum.default)
+def _sum(lower, node, x, dims=None, keepdim=False, *, dtype=None):
+    return reduction(lower, x, _dims(dims), keepdim, "sum", lower.node.meta["val"].dtype)
+
+
+@register(aten.prod.dim_int, aten.prod.default)
+def _prod(lower, node, x, dim=None, keepdim=False, *, dtype=None):
+    return reduction(lower, x, _dims(dim), keepdim, "prod", lower.node.meta["val"].dtype)
+
+
+@register(aten.amax.default, aten.amin.default, aten.max.default, aten.min.default)
+def _amax(lower, node, x, dims=None, keepdim=False):
+    kind = "max" if node.target.overloadpacket in (aten.amax, aten.max) else "min"
+    if not x.size and dims:
+        dims = None
+    return reduction(lower, x, _dims(dims) or None, keepdim, kind, lower.node.meta["val"].dtype)
+
+
+@register(aten.argmax.default, aten.argmin.default)
+def _argmax(lower, node, x, dim=None, keepdim=False):
+    kind = "argmax" if node.target.overloadpacket is aten.argmax else "argmin"
+    if dim is None:
+        if len(x.size) > 1:
+            x = _flatten(x)
+        dim = 0
+    if not x.size:
+        return _full(lower, node, [], 0)
+    return reduction(lower, x, [dim], keepdim, kind, torch.int64)
+
+
+def _flatten(x: TensorIR) -> Pointwise:
+    numel = ir.product(x.size)
+    strides = contiguous_strides(x.size)
+    load = loader(x)
+    return Pointwise((numel,), x.dtype, x.device, lambda idx: load([
+        ir.ModularIndexing(idx[0], st, s) if d > 0 else ir.FloorDiv(idx[0], st)
+        for d, (s, st) in enumerate(zip(x.size, strides))]))
+
+
+@register(aten.any.default, aten.any.dim, aten.any.dims, aten.all.default, aten.all.dim,
+          aten.all.dims)
+def _any(lower, node, x, dims=None, keepdim=False):
+    kind = "any" if node.target.overloadpacket is aten.any else "all"
+    return reduction(lower, x, _dims(dims), keepdim, kind, torch.bool)
+
+
+@register(aten.mean.dim, aten.mean.default)
+def _mean(lower, node, x, dims=None, keepdim=False, *, dtype=None):
+    out = lower.node.meta["val"].dtype
+    rank = len(x.size)
+    dlist = sorted({d % rank for d in _dims(dims)}) if _dims(dims) else list(range(rank))
+    total = reduction(lower, x, dlist, keepdim, "sum", out)
+    count = ir.product([x.size[d] for d in dlist])
+    load = loader(total)
+    cd = compute_dtype(out)
+    n = to_dtype(Value("index", (count,), torch.int64), cd) if not count.is_Integer else \
+        constant(int(count), cd)
+    return Pointwise(total.size, out, x.device, lambda idx: op("truediv", to_dtype(load(idx), cd), n))
+
+
+# -- indexing --------------------------------------------------------------------------------
+
+@register(aten.index.Tensor)
+def _index(lower, node, x, indices):
+    """x[i0, i1, ...] with index tensors (None: that dim is sliced); indices broadcast together
+    and take the place of the first indexed dim (or the front when they are not adjacent)."""
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    positions = [d for d, i in enumerate(indices) if i is not None]
+    index_tensors = [indices[d] for d in positions]
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    bshape = _broadcast_shapes([t.size for t in index_tensors])
+    nb = len(bshape)
+    front = positions[0] if adjacent else 0
+    loaders = [broadcast_loader(t, bshape, torch.int64) for t in index_tensors]
+    load = loader(x)
+    rank = len(x.size)
+
+    def fn(idx):
+        bidx = list(idx[front:front + nb])
+        rest = list(idx[:front]) + list(idx[front + nb:])
+        full, k = [], 0
+        for d in range(rank):
+            if d in positions:
+                v = loaders[positions.index(d)](bidx)
+                full.append(_indirect(v, x.size[d]))
+            else:
+                full.append(rest[k])
+                k += 1
+        return load(full)
+    return Pointwise(size, val.dtype, val.device,
+                     lambda idx: to_dtype(fn(idx), compute_dtype(val.dtype)))
+
+
+def _indirect(v: Value, dim_size: sympy.Expr) -> sympy.Expr:
+    """An index read from a tensor, as an index expression (negative indices wrap)."""
+    return ir.IndirectIndex(to_dtype(v, torch.int64), dim_size)
+
+
+def _broadcast_shapes(shapes: Sequence[Sequence[sympy.Expr]]) -> tuple[sympy.Expr, ...]:
+    rank = max(len(s) for s in shapes)
+    out = []
+    for d in range(rank):
+        size = sympy.Integer(1)
+        for s in shapes:
+            k = d - (rank - len(s))
+            if k >= 0 and s[k] != 1:
+                size = s[k]
+        out.append(size)
+    return tuple(out)
+
+
+@register(aten.index_select.default)
+def _index_select(lower, node, x, dim, index):
+    indices = [None] * len(x.size)
+    indices[dim % len(x.size)] = index
+    return _index(lower, node, x, indices)
+
+
+@register(aten.embedding.default)
+def _embedding(lower, node, weight, indices, *_):
+    return _index(lower, node, weight, [indices])
+
+
+@register(aten.gather.default)
+def _gather(lower, node, x, dim, index, *, sparse_grad=False):
+    val = lower.node.meta["val"]
+    dim = dim % max(len(x.size), 1)
+    load_index = loader(index)
+    load = loader(x)
+
+    def fn(idx):
+        full = list(idx)
+        full[dim] = _indirect(to_dtype(load_index(idx), torch.int64), x.size[dim])
+        return load(full)
+    return Pointwise(tuple(sym(s) for s in val.shape), val.dtype, val.device,
+                     lambda idx: to_dtype(fn(idx), compute_dtype(val.dtype)))
+
+
+@register(aten.cat.default)
+def _cat(lower, node, tensors, dim=0):
+    val = lower.node.meta["val"]
+    tensors = [t for t in tensors if not (len(t.size) == 1 and t.size[0] == 0)]
+    dim = dim % len(val.shape)
+    size = tuple(sym(s) for s in val.shape)
+    cd = compute_dtype(val.dtype)
+    loaders = [loader(t) for t in tensors]
+    starts, acc = [], sympy.Integer(0)
+    for t in tensors:
+        starts.append(acc)
+        acc = acc + t.size[dim]
+
+    def fn(idx):
+        i = idx[dim]
+        out = None
+        for t, load, start in reversed(list(zip(tensors, loaders, starts))):
+            shifted = [i - start if d == dim else j for d, j in enumerate(idx)]
+            v = to_dtype(load(shifted), cd)
+            if out is None:
+                out = v
+            else:
+                inside = Value("index_lt", (i, start + t.size[dim]), torch.bool)
+                out = Value("where", (inside, v, out), cd)
+        return out
+    return Pointwise(size, val.dtype, val.device, fn)
+
+
+@register(aten.constant_pad_nd.default)
+def _constant_pad(lower, node, x, pad, value=0):
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    cd = compute_dtype(val.dtype)
+    load = loader(x)
+    rank = len(size)
+    pads = [(sym(pad[2 * k]), sym(pad[2 * k + 1])) for k in range(len(pad) // 2)]
+    fill = constant(value, cd)
+
+    def fn(idx):
+        src, inside = list(idx), None
+        for k, (before, _) in enumerate(pads):
+            d = rank - 1 - k
+            src[d] = idx[d] - before
+            ok = Value("index_in", (src[d], x.size[d]), torch.bool)
+            inside = ok if inside is None else op("logical_and", inside, ok)
+        v = to_dtype(load(src), cd)
+        return v if inside is None else Value("where", (inside, v, fill), cd)
+    if any(b.is_Integer and b < 0 for p in pads for b in p):
+        raise LoweringError("negative padding")
+    return Pointwise(size, val.dtype, val.device, fn)
+
+
+# -- random ----------------------------------------------------------------------------------
+
+def _random(lower: GraphLowering, kind: str) -> Pointwise:
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    seed = lower.new_seed()
+    strides = contiguous_strides(size)
+    cd = compute_dtype(val.dtype)
+
+    def fn(idx):
+        offset = sum((i * s for i, s in zip(idx, strides)), sympy.Integer(0))
+        return to_dtype(Value(kind, (seed, offset), torch.float32), cd)
+    return Pointwise(size, val.dtype, val.device, fn)
+
+
+@register(aten.rand.default)
+def _rand(lower, node, *args, **kwargs):
+    return _random(lower, "rand")
+
+
+@register(aten.randn.default)
+def _randn(lower, node, *args, **kwargs):
+    return _random(lower, "randn")
+
+
+@register(aten.bernoulli.p)
+def _bernoulli(lower, node, x, p=0.5, *, generator=None):
+    if generator is not None:
+        raise LoweringError("bernoulli with a generator")
+    uniform = _random(lower, "rand")
+    cd = compute_dtype(lower.node.meta["val"].dtype)
+    return Pointwise(uniform.size, uniform.dtype, uniform.device, lambda idx: to_dtype(
+        op("lt", uniform.fn(idx), constant(p, uniform.fn(idx).dtype), dtype=torch.bool), cd))
+
+
+# -- mutation --------------------------------------------------------------------------------
+
+@register(aten.copy_.default)
+def _copy_(lower, node, dst, src, non_blocking=False):
+    if not isinstance(dst, InputBuffer):
+        raise LoweringError("copy_ into a non-input")
+    load = broadcast_loader(src, dst.size, compute_dtype(dst.dtype))
+    data = Pointwise(dst.size, dst.dtype, dst.device, load)
+    lower.add(ComputedBuffer(lower.new_name(), dst.layout, data=data, mutates=dst.name))
+    return dst
+
+
+@register(aten.copy.default)
+def _copy_functional(lower, node, dst, src, non_blocking=False):
+    val = lower.node.meta["val"]
+    return Pointwise(tuple(sym(s) for s in val.shape), val.dtype, val.device,
+                     broadcast_loader(src, tuple(sym(s) for s in val.shape),
+                                      compute_dtype(val.dtype)))
+
+
+def numel_hint(size: Sequence[sympy.Expr]) -> int:
+    return math.prod(_hint(s) for s in size)
+
+
+# -- prims (what some decompositions produce) ------------------------------------------------
+
+prims = torch.ops.prims
+
+for _name, _target in [("add", prims.add), ("sub", prims.sub), ("mul", prims.mul),
+                       ("maximum", prims.maximum), ("minimum", prims.minimum)]:
+    register(_target)(_binary(_name))
+for _name, _target in [("neg", prims.neg), ("abs", prims.abs), ("exp", prims.exp),
+                       ("log", prims.log), ("sqrt", prims.sqrt), ("rsqrt", prims.rsqrt),
+                       ("sin", prims.sin), ("cos", prims.cos), ("tanh", prims.tanh),
+                       ("erf", prims.erf), ("floor", prims.floor), ("ceil", prims.ceil),
+                       ("reciprocal", prims.reciprocal)]:
+    register(_target)(_unary(_name))
+for _name, _target in [("eq", prims.eq), ("ne", prims.ne), ("lt", prims.lt), ("le", prims.le),
+                       ("gt", prims.gt), ("ge", prims.ge)]:
+    register(_target)(_compare(_name))
+register(prims.where.default)(_where)
+
+
+@register(prims.div.default)
+def _prims_div(lower, node, a, b):
+    if lower.node.meta["val"].dtype.is_floating_point:
+        return pointwise(lower, [a, b], lambda x, y: op("truediv", x, y))
+    return pointwise(lower, [a, b], lambda x, y: op("truncdiv", x, y))
+
+
+@register(prims.convert_element_type.default)
+def _convert(lower, node, x, dtype):
+    return _copy(lower, node, x)
+
+
+@register(prims.broadcast_in_dim.default)
+def _broadcast_in_dim(lower, node, x, shape, broadcast_dimensions):
+    size = tuple(sym(s) for s in lower.node.meta["val"].shape)
+    dims = list(broadcast_dimensions)
+
+    def index_map(idx):
+        return [sympy.Integer(0) if x.size[k] == 1 and size[d] != 1 else idx[d]
+                for k, d in enumerate(dims)]
+
+    def layout_fn(lay):
+        stride = [sympy.Integer(0)] * len(size)
+        for k, d in enumerate(dims):
+            stride[d] = sympy.Integer(0) if (x.size[k] == 1 and size[d] != 1) else lay.stride[k]
+        return Layout(size, tuple(stride), lay.offset, lay.dtype, lay.device)
+    return view_of(x, size, index_map, layout_fn)
+
+
+@register(prims.sum.default)
+def _prims_sum(lower, node, x, dims, *, output_dtype=None):
+    return reduction(lower, x, list(dims), False, "sum", lower.node.meta["val"].dtype)
+
+
+@register(prims.amax.default, prims.amin.default)
+def _prims_amax(lower, node, x, dims, *, output_dtype=None):
+    kind = "max" if node.target is prims.amax.default else "min"
+    return reduction(lower, x, list(dims), False, kind, lower.node.meta["val"].dtype)
+
+
+@register(prims.var.default)
+def _prims_var(lower, node, x, dims, correction, *, output_dtype=None):
+    """Two passes over the row: the mean, then the sum of squared differences from it."""
+    rank = len(x.size)
+    dims = sorted({d % rank for d in dims})
+    dtype = compute_dtype(lower.node.meta["val"].dtype)
+    count = ir.product([x.size[d] for d in dims])
+    total = reduction(lower, x, dims, False, "sum", dtype)
+    load_total, load_x = loader(total), loader(x)
+    kept = [d for d in range(rank) if d not in dims]
+
+    def n(offset: float) -> Value:
+        if count.is_Integer:
+            return constant(int(count) - offset, dtype)
+        return to_dtype(Value("index", (count - int(offset),), torch.int64), dtype)
+
+    def squared_diff(idx):
+        mean = op("truediv", load_total([idx[d] for d in kept]), n(0))
+        d = op("sub", to_dtype(load_x(idx), dtype), mean)
+        return op("mul", d, d)
+    diffs = Pointwise(x.size, dtype, x.device, squared_diff)
+    squares = reduction(lower, diffs, dims, False, "sum", dtype)
+    load_squares = loader(squares)
+    return Pointwise(squares.size, lower.node.meta["val"].dtype, x.device,
+                     lambda idx: op("truediv", load_squares(idx), n(correction)))

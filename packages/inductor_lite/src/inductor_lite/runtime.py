@@ -1,0 +1,109 @@
+"""What generated wrappers call at run time: kernel launches with block sizes, and seeds.
+
+A `Launcher` wraps one jitted kernel. It computes the grid from `xnumel` and picks block sizes:
+on a GPU (with `config.autotune`) it times a few candidate configurations once per size class
+(powers of two of `xnumel`, `rnumel`) and keeps the fastest, remembered on disk by kernel source
+hash; elsewhere (Triton's CPU interpreter) it takes one default.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import torch
+import triton
+
+from . import config
+
+_TUNING_LOCK = threading.Lock()
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
+
+
+class Launcher:
+    """Launches `fn` (a jitted kernel) of kind "pointwise", "persistent" or "looped"."""
+
+    def __init__(self, fn: Any, kind: str, source_hash: str, mutates: bool) -> None:
+        self.fn = fn
+        self.kind = kind
+        self.source_hash = source_hash
+        self.mutates = mutates
+        self.best: dict[tuple, dict] = {}
+
+    def candidates(self, xnumel: int, rnumel: int) -> list[dict]:
+        if self.kind == "pointwise":
+            return [{"XBLOCK": b, "num_warps": w} for b, w in
+                    ((1024, 4), (512, 4), (256, 4), (2048, 8), (128, 4))]
+        if self.kind == "persistent":
+            r = _next_pow2(rnumel)
+            out = []
+            for elems, warps in ((1024, 4), (4096, 8), (2048, 4), (8192, 8)):
+                x = max(1, min(elems // r, _next_pow2(xnumel)))
+                out.append({"XBLOCK": x, "RBLOCK": r, "num_warps": warps})
+            return out
+        return [{"XBLOCK": x, "RBLOCK": r, "num_warps": w} for x, r, w in
+                ((1, 2048, 8), (1, 1024, 4), (4, 512, 4), (8, 256, 4), (1, 4096, 16))]
+
+    def __call__(self, *args: Any, xnumel: int, rnumel: int = 1) -> None:
+        xnumel, rnumel = int(xnumel), int(rnumel)
+        if xnumel == 0:
+            return
+        key = (_next_pow2(xnumel), _next_pow2(rnumel))
+        chosen = self.best.get(key)
+        if chosen is None:
+            chosen = self._choose(key, args, xnumel, rnumel)
+            self.best[key] = chosen
+        self._launch(chosen, args, xnumel, rnumel)
+
+    def _launch(self, cfg: dict, args: tuple, xnumel: int, rnumel: int) -> None:
+        grid = (triton.cdiv(xnumel, cfg["XBLOCK"]),)
+        blocks = {k: v for k, v in cfg.items() if k != "num_warps"}
+        extra = {"num_warps": cfg["num_warps"]} if _on_gpu(args) else {}
+        sizes = (xnumel,) if self.kind == "pointwise" else (xnumel, rnumel)
+        self.fn[grid](*args, *sizes, **blocks, **extra)
+
+    def _choose(self, key: tuple, args: tuple, xnumel: int, rnumel: int) -> dict:
+        candidates = self.candidates(xnumel, rnumel)
+        if not (_on_gpu(args) and config.autotune and not self.mutates):
+            if not _on_gpu(args) and self.kind == "pointwise":
+                return {"XBLOCK": 1024, "num_warps": 4}
+            return candidates[0]
+        stored = _tuning_file()
+        name = f"{self.source_hash}:{key[0]}:{key[1]}"
+        with _TUNING_LOCK:
+            known = json.loads(stored.read_text()) if stored.exists() else {}
+        if name in known:
+            return known[name]
+        from triton.testing import do_bench
+
+        timings = []
+        for cfg in candidates:
+            try:
+                timings.append((do_bench(lambda c=cfg: self._launch(c, args, xnumel, rnumel),
+                                         warmup=5, rep=20), cfg))
+            except Exception:  # a configuration the device cannot run (too many registers)
+                continue
+        best = min(timings, key=lambda t: t[0])[1]
+        with _TUNING_LOCK:
+            known = json.loads(stored.read_text()) if stored.exists() else {}
+            known[name] = best
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            stored.write_text(json.dumps(known))
+        return best
+
+
+def _on_gpu(args: tuple) -> bool:
+    return any(isinstance(a, torch.Tensor) and a.device.type != "cpu" for a in args)
+
+
+def _tuning_file():
+    return config.cache_dir / "tuning.json"
+
+
+def seeds(count: int) -> list[int]:
+    """Seeds for the graph's random ops, drawn from torch's generator (so manual_seed applies)."""
+    return torch.randint(0, 2**31 - 1, (count,)).tolist()

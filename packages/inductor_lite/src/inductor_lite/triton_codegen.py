@@ -1,0 +1,336 @@
+"""Triton source for one scheduled kernel.
+
+A pointwise kernel covers `xnumel` elements, `XBLOCK` per program: `xindex` is a block of flat
+positions and each node's index variables are digits of it. A reduction kernel covers a tile of
+`XBLOCK` outputs by `RBLOCK` reduced elements: `xindex` is a column `[XBLOCK, 1]`, `rindex` a row
+`[1, RBLOCK]`. When every row fits in one block (a *persistent* reduction, chosen when `rnumel` is
+small) the kernel loads each row once and computes reductions and their epilogue in registers;
+otherwise each reduction loops over the row in chunks of `RBLOCK`, and the r-space stores after it
+loop again. Loop bodies are emitted with common subexpressions shared (`CSE`); values of buffers
+computed in the same kernel are recomputed from their definition instead of loaded; half-precision
+values are loaded into float32 and rounded only when stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+import torch
+from sympy.printing.str import StrPrinter
+
+from .ir import IndirectIndex, Reduction, Value
+from .scheduler import RINDEX, XINDEX, Kernel, NodeInKernel, body, simplify_index, store_index
+
+PERSISTENT_RNUMEL = 2048  # rows up to this long are reduced in one block
+
+TL_DTYPES = {
+    torch.float32: "tl.float32", torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16",
+    torch.float64: "tl.float64", torch.int64: "tl.int64", torch.int32: "tl.int32",
+    torch.int16: "tl.int16", torch.int8: "tl.int8", torch.uint8: "tl.uint8", torch.bool: "tl.int1",
+}
+
+# name -> format over the operands' variables
+OPS = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "truediv": "{0} / {1}",
+    "floordiv": "helpers.floordiv({0}, {1})", "truncdiv": "helpers.truncdiv({0}, {1})",
+    "remainder": "helpers.remainder({0}, {1})", "fmod": "helpers.fmod({0}, {1})",
+    "neg": "-{0}", "abs": "tl.abs({0})", "exp": "tl.exp({0})", "exp2": "tl.exp2({0})",
+    "log": "tl.log({0})", "log2": "tl.log2({0})", "log10": "tl.log2({0}) * 0.30102999566398120",
+    "sqrt": "tl.sqrt({0})", "rsqrt": "tl.rsqrt({0})", "sin": "tl.sin({0})", "cos": "tl.cos({0})",
+    "tan": "tl.sin({0}) / tl.cos({0})", "sigmoid": "tl.sigmoid({0})",
+    "tanh": "helpers.tanh({0})", "erf": "tl.erf({0})", "floor": "tl.floor({0})",
+    "ceil": "tl.ceil({0})", "trunc": "helpers.trunc({0})", "round": "helpers.round_half_even({0})",
+    "reciprocal": "1.0 / {0}", "log1p": "tl.log(1.0 + {0})", "expm1": "tl.exp({0}) - 1.0",
+    "relu": "tl.maximum({0}, 0)", "sign": "helpers.sign({0})", "pow": "helpers.pow({0}, {1})",
+    "maximum": "helpers.maximum({0}, {1})", "minimum": "helpers.minimum({0}, {1})",
+    "atan2": "helpers.atan2({0}, {1})",
+    "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
+    "bitwise_not": "~{0}", "logical_not": "{0} == 0", "logical_and": "({0} != 0) & ({1} != 0)",
+    "logical_or": "({0} != 0) | ({1} != 0)", "logical_xor": "({0} != 0) ^ ({1} != 0)",
+    "isnan": "{0} != {0}", "isinf": "tl.abs({0}) == float('inf')",
+    "eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
+    "gt": "{0} > {1}", "ge": "{0} >= {1}", "where": "tl.where({0}, {1}, {2})",
+}
+
+
+
+def identity(kind: str, dtype: torch.dtype) -> str:
+    """The value a reduction starts from (what masked-off lanes contribute)."""
+    if kind in ("sum", "any"):
+        return "0"
+    if kind in ("prod", "all"):
+        return "1"
+    low = kind in ("max", "argmax")
+    if dtype.is_floating_point:
+        return "float('-inf')" if low else "float('inf')"
+    info = torch.iinfo(dtype) if dtype != torch.bool else torch.iinfo(torch.int32)
+    return str(info.min if low else info.max)
+
+COMBINE = {"sum": "{0} + {1}", "prod": "{0} * {1}", "max": "helpers.maximum({0}, {1})",
+           "min": "helpers.minimum({0}, {1})", "any": "{0} | {1}", "all": "{0} & {1}"}
+FINISH = {"sum": "tl.sum({0}, 1)", "prod": "helpers.prod({0}, 1)", "max": "helpers.max2({0}, 1)",
+          "min": "helpers.min2({0}, 1)", "any": "tl.max({0}, 1)", "all": "tl.min({0}, 1)"}
+
+
+class IndexPrinter(StrPrinter):
+    """sympy index expressions as Triton/Python integer arithmetic."""
+
+    def __init__(self, names: dict[sympy.Symbol, str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def _print_Symbol(self, expr):
+        return self.names.get(expr, expr.name)
+
+    def _print_FloorDiv(self, expr):
+        return f"({self._print(expr.args[0])} // {self._print(expr.args[1])})"
+
+    def _print_ModularIndexing(self, expr):
+        a, div, mod = expr.args
+        inner = self._print(a) if div == 1 else f"({self._print(a)} // {self._print(div)})"
+        return f"({inner} % {self._print(mod)})"
+
+    def _print_Pow(self, expr):
+        base, exp = expr.args
+        if exp.is_Integer and exp > 0:
+            return "(" + " * ".join([self._print(base)] * int(exp)) + ")"
+        raise NotImplementedError(f"index power {expr}")
+
+
+@dataclass
+class Scope:
+    """Lines of one straight-line region and the Values already computed in it (CSE)."""
+
+    indent: str
+    parent: Scope | None = None
+    lines: list[str] = field(default_factory=list)
+    cache: dict = field(default_factory=dict)
+
+    def lookup(self, key):
+        scope = self
+        while scope is not None:
+            if key in scope.cache:
+                return scope.cache[key]
+            scope = scope.parent
+        return None
+
+
+class KernelCodegen:
+    """Generates the source of one `Kernel`; `args` lists its parameters in order."""
+
+    def __init__(self, kernel: Kernel, dtypes: dict[str, torch.dtype]) -> None:
+        self.kernel = kernel
+        self.dtypes = dtypes  # buffer name -> dtype, for every buffer it may load
+        self.persistent = kernel.is_reduction and _hint(kernel.rnumel) <= PERSISTENT_RNUMEL
+        self.pointers: dict[str, str] = {}  # buffer name -> parameter name
+        self.sizes: set[sympy.Symbol] = set()
+        self.seeds: list[str] = []
+        self.counter = 0
+        self.results: dict[str, str] = {}  # reduction buffer -> its result variable
+        self.index_names: dict[sympy.Symbol, str] = {}
+
+    # -- parameters ------------------------------------------------------------------------
+    def pointer(self, name: str) -> str:
+        if name not in self.pointers:
+            self.pointers[name] = f"ptr_{name}"
+        return self.pointers[name]
+
+    def print_index(self, expr: sympy.Expr, scope: Scope) -> str:
+        expr = simplify_index(expr)
+        names = {}
+        for s in expr.free_symbols:
+            if isinstance(s, IndirectIndex):
+                names[s] = self.indirect(s, scope)
+            elif s not in (XINDEX, RINDEX):
+                self.sizes.add(s)
+        return IndexPrinter(names).doprint(expr)
+
+    def indirect(self, s: IndirectIndex, scope: Scope) -> str:
+        key = ("indirect", s)
+        found = scope.lookup(key)
+        if found:
+            return found
+        v = self.value(s.value, scope)
+        size = self.print_index(s.dim_size, scope)
+        return self.emit(scope, key, f"tl.where({v} < 0, {v} + {size}, {v})")
+
+    # -- values ----------------------------------------------------------------------------
+    def emit(self, scope: Scope, key, text: str) -> str:
+        name = f"tmp{self.counter}"
+        self.counter += 1
+        scope.lines.append(f"{scope.indent}{name} = {text}")
+        if key is not None:
+            scope.cache[key] = name
+        return name
+
+    def value(self, v: Value, scope: Scope) -> str:
+        found = scope.lookup(v)
+        if found:
+            return found
+        if v.op == "load":
+            return self.load(v, scope)
+        if v.op == "constant":
+            text = f"tl.full([1], {_literal(v.args[0])}, {TL_DTYPES[v.dtype]})"
+        elif v.op == "index":
+            text = f"({self.print_index(v.args[0], scope)}) + tl.zeros([1], tl.int64)"
+        elif v.op in ("rand", "randn"):
+            seed = v.args[0]
+            if seed not in self.seeds:
+                self.seeds.append(seed)
+            offset = self.print_index(v.args[1], scope)
+            text = f"tl.{v.op}({seed}, ({offset}) + tl.zeros([1], tl.int32))"
+        elif v.op == "to_dtype":
+            text = f"{self.value(v.args[0], scope)}.to({TL_DTYPES[v.args[1]]})"
+        elif v.op == "index_lt":
+            text = f"({self.print_index(v.args[0], scope)}) < ({self.print_index(v.args[1], scope)})"
+        elif v.op == "index_in":
+            i, n = self.print_index(v.args[0], scope), self.print_index(v.args[1], scope)
+            text = f"(({i}) >= 0) & (({i}) < ({n}))"
+        else:
+            operands = [self.value(a, scope) for a in v.args]
+            text = OPS[v.op].format(*operands)
+        return self.emit(scope, v, text)
+
+    def load(self, v: Value, scope: Scope) -> str:
+        name, index = v.args
+        producer = self.kernel.node(name)
+        if producer is not None and isinstance(producer.buffer.data, Reduction):
+            return self.results[name]
+        if producer is not None:
+            # Computed by this kernel for this very element: recompute it here.
+            out = self.value(body(producer), scope)
+            scope.cache[v] = out
+            return out
+        text_index = self.print_index(index, scope)
+        uses_r = RINDEX in sympy.sympify(index).free_symbols or any(
+            isinstance(s, IndirectIndex) for s in sympy.sympify(index).free_symbols)
+        mask = "xmask & rmask" if (uses_r and self.kernel.is_reduction) else "xmask"
+        text = f"tl.load({self.pointer(name)} + ({text_index}), {mask}, other=0)"
+        if self.dtypes[name] in (torch.float16, torch.bfloat16):
+            text += ".to(tl.float32)"
+        return self.emit(scope, v, text)
+
+    # -- stores and reductions -------------------------------------------------------------
+    def store(self, node: NodeInKernel, scope: Scope) -> None:
+        buffer = node.buffer
+        target = buffer.mutates or buffer.name
+        value = self.value(body(node), scope)
+        index = self.print_index(store_index(node), scope)
+        mask = "xmask & rmask" if node.space == "r" else "xmask"
+        if node.space == "x" and self.kernel.is_reduction:
+            value = f"tl.broadcast_to({value}, [XBLOCK, 1])"
+        scope.lines.append(f"{scope.indent}tl.store({self.pointer(target)} + ({index}), "
+                           f"{value}.to({TL_DTYPES[buffer.dtype]}), {mask})")
+
+    def reduce(self, node: NodeInKernel, outer: Scope) -> None:
+        data = node.buffer.data
+        kind = data.reduction_type
+        start = identity(kind, body(node).dtype)
+        if self.persistent:
+            v = self.value(body(node), outer)
+            masked = self.emit(outer, None, f"tl.where(xmask & rmask, {v}, {start})")
+            result = self.finish(kind, masked, "rindex", outer)
+        else:
+            acc = self.emit(outer, None, f"tl.full([XBLOCK, RBLOCK], {start}, "
+                                         f"{TL_DTYPES[_acc_dtype(body(node).dtype)]})")
+            acc_index = None
+            if kind in ("argmax", "argmin"):
+                acc_index = self.emit(outer, None, "tl.full([XBLOCK, RBLOCK], 0, tl.int64)")
+            loop = self.loop(outer)
+            v = self.value(body(node), loop)
+            masked = self.emit(loop, None, f"tl.where(xmask & rmask, {v}, {start})")
+            if acc_index is None:
+                loop.lines.append(f"{loop.indent}{acc} = {COMBINE[kind].format(acc, masked)}")
+            else:
+                better = ">" if kind == "argmax" else "<"
+                take = self.emit(loop, None, f"({masked} {better} {acc}) | "
+                                             f"(({masked} != {masked}) & ({acc} == {acc}))")
+                loop.lines.append(f"{loop.indent}{acc_index} = tl.where({take}, rindex, {acc_index})")
+                loop.lines.append(f"{loop.indent}{acc} = tl.where({take}, {masked}, {acc})")
+            outer.lines += loop.lines
+            result = self.finish(kind, acc, acc_index, outer)
+        self.results[node.buffer.name] = result
+        outer.cache[("result", node.buffer.name)] = result
+        if node.buffer.name in self.kernel.stored:
+            self.store_result(node, result, outer)
+
+    def finish(self, kind: str, v: str, index: str | None, scope: Scope) -> str:
+        """Combine the [XBLOCK, RBLOCK] tile `v` (masked lanes already neutral) along rows."""
+        if kind in ("argmax", "argmin"):
+            best = "helpers.max2" if kind == "argmax" else "helpers.min2"
+            m = self.emit(scope, None, f"{best}({v}, 1)[:, None]")
+            hit = self.emit(scope, None, f"({v} == {m}) | (({m} != {m}) & ({v} != {v}))")
+            return self.emit(scope, None, f"tl.min(tl.where({hit}, {index}, rnumel), 1)[:, None]"
+                                          f".to(tl.int64)")
+        return self.emit(scope, None, FINISH[kind].format(v) + "[:, None]")
+
+    def store_result(self, node: NodeInKernel, result: str, scope: Scope) -> None:
+        index = self.print_index(store_index(node), scope)
+        scope.lines.append(f"{scope.indent}tl.store({self.pointer(node.buffer.name)} + ({index}), "
+                           f"{result}.to({TL_DTYPES[node.buffer.dtype]}), xmask)")
+
+    def loop(self, outer: Scope) -> Scope:
+        scope = Scope(outer.indent + "    ", parent=outer)
+        scope.lines += [f"{outer.indent}for roffset in range(0, rnumel, RBLOCK):",
+                        f"{scope.indent}rindex = roffset + tl.arange(0, RBLOCK)[None, :]",
+                        f"{scope.indent}rmask = rindex < rnumel"]
+        return scope
+
+    # -- the kernel ------------------------------------------------------------------------
+    def generate(self) -> str:
+        k = self.kernel
+        top = Scope("    ")
+        if k.is_reduction:
+            top.lines += ["    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]",
+                          "    xmask = xindex < xnumel"]
+            if self.persistent:
+                top.lines += ["    rindex = tl.arange(0, RBLOCK)[None, :]",
+                              "    rmask = rindex < rnumel"]
+        else:
+            top.lines += ["    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)",
+                          "    xmask = xindex < xnumel"]
+        pending: Scope | None = None
+        for node in k.nodes:
+            if node.space == "red":
+                if pending is not None:
+                    top.lines += pending.lines
+                    pending = None
+                self.reduce(node, top)
+            elif node.buffer.name in k.stored or node.buffer.mutates:
+                if node.space == "r" and not self.persistent:
+                    pending = pending or self.loop(top)
+                    self.store(node, pending)
+                else:
+                    self.store(node, top)
+        if pending is not None:
+            top.lines += pending.lines
+        params = [*self.pointers.values(), *sorted(str(s) for s in self.sizes), *self.seeds,
+                  "xnumel"]
+        if k.is_reduction:
+            params.append("rnumel")
+        consts = ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if k.is_reduction else [])
+        header = f"@triton.jit\ndef {k.name}({', '.join(params + consts)}):"
+        return "\n".join([header, *top.lines]) + "\n"
+
+    @property
+    def args(self) -> tuple[list[str], list[str], list[str]]:
+        """(buffers by pointer order, size symbols, seeds): what the wrapper passes."""
+        return list(self.pointers), sorted(str(s) for s in self.sizes), list(self.seeds)
+
+
+def _acc_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.int32 if dtype == torch.bool else dtype
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return f"float('{value}')"
+    return repr(value)
+
+
+def _hint(e: sympy.Expr) -> int:
+    return int(e) if e.is_Integer else 1 << 30
+

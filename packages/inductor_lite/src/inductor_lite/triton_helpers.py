@@ -1,0 +1,106 @@
+"""Triton functions the generated kernels call: Python's integer division and modulo, NaN-aware
+max/min, and math that `triton.language` lacks (or lacks in its CPU interpreter)."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def floordiv(a, b):
+    q = a // b
+    return tl.where((a % b != 0) & ((a < 0) != (b < 0)), q - 1, q)
+
+
+@triton.jit
+def truncdiv(a, b):
+    return a // b
+
+
+@triton.jit
+def remainder(a, b):
+    r = a % b
+    return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+
+
+@triton.jit
+def fmod(a, b):
+    return a - trunc(a / b) * b
+
+
+@triton.jit
+def trunc(x):
+    return tl.where(x < 0, tl.ceil(x), tl.floor(x))
+
+
+@triton.jit
+def round_half_even(x):
+    r = tl.floor(x + 0.5)
+    tie = (r - x) == 0.5
+    odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
+    return tl.where(tie & odd, r - 1.0, r)
+
+
+@triton.jit
+def sign(x):
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+@triton.jit
+def tanh(x):
+    e = tl.exp(-2.0 * tl.abs(x))
+    t = (1.0 - e) / (1.0 + e)
+    return tl.where(x < 0, -t, t)
+
+
+@triton.jit
+def pow(a, b):
+    magnitude = tl.exp2(b * tl.log2(tl.abs(a)))
+    odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
+    integral = tl.floor(b) == b
+    out = tl.where((a < 0) & odd, -magnitude, magnitude)
+    out = tl.where((a < 0) & ~integral, float("nan"), out)
+    return tl.where(b == 0, 1.0, out)
+
+
+@triton.jit
+def atan2(y, x):
+    # atan via the identity atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))), then a series.
+    t = y / x
+    s = t / (1.0 + tl.sqrt(1.0 + t * t))
+    s = s / (1.0 + tl.sqrt(1.0 + s * s))
+    s2 = s * s
+    a = 4.0 * s * (1.0 - s2 / 3.0 + s2 * s2 / 5.0 - s2 * s2 * s2 / 7.0 + s2 * s2 * s2 * s2 / 9.0)
+    pi = 3.141592653589793
+    a = tl.where(x < 0, tl.where(y < 0, a - pi, a + pi), a)
+    a = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), a)
+    return a
+
+
+@triton.jit
+def maximum(a, b):
+    return tl.where((a > b) | (a != a), a, b)
+
+
+@triton.jit
+def minimum(a, b):
+    return tl.where((a < b) | (a != a), a, b)
+
+
+@triton.jit
+def _mul(a, b):
+    return a * b
+
+
+@triton.jit
+def prod(x, axis):
+    return tl.reduce(x, axis, _mul)
+
+
+@triton.jit
+def max2(x, axis):
+    return tl.reduce(x, axis, maximum)
+
+
+@triton.jit
+def min2(x, axis):
+    return tl.reduce(x, axis, minimum)
