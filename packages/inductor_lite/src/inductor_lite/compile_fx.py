@@ -26,6 +26,7 @@ from typing import Any
 import sympy
 import torch
 from torch._decomp import get_decompositions
+from torch.utils._pytree import tree_unflatten
 
 from fxtrace import core_aten_decompositions, make_fx
 
@@ -62,7 +63,12 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 
 
 class CompiledGraph:
-    """The versions compiled for one graph, each valid where its guards hold."""
+    """The versions compiled for one graph, each valid where its guards hold.
+
+    The first version is static unless the graph came with symbolic sizes. A call whose sizes
+    no version accepts compiles a symbolic version (sizes as kernel arguments) — or, when a
+    symbolic version's own assumptions fail, one specialised to these inputs.
+    """
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
         self.gm = gm
@@ -74,7 +80,7 @@ class CompiledGraph:
         for check, run in self.versions:
             if check(args):
                 return run(*args)
-        self.symbolic = False  # a symbolic version that does not fit: specialise this one
+        self.symbolic = not self.symbolic
         version = self._compile(list(args))
         self.versions.append(version)
         return version[1](*args)
@@ -83,7 +89,7 @@ class CompiledGraph:
         mode = "symbolic" if self.symbolic else "fake"
         aten_gm = make_fx(torch.fx.Interpreter(self.gm).run, mode, decompositions(),
                           functionalize=True)(*inputs)
-        check = _guard(aten_gm, inputs)
+        check = _guard(aten_gm, inputs, static=not self.symbolic)
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             log.info("inductor_lite: inputs require grad; running the aten graph eagerly "
@@ -114,9 +120,11 @@ def generate(aten_gm: torch.fx.GraphModule) -> Callable:
     _count(aten_gm, graph, steps)
     call = module.call
     values = list(constants.values())
+    out_spec = getattr(aten_gm, "_out_spec", None)
 
-    def run(*args: Any) -> list:
-        return call([*args, *values])
+    def run(*args: Any) -> Any:
+        outs = call([*args, *values])
+        return tree_unflatten(outs, out_spec) if out_spec is not None else outs
     run.source = source  # type: ignore[attr-defined]
     return run
 
@@ -177,16 +185,22 @@ def _count(aten_gm: torch.fx.GraphModule, graph: GraphLowering, steps: list) -> 
 
 
 def _is_symbolic(gm: torch.fx.GraphModule, inputs: list) -> bool:
-    shape_env = gm.meta.get("shape_env")
+    shape_env = gm.meta.get("shape_env", getattr(gm, "shape_env", None))
     if shape_env is not None and getattr(shape_env, "var_to_val", None):
         return True
     return any(isinstance(s, torch.SymInt) for t in inputs if isinstance(t, torch.Tensor)
                for s in t.shape)
 
 
-def _guard(aten_gm: torch.fx.GraphModule, inputs: list) -> Callable[[tuple], bool]:
-    """What the trace assumed: the int inputs' values and the shape guards on the symbols."""
+def _guard(aten_gm: torch.fx.GraphModule, inputs: list, static: bool) -> Callable[[tuple], bool]:
+    """What the trace assumed: the int inputs' values, and the tensors' sizes and strides (static)
+    or the shape guards on their symbols (symbolic)."""
     ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)]
+    if static:
+        layouts = [(i, t.shape, t.stride()) for i, t in enumerate(inputs)
+                   if isinstance(t, torch.Tensor)]
+        return lambda args: all(args[i] == v for i, v in ints) and all(
+            args[i].shape == size and args[i].stride() == stride for i, size, stride in layouts)
     shape_env = getattr(aten_gm, "shape_env", None)
     guards = [g.expr for g in shape_env.guards] if shape_env is not None else []
     if not guards:

@@ -424,11 +424,11 @@ def _copy(lower, node, x, *, dtype=None, memory_format=None, layout=None, device
 def _full(lower, node, *args, **kwargs):
     val = lower.node.meta["val"]
     name = node.target.overloadpacket
-    if name is aten.full:
+    if name in (aten.full, aten.full_like):
         fill = args[1]
     elif name is aten.scalar_tensor:
         fill = args[0]
-    elif name is aten.ones:
+    elif name in (aten.ones, aten.ones_like):
         fill = 1
     else:
         fill = 0  # empty: any content is allowed; zeros keeps runs reproducible
@@ -988,3 +988,14 @@ def _prims_var(lower, node, x, dims, correction, *, output_dtype=None):
     load_squares = loader(squares)
     return Pointwise(squares.size, lower.node.meta["val"].dtype, x.device,
                      lambda idx: op("truediv", load_squares(idx), n(correction)))
+
+
+@register(aten.full_like.default, aten.zeros_like.default, aten.ones_like.default,
+          aten.empty_like.default)
+def _full_like(lower, node, x, *args, **kwargs):
+    return _full(lower, node, None, *args, **kwargs)
+
+
+@register(aten.rand_like.default, aten.randn_like.default)
+def _rand_like(lower, node, x, **kwargs):
+    return _random(lower, "rand" if node.target is aten.rand_like.default else "randn")

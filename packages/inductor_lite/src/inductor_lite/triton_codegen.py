@@ -19,7 +19,7 @@ import sympy
 import torch
 from sympy.printing.str import StrPrinter
 
-from .ir import IndirectIndex, Reduction, Value
+from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Value
 from .scheduler import RINDEX, XINDEX, Kernel, NodeInKernel, body, simplify_index, store_index
 
 PERSISTENT_RNUMEL = 2048  # rows up to this long are reduced in one block
@@ -83,13 +83,17 @@ class IndexPrinter(StrPrinter):
     def _print_Symbol(self, expr):
         return self.names.get(expr, expr.name)
 
+    def atom(self, expr) -> str:
+        text = self._print(expr)
+        return text if (expr.is_Atom or isinstance(expr, (FloorDiv, ModularIndexing))) else f"({text})"
+
     def _print_FloorDiv(self, expr):
-        return f"({self._print(expr.args[0])} // {self._print(expr.args[1])})"
+        return f"({self.atom(expr.args[0])} // {self.atom(expr.args[1])})"
 
     def _print_ModularIndexing(self, expr):
         a, div, mod = expr.args
-        inner = self._print(a) if div == 1 else f"({self._print(a)} // {self._print(div)})"
-        return f"({inner} % {self._print(mod)})"
+        inner = self.atom(a) if div == 1 else f"({self.atom(a)} // {self.atom(div)})"
+        return f"({inner} % {self.atom(mod)})"
 
     def _print_Pow(self, expr):
         base, exp = expr.args
@@ -216,12 +220,19 @@ class KernelCodegen:
         buffer = node.buffer
         target = buffer.mutates or buffer.name
         value = self.value(body(node), scope)
-        index = self.print_index(store_index(node), scope)
+        index = self.store_address(store_index(node), scope)
         mask = "xmask & rmask" if node.space == "r" else "xmask"
         if node.space == "x" and self.kernel.is_reduction:
             value = f"tl.broadcast_to({value}, [XBLOCK, 1])"
         scope.lines.append(f"{scope.indent}tl.store({self.pointer(target)} + ({index}), "
                            f"{value}.to({TL_DTYPES[buffer.dtype]}), {mask})")
+
+    def store_address(self, index: sympy.Expr, scope: Scope) -> str:
+        """A store's offset as a block, also when it is the same for every lane (one output)."""
+        text = self.print_index(index, scope)
+        if XINDEX not in index.free_symbols:
+            text += ") + (tl.zeros_like(xindex)"
+        return text
 
     def reduce(self, node: NodeInKernel, outer: Scope) -> None:
         data = node.buffer.data
@@ -266,7 +277,7 @@ class KernelCodegen:
         return self.emit(scope, None, FINISH[kind].format(v) + "[:, None]")
 
     def store_result(self, node: NodeInKernel, result: str, scope: Scope) -> None:
-        index = self.print_index(store_index(node), scope)
+        index = self.store_address(store_index(node), scope)
         scope.lines.append(f"{scope.indent}tl.store({self.pointer(node.buffer.name)} + ({index}), "
                            f"{result}.to({TL_DTYPES[node.buffer.dtype]}), xmask)")
 

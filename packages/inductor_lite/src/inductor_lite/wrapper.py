@@ -193,7 +193,7 @@ class WrapperCodegen:
                 last[name] = i
         out: dict[int, list[str]] = {}
         produced = {n.buffer.name for s in self.steps if isinstance(s, Kernel) for n in s.nodes
-                    if n.buffer.name in s.stored} | {
+                    if n.buffer.name in s.stored and n.buffer.mutates is None} | {
                         s.name for s in self.steps if isinstance(s, ExternBuffer)}
         for name, i in last.items():
             if name not in keep and name in produced:
