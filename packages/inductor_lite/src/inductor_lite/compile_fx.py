@@ -228,10 +228,10 @@ def _symbol_sources(gm: torch.fx.GraphModule) -> dict[sympy.Symbol, Callable]:
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             continue
-        for d, s in enumerate(val.shape):
-            if isinstance(s, torch.SymInt) and s.node.expr.is_Symbol and s.node.expr not in out:
-                out[s.node.expr] = lambda args, i=i, d=d: args[i].shape[d]
-        for d, s in enumerate(val.stride()):
-            if isinstance(s, torch.SymInt) and s.node.expr.is_Symbol and s.node.expr not in out:
-                out[s.node.expr] = lambda args, i=i, d=d: args[i].stride()[d]
+        for what, values in (("size", val.shape), ("stride", val.stride())):
+            for d, s in enumerate(values):
+                # The symbol the dim was created as, also when a guard has since fixed its value.
+                expr = getattr(s.node, "_expr", None) if isinstance(s, torch.SymInt) else None
+                if expr is not None and expr.is_Symbol and expr not in out:
+                    out[expr] = lambda args, i=i, d=d, what=what: getattr(args[i], what)(d)
     return out

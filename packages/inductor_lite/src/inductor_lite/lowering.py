@@ -113,6 +113,8 @@ class GraphLowering:
         self.seeds: list[str] = []
         self.env: dict[torch.fx.Node, Any] = {}
         self.lowered_ops = 0
+        shape_env = getattr(gm, "shape_env", None)
+        self.size_hints: dict[sympy.Symbol, int] = dict(getattr(shape_env, "var_to_val", {}))
         self.node: torch.fx.Node | None = None
 
     # -- buffers ---------------------------------------------------------------------------
@@ -163,7 +165,8 @@ class GraphLowering:
         args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: self.env[n])
         if node.target is operator.getitem and isinstance(args[0], (list, tuple)):
             return args[0][args[1]]
-        if not isinstance(node.target, torch._ops.OpOverload):
+        if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
+                node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
         lowering = LOWERINGS.get(node.target)
         if lowering is not None:
@@ -406,7 +409,8 @@ def _clamp(lower, node, x, min=None, max=None):
     return pointwise(lower, inputs, call)
 
 
-@register(aten._to_copy.default, aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default)
+@register(aten._to_copy.default, aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default,
+          aten.detach.default, aten.detach_copy.default, aten.alias_copy.default)
 def _copy(lower, node, x, *, dtype=None, memory_format=None, layout=None, device=None,
           pin_memory=None, non_blocking=False):
     val = lower.node.meta["val"]

@@ -45,8 +45,13 @@ class Launcher:
                 x = max(1, min(elems // r, _next_pow2(xnumel)))
                 out.append({"XBLOCK": x, "RBLOCK": r, "num_warps": warps})
             return out
-        return [{"XBLOCK": x, "RBLOCK": r, "num_warps": w} for x, r, w in
-                ((1, 2048, 8), (1, 1024, 4), (4, 512, 4), (8, 256, 4), (1, 4096, 16))]
+        out = []
+        for elems, r, warps in ((2048, 2048, 8), (1024, 1024, 4), (2048, 512, 4), (2048, 256, 4),
+                                (4096, 4096, 16)):
+            r = min(r, _next_pow2(rnumel))
+            out.append({"XBLOCK": max(1, min(elems // r, _next_pow2(xnumel))), "RBLOCK": r,
+                        "num_warps": warps})
+        return out
 
     def __call__(self, *args: Any, xnumel: int, rnumel: int = 1) -> None:
         xnumel, rnumel = int(xnumel), int(rnumel)

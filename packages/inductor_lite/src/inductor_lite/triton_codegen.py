@@ -123,10 +123,13 @@ class Scope:
 class KernelCodegen:
     """Generates the source of one `Kernel`; `args` lists its parameters in order."""
 
-    def __init__(self, kernel: Kernel, dtypes: dict[str, torch.dtype]) -> None:
+    def __init__(self, kernel: Kernel, dtypes: dict[str, torch.dtype],
+                 hints: dict[sympy.Symbol, int]) -> None:
         self.kernel = kernel
         self.dtypes = dtypes  # buffer name -> dtype, for every buffer it may load
-        self.persistent = kernel.is_reduction and _hint(kernel.rnumel) <= PERSISTENT_RNUMEL
+        # Persistent code is right for every row length (RBLOCK follows rnumel at launch); the
+        # size seen while tracing decides whether it is also fast.
+        self.persistent = kernel.is_reduction and _hint(kernel.rnumel, hints) <= PERSISTENT_RNUMEL
         self.pointers: dict[str, str] = {}  # buffer name -> parameter name
         self.sizes: set[sympy.Symbol] = set()
         self.seeds: list[str] = []
@@ -342,6 +345,7 @@ def _literal(value: object) -> str:
     return repr(value)
 
 
-def _hint(e: sympy.Expr) -> int:
-    return int(e) if e.is_Integer else 1 << 30
+def _hint(e: sympy.Expr, hints: dict[sympy.Symbol, int]) -> int:
+    value = e.xreplace(hints)
+    return int(value) if value.is_Integer else 1 << 30
 

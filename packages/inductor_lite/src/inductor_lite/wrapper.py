@@ -141,7 +141,7 @@ class WrapperCodegen:
     def _kernel(self, kernel: Kernel, free: dict[tuple, list[str]]) -> None:
         dtypes = {b.name: b.dtype for b in self.graph.buffers if b.layout is not None}
         dtypes.update({b.name: b.dtype for b in self.graph.inputs if b is not None})
-        gen = KernelCodegen(kernel, dtypes)
+        gen = KernelCodegen(kernel, dtypes, self.graph.size_hints)
         source = gen.generate()
         self.kernels.append(source)
         for node in kernel.nodes:
