@@ -113,6 +113,7 @@ class GraphLowering:
         self.seeds: list[str] = []
         self.env: dict[torch.fx.Node, Any] = {}
         self.lowered_ops = 0
+        self.reductions: dict[tuple, ComputedBuffer] = {}
         shape_env = getattr(gm, "shape_env", None)
         self.size_hints: dict[sympy.Symbol, int] = dict(getattr(shape_env, "var_to_val", {}))
         self.node: torch.fx.Node | None = None
@@ -640,8 +641,15 @@ def reduction(lower: GraphLowering, x: TensorIR, dims: Sequence[int] | None, kee
     val = lower.node.meta["val"]
     data = Reduction(size, rsize, reduction_type, dtype, x.device, fn)
     out_size = tuple(sym(s) for s in val.shape)
-    buffer = lower.add(ComputedBuffer(lower.new_name(), Layout(
-        size, contiguous_strides(size), sympy.Integer(0), dtype, x.device), data=data))
+    # The same reduction of the same values (a decomposition's mean computed twice) is one buffer.
+    key = (reduction_type, dtype, size, rsize, fn(
+        [sympy.Symbol(f"i{d}", integer=True) for d in range(len(size))],
+        [sympy.Symbol(f"r{d}", integer=True) for d in range(len(rsize))]))
+    buffer = lower.reductions.get(key)
+    if buffer is None:
+        buffer = lower.add(ComputedBuffer(lower.new_name(), Layout(
+            size, contiguous_strides(size), sympy.Integer(0), dtype, x.device), data=data))
+        lower.reductions[key] = buffer
     if keepdim and out_size != size:
         return _reshape_buffer(buffer, out_size)
     return buffer
