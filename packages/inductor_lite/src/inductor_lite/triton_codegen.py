@@ -210,10 +210,13 @@ class KernelCodegen:
             scope.cache[v] = out
             return out
         text_index = self.print_index(index, scope)
-        uses_r = RINDEX in sympy.sympify(index).free_symbols or any(
-            isinstance(s, IndirectIndex) for s in sympy.sympify(index).free_symbols)
-        mask = "xmask & rmask" if (uses_r and self.kernel.is_reduction) else "xmask"
-        text = f"tl.load({self.pointer(name)} + ({text_index}), {mask}, other=0)"
+        symbols = sympy.sympify(index).free_symbols
+        uses_r = RINDEX in symbols or any(isinstance(s, IndirectIndex) for s in symbols)
+        if not uses_r and XINDEX not in symbols:  # the same element for every lane: no mask
+            text = f"tl.load({self.pointer(name)} + ({text_index}))"
+        else:
+            mask = "xmask & rmask" if (uses_r and self.kernel.is_reduction) else "xmask"
+            text = f"tl.load({self.pointer(name)} + ({text_index}), {mask}, other=0)"
         if self.dtypes[name] in (torch.float16, torch.bfloat16):
             text += ".to(tl.float32)"
         return self.emit(scope, v, text)
