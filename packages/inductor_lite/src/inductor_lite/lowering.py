@@ -83,6 +83,24 @@ def meta_layout(val: torch.Tensor) -> Layout:
                   sym(val.storage_offset()), val.dtype, val.device)
 
 
+def base_layout(val: torch.Tensor) -> Layout:
+    """The layout of a tensor that reaches the wrapper as itself (an input, an extern call's
+    result): offsets count from its data pointer, which is where a kernel's pointer starts."""
+    layout = meta_layout(val)
+    return Layout(layout.size, layout.stride, sympy.Integer(0), layout.dtype, layout.device)
+
+
+# What generated kernels can load and store; any other dtype (complex) runs by aten.
+KERNEL_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64,
+                 torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool}
+
+
+def _kernel_dtypes_only(node: torch.fx.Node) -> bool:
+    values = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+    leaves = [v for v in torch.utils._pytree.tree_leaves(values) if isinstance(v, torch.Tensor)]
+    return all(v.dtype in KERNEL_DTYPES for v in leaves)
+
+
 def dense_layout(val: torch.Tensor) -> Layout:
     """The fake value's own strides when they are dense and non-overlapping, else contiguous."""
     layout = meta_layout(val)
@@ -117,6 +135,9 @@ class GraphLowering:
         shape_env = getattr(gm, "shape_env", None)
         self.size_hints: dict[sympy.Symbol, int] = dict(getattr(shape_env, "var_to_val", {}))
         self.node: torch.fx.Node | None = None
+        # Buffers whose example tensor starts past its storage's start (an input that is a view,
+        # a fallback's view result): the wrapper's `as_strided` of such a base would be wrong.
+        self.offset_bases: set[str] = set()
 
     # -- buffers ---------------------------------------------------------------------------
     def new_name(self) -> str:
@@ -154,7 +175,8 @@ class GraphLowering:
     def _placeholder(self, node: torch.fx.Node) -> Any:
         val = node.meta.get("val")
         if isinstance(val, torch.Tensor):
-            buffer = InputBuffer(node.name, meta_layout(val))
+            buffer = InputBuffer(node.name, base_layout(val))
+            self._note_offset(buffer.name, val)
             self.inputs.append(buffer)
             self.input_symbols.append(None)
             return buffer
@@ -169,12 +191,15 @@ class GraphLowering:
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
-        lowering = LOWERINGS.get(node.target)
+        lowering = LOWERINGS.get(node.target) if _kernel_dtypes_only(node) else None
         if lowering is not None:
+            state = (len(self.buffers), len(self.seeds), dict(self.reductions))
             try:
                 out = lowering(self, node, *args, **kwargs)
-            except LoweringError:
+            except LoweringError:  # undo what the lowering added before it gave up
                 out = None
+                del self.buffers[state[0]:], self.seeds[state[1]:]
+                self.reductions = state[2]
             if out is not None:
                 self.lowered_ops += 1
                 if isinstance(out, Pointwise) and len(node.users) > 1:
@@ -194,14 +219,29 @@ class GraphLowering:
         val = node.meta["val"]
         name = self.new_name()
         if isinstance(val, torch.Tensor):
-            return self.add(ExternBuffer(name, meta_layout(val), target=node.target, args=args,
+            self._note_offset(name, val)
+            return self.add(ExternBuffer(name, base_layout(val), target=node.target, args=args,
                                          kwargs=kwargs, fallback=fallback))
-        if not isinstance(val, (list, tuple)):
+        if val is not None and not isinstance(val, (list, tuple)):
             raise LoweringError(f"{node.target} returns {type(val).__name__}")
         parent = self.add(ExternBuffer(name, None, target=node.target, args=args, kwargs=kwargs,
                                        fallback=fallback))
-        return [self.add(ExternBuffer(self.new_name(), meta_layout(v), parent=parent.name, item=i))
-                if isinstance(v, torch.Tensor) else None for i, v in enumerate(val)]
+        if val is None:  # a check that raises or returns nothing
+            return None
+        items = []
+        for i, v in enumerate(val):
+            if isinstance(v, torch.Tensor):
+                items.append(self.add(ExternBuffer(self.new_name(), base_layout(v),
+                                                   parent=parent.name, item=i)))
+                self._note_offset(items[-1].name, v)
+            else:
+                items.append(None)
+        return items
+
+    def _note_offset(self, name: str, val: torch.Tensor) -> None:
+        offset = sym(val.storage_offset())
+        if offset != 0:
+            self.offset_bases.add(name)
 
     def _output(self, values: Any) -> None:
         out_nodes = values if isinstance(values, (list, tuple)) else [values]
@@ -329,6 +369,8 @@ def _div(lower, node, a, b, *, rounding_mode=None):
         return pointwise(lower, [a, b], lambda x, y: op("truediv", x, y))
     dtype = promoted(lower, a, b)
     name = {"floor": "floordiv", "trunc": "truncdiv"}[rounding_mode]
+    if dtype.is_floating_point:
+        name += "_float"
     return pointwise(lower, [a, b], lambda x, y: op(name, x, y), in_dtype=dtype)
 
 
@@ -466,12 +508,15 @@ def _arange(lower, node, *args, **kwargs):
 
 # -- views -----------------------------------------------------------------------------------
 
-def view_of(x: TensorIR, size: Sequence[sympy.Expr], index_map: Callable,
+def view_of(lower: GraphLowering, x: TensorIR, size: Sequence[sympy.Expr], index_map: Callable,
             layout_fn: Callable | None = None) -> TensorIR:
     """A view: a BufferView when `x` has storage and the view is strided (`layout_fn` gives the
-    new layout), else a Pointwise that reads `x` at `index_map(index)`."""
-    if layout_fn is not None and not isinstance(x, Pointwise):
-        base = x.buffer if isinstance(x, BufferView) else x
+    new layout), else a Pointwise that reads `x` at `index_map(index)` (also when `x`'s base
+    starts past its storage's start: layouts count from a base's data pointer, `as_strided`
+    from its storage's start)."""
+    base = x.buffer if isinstance(x, BufferView) else x
+    if layout_fn is not None and not isinstance(x, Pointwise) and \
+            base.name not in lower.offset_bases:
         layout = layout_fn(x.layout)
         if layout is not None:
             return BufferView(base, layout)
@@ -484,7 +529,7 @@ def _permute(lower, node, x, dims):
     dims = [d % max(len(x.size), 1) for d in dims]
     inverse = [dims.index(i) for i in range(len(dims))]
     size = [x.size[d] for d in dims]
-    return view_of(x, size, lambda idx: [idx[inverse[i]] for i in range(len(dims))],
+    return view_of(lower, x, size, lambda idx: [idx[inverse[i]] for i in range(len(dims))],
                    lambda lay: Layout(tuple(size), tuple(lay.stride[d] for d in dims),
                                       lay.offset, lay.dtype, lay.device))
 
@@ -512,7 +557,7 @@ def _expand(lower, node, x, size, *, implicit=False):
             sympy.Integer(0) if (s == 1 and o != 1) else st
             for s, st, o in zip(lay.size, lay.stride, size[skip:])]
         return Layout(tuple(size), tuple(stride), lay.offset, lay.dtype, lay.device)
-    return view_of(x, size, index_map, layout_fn)
+    return view_of(lower, x, size, index_map, layout_fn)
 
 
 @register(aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims,
@@ -538,7 +583,7 @@ def _reshape(lower, node, x, *_):
             for new_d, old_d in pairs:
                 stride[new_d] = lay.stride[old_d]
             return Layout(size, tuple(stride), lay.offset, lay.dtype, lay.device)
-        return view_of(x, size, index_map, layout_fn)
+        return view_of(lower, x, size, index_map, layout_fn)
 
     new_strides = contiguous_strides(size)
     old_strides = contiguous_strides(old)
@@ -552,7 +597,7 @@ def _reshape(lower, node, x, *_):
         if lay.stride != old_strides and any(s != 1 for s in old):
             return None
         return Layout(size, new_strides, lay.offset, lay.dtype, lay.device)
-    return view_of(x, size, index_map, layout_fn)
+    return view_of(lower, x, size, index_map, layout_fn)
 
 
 @register(aten.slice.Tensor, aten.slice_copy.Tensor)
@@ -571,7 +616,7 @@ def _slice(lower, node, x, dim=0, start=None, end=None, step=1):
         stride[dim] = lay.stride[dim] * step
         return Layout(size, tuple(stride), lay.offset + start * lay.stride[dim], lay.dtype,
                       lay.device)
-    return view_of(x, size, index_map, layout_fn)
+    return view_of(lower, x, size, index_map, layout_fn)
 
 
 def _clamp_start(start: Any, dim_size: sympy.Expr) -> sympy.Expr:
@@ -601,7 +646,7 @@ def _select(lower, node, x, dim, index):
     def layout_fn(lay):
         stride = tuple(s for d, s in enumerate(lay.stride) if d != dim)
         return Layout(size, stride, lay.offset + index * lay.stride[dim], lay.dtype, lay.device)
-    return view_of(x, size, index_map, layout_fn)
+    return view_of(lower, x, size, index_map, layout_fn)
 
 
 @register(aten.as_strided.default)
@@ -609,6 +654,8 @@ def _as_strided(lower, node, x, size, stride, storage_offset=None):
     if isinstance(x, Pointwise):
         x = lower.realize(x)
     base = x.buffer if isinstance(x, BufferView) else x
+    if base.name in lower.offset_bases:
+        raise LoweringError("as_strided of a tensor that starts past its storage's start")
     offset = sym(storage_offset) if storage_offset is not None else x.layout.offset
     return BufferView(base, Layout(tuple(sym(s) for s in size), tuple(sym(s) for s in stride),
                                    offset, x.dtype, x.device))
@@ -620,7 +667,7 @@ def reduction(lower: GraphLowering, x: TensorIR, dims: Sequence[int] | None, kee
               reduction_type: str, dtype: torch.dtype) -> Buffer:
     """Reduce `x` over `dims` into a new buffer (sizes from the node's fake value)."""
     rank = len(x.size)
-    dims = sorted({d % rank for d in dims}) if dims else list(range(rank))
+    dims = sorted({d % rank for d in dims}) if dims and rank else list(range(rank))
     kept = [d for d in range(rank) if d not in dims]
     size = tuple(x.size[d] for d in kept)
     rsize = tuple(x.size[d] for d in dims)
@@ -639,8 +686,10 @@ def reduction(lower: GraphLowering, x: TensorIR, dims: Sequence[int] | None, kee
         return to_dtype(load(full), in_dtype)
 
     val = lower.node.meta["val"]
-    data = Reduction(size, rsize, reduction_type, dtype, x.device, fn)
     out_size = tuple(sym(s) for s in val.shape)
+    if all(s == 1 for s in rsize):
+        return _one_element_reduction(x, kept, out_size, reduction_type, dtype, fn)
+    data = Reduction(size, rsize, reduction_type, dtype, x.device, fn)
     # The same reduction of the same values (a decomposition's mean computed twice) is one buffer.
     key = (reduction_type, dtype, size, rsize, fn(
         [sympy.Symbol(f"i{d}", integer=True) for d in range(len(size))],
@@ -653,6 +702,22 @@ def reduction(lower: GraphLowering, x: TensorIR, dims: Sequence[int] | None, kee
     if keepdim and out_size != size:
         return _reshape_buffer(buffer, out_size)
     return buffer
+
+
+def _one_element_reduction(x: TensorIR, kept: list[int], out_size: tuple, reduction_type: str,
+                           dtype: torch.dtype, fn: Callable) -> Pointwise:
+    """A reduction of one element per output (a 0-d input, reduced dims of size 1): a copy."""
+    rank = len(x.size)
+    if len(out_size) not in (rank, len(kept)):
+        raise LoweringError("reduction output of unexpected rank")
+    cd = compute_dtype(dtype)
+
+    def body(idx):
+        kept_idx = [idx[d] for d in kept] if len(out_size) == rank else list(idx)
+        if reduction_type in ("argmax", "argmin"):
+            return constant(0, cd)
+        return to_dtype(fn(kept_idx, [sympy.Integer(0)] * (rank - len(kept))), cd)
+    return Pointwise(out_size, dtype, x.device, body)
 
 
 def _reshape_buffer(buffer: Buffer, size: tuple) -> BufferView:
@@ -716,7 +781,7 @@ def _any(lower, node, x, dims=None, keepdim=False):
 def _mean(lower, node, x, dims=None, keepdim=False, *, dtype=None):
     out = lower.node.meta["val"].dtype
     rank = len(x.size)
-    dlist = sorted({d % rank for d in _dims(dims)}) if _dims(dims) else list(range(rank))
+    dlist = sorted({d % rank for d in _dims(dims)}) if _dims(dims) and rank else list(range(rank))
     total = reduction(lower, x, dlist, keepdim, "sum", out)
     count = ir.product([x.size[d] for d in dlist])
     load = loader(total)
@@ -780,6 +845,8 @@ def _broadcast_shapes(shapes: Sequence[Sequence[sympy.Expr]]) -> tuple[sympy.Exp
 
 @register(aten.index_select.default)
 def _index_select(lower, node, x, dim, index):
+    if not x.size:
+        raise LoweringError("index_select of a 0-d tensor")
     indices = [None] * len(x.size)
     indices[dim % len(x.size)] = index
     return _index(lower, node, x, indices)
@@ -961,7 +1028,7 @@ def _broadcast_in_dim(lower, node, x, shape, broadcast_dimensions):
         for k, d in enumerate(dims):
             stride[d] = sympy.Integer(0) if (x.size[k] == 1 and size[d] != 1) else lay.stride[k]
         return Layout(size, tuple(stride), lay.offset, lay.dtype, lay.device)
-    return view_of(x, size, index_map, layout_fn)
+    return view_of(lower, x, size, index_map, layout_fn)
 
 
 @register(prims.sum.default)

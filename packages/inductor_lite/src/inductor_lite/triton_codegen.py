@@ -34,7 +34,8 @@ TL_DTYPES = {
 OPS = {
     "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "truediv": "{0} / {1}",
     "floordiv": "helpers.floordiv({0}, {1})", "truncdiv": "helpers.truncdiv({0}, {1})",
-    "remainder": "helpers.remainder({0}, {1})", "fmod": "helpers.fmod({0}, {1})",
+    "floordiv_float": "helpers.floordiv_float({0}, {1})", "truncdiv_float": "helpers.trunc({0} / {1})",
+    "remainder": "helpers.remainder({0}, {1})", "fmod": "{0} % {1}",
     "neg": "-{0}", "abs": "tl.abs({0})", "exp": "tl.exp({0})", "exp2": "tl.exp2({0})",
     "log": "tl.log({0})", "log2": "tl.log2({0})", "log10": "tl.log2({0}) * 0.30102999566398120",
     "sqrt": "tl.sqrt({0})", "rsqrt": "tl.rsqrt({0})", "sin": "tl.sin({0})", "cos": "tl.cos({0})",

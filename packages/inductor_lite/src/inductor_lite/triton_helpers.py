@@ -12,6 +12,18 @@ def floordiv(a, b):
 
 
 @triton.jit
+def floordiv_float(a, b):
+    # As PyTorch computes it: from the exact remainder, not by flooring a rounded quotient.
+    mod = a % b
+    div = (a - mod) / b
+    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+    floored = tl.floor(div)
+    floored = tl.where(div - floored > 0.5, floored + 1.0, floored)
+    out = tl.where(div == 0, 0.0 * (a / b), floored)
+    return tl.where(b == 0, a / b, out)
+
+
+@triton.jit
 def truncdiv(a, b):
     return a // b
 
@@ -20,11 +32,6 @@ def truncdiv(a, b):
 def remainder(a, b):
     r = a % b
     return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
-
-
-@triton.jit
-def fmod(a, b):
-    return a - trunc(a / b) * b
 
 
 @triton.jit
