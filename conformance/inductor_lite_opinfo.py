@@ -26,7 +26,8 @@ import torch  # noqa: E402
 from torch.utils._pytree import tree_flatten  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fxtrace_opinfo import _as_function, _is_random  # noqa: E402
+from fxtrace_opinfo import _as_function  # noqa: E402
+from fxtrace_opinfo import _is_random as _varies  # noqa: E402
 from opinfo import CI_OPS, Tally, attempt, samples  # noqa: E402
 
 PER_OP = 2  # samples per op: the interpreter runs each kernel element by element in Python
@@ -50,6 +51,19 @@ def _fallbacks(source: str) -> tuple[str, ...]:
     return tuple(sorted({c.removeprefix("torch.ops.") for c in calls if c not in externs}))
 
 
+def _is_random(sample, fn, tensors: list[torch.Tensor]) -> bool:
+    """Whether the op's values vary between runs (fresh copies of the inputs each run, so that an
+    in-place random op shows it too)."""
+    return _varies(sample, lambda *ts: fn(*_clone(list(ts))), tensors)
+
+
+def _draws_random(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph has a random op. OpInfo's random ops seed the generator on each call
+    (the same values every time), which a traced graph does not repeat."""
+    return any(isinstance(n.target, torch._ops.OpOverload)
+               and torch.Tag.nondeterministic_seeded in n.target.tags for n in gm.graph.nodes)
+
+
 def _clone(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     return [t.clone() for t in tensors]
 
@@ -63,6 +77,7 @@ def _check(fn, tensors: list[torch.Tensor], random: bool, outcome: Outcome) -> b
     from fxtrace import make_fx
 
     gm = make_fx(fn, "real")(*_clone(tensors))
+    random = random or _draws_random(gm)
     eager_inputs, compiled_inputs = _clone(tensors), _clone(tensors)
     torch.manual_seed(0)
     expected = _tensors(fn(*eager_inputs))

@@ -138,6 +138,9 @@ class GraphLowering:
         # Buffers whose example tensor starts past its storage's start (an input that is a view,
         # a fallback's view result): the wrapper's `as_strided` of such a base would be wrong.
         self.offset_bases: set[str] = set()
+        # Size symbols the wrapper binds from its inputs; others (the size of a fallback's
+        # data-dependent result) have no value in generated code.
+        self.bound: set[sympy.Symbol] = set()
 
     # -- buffers ---------------------------------------------------------------------------
     def new_name(self) -> str:
@@ -174,6 +177,7 @@ class GraphLowering:
 
     def _placeholder(self, node: torch.fx.Node) -> Any:
         val = node.meta.get("val")
+        self.bound |= _free_symbols(val)
         if isinstance(val, torch.Tensor):
             buffer = InputBuffer(node.name, base_layout(val))
             self._note_offset(buffer.name, val)
@@ -191,7 +195,9 @@ class GraphLowering:
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
-        lowering = LOWERINGS.get(node.target) if _kernel_dtypes_only(node) else None
+        lowering = LOWERINGS.get(node.target)
+        if not _kernel_dtypes_only(node) or not self._sizes_bound(node):
+            lowering = None
         if lowering is not None:
             state = (len(self.buffers), len(self.seeds), dict(self.reductions))
             try:
@@ -238,6 +244,10 @@ class GraphLowering:
                 items.append(None)
         return items
 
+    def _sizes_bound(self, node: torch.fx.Node) -> bool:
+        values = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+        return _free_symbols(values) <= self.bound
+
     def _note_offset(self, name: str, val: torch.Tensor) -> None:
         offset = sym(val.storage_offset())
         if offset != 0:
@@ -250,6 +260,18 @@ class GraphLowering:
             if isinstance(value, Pointwise):
                 value = self.realize(value, dense_layout(n.meta["val"]))
             self.outputs.append(value)
+
+
+def _free_symbols(tree: Any) -> set[sympy.Symbol]:
+    """The size symbols in the shapes and strides of the tensors (and the symbolic ints) of a
+    pytree of fake values."""
+    out: set[sympy.Symbol] = set()
+    for v in torch.utils._pytree.tree_leaves(tree):
+        parts = [*v.shape, *v.stride()] if isinstance(v, torch.Tensor) else [v]
+        for p in parts:
+            if isinstance(p, torch.SymInt):
+                out |= p.node.expr.free_symbols
+    return out
 
 
 def _map_tensors(tree: Any, fn: Callable) -> Any:
@@ -348,10 +370,13 @@ def _isnan(lower, node, x):
 
 def _binary(name: str) -> Callable:
     def lowering(lower, node, a, b, *, alpha=None):
+        kind = name
+        if lower.node.meta["val"].dtype == torch.bool and name.startswith("bitwise_"):
+            kind = name.replace("bitwise_", "logical_")
         if alpha is not None and alpha != 1:
             return pointwise(lower, [a, b], lambda x, y: op(
-                name, x, op("mul", y, constant(alpha, y.dtype))))
-        return pointwise(lower, [a, b], lambda x, y: op(name, x, y))
+                kind, x, op("mul", y, constant(alpha, y.dtype))))
+        return pointwise(lower, [a, b], lambda x, y: op(kind, x, y))
     return lowering
 
 
@@ -775,6 +800,33 @@ def _flatten(x: TensorIR) -> Pointwise:
 def _any(lower, node, x, dims=None, keepdim=False):
     kind = "any" if node.target.overloadpacket is aten.any else "all"
     return reduction(lower, x, _dims(dims), keepdim, kind, torch.bool)
+
+
+@register(aten.linalg_vector_norm.default)
+def _vector_norm(lower, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """max |x| (ord inf), min |x| (-inf), count of non-zeros (0), else (sum |x|^ord)^(1/ord)."""
+    out = lower.node.meta["val"].dtype
+    if not out.is_floating_point:
+        raise LoweringError("norm of a non-float type")
+    cd, ord, load = compute_dtype(out), float(ord), loader(x)
+
+    def term(idx):
+        a = op("abs", to_dtype(load(idx), cd))
+        if ord == 0:
+            return to_dtype(op("ne", a, constant(0, cd), dtype=torch.bool), cd)
+        if ord in (1, math.inf, -math.inf):
+            return a
+        return op("mul", a, a) if ord == 2 else op("pow", a, constant(ord, cd))
+    kind = {math.inf: "max", -math.inf: "min"}.get(ord, "sum")
+    total = reduction(lower, Pointwise(x.size, cd, x.device, term), _dims(dim), keepdim, kind, out)
+    if kind != "sum" or ord in (0, 1):
+        return total
+    load_total = loader(total)
+
+    def root(idx):
+        v = to_dtype(load_total(idx), cd)
+        return op("sqrt", v) if ord == 2 else op("pow", v, constant(1 / ord, cd))
+    return Pointwise(total.size, out, x.device, root)
 
 
 @register(aten.mean.dim, aten.mean.default)

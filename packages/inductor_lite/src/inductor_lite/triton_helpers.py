@@ -1,14 +1,27 @@
 """Triton functions the generated kernels call: Python's integer division and modulo, NaN-aware
-max/min, and math that `triton.language` lacks (or lacks in its CPU interpreter)."""
+max/min, and math that `triton.language` lacks (or lacks in its CPU interpreter).
+
+Conditions combine with `both`/`either` rather than `&`/`|`: Triton's interpreter (3.9) fails on
+`&` of a block of booleans and a scalar one (a value loaded once for every lane)."""
 
 import triton
 import triton.language as tl
 
 
 @triton.jit
+def both(p, q):
+    return tl.where(p, q, p)
+
+
+@triton.jit
+def either(p, q):
+    return tl.where(p, p, q)
+
+
+@triton.jit
 def floordiv(a, b):
     q = a // b
-    return tl.where((a % b != 0) & ((a < 0) != (b < 0)), q - 1, q)
+    return tl.where(both(a % b != 0, (a < 0) != (b < 0)), q - 1, q)
 
 
 @triton.jit
@@ -16,7 +29,7 @@ def floordiv_float(a, b):
     # As PyTorch computes it: from the exact remainder, not by flooring a rounded quotient.
     mod = a % b
     div = (a - mod) / b
-    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+    div = tl.where(both(mod != 0, (b < 0) != (mod < 0)), div - 1.0, div)
     floored = tl.floor(div)
     floored = tl.where(div - floored > 0.5, floored + 1.0, floored)
     out = tl.where(div == 0, 0.0 * (a / b), floored)
@@ -31,7 +44,7 @@ def truncdiv(a, b):
 @triton.jit
 def remainder(a, b):
     r = a % b
-    return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return tl.where(both(r != 0, (r < 0) != (b < 0)), r + b, r)
 
 
 @triton.jit
@@ -44,7 +57,7 @@ def round_half_even(x):
     r = tl.floor(x + 0.5)
     tie = (r - x) == 0.5
     odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
-    return tl.where(tie & odd, r - 1.0, r)
+    return tl.where(both(tie, odd), r - 1.0, r)
 
 
 @triton.jit
@@ -63,9 +76,8 @@ def tanh(x):
 def pow(a, b):
     magnitude = tl.exp2(b * tl.log2(tl.abs(a)))
     odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
-    integral = tl.floor(b) == b
-    out = tl.where((a < 0) & odd, -magnitude, magnitude)
-    out = tl.where((a < 0) & ~integral, float("nan"), out)
+    out = tl.where(both(a < 0, odd), -magnitude, magnitude)
+    out = tl.where(both(a < 0, tl.floor(b) != b), float("nan"), out)
     return tl.where(b == 0, 1.0, out)
 
 
@@ -85,12 +97,12 @@ def atan2(y, x):
 
 @triton.jit
 def maximum(a, b):
-    return tl.where((a > b) | (a != a), a, b)
+    return tl.where(either(a > b, a != a), a, b)
 
 
 @triton.jit
 def minimum(a, b):
-    return tl.where((a < b) | (a != a), a, b)
+    return tl.where(either(a < b, a != a), a, b)
 
 
 @triton.jit
