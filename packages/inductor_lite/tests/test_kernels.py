@@ -167,7 +167,10 @@ def test_extern_kernels(device):
                       torch.randn(2, 4, 5, device=device), atol=1e-4)
     compile_and_check(lambda q: F.scaled_dot_product_attention(q, q, q, is_causal=True), q,
                       atol=1e-4)
-    assert counters["fallbacks"] == 0
+    compile_and_check(lambda b, x, y: torch.baddbmm(b, x, y), torch.randn(2, 3, 5, device=device),
+                      torch.randn(2, 3, 4, device=device), torch.randn(2, 4, 5, device=device),
+                      atol=1e-4)
+    assert counters["fallbacks"] == 0 and counters["extern_calls"] == 4
 
 
 def test_fallback_runs_unlowered_ops(device):

@@ -51,10 +51,15 @@ LOWERED_THROUGH_DECOMPOSITION = [
 ]
 
 
+# Ops that stay whole, to run as extern library calls (attention's fused kernel, batched addmm).
+KEPT_WHOLE = {aten.baddbmm, aten.scaled_dot_product_attention,
+              aten._scaled_dot_product_flash_attention_for_cpu}
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
-    return table
+    return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}
 
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
