@@ -92,8 +92,10 @@ class CompiledGraph:
 
     def _compile(self, inputs: list) -> tuple[Callable, Callable]:
         mode = "symbolic" if self.symbolic else "fake"
-        aten_gm = make_fx(torch.fx.Interpreter(self.gm).run, mode, decompositions(),
-                          functionalize=True)(*inputs)
+        # Mutations become copies into inputs at the end; views stay views (lowered as index
+        # maps), not the copies that removing views too would make of them.
+        functional = torch.func.functionalize(torch.fx.Interpreter(self.gm).run, remove="mutations")
+        aten_gm = make_fx(functional, mode, decompositions())(*inputs)
         check = _guard(aten_gm, inputs, static=not self.symbolic)
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
