@@ -344,7 +344,9 @@ for _name, _target in [
     ("erf", aten.erf), ("floor", aten.floor), ("ceil", aten.ceil), ("trunc", aten.trunc),
     ("reciprocal", aten.reciprocal), ("log1p", aten.log1p), ("expm1", aten.expm1),
     ("relu", aten.relu), ("sign", aten.sign), ("round", aten.round.default),
-    ("tan", aten.tan), ("log10", aten.log10),
+    ("tan", aten.tan), ("log10", aten.log10), ("erfc", aten.erfc), ("cosh", aten.cosh),
+    ("asinh", aten.asinh), ("acosh", aten.acosh), ("atanh", aten.atanh), ("asin", aten.asin),
+    ("acos", aten.acos), ("atan", aten.atan),
 ]:
     register(_target)(_unary(_name))
 
@@ -494,7 +496,6 @@ def _copy(lower, node, x, *, dtype=None, memory_format=None, layout=None, device
 @register(aten.full.default, aten.scalar_tensor.default, aten.empty.memory_format,
           aten.empty_strided.default, aten.zeros.default, aten.ones.default)
 def _full(lower, node, *args, **kwargs):
-    val = lower.node.meta["val"]
     name = node.target.overloadpacket
     if name in (aten.full, aten.full_like):
         fill = args[1]
@@ -504,11 +505,32 @@ def _full(lower, node, *args, **kwargs):
         fill = 1
     else:
         fill = 0  # empty: any content is allowed; zeros keeps runs reproducible
+    return _filled(lower, fill)
+
+
+def _filled(lower: GraphLowering, fill: Any) -> Pointwise:
+    """The node's output with every element `fill` (a number or a size expression)."""
+    val = lower.node.meta["val"]
     if isinstance(fill, sympy.Expr) and not fill.is_Number:
         v = to_dtype(Value("index", (fill,), torch.int64), compute_dtype(val.dtype))
     else:
         v = constant(fill, compute_dtype(val.dtype))
     return Pointwise(tuple(sym(s) for s in val.shape), val.dtype, val.device, lambda idx: v)
+
+
+@register(aten.fill.Scalar)
+def _fill(lower, node, x, value):
+    return _filled(lower, value)
+
+
+@register(aten.empty_permuted.default)
+def _empty_permuted(lower, node, *args, **kwargs):
+    return _filled(lower, 0)
+
+
+@register(aten.lift_fresh.default)
+def _lift_fresh(lower, node, x):
+    return x
 
 
 @register(aten.arange.start_step, aten.arange.default, aten.arange.start)
@@ -586,7 +608,7 @@ def _expand(lower, node, x, size, *, implicit=False):
 
 
 @register(aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims,
-          aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.view_copy.default)
+          aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 def _reshape(lower, node, x, *_):
     val = lower.node.meta["val"]
     size = tuple(sym(s) for s in val.shape)
@@ -625,13 +647,17 @@ def _reshape(lower, node, x, *_):
     return view_of(lower, x, size, index_map, layout_fn)
 
 
-@register(aten.slice.Tensor, aten.slice_copy.Tensor)
+@register(aten.slice.Tensor)
 def _slice(lower, node, x, dim=0, start=None, end=None, step=1):
     val = lower.node.meta["val"]
     dim = dim % len(x.size)
     size = tuple(sym(s) for s in val.shape)
-    start = _clamp_start(start, x.size[dim])
-    step = sympy.Integer(step)
+    return _slice_view(lower, x, dim, _clamp_start(start, x.size[dim]), sympy.Integer(step), size)
+
+
+def _slice_view(lower: GraphLowering, x: TensorIR, dim: int, start: sympy.Expr,
+                step: sympy.Expr, size: tuple) -> TensorIR:
+    """Elements start, start + step, ... of dim `dim` (`size` is the view's size)."""
 
     def index_map(idx):
         return [start + i * step if d == dim else i for d, i in enumerate(idx)]
@@ -657,7 +683,7 @@ def _clamp_start(start: Any, dim_size: sympy.Expr) -> sympy.Expr:
     return start
 
 
-@register(aten.select.int, aten.select_copy.int)
+@register(aten.select.int)
 def _select(lower, node, x, dim, index):
     dim = dim % len(x.size)
     index = sym(index) if not isinstance(index, sympy.Expr) else index
@@ -676,11 +702,22 @@ def _select(lower, node, x, dim, index):
 
 @register(aten.as_strided.default)
 def _as_strided(lower, node, x, size, stride, storage_offset=None):
-    if isinstance(x, Pointwise):
-        x = lower.realize(x)
+    """A view of `x`'s storage: ours must be laid out as eager's is. That is known for inputs and
+    fallback results, and for a fresh (non-view) dense result, which we store just so."""
+    if isinstance(x, (Pointwise, ComputedBuffer)):
+        source = node.args[0]
+        val = source.meta["val"]
+        fresh = isinstance(source.target, torch._ops.OpOverload) and not any(
+            r.alias_info is not None for r in source.target._schema.returns)
+        layout = dense_layout(val)
+        if not fresh or layout.stride != meta_layout(val).stride or val.storage_offset() != 0:
+            raise LoweringError("as_strided of a value whose storage we do not lay out as eager")
+        if isinstance(x, ComputedBuffer) and x.layout.stride != layout.stride:
+            raise LoweringError("as_strided of a buffer laid out unlike eager's")
+        x = lower.realize(x, layout)
     base = x.buffer if isinstance(x, BufferView) else x
-    if base.name in lower.offset_bases:
-        raise LoweringError("as_strided of a tensor that starts past its storage's start")
+    if base.name in lower.offset_bases or isinstance(base, ComputedBuffer) and base is not x:
+        raise LoweringError("as_strided of a view whose storage we do not lay out as eager")
     offset = sym(storage_offset) if storage_offset is not None else x.layout.offset
     return BufferView(base, Layout(tuple(sym(s) for s in size), tuple(sym(s) for s in stride),
                                    offset, x.dtype, x.device))
@@ -711,6 +748,7 @@ def reduction(lower: GraphLowering, x: TensorIR, dims: Sequence[int] | None, kee
         return to_dtype(load(full), in_dtype)
 
     val = lower.node.meta["val"]
+    val = val[0] if isinstance(val, (list, tuple)) else val  # max.dim: (values, indices)
     out_size = tuple(sym(s) for s in val.shape)
     if all(s == 1 for s in rsize):
         return _one_element_reduction(x, kept, out_size, reduction_type, dtype, fn)
@@ -971,8 +1009,6 @@ def _constant_pad(lower, node, x, pad, value=0):
             inside = ok if inside is None else op("logical_and", inside, ok)
         v = to_dtype(load(src), cd)
         return v if inside is None else Value("where", (inside, v, fill), cd)
-    if any(b.is_Integer and b < 0 for p in pads for b in p):
-        raise LoweringError("negative padding")
     return Pointwise(size, val.dtype, val.device, fn)
 
 
@@ -1130,3 +1166,101 @@ def _full_like(lower, node, x, *args, **kwargs):
 @register(aten.rand_like.default, aten.randn_like.default)
 def _rand_like(lower, node, x, **kwargs):
     return _random(lower, "rand" if node.target is aten.rand_like.default else "randn")
+
+
+# -- more views, and the copying twins of views ----------------------------------------------
+
+@register(aten.split_with_sizes.default, aten.split.Tensor)
+def _split(lower, node, x, sizes, dim=0):
+    dim = dim % len(x.size)
+    out, start = [], sympy.Integer(0)
+    for v in lower.node.meta["val"]:
+        size = tuple(sym(s) for s in v.shape)
+        out.append(_slice_view(lower, x, dim, start, sympy.Integer(1), size))
+        start = start + size[dim]
+    return out
+
+
+@register(aten.unbind.int)
+def _unbind(lower, node, x, dim=0):
+    dim = dim % len(x.size)
+    if not x.size[dim].is_Integer:
+        raise LoweringError("unbind of a symbolic dim")
+    return [_select(lower, node, x, dim, i) for i in range(int(x.size[dim]))]
+
+
+@register(aten.diagonal.default)
+def _diagonal(lower, node, x, offset=0, dim1=0, dim2=1):
+    rank = len(x.size)
+    d1, d2 = dim1 % rank, dim2 % rank
+    size = tuple(sym(s) for s in lower.node.meta["val"].shape)
+    kept = [d for d in range(rank) if d not in (d1, d2)]
+    o1, o2 = (0, offset) if offset >= 0 else (-offset, 0)
+
+    def index_map(idx):
+        full = [None] * rank
+        for d, i in zip(kept, idx[:-1]):
+            full[d] = i
+        full[d1], full[d2] = idx[-1] + o1, idx[-1] + o2
+        return full
+
+    def layout_fn(lay):
+        stride = [lay.stride[d] for d in kept] + [lay.stride[d1] + lay.stride[d2]]
+        return Layout(size, tuple(stride), lay.offset + o1 * lay.stride[d1] + o2 * lay.stride[d2],
+                      lay.dtype, lay.device)
+    return view_of(lower, x, size, index_map, layout_fn)
+
+
+@register(aten.flip.default)
+def _flip(lower, node, x, dims):
+    dims = {d % len(x.size) for d in dims} if x.size else set()
+    load = loader(x)
+    return Pointwise(x.size, x.dtype, x.device, lambda idx: load(
+        [x.size[d] - 1 - i if d in dims else i for d, i in enumerate(idx)]))
+
+
+@register(aten.repeat.default)
+def _repeat(lower, node, x, repeats):
+    size = tuple(sym(s) for s in lower.node.meta["val"].shape)
+    skip = len(size) - len(x.size)
+    load = loader(x)
+    return Pointwise(size, x.dtype, x.device, lambda idx: load(
+        [ir.ModularIndexing(i, sympy.Integer(1), s) for i, s in zip(idx[skip:], x.size)]))
+
+
+def _owned(t: Any) -> Any:
+    """`t` as a value of its own: a view of storage becomes a lazy copy of it."""
+    if isinstance(t, list):
+        return [_owned(v) for v in t]
+    if isinstance(t, (Buffer, BufferView)):
+        return Pointwise(t.size, t.dtype, t.device, loader(t))
+    return t
+
+
+def _copying(view: Callable) -> Callable:
+    def lowering(lower, node, *args, **kwargs):
+        return _owned(view(lower, node, *args, **kwargs))
+    return lowering
+
+
+for _view, _copy_op in [
+    (aten.permute.default, aten.permute_copy.default), (aten.t.default, aten.t_copy.default),
+    (aten.transpose.int, aten.transpose_copy.int), (aten.expand.default, aten.expand_copy.default),
+    (aten.unsqueeze.default, aten.unsqueeze_copy.default),
+    (aten.squeeze.default, aten.squeeze_copy.default), (aten.squeeze.dim, aten.squeeze_copy.dim),
+    (aten.squeeze.dims, aten.squeeze_copy.dims), (aten.view.default, aten.view_copy.default),
+    (aten.slice.Tensor, aten.slice_copy.Tensor), (aten.select.int, aten.select_copy.int),
+    (aten.as_strided.default, aten.as_strided_copy.default),
+    (aten.diagonal.default, aten.diagonal_copy.default),
+    (aten.split.Tensor, aten.split_copy.Tensor),
+    (aten.split_with_sizes.default, aten.split_with_sizes_copy.default),
+    (aten.unbind.int, aten.unbind_copy.int),
+]:
+    register(_copy_op)(_copying(LOWERINGS[_view]))
+
+
+@register(aten.max.dim, aten.min.dim)
+def _max_dim(lower, node, x, dim, keepdim=False):
+    kind = "max" if node.target is aten.max.dim else "min"
+    values = reduction(lower, x, [dim], keepdim, kind, x.dtype)
+    return [values, reduction(lower, x, [dim], keepdim, "arg" + kind, torch.int64)]

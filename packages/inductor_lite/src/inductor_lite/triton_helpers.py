@@ -83,16 +83,31 @@ def pow(a, b):
 
 @triton.jit
 def atan2(y, x):
-    # atan via the identity atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))), then a series.
+    # atan via the identity atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))) three times (|s| below
+    # tan(pi / 16)), then a series.
     t = y / x
     s = t / (1.0 + tl.sqrt(1.0 + t * t))
     s = s / (1.0 + tl.sqrt(1.0 + s * s))
+    s = s / (1.0 + tl.sqrt(1.0 + s * s))
     s2 = s * s
-    a = 4.0 * s * (1.0 - s2 / 3.0 + s2 * s2 / 5.0 - s2 * s2 * s2 / 7.0 + s2 * s2 * s2 * s2 / 9.0)
+    a = 8.0 * s * (1.0 - s2 / 3.0 + s2 * s2 / 5.0 - s2 * s2 * s2 / 7.0 + s2 * s2 * s2 * s2 / 9.0)
     pi = 3.141592653589793
     a = tl.where(x < 0, tl.where(y < 0, a - pi, a + pi), a)
     a = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), a)
     return a
+
+
+@triton.jit
+def cosh(x):
+    e = tl.exp(tl.abs(x))
+    return 0.5 * (e + 1.0 / e)
+
+
+@triton.jit
+def asinh(x):
+    a = tl.abs(x)
+    r = tl.log(a + tl.sqrt(a * a + 1.0))
+    return tl.where(x < 0, -r, r)
 
 
 @triton.jit
