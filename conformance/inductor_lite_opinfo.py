@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +29,16 @@ from fxtrace_opinfo import _as_function  # noqa: E402
 from fxtrace_opinfo import _is_random as _varies  # noqa: E402
 from opinfo import CI_OPS, Tally, attempt, samples  # noqa: E402
 
-PER_OP = 2  # samples per op: the interpreter runs each kernel element by element in Python
+PER_OP = 3  # samples per op: the interpreter runs each kernel element by element in Python
 SECONDS = 60  # per sample
 
 
-@dataclass
 class Outcome:
     """What one sample's compiled run did (filled in by `_check`)."""
 
-    generated: bool = False  # compiled to generated code with no fallback
-    fallbacks: tuple[str, ...] = ()  # the aten ops that ran as fallbacks
+    def __init__(self) -> None:
+        self.generated = False  # compiled to generated code with no fallback
+        self.fallbacks: tuple[str, ...] = ()  # the aten ops that ran as fallbacks
 
 
 def _fallbacks(source: str) -> tuple[str, ...]:

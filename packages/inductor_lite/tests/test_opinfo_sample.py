@@ -39,7 +39,6 @@ def tally():
     sys.path.insert(0, str(_SWEEP.parent))
     spec = importlib.util.spec_from_file_location("inductor_lite_opinfo", _SWEEP)
     sweep = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = sweep  # its dataclass looks its module up
     spec.loader.exec_module(sweep)
     return sweep.sweep(sweep.CI_OPS)
 
