@@ -264,3 +264,31 @@ def test_dump_folder(tmp_path, monkeypatch, device):
     assert len(dumped) == 1
     text = dumped[0].read_text()
     assert "@triton.jit" in text and "def call(args):" in text
+
+
+def test_view_output_of_an_input_with_a_storage_offset(device):
+    gm = torch.fx.symbolic_trace(lambda x: x.t())
+    compiled = compile_fx(gm, [torch.randn(4, 4, device=device)])
+    x = torch.randn(8, 4, device=device)[2:6]
+    torch.testing.assert_close(compiled(x), x.t())
+
+
+def test_scalar_index_and_constant_stores(device):
+    compile_and_check(lambda x, i: torch.index_select(x, 0, i), torch.randn(1, device=device),
+                      torch.tensor([0], device=device))
+    compile_and_check(lambda x: (x.sum(-1) * 0 + 2, torch.ones(3, device=x.device)),
+                      torch.randn(3, 4, device=device))
+    assert counters["kernels"] >= 2
+
+
+def test_infinite_float_arguments_of_fallbacks(device):
+    compile_and_check(lambda x: torch.linalg.vector_norm(x, float("-inf")) + 1,
+                      torch.randn(6, device=device))
+
+
+def test_ops_writing_into_their_arguments_make_the_graph_run_eagerly(device):
+    # A fallback that mutates a buffer would change what lazy values read later.
+    compile_and_check(lambda a, b, t: F.cosine_embedding_loss(a, b, t, reduction="none"),
+                      torch.randn(5, 5, device=device), torch.randn(5, 5, device=device),
+                      torch.tensor([1, -1, 1, 1, -1], device=device))
+    assert counters["eager_graphs"] == 1

@@ -31,7 +31,7 @@ from torch.utils._pytree import tree_unflatten
 from fxtrace import core_aten_decompositions, make_fx
 
 from . import config
-from .lowering import GraphLowering
+from .lowering import GraphLowering, GraphLoweringError, LoweringError
 from .metrics import counters
 from .scheduler import Kernel, schedule
 from .wrapper import WrapperCodegen
@@ -111,7 +111,12 @@ class CompiledGraph:
                                "must be chosen before triton is imported: set "
                                "INDUCTOR_LITE_TRITON_CPU=1 (or TRITON_INTERPRET=1) in the "
                                "environment")
-        return check, generate(aten_gm)
+        try:
+            return check, generate(aten_gm)
+        except (LoweringError, GraphLoweringError) as e:
+            log.warning("inductor_lite: running the aten graph eagerly: %s", e)
+            counters["eager_graphs"] += 1
+            return check, aten_gm
 
 
 def generate(aten_gm: torch.fx.GraphModule) -> Callable:

@@ -246,3 +246,12 @@ class IndirectIndex(sympy.Symbol):
                               integer=True)
         obj.value, obj.dim_size = value, dim_size
         return obj
+
+
+def masked(v: Value, condition: Value) -> Value:
+    """`v` with each of its loads made only where `condition` holds (elsewhere they read 0):
+    for reads that would fall outside a tensor (the other inputs' part of a cat, padding)."""
+    if v.op == "load":
+        return Value("load", (*v.args[:2], condition), v.dtype)
+    args = tuple(masked(a, condition) if isinstance(a, Value) else a for a in v.args)
+    return Value(v.op, args, v.dtype)

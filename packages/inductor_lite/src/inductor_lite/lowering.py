@@ -54,6 +54,10 @@ class LoweringError(Exception):
     """This node cannot be lowered; it runs as a fallback instead."""
 
 
+class GraphLoweringError(Exception):
+    """The graph cannot be generated at all (it then runs as its aten graph, eagerly)."""
+
+
 def register(*targets: Any) -> Callable:
     """Register a lowering for ops (an OpOverloadPacket registers every overload)."""
     def add(fn: Callable) -> Callable:
@@ -221,6 +225,11 @@ class GraphLowering:
         raise LoweringError(f"cannot lower {node.target}")
 
     def extern(self, node: torch.fx.Node, args: tuple, kwargs: dict, fallback: bool) -> Any:
+        schema = getattr(node.target, "_schema", None)
+        if schema is not None and any(a.alias_info is not None and a.alias_info.is_write
+                                      for a in schema.arguments):
+            # Lazy values read buffers when they are computed, which may be after this call.
+            raise GraphLoweringError(f"{node.target} writes into its arguments")
         args, kwargs = _map_tensors((args, kwargs), self.realize)
         val = node.meta["val"]
         name = self.new_name()
@@ -980,12 +989,9 @@ def _cat(lower, node, tensors, dim=0):
         out = None
         for t, load, start in reversed(list(zip(tensors, loaders, starts))):
             shifted = [i - start if d == dim else j for d, j in enumerate(idx)]
-            v = to_dtype(load(shifted), cd)
-            if out is None:
-                out = v
-            else:
-                inside = Value("index_lt", (i, start + t.size[dim]), torch.bool)
-                out = Value("where", (inside, v, out), cd)
+            inside = Value("index_in", (i - start, t.size[dim]), torch.bool)
+            v = ir.masked(to_dtype(load(shifted), cd), inside)
+            out = v if out is None else Value("where", (inside, v, out), cd)
         return out
     return Pointwise(size, val.dtype, val.device, fn)
 
@@ -1008,7 +1014,7 @@ def _constant_pad(lower, node, x, pad, value=0):
             ok = Value("index_in", (src[d], x.size[d]), torch.bool)
             inside = ok if inside is None else op("logical_and", inside, ok)
         v = to_dtype(load(src), cd)
-        return v if inside is None else Value("where", (inside, v, fill), cd)
+        return v if inside is None else Value("where", (inside, ir.masked(v, inside), fill), cd)
     return Pointwise(size, val.dtype, val.device, fn)
 
 

@@ -173,7 +173,7 @@ def loads(value: Value, out: list | None = None, seen: set | None = None) -> lis
         return out
     seen.add(value)
     if value.op == "load":
-        out.append(value.args)
+        out.append(value.args[:2])
     for a in value.args:
         if isinstance(a, Value):
             loads(a, out, seen)

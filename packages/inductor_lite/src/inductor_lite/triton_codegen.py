@@ -142,6 +142,8 @@ class KernelCodegen:
         self.counter = 0
         self.results: dict[str, str] = {}  # reduction buffer -> its result variable
         self.index_names: dict[sympy.Symbol, str] = {}
+        # The shape of a one-element block: every block of a kernel has the same rank.
+        self.unit = "[1, 1]" if kernel.is_reduction else "[1]"
 
     # -- parameters ------------------------------------------------------------------------
     def pointer(self, name: str) -> str:
@@ -184,15 +186,15 @@ class KernelCodegen:
         if v.op == "load":
             return self.load(v, scope)
         if v.op == "constant":
-            text = f"tl.full([1], {_literal(v.args[0])}, {TL_DTYPES[v.dtype]})"
+            text = f"tl.full({self.unit}, {_literal(v.args[0])}, {TL_DTYPES[v.dtype]})"
         elif v.op == "index":
-            text = f"({self.print_index(v.args[0], scope)}) + tl.zeros([1], tl.int64)"
+            text = f"({self.print_index(v.args[0], scope)}) + tl.zeros({self.unit}, tl.int64)"
         elif v.op in ("rand", "randn"):
             seed = v.args[0]
             if seed not in self.seeds:
                 self.seeds.append(seed)
             offset = self.print_index(v.args[1], scope)
-            text = f"tl.{v.op}({seed}, ({offset}) + tl.zeros([1], tl.int32))"
+            text = f"tl.{v.op}({seed}, ({offset}) + tl.zeros({self.unit}, tl.int32))"
         elif v.op == "to_dtype":
             text = f"{self.value(v.args[0], scope)}.to({TL_DTYPES[v.args[1]]})"
         elif v.op == "index_lt":
@@ -206,7 +208,8 @@ class KernelCodegen:
         return self.emit(scope, v, text)
 
     def load(self, v: Value, scope: Scope) -> str:
-        name, index = v.args
+        name, index = v.args[:2]
+        condition = v.args[2] if len(v.args) > 2 else None  # only where this holds (cat, pad)
         producer = self.kernel.node(name)
         if producer is not None and isinstance(producer.buffer.data, Reduction):
             return self.results[name]
@@ -218,10 +221,15 @@ class KernelCodegen:
         text_index = self.print_index(index, scope)
         symbols = sympy.sympify(index).free_symbols
         uses_r = RINDEX in symbols or any(isinstance(s, IndirectIndex) for s in symbols)
-        if not uses_r and XINDEX not in symbols:  # the same element for every lane: no mask
+        if not uses_r and XINDEX not in symbols and condition is None:
+            # The same element for every lane: a scalar load needs no mask.
             text = f"tl.load({self.pointer(name)} + ({text_index}))"
         else:
             mask = "xmask & rmask" if (uses_r and self.kernel.is_reduction) else "xmask"
+            if condition is not None:
+                mask += f" & {self.value(condition, scope)}"
+            if XINDEX not in symbols and RINDEX not in symbols:
+                text_index += ") + (tl.zeros_like(xindex)"  # a masked load needs a block address
             text = f"tl.load({self.pointer(name)} + ({text_index}), {mask}, other=0)"
         if self.dtypes[name] in (torch.float16, torch.bfloat16):
             text += ".to(tl.float32)"
@@ -234,8 +242,6 @@ class KernelCodegen:
         value = self.value(body(node), scope)
         index = self.store_address(store_index(node), scope)
         mask = "xmask & rmask" if node.space == "r" else "xmask"
-        if node.space == "x" and self.kernel.is_reduction:
-            value = f"tl.broadcast_to({value}, [XBLOCK, 1])"
         scope.lines.append(f"{scope.indent}tl.store({self.pointer(target)} + ({index}), "
                            f"{value}.to({TL_DTYPES[buffer.dtype]}), {mask})")
 

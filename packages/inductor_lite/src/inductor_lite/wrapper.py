@@ -9,13 +9,14 @@ buffers after their last use, and returns the outputs.
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import sympy
 import torch
 
 from .ir import Buffer, BufferView, ComputedBuffer, ExternBuffer, Layout
-from .lowering import GraphLowering
+from .lowering import GraphLowering, LoweringError
 from .scheduler import Kernel, body, extern_reads, loads
 from .triton_codegen import IndexPrinter, KernelCodegen
 
@@ -39,9 +40,14 @@ class WrapperCodegen:
         self.lines: list[str] = []
         self.kernels: list[str] = []
         self.constants: dict[str, Any] = {}
+        self.bound: set[sympy.Symbol] = set()  # size symbols call() has read off its inputs
 
     def expr(self, e: Any) -> str:
         if isinstance(e, sympy.Expr):
+            unknown = {str(s) for s in e.free_symbols} - {str(s) for s in self.bound}
+            if unknown:
+                raise LoweringError(f"sizes {sorted(unknown)} are not known from the inputs "
+                                    "(data-dependent)")
             return self.printer.doprint(e)
         return repr(e)
 
@@ -52,8 +58,9 @@ class WrapperCodegen:
     def tensor(self, t: Any) -> str:
         if isinstance(t, BufferView):
             lay = t.layout
+            # Offsets count from the buffer's first element; as_strided's from its storage's.
             return (f"as_strided({t.buffer.name}, {self.sizes(lay.size)}, {self.sizes(lay.stride)}, "
-                    f"{self.expr(lay.offset)})")
+                    f"{t.buffer.name}.storage_offset() + {self.expr(lay.offset)})")
         return t.name
 
     def arg(self, a: Any) -> str:
@@ -64,6 +71,8 @@ class WrapperCodegen:
             return f"[{inner}]" if isinstance(a, list) else f"({inner}{',' if len(a) == 1 else ''})"
         if isinstance(a, sympy.Expr):
             return self.expr(a)
+        if isinstance(a, float) and not math.isfinite(a):
+            return f"float('{a}')"
         if a is None or isinstance(a, (bool, int, float, str, torch.dtype)):
             return repr(a)
         name = f"const{len(self.constants)}"
@@ -76,6 +85,8 @@ class WrapperCodegen:
         if self.graph.seeds:
             self.lines.append(f"    {', '.join(self.graph.seeds)}, = runtime.seeds("
                               f"{len(self.graph.seeds)})")
+        self.extern_args = set().union(*[extern_reads(s) for s in self.steps
+                                          if isinstance(s, ExternBuffer)])
         last_use = self._last_uses()
         free: dict[tuple, list[str]] = {}
         for i, step in enumerate(self.steps):
@@ -98,7 +109,7 @@ class WrapperCodegen:
         return HEADER + ("\n\n" + kernels if kernels else "") + "\n\n" + "\n".join(call) + "\n"
 
     def _bind_inputs(self) -> None:
-        bound: set[sympy.Symbol] = set()
+        bound = self.bound
         for i, buffer in enumerate(self.graph.inputs):
             symbol = self.graph.input_symbols[i]
             if buffer is None:
@@ -130,8 +141,11 @@ class WrapperCodegen:
         return (lay.size, lay.stride, lay.dtype, str(lay.device))
 
     def _reuse_key(self, name: str) -> tuple | None:
+        """The layout under which a dead buffer may be handed on, or None: not ours to reuse, or
+        passed to a library call whose result may alias it."""
         buffer = self._buffer(name)
-        if isinstance(buffer, ComputedBuffer) and buffer.mutates is None:
+        if isinstance(buffer, ComputedBuffer) and buffer.mutates is None and \
+                name not in self.extern_args:
             return self._layout_key(buffer.layout)
         return None
 
@@ -148,6 +162,10 @@ class WrapperCodegen:
             if node.buffer.name in kernel.stored and node.buffer.mutates is None:
                 self._alloc(node.buffer, free)
         buffers, sizes, seeds = gen.args
+        unknown = set(sizes) - {str(s) for s in self.bound}
+        if unknown:
+            raise LoweringError(f"sizes {sorted(unknown)} are not known from the inputs "
+                                "(data-dependent)")
         kind = ("pointwise" if not kernel.is_reduction else
                 "persistent" if gen.persistent else "looped")
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
