@@ -264,6 +264,18 @@ def test_aot_eager_on_a_model() -> None:
     torch.testing.assert_close(compiled(x), m(x))
 
 
+def test_aot_eager_keeps_ints_that_cross_a_break_symbolic() -> None:
+    def f(x):
+        for i in range(4):
+            x = x * 2 + i
+            print(end="")
+        return x
+
+    compiled = dynamo.compile(f, backend="aot_eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), f(x))
+
+
 def test_aliased_inputs_are_guarded() -> None:
     def f(a, b):
         a.add_(1)

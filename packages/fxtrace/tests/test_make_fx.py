@@ -208,3 +208,11 @@ def test_tensors_and_sizes_passed_by_keyword_are_graph_values(mode: str) -> None
     x, tol = torch.randn(4, 3, dtype=torch.float64), torch.tensor(1e-6, dtype=torch.float64)
     gm = make_fx(fn, mode)(x, tol)
     torch.testing.assert_close(gm(x, tol), fn(x, tol))
+
+
+def test_symbolic_mode_makes_int_arguments_symbols() -> None:
+    gm = make_fx(lambda x, n: x * n + n, "symbolic")(torch.randn(3), 5)
+    assert any(isinstance(node.meta.get("val"), torch.SymInt)
+               for node in gm.graph.nodes if node.op == "placeholder")
+    x = torch.randn(4)
+    torch.testing.assert_close(gm(x, 7), x * 7 + 7)

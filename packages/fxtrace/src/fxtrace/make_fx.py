@@ -92,6 +92,8 @@ class _Trace:
             return self._meta_mode.from_tensor(t.detach())
 
     def _convert(self, value: Any) -> Any:
+        if self.dynamic and isinstance(value, int) and not isinstance(value, bool):
+            return self.shape_env.create_symint(value)  # symbolic mode: int inputs are symbols
         if self.fake_mode is None or not isinstance(value, torch.Tensor):
             return value
         dims = range(value.dim()) if self.dynamic else ()

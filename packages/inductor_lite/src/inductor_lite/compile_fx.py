@@ -70,9 +70,9 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 class CompiledGraph:
     """The versions compiled for one graph, each valid where its guards hold.
 
-    The first version is static unless the graph came with symbolic sizes. A call whose sizes
-    no version accepts compiles a symbolic version (sizes as kernel arguments) — or, when a
-    symbolic version's own assumptions fail, one specialised to these inputs.
+    The first version is static unless the graph came with symbolic sizes. A call no version
+    accepts compiles a symbolic version (sizes as kernel arguments; int arguments stay
+    specialised, as make_fx keeps them constant).
     """
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
@@ -85,7 +85,7 @@ class CompiledGraph:
         for check, run in self.versions:
             if check(args):
                 return run(*args)
-        self.symbolic = not self.symbolic
+        self.symbolic = True
         version = self._compile(list(args))
         self.versions.append(version)
         return version[1](*args)
@@ -106,17 +106,23 @@ class CompiledGraph:
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
             return check, aten_gm
-        if any(t.device.type == "cpu" for t in tensors) and os.environ.get("TRITON_INTERPRET") != "1":
+        if any(t.device.type == "cpu" for t in tensors) and not _interpreted():
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
-                               "must be chosen before triton is imported: set "
-                               "INDUCTOR_LITE_TRITON_CPU=1 (or TRITON_INTERPRET=1) in the "
-                               "environment")
+                               "must be chosen before triton is imported (torch may import it "
+                               "early): set TRITON_INTERPRET=1 in the environment")
         try:
             return check, generate(aten_gm)
         except (LoweringError, GraphLoweringError) as e:
             log.warning("inductor_lite: running the aten graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return check, aten_gm
+
+
+def _interpreted() -> bool:
+    """Whether triton was imported in interpreter mode (its own functions are interpreted)."""
+    import triton.language as tl
+
+    return type(tl.sum).__name__ == "InterpretedFunction"
 
 
 def generate(aten_gm: torch.fx.GraphModule) -> Callable:
@@ -207,7 +213,10 @@ def _is_symbolic(gm: torch.fx.GraphModule, inputs: list) -> bool:
 def _guard(aten_gm: torch.fx.GraphModule, inputs: list, static: bool) -> Callable[[tuple], bool]:
     """What the trace assumed: the int inputs' values, and the tensors' sizes and strides (static)
     or the shape guards on their symbols (symbolic)."""
-    ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)]
+    placeholders = [n.meta.get("val") for n in aten_gm.graph.nodes if n.op == "placeholder"]
+    # Ints the trace kept constant (symbolic traces make them symbols, covered by shape guards).
+    ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)
+            and not isinstance(placeholders[i], torch.SymInt)]
     if static:
         layouts = [(i, t.shape, t.stride()) for i, t in enumerate(inputs)
                    if isinstance(t, torch.Tensor)]
@@ -238,6 +247,8 @@ def _symbol_sources(gm: torch.fx.GraphModule) -> dict[sympy.Symbol, Callable]:
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for i, node in enumerate(placeholders):
         val = node.meta.get("val")
+        if isinstance(val, torch.SymInt) and val.node.expr.is_Symbol:
+            out.setdefault(val.node.expr, lambda args, i=i: args[i])
         if not isinstance(val, torch.Tensor):
             continue
         for what, values in (("size", val.shape), ("stride", val.stride())):
