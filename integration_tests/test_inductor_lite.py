@@ -1,0 +1,125 @@
+"""The whole stack with the Triton backend: the in-repo models through
+`torch.compile(backend="inductor_lite")` and `dynamo.compile(backend="inductor_lite")` give
+eager's results, and generated kernels ran to produce them.
+
+On CPU the kernels run through Triton's interpreter (chosen here, before triton is imported);
+`INDUCTOR_LITE_TEST_DEVICE=cuda` runs the same tests on a GPU. Models are small: the interpreter
+runs a kernel's program instances one by one in Python.
+"""
+
+from __future__ import annotations
+
+import os
+
+DEVICE = os.environ.get("INDUCTOR_LITE_TEST_DEVICE", "cpu")
+if DEVICE == "cpu":
+    os.environ.setdefault("INDUCTOR_LITE_TRITON_CPU", "1")
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torch._dynamo  # noqa: E402
+from models import GPT, MLP, TransformerBlock  # noqa: E402
+
+import dynamo  # noqa: E402
+import inductor_lite  # noqa: E402
+from inductor_lite import counters  # noqa: E402
+
+TOL = {"atol": 1e-4, "rtol": 1e-4}
+LAYER_NORM_BACKWARD = pytest.mark.xfail(
+    strict=True, raises=RuntimeError,
+    reason="inductor_lite bug: the aten graph it runs eagerly for inputs that require grad is "
+           "decomposed down to prims (layer norm leaves prims.div), which have no autograd "
+           "formula: backward raises 'Trying to backward through prims.div.default'")
+
+
+def small_gpt() -> GPT:
+    return GPT(vocab=64, d_model=32, n_heads=2, n_layers=2, max_len=16)
+
+
+CASES = {
+    "mlp": (lambda: MLP(), lambda: torch.randn(8, 32)),
+    "transformer_block": (lambda: TransformerBlock(d_model=32, n_heads=2),
+                          lambda: torch.randn(2, 8, 32)),
+    "gpt": (small_gpt, lambda: torch.randint(0, 64, (2, 8))),
+}
+FRONTENDS = {
+    "torch.compile": lambda model: torch.compile(model, backend="inductor_lite", fullgraph=True),
+    "dynamo.compile": lambda model: dynamo.compile(model, backend="inductor_lite",
+                                                   fullgraph=True, raise_backend_errors=True),
+}
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch):
+    if DEVICE == "cpu":  # in case inductor_lite was imported before this module set the env
+        monkeypatch.setattr(inductor_lite.config, "triton_on_cpu", True)
+    torch._dynamo.reset()
+    dynamo.reset()
+    inductor_lite.metrics.reset()
+    torch.manual_seed(0)
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+@pytest.mark.parametrize("name", CASES)
+def test_inference_runs_generated_kernels(name: str, frontend: str) -> None:
+    make_model, make_input = CASES[name]
+    model = make_model().eval().to(DEVICE)
+    compiled = FRONTENDS[frontend](model)
+    with torch.no_grad():
+        for _ in range(2):  # the second call reuses the compiled graph
+            x = make_input().to(DEVICE)
+            torch.testing.assert_close(compiled(x), model(x), **TOL)
+    assert counters["graphs"] == 1, dict(counters)
+    assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
+    assert counters["fallbacks"] == 0, dict(counters)
+
+
+def test_gpt_kernels_fuse() -> None:
+    """Layer norms, softmaxes and the pointwise ops around them share kernels."""
+    model = small_gpt().eval().to(DEVICE)
+    compiled = torch.compile(model, backend="inductor_lite")
+    idx = torch.randint(0, 64, (2, 8), device=DEVICE)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(idx), model(idx), **TOL)
+    assert counters["fused_buffers"] > 0, dict(counters)
+    assert counters["kernels"] < counters["lowered_ops"], dict(counters)
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+@pytest.mark.parametrize(
+    "name", ["mlp", pytest.param("transformer_block", marks=LAYER_NORM_BACKWARD)])
+def test_training_runs_aten_graph_with_right_gradients(name: str, frontend: str) -> None:
+    """Inputs that require grad: inductor_lite runs the aten graph eagerly (no compiled
+    training yet), so autograd sees aten ops and the gradients equal eager's."""
+    make_model, make_input = CASES[name]
+    model = make_model().train().to(DEVICE)
+    compiled = FRONTENDS[frontend](model)
+    x = make_input().to(DEVICE).requires_grad_(True)
+
+    def loss_and_grads(fn):
+        model.zero_grad()
+        x.grad = None
+        loss = fn(x).square().mean()
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
+
+    loss, grads = loss_and_grads(compiled)
+    expected_loss, expected_grads = loss_and_grads(model)
+    torch.testing.assert_close(loss, expected_loss, **TOL)
+    for got, expected in zip(grads, expected_grads, strict=True):
+        torch.testing.assert_close(got, expected, **TOL)
+    assert counters["eager_graphs"] == 1 and counters["kernels"] == 0, dict(counters)
+
+
+def test_gpt_new_sequence_length_through_dynamo() -> None:
+    """Automatic dynamic: the second length makes dynamo capture one symbolic graph; the
+    backend compiles what it needs for each length, and the results stay right."""
+    model = small_gpt().eval().to(DEVICE)
+    compiled = dynamo.compile(model, backend="inductor_lite", fullgraph=True,
+                              raise_backend_errors=True)
+    with torch.no_grad():
+        for t in (8, 5, 12):
+            idx = torch.randint(0, 64, (2, t), device=DEVICE)
+            torch.testing.assert_close(compiled(idx), model(idx), **TOL)
+    assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
