@@ -292,3 +292,10 @@ def test_ops_writing_into_their_arguments_make_the_graph_run_eagerly(device):
                       torch.randn(5, 5, device=device), torch.randn(5, 5, device=device),
                       torch.tensor([1, -1, 1, 1, -1], device=device))
     assert counters["eager_graphs"] == 1
+
+
+def test_cross_entropy_gathers_inside_a_reduction_kernel(device):
+    x, t = torch.randn(16, 5, device=device), torch.randint(0, 5, (16,), device=device)
+    compile_and_check(lambda x, t: (F.cross_entropy(x, t, reduction="none"), F.cross_entropy(x, t)),
+                      x, t, atol=1e-5)
+    assert counters["fallbacks"] == 0

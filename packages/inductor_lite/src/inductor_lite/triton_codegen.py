@@ -13,6 +13,7 @@ values are loaded into float32 and rounded only when stored.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import sympy
@@ -220,7 +221,7 @@ class KernelCodegen:
             return out
         text_index = self.print_index(index, scope)
         symbols = sympy.sympify(index).free_symbols
-        uses_r = RINDEX in symbols or any(isinstance(s, IndirectIndex) for s in symbols)
+        uses_r = _varies_along_r(index)
         if not uses_r and XINDEX not in symbols and condition is None:
             # The same element for every lane: a scalar load needs no mask.
             text = f"tl.load({self.pointer(name)} + ({text_index}))"
@@ -346,6 +347,22 @@ class KernelCodegen:
     def args(self) -> tuple[list[str], list[str], list[str]]:
         """(buffers by pointer order, size symbols, seeds): what the wrapper passes."""
         return list(self.pointers), sorted(str(s) for s in self.sizes), list(self.seeds)
+
+
+def _varies_along_r(index: sympy.Expr) -> bool:
+    """Whether an index differs between the lanes of a row (rindex, or a value loaded by it)."""
+    for s in sympy.sympify(index).free_symbols:
+        if s == RINDEX or (isinstance(s, IndirectIndex) and _value_varies_along_r(s.value)):
+            return True
+    return False
+
+
+@functools.cache
+def _value_varies_along_r(v: Value) -> bool:
+    if v.op in ("load", "index", "rand", "randn", "index_in", "index_lt"):
+        if any(isinstance(a, sympy.Expr) and _varies_along_r(a) for a in v.args):
+            return True
+    return any(isinstance(a, Value) and _value_varies_along_r(a) for a in v.args)
 
 
 def _acc_dtype(dtype: torch.dtype) -> torch.dtype:
