@@ -299,3 +299,13 @@ def test_cross_entropy_gathers_inside_a_reduction_kernel(device):
     compile_and_check(lambda x, t: (F.cross_entropy(x, t, reduction="none"), F.cross_entropy(x, t)),
                       x, t, atol=1e-5)
     assert counters["fallbacks"] == 0
+
+
+def test_data_dependent_graph_runs_as_it_came(device):
+    from fxtrace import make_fx
+
+    x, i = torch.randn((), device=device), torch.tensor(0, device=device)
+    gm = make_fx(lambda x, i: torch.take(x, i))(x, i)
+    compiled = compile_fx(gm, [x, i])
+    torch.testing.assert_close(compiled(x, i), torch.take(x, i))
+    assert counters["eager_graphs"] == 1

@@ -28,6 +28,7 @@ import torch
 from torch._decomp import get_decompositions
 from torch.utils._pytree import tree_unflatten
 
+from fakecore import DataDependentError, UnsupportedFakeOpError
 from fxtrace import core_aten_decompositions, make_fx
 
 from . import config
@@ -95,7 +96,13 @@ class CompiledGraph:
         # Mutations become copies into inputs at the end; views stay views (lowered as index
         # maps), not the copies that removing views too would make of them.
         functional = torch.func.functionalize(torch.fx.Interpreter(self.gm).run, remove="mutations")
-        aten_gm = make_fx(functional, mode, decompositions())(*inputs)
+        try:
+            aten_gm = make_fx(functional, mode, decompositions())(*inputs)
+        except (DataDependentError, UnsupportedFakeOpError) as e:
+            # Values decide what the graph does (or an op has no fake kernel): run it as it came.
+            log.warning("inductor_lite: running the graph eagerly: %s", e)
+            counters["eager_graphs"] += 1
+            return _static_guard(inputs), self.gm
         check = _guard(aten_gm, inputs, static=not self.symbolic)
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
@@ -218,10 +225,7 @@ def _guard(aten_gm: torch.fx.GraphModule, inputs: list, static: bool) -> Callabl
     ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)
             and not isinstance(placeholders[i], torch.SymInt)]
     if static:
-        layouts = [(i, t.shape, t.stride()) for i, t in enumerate(inputs)
-                   if isinstance(t, torch.Tensor)]
-        return lambda args: all(args[i] == v for i, v in ints) and all(
-            args[i].shape == size and args[i].stride() == stride for i, size, stride in layouts)
+        return _static_guard(inputs)
     shape_env = getattr(aten_gm, "shape_env", None)
     guards = [g.expr for g in shape_env.guards] if shape_env is not None else []
     if not guards:
@@ -239,6 +243,14 @@ def _guard(aten_gm: torch.fx.GraphModule, inputs: list, static: bool) -> Callabl
             return False
         return bool(test(*[get(args) for get in getters]))
     return check
+
+
+def _static_guard(inputs: list) -> Callable[[tuple], bool]:
+    """Same int values, same tensor sizes and strides."""
+    ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)]
+    layouts = [(i, t.shape, t.stride()) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)]
+    return lambda args: all(args[i] == v for i, v in ints) and all(
+        args[i].shape == size and args[i].stride() == stride for i, size, stride in layouts)
 
 
 def _symbol_sources(gm: torch.fx.GraphModule) -> dict[sympy.Symbol, Callable]:
