@@ -26,13 +26,6 @@ import inductor_lite  # noqa: E402
 from inductor_lite import counters  # noqa: E402
 
 TOL = {"atol": 1e-4, "rtol": 1e-4}
-LAYER_NORM_BACKWARD = pytest.mark.xfail(
-    strict=True, raises=RuntimeError,
-    reason="inductor_lite bug: the aten graph it runs eagerly for inputs that require grad is "
-           "decomposed down to prims (layer norm leaves prims.div), which have no autograd "
-           "formula: backward raises 'Trying to backward through prims.div.default'")
-
-
 def small_gpt() -> GPT:
     return GPT(vocab=64, d_model=32, n_heads=2, n_layers=2, max_len=16)
 
@@ -88,7 +81,7 @@ def test_gpt_kernels_fuse() -> None:
 
 @pytest.mark.parametrize("frontend", FRONTENDS)
 @pytest.mark.parametrize(
-    "name", ["mlp", pytest.param("transformer_block", marks=LAYER_NORM_BACKWARD)])
+    "name", ["mlp", "transformer_block"])
 def test_training_runs_aten_graph_with_right_gradients(name: str, frontend: str) -> None:
     """Inputs that require grad: inductor_lite runs the aten graph eagerly (no compiled
     training yet), so autograd sees aten ops and the gradients equal eager's."""

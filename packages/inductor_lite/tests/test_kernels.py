@@ -309,3 +309,22 @@ def test_data_dependent_graph_runs_as_it_came(device):
     compiled = compile_fx(gm, [x, i])
     torch.testing.assert_close(compiled(x, i), torch.take(x, i))
     assert counters["eager_graphs"] == 1
+
+
+def test_functional_rms_norm_is_one_kernel(device):
+    # torch's rms_norm updates a temporary in place (mean.add_(eps)); that is lowered as add.
+    w = torch.randn(64, device=device)
+    compile_and_check(lambda x: F.rms_norm(x, (64,), w, eps=1e-6), torch.randn(16, 64, device=device))
+    assert counters["kernels"] == 1 and counters["eager_graphs"] == 0
+
+
+def test_symbolic_sizes_divided(device):
+    from fxtrace import make_fx
+
+    def fn(x):
+        return x.view(x.shape[0], 2, x.shape[1] // 2).sum(-1)
+    gm = make_fx(fn, "symbolic")(torch.randn(4, 8, device=device))
+    compiled = compile_fx(gm, [torch.randn(4, 8, device=device)])
+    for shape in [(4, 8), (3, 10)]:
+        x = torch.randn(*shape, device=device)
+        torch.testing.assert_close(compiled(x), fn(x))

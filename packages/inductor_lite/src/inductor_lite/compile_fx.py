@@ -43,7 +43,7 @@ aten = torch.ops.aten
 # Composite ops we lower through their decompositions rather than one by one.
 LOWERED_THROUGH_DECOMPOSITION = [
     aten.native_layer_norm, aten._softmax, aten._log_softmax, aten.var, aten.var_mean, aten.std,
-    aten.std_mean, aten.gelu, aten.silu, aten.native_dropout, aten._fused_rms_norm,
+    aten.std_mean, aten.gelu, aten.silu, aten.native_dropout,
     aten.logsumexp, aten.hardtanh, aten.leaky_relu, aten.elu, aten.softplus, aten.mish,
     aten.hardswish, aten.hardsigmoid, aten.addcmul, aten.addcdiv, aten.lerp, aten.clamp_min,
     aten.clamp_max, aten.masked_fill, aten.rsub, aten.native_group_norm,
@@ -57,9 +57,26 @@ KEPT_WHOLE = {aten.baddbmm, aten.scaled_dot_product_attention,
               aten._scaled_dot_product_flash_attention_for_cpu}
 
 
+def _rms_norm(x: torch.Tensor, normalized_shape: list, weight: torch.Tensor | None,
+              eps: float | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """RMS norm as functional aten ops (torch's decomposition adds in place)."""
+    dims = list(range(-len(normalized_shape), 0))
+    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    xc = x.to(compute)
+    eps = torch.finfo(compute).eps if eps is None else eps
+    rstd = torch.rsqrt(xc.pow(2).mean(dims, keepdim=True) + eps)
+    out = xc * rstd
+    if weight is not None:
+        out = out * weight
+    return out.to(x.dtype), rstd
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
+    table[aten._fused_rms_norm.default] = _rms_norm
+    table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
+        x, shape, weight, eps)[0]
     return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}
 
 
@@ -96,16 +113,20 @@ class CompiledGraph:
         # Mutations become copies into inputs at the end; views stay views (lowered as index
         # maps), not the copies that removing views too would make of them.
         functional = torch.func.functionalize(torch.fx.Interpreter(self.gm).run, remove="mutations")
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        # Training runs the graph eagerly: decomposed to core aten only, which autograd knows
+        # (our fused decompositions reach prims that have no derivative formulas).
+        training = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+        table = dict(core_aten_decompositions()) if training else decompositions()
         try:
-            aten_gm = make_fx(functional, mode, decompositions())(*inputs)
+            aten_gm = make_fx(functional, mode, table)(*inputs)
         except (DataDependentError, UnsupportedFakeOpError) as e:
             # Values decide what the graph does (or an op has no fake kernel): run it as it came.
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return _static_guard(inputs), self.gm
         check = _guard(aten_gm, inputs, static=not self.symbolic)
-        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
-        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        if training:
             log.info("inductor_lite: inputs require grad; running the aten graph eagerly "
                      "(compiled training is not implemented)")
             counters["eager_graphs"] += 1

@@ -199,7 +199,7 @@ class GraphLowering:
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
-        lowering = LOWERINGS.get(node.target)
+        lowering = LOWERINGS.get(_functional_twin(node) or node.target)
         if not _kernel_dtypes_only(node) or not self._sizes_bound(node):
             lowering = None
         if lowering is not None:
@@ -281,6 +281,21 @@ def _free_symbols(tree: Any) -> set[sympy.Symbol]:
             if isinstance(p, torch.SymInt):
                 out |= p.node.expr.free_symbols
     return out
+
+
+def _functional_twin(node: torch.fx.Node) -> Any:
+    """`add` for `add_(t, ...)` when nothing else reads `t` (a temporary that a decomposition
+    updates in place, e.g. rms_norm's `mean.add_(eps)`): the same value, computed out of place."""
+    name = node.target._schema.name.split("::")[-1]
+    first = node.args[0] if node.args else None
+    if not (name.endswith("_") and isinstance(first, torch.fx.Node) and first.op != "placeholder"
+            and len(first.users) == 1):
+        return None
+    schema = getattr(first.target, "_schema", None)
+    if schema is None or any(r.alias_info is not None for r in schema.returns):
+        return None  # `t` is a view: writing it writes another tensor
+    packet = getattr(torch.ops.aten, name[:-1], None)
+    return getattr(packet, node.target._overloadname, None) if packet is not None else None
 
 
 def _map_tensors(tree: Any, fn: Callable) -> Any:

@@ -102,6 +102,14 @@ class IndexPrinter(StrPrinter):
         inner = self.atom(a) if div == 1 else f"({self.atom(a)} // {self.atom(div)})"
         return f"({inner} % {self.atom(mod)})"
 
+    def _print_floor(self, expr):
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        return f"({self.atom(num)} // {self.atom(den)})"
+
+    def _print_ceiling(self, expr):
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        return f"(-((-{self.atom(num)}) // {self.atom(den)}))"
+
     def _print_Pow(self, expr):
         base, exp = expr.args
         if exp.is_Integer and exp > 0:
