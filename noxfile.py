@@ -53,13 +53,17 @@ def _install(session: nox.Session, names: list[str], *extra: str) -> None:
     session.install(*args, *extra)
 
 
+def _triton_env() -> dict[str, str]:
+    """inductor_lite's kernels run on CPU tensors through Triton's interpreter, which must be
+    chosen before triton is imported. GPU machines (TORCH_SPEC=system) run them for real."""
+    return {} if TORCH_SPEC == "system" else {"INDUCTOR_LITE_TRITON_CPU": "1",
+                                              "TRITON_INTERPRET": "1"}
+
+
 def _pytest(session: nox.Session, *paths: str) -> None:
     session.run(
         "pytest", "-n", os.environ.get("PYTEST_WORKERS", "2"), "-q", *paths, *session.posargs,
-        # inductor_lite's kernels run on CPU tensors through Triton's interpreter, which must be
-        # chosen before triton is imported. GPU machines (TORCH_SPEC=system) run them for real.
-        env={"HYPOTHESIS_PROFILE": "ci", **({} if TORCH_SPEC == "system" else {
-            "INDUCTOR_LITE_TRITON_CPU": "1", "TRITON_INTERPRET": "1"})},
+        env={"HYPOTHESIS_PROFILE": "ci", **_triton_env()},
     )
 
 
@@ -67,7 +71,7 @@ def _pytest(session: nox.Session, *paths: str) -> None:
 def demo(session: nox.Session) -> None:
     """The main demo (examples/demo.py)."""
     _install(session, PACKAGES)
-    session.run("python", "examples/demo.py")
+    session.run("python", "examples/demo.py", env=_triton_env())
 
 
 @nox.session(venv_params=VENV_PARAMS)

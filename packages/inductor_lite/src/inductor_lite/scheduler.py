@@ -55,10 +55,14 @@ def unravel(var: sympy.Symbol, sizes: Sequence[sympy.Expr]) -> list[sympy.Expr]:
     return out
 
 
-def simplify_index(expr: sympy.Expr) -> sympy.Expr:
+def simplify_index(expr: sympy.Expr, ranges: dict | None = None) -> sympy.Expr:
     """Merge digits back into runs: `c*(v % m) + c*m*(v // m)` is `c*v`, and the same for
-    `ModularIndexing` digits next to each other. Repeats until nothing merges."""
+    `ModularIndexing` digits next to each other. Repeats until nothing merges. With `ranges`
+    (a kernel's index variables and their extents), digits of `k*q + v` with `0 <= v < k` are
+    digits of `q` (or `v` itself): what a reshape of a reshape leaves."""
     expr = sympy.expand(expr)
+    if ranges:
+        expr = _drop_remainders(expr, ranges)
     changed = True
     while changed and isinstance(expr, sympy.Add):
         changed = False
@@ -84,6 +88,42 @@ def simplify_index(expr: sympy.Expr) -> sympy.Expr:
             if changed:
                 break
     return expr
+
+
+def _drop_remainders(expr: sympy.Expr, ranges: dict) -> sympy.Expr:
+    for _ in range(8):
+        replaced = {}
+        for f in expr.atoms(FloorDiv, ModularIndexing):
+            simpler = _without_remainder(f, ranges)
+            if simpler is not None and simpler != f:
+                replaced[f] = simpler
+        if not replaced:
+            return expr
+        expr = sympy.expand(expr.xreplace(replaced))
+    return expr
+
+
+def _without_remainder(f: sympy.Expr, ranges: dict) -> sympy.Expr | None:
+    a, div = f.args[0], f.args[1]
+    mod = f.args[2] if isinstance(f, ModularIndexing) else None
+    terms = list(sympy.Add.make_args(sympy.expand(a)))
+    if mod is not None and div.is_Integer and mod.is_Integer:
+        # Terms that are multiples of div*mod do not change the digit.
+        kept = [t for t in terms if not (t.as_coeff_Mul()[0] % (div * mod) == 0)]
+        if len(kept) < len(terms):
+            return ModularIndexing(sympy.Add(*kept), div, mod)
+        if div == 1 and len(terms) == 1 and terms[0] in ranges and (ranges[terms[0]] - mod).is_nonpositive:
+            return terms[0]  # v % m with v < m
+    for t in terms:
+        extent = ranges.get(t)
+        rest = [u for u in terms if u is not t]
+        if extent is None or not rest or not div.is_Integer:
+            continue
+        k = sympy.gcd_list([u.as_coeff_Mul()[0] for u in rest])
+        if k.is_Integer and k > 1 and (extent - k).is_nonpositive and div % k == 0:
+            q = sympy.expand(sympy.Add(*rest) / k)
+            return FloorDiv(q, div // k) if mod is None else ModularIndexing(q, div // k, mod)
+    return None
 
 
 def _split_term(term: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
@@ -185,8 +225,12 @@ def loads(value: Value, out: list | None = None, seen: set | None = None) -> lis
     return out
 
 
-def store_index(node: NodeInKernel) -> sympy.Expr:
-    return simplify_index(node.buffer.layout.index(node.index))
+def store_index(node: NodeInKernel, ranges: dict | None = None) -> sympy.Expr:
+    return simplify_index(node.buffer.layout.index(node.index), ranges)
+
+
+def ranges_of(kernel: Kernel) -> dict:
+    return {XINDEX: kernel.xnumel, RINDEX: kernel.rnumel}
 
 
 def _fits(kernel: Kernel, node: NodeInKernel, node_loads: list) -> bool:
@@ -199,7 +243,8 @@ def _fits(kernel: Kernel, node: NodeInKernel, node_loads: list) -> bool:
             return False
         if producer.space == "r" and node.space == "x":
             return False
-        if not _same(simplify_index(index), store_index(producer)):
+        ranges = ranges_of(kernel)
+        if not _same(simplify_index(index, ranges), store_index(producer, ranges)):
             return False
     return True
 

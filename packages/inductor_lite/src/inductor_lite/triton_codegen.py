@@ -21,7 +21,16 @@ import torch
 from sympy.printing.str import StrPrinter
 
 from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Value
-from .scheduler import RINDEX, XINDEX, Kernel, NodeInKernel, body, simplify_index, store_index
+from .scheduler import (
+    RINDEX,
+    XINDEX,
+    Kernel,
+    NodeInKernel,
+    body,
+    ranges_of,
+    simplify_index,
+    store_index,
+)
 
 PERSISTENT_RNUMEL = 2048  # rows up to this long are reduced in one block
 
@@ -153,6 +162,7 @@ class KernelCodegen:
         self.index_names: dict[sympy.Symbol, str] = {}
         # The shape of a one-element block: every block of a kernel has the same rank.
         self.unit = "[1, 1]" if kernel.is_reduction else "[1]"
+        self.ranges = ranges_of(kernel)
 
     # -- parameters ------------------------------------------------------------------------
     def pointer(self, name: str) -> str:
@@ -161,7 +171,7 @@ class KernelCodegen:
         return self.pointers[name]
 
     def print_index(self, expr: sympy.Expr, scope: Scope) -> str:
-        expr = simplify_index(expr)
+        expr = simplify_index(expr, self.ranges)
         names = {}
         for s in expr.free_symbols:
             if isinstance(s, IndirectIndex):
