@@ -328,3 +328,13 @@ def test_symbolic_sizes_divided(device):
     for shape in [(4, 8), (3, 10)]:
         x = torch.randn(*shape, device=device)
         torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_reads_through_a_reshape_fuse(device):
+    # (2, 16, 64) -> (32, 64): the normalised rows are the same elements the reduction saw.
+    w = torch.randn(64, device=device)
+
+    def fn(x):
+        return F.layer_norm(x + 1, (64,), w).view(32, 64) @ w.unsqueeze(1)
+    compile_and_check(fn, torch.randn(2, 16, 64, device=device), atol=1e-4)
+    assert counters["kernels"] == 1 and counters["extern_calls"] == 1
