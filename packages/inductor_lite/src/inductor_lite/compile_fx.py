@@ -97,7 +97,9 @@ class CompiledGraph:
         self.gm = gm
         self.versions: list[tuple[Callable, Callable]] = []
         self.symbolic = _is_symbolic(gm, example_inputs)
-        self.versions.append(self._compile(example_inputs))
+        # A frontend's own symbols (torch.compile passes its SymInts) are not ours to trace
+        # with: take their values; our trace makes its own symbols.
+        self.versions.append(self._compile([_hint(v) for v in example_inputs]))
 
     def __call__(self, *args: Any) -> Any:
         for check, run in self.versions:
@@ -234,8 +236,13 @@ def _is_symbolic(gm: torch.fx.GraphModule, inputs: list) -> bool:
     shape_env = gm.meta.get("shape_env", getattr(gm, "shape_env", None))
     if shape_env is not None and getattr(shape_env, "var_to_val", None):
         return True
-    return any(isinstance(s, torch.SymInt) for t in inputs if isinstance(t, torch.Tensor)
-               for s in t.shape)
+    return any(isinstance(v, torch.SymInt) for v in inputs) or any(
+        isinstance(s, torch.SymInt) for t in inputs if isinstance(t, torch.Tensor) for s in t.shape)
+
+
+def _hint(value: Any) -> Any:
+    """A symbolic int as the int it stands for in this example (no guard recorded)."""
+    return value.node.hint if isinstance(value, torch.SymInt) else value
 
 
 def _guard(aten_gm: torch.fx.GraphModule, inputs: list, static: bool) -> Callable[[tuple], bool]:
