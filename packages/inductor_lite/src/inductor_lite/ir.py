@@ -121,11 +121,9 @@ def product(values: Sequence[sympy.Expr]) -> sympy.Expr:
     return out
 
 
-@dataclass
-class Buffer:
-    """Storage with a name: what kernels load from and store to."""
+class LaidOut:
+    """Something with a `layout`: its sizes, dtype and device are the layout's."""
 
-    name: str
     layout: Layout
 
     @property
@@ -139,6 +137,14 @@ class Buffer:
     @property
     def device(self) -> torch.device:
         return self.layout.device
+
+
+@dataclass
+class Buffer(LaidOut):
+    """Storage with a name: what kernels load from and store to."""
+
+    name: str
+    layout: Layout
 
 
 @dataclass
@@ -200,23 +206,11 @@ class ExternBuffer(Buffer):
 
 
 @dataclass
-class BufferView:
+class BufferView(LaidOut):
     """A strided view of a buffer: no data of its own, just a different index map."""
 
     buffer: Buffer
     layout: Layout
-
-    @property
-    def size(self) -> tuple[sympy.Expr, ...]:
-        return self.layout.size
-
-    @property
-    def dtype(self) -> torch.dtype:
-        return self.layout.dtype
-
-    @property
-    def device(self) -> torch.device:
-        return self.layout.device
 
 
 TensorIR = Buffer | BufferView | Pointwise

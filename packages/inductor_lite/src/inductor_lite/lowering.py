@@ -1088,10 +1088,6 @@ def _copy_functional(lower, node, dst, src, non_blocking=False):
                                       compute_dtype(val.dtype)))
 
 
-def numel_hint(size: Sequence[sympy.Expr]) -> int:
-    return math.prod(_hint(s) for s in size)
-
-
 # -- prims (what some decompositions produce) ------------------------------------------------
 
 prims = torch.ops.prims
