@@ -116,3 +116,26 @@ def test_gpt_new_sequence_length_through_dynamo() -> None:
             idx = torch.randint(0, 64, (2, t), device=DEVICE)
             torch.testing.assert_close(compiled(idx), model(idx), **TOL)
     assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
+
+
+@pytest.mark.parametrize("frontend", ["torch.compile", "dynamo.compile"])
+def test_dynamic_sizes_compile_one_version(frontend: str) -> None:
+    """With symbolic sizes from the frontend, one generated version serves every size: the
+    frontend's symbols stay symbols (parameters stay static) and no trace step specialises them."""
+    model = TransformerBlock(d_model=32, n_heads=2).eval().to(DEVICE)
+    if frontend == "torch.compile":
+        # Not the block: dynamic=True passes float attributes (layer norm's eps) as tensors read
+        # with .item(), whose value our trace cannot decide on (the graph would run eagerly).
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(),
+                                    torch.nn.Linear(64, 32), torch.nn.Softmax(-1)).to(DEVICE)
+        compiled = torch.compile(model, backend="inductor_lite", fullgraph=True, dynamic=True)
+    else:
+        compiled = dynamo.compile(model, backend="inductor_lite", fullgraph=True,
+                                  raise_backend_errors=True)
+    with torch.no_grad():
+        for b, t in ((2, 8), (3, 5), (2, 11), (4, 6)):
+            x = torch.randn(b, t, 32, device=DEVICE)
+            if frontend == "dynamo.compile":
+                dynamo.mark_dynamic(x, [0, 1])
+            torch.testing.assert_close(compiled(x), model(x), **TOL)
+    assert counters["graphs"] == 1 and counters["eager_graphs"] == 0, dict(counters)

@@ -216,3 +216,26 @@ def test_symbolic_mode_makes_int_arguments_symbols() -> None:
                for node in gm.graph.nodes if node.op == "placeholder")
     x = torch.randn(4)
     torch.testing.assert_close(gm(x, 7), x * 7 + 7)
+
+
+def test_fake_arguments_are_traced_in_their_own_mode() -> None:
+    from fakecore import FakeTensorMode, ShapeEnv
+
+    shape_env = ShapeEnv()
+    mode = FakeTensorMode(shape_env)
+    x = mode.from_tensor(torch.randn(4, 6), dynamic_dims=(0,))  # only the rows are a symbol
+    n = shape_env.create_symint(3)
+    gm = make_fx(lambda x, n: x.sum(1) * n, "fake")(x, n)
+    assert gm.shape_env is shape_env
+    out = [node for node in gm.graph.nodes if node.op == "output"][0].args[0][0]
+    rows, = out.meta["val"].shape
+    assert isinstance(rows, torch.SymInt) and str(rows) == str(x.shape[0])
+    torch.testing.assert_close(gm(torch.ones(5, 6), 2), torch.full((5,), 12.0))
+
+
+def test_fake_arguments_of_two_modes_are_an_error() -> None:
+    from fakecore import FakeTensorMode
+
+    a, b = FakeTensorMode().from_tensor(torch.randn(2)), FakeTensorMode().from_tensor(torch.randn(2))
+    with pytest.raises(ValueError, match="different FakeTensorModes"):
+        make_fx(lambda a, b: a + b, "fake")(a, b)

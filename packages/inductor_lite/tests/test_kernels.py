@@ -286,12 +286,41 @@ def test_infinite_float_arguments_of_fallbacks(device):
                       torch.randn(6, device=device))
 
 
-def test_ops_writing_into_their_arguments_make_the_graph_run_eagerly(device):
-    # A fallback that mutates a buffer would change what lazy values read later.
+def test_in_place_writes_of_decompositions_are_functionalized(device):
+    # Decompositions run beneath functionalization; tracing the trace again removes their writes.
     compile_and_check(lambda a, b, t: F.cosine_embedding_loss(a, b, t, reduction="none"),
                       torch.randn(5, 5, device=device), torch.randn(5, 5, device=device),
                       torch.tensor([1, -1, 1, 1, -1], device=device))
-    assert counters["eager_graphs"] == 1
+    assert counters["eager_graphs"] == 0 and counters["kernels"] >= 1
+
+
+def test_instance_norm_updates_its_running_statistics(device):
+    # instance_norm's decomposition writes the statistics through a prim view, which the
+    # functionalizing re-trace reads as the aten view it equals.
+    mean, var = torch.zeros(3, device=device), torch.ones(3, device=device)
+    x = torch.randn(2, 3, 5, device=device)
+    fn = lambda x, m, v: F.instance_norm(x, m, v, use_input_stats=True)  # noqa: E731
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x, mean, var])
+    mean2, var2 = mean.clone(), var.clone()
+    torch.testing.assert_close(compiled(x, mean, var), fn(x, mean2, var2))
+    torch.testing.assert_close((mean, var), (mean2, var2))
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0
+
+
+def test_a_fallback_writing_into_a_shared_buffer_is_not_lowered(device):
+    # Lazy values read buffers when they are computed, which may be after such a write: a graph
+    # that still has one (functionalization could not take it) is run eagerly instead.
+    from fxtrace import make_fx
+    from inductor_lite.lowering import GraphLowering, GraphLoweringError
+
+    def fn(x, i, v):
+        y = x * 2
+        y.index_put_((i,), v)
+        return y + 1, y * 3
+    gm = make_fx(fn, "fake")(torch.randn(5, device=device), torch.tensor([1, 3], device=device),
+                             torch.randn(2, device=device))
+    with pytest.raises(GraphLoweringError, match="writes into its arguments"):
+        GraphLowering(gm).run()
 
 
 def test_cross_entropy_gathers_inside_a_reduction_kernel(device):
@@ -338,3 +367,105 @@ def test_reads_through_a_reshape_fuse(device):
         return F.layer_norm(x + 1, (64,), w).view(32, 64) @ w.unsqueeze(1)
     compile_and_check(fn, torch.randn(2, 16, 64, device=device), atol=1e-4)
     assert counters["kernels"] == 1 and counters["extern_calls"] == 1
+
+
+# -- what the guards check: a version runs only on inputs like those it was traced for ---------
+
+def test_a_symbolic_version_is_not_run_on_other_strides(device):
+    fn = lambda x: (x * 2 + 1).sum(-1)  # noqa: E731
+    compiled = compile_and_check(fn, torch.randn(4, 6, device=device))
+    compiled(torch.randn(5, 7, device=device))  # sizes are symbols from now on
+    for x in (torch.randn(9, 8, device=device).t(), torch.randn(8, 9, device=device)[:, :5]):
+        torch.testing.assert_close(compiled(x), fn(x))
+    assert len(compiled.versions) == 4
+
+
+def test_a_new_dtype_or_requires_grad_compiles_another_version(device):
+    fn = lambda x: x.softmax(-1)  # noqa: E731
+    compiled = compile_and_check(fn, torch.randn(4, 6, device=device))
+    x = torch.randn(4, 6, device=device, dtype=torch.float64)
+    torch.testing.assert_close(compiled(x), fn(x))
+    x = torch.randn(4, 6, device=device, requires_grad=True)
+    compiled(x)[:, 0].sum().backward()
+    assert x.grad is not None and len(compiled.versions) == 3
+
+
+def test_only_the_sizes_that_change_become_symbols(device):
+    lin = torch.nn.Linear(8, 4).to(device)
+    gm = torch.fx.symbolic_trace(torch.nn.Sequential(lin, torch.nn.ReLU()))
+    with torch.no_grad():
+        compiled = compile_fx(gm, [torch.randn(2, 8, device=device)])
+        for rows in (3, 5, 9):
+            x = torch.randn(rows, 8, device=device)
+            torch.testing.assert_close(compiled(x), lin(x).relu())
+        assert len(compiled.versions) == 2
+    # The batch dim is a symbol; the features and the weight stay static.
+    assert "s0 = arg2.size(0)" in source(compiled) and "s1" not in source(compiled)
+    assert "xnumel=4*s0" in source(compiled)
+
+
+# -- CNNs: batch norm and pooling ------------------------------------------------------------
+
+def _cnn(device):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(), torch.nn.AvgPool2d(2), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+        torch.nn.Linear(8, 4)).to(device)
+
+
+def test_cnn_in_eval_mode_is_two_kernels_and_three_library_calls(device):
+    model = _cnn(device).eval()
+    x = torch.randn(2, 3, 16, 16, device=device)
+    with torch.no_grad():
+        compiled = compile_fx(torch.fx.symbolic_trace(model), [x])
+        torch.testing.assert_close(compiled(x), model(x), atol=1e-5, rtol=1e-5)
+    # conv, then batch norm + relu + max pool; conv, then batch norm + relu + both pools; addmm
+    assert counters["kernels"] == 2 and counters["extern_calls"] == 3
+    assert counters["fallbacks"] == 0
+
+
+def test_batch_norm_in_training_updates_the_running_statistics(device):
+    import copy
+
+    model = _cnn(device).train()
+    twin = copy.deepcopy(model)
+    x = torch.randn(4, 3, 8, 8, device=device)
+    with torch.no_grad():
+        compiled = compile_fx(torch.fx.symbolic_trace(model), [x])
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x), twin(x), atol=1e-5, rtol=1e-5)
+    for (name, ours), (_, eager) in zip(model.named_buffers(), twin.named_buffers()):
+        torch.testing.assert_close(ours, eager, msg=name)
+    assert counters["fallbacks"] == 0 and counters["eager_graphs"] == 0
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(2, 3), stride=(2, 1), dilation=(1, 2)),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+])
+def test_max_pool_values_and_indices(device, kwargs):
+    x = torch.randn(2, 3, 9, 7, device=device)
+    x[0, 0, 0, 0] = float("nan")
+    compile_and_check(lambda x: F.max_pool2d(x, return_indices=True, **kwargs), x)
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False, ceil_mode=True),
+    dict(kernel_size=2, divisor_override=3),
+])
+def test_avg_pool(device, kwargs):
+    compile_and_check(lambda x: F.avg_pool2d(x, **kwargs), torch.randn(2, 3, 9, 7, device=device))
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
+def test_float_functions_with_edge_values(device):
+    x = torch.tensor([0.0, -0.0, 1e-6, -0.3, 2.0, float("inf"), float("nan"), -7.0], device=device)
+    y = torch.tensor([-1.0, 2.0, float("nan"), 0.0, -0.0, 3.0, 1.0, float("inf")], device=device)
+    compile_and_check(lambda x, y: (torch.hypot(x, y), torch.fmax(x, y), torch.fmin(x, y),
+                                    torch.copysign(x, y), torch.signbit(y), torch.sinh(x)), x, y)
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0

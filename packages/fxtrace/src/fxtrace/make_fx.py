@@ -10,6 +10,10 @@ the tensors are while `fn` runs:
 - "symbolic": FakeTensors whose every dim is a symbol of a ShapeEnv; size arithmetic becomes
   graph nodes, and the decisions taken on sizes are the ShapeEnv's guards (`gm.shape_env`).
 
+Arguments that are already FakeTensors (of one fakecore mode, as in "fake" or "symbolic" mode)
+are traced as they are, in their mode: the caller chose which of their dims are symbols, and
+SymInt arguments of that mode's ShapeEnv stay symbols.
+
 When `fn` is an nn.Module its parameters and buffers become `get_attr` nodes of the result (or,
 with `lift_params=True`, leading placeholders). Non-tensor arguments are constants of the trace:
 they get placeholders so that the GraphModule takes the same arguments as `fn`, but the graph
@@ -29,7 +33,7 @@ import torch.fx
 from torch.fx.graph import _PyTreeCodeGen, _PyTreeInfo
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from fakecore import FakeTensorMode, ShapeEnv, observe_sym_ops
+from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, observe_sym_ops
 from fxtrace.module_stack import ModuleStack
 from fxtrace.proxy_mode import ProxyMode
 
@@ -50,8 +54,9 @@ def make_fx(
         raise ValueError(f"tracing_mode must be one of {TRACING_MODES}, not {tracing_mode!r}")
 
     def trace(*args: Any) -> torch.fx.GraphModule:
+        fake_mode = _fake_mode_of(args) if tracing_mode != "real" else None
         return _Trace(fn, tracing_mode, decomposition_table, record_module_stack,
-                      lift_params, functionalize).run(args)
+                      lift_params, functionalize, fake_mode).run(args)
 
     return trace
 
@@ -60,7 +65,7 @@ class _Trace:
     """One tracing run: the graph being built and the modes that build it."""
 
     def __init__(self, fn, tracing_mode, decomposition_table, record_module_stack, lift_params,
-                 functionalize) -> None:
+                 functionalize, fake_mode) -> None:
         self.fn = fn
         self.module = fn if isinstance(fn, torch.nn.Module) else None
         self.tracing_mode = tracing_mode
@@ -68,13 +73,15 @@ class _Trace:
         self.functionalize = functionalize
         self.graph = torch.fx.Graph()
         self.constants: dict[str, torch.Tensor] = {}
-        # "fake" has a ShapeEnv too, with static inputs: data-dependent sizes get symbols.
-        self.shape_env = ShapeEnv() if tracing_mode != "real" else None
-        self.fake_mode = (
-            FakeTensorMode(self.shape_env, allow_non_fake_inputs=True)
-            if tracing_mode != "real" else None
-        )
-        self.dynamic = tracing_mode == "symbolic"
+        if fake_mode is not None:  # fake arguments: their mode, their symbols
+            self.fake_mode, self.shape_env = fake_mode, fake_mode.shape_env
+        elif tracing_mode != "real":
+            # "fake" has a ShapeEnv too, with static inputs: data-dependent sizes get symbols.
+            self.shape_env = ShapeEnv()
+            self.fake_mode = FakeTensorMode(self.shape_env, allow_non_fake_inputs=True)
+        else:
+            self.shape_env = self.fake_mode = None
+        self.dynamic = tracing_mode == "symbolic" and fake_mode is None
         # In real mode node values are still fakes: metadata, not the traced data.
         self._meta_mode = self.fake_mode or FakeTensorMode(allow_non_fake_inputs=True)
         self.module_stack = ModuleStack(self.module) if record_module_stack else None
@@ -166,6 +173,15 @@ class _Trace:
         gm = torch.fx.GraphModule(root, self.graph, class_name=_class_name(self.fn))
         gm.shape_env = self.shape_env
         return gm
+
+
+def _fake_mode_of(args: tuple) -> FakeTensorMode | None:
+    """The mode of the FakeTensors among `args` (None if there are none); one mode only."""
+    modes = {id(t.fake_mode): t.fake_mode for t in tree_flatten(args)[0]
+             if isinstance(t, FakeTensor)}
+    if len(modes) > 1:
+        raise ValueError("make_fx: the fake arguments belong to different FakeTensorModes")
+    return next(iter(modes.values()), None)
 
 
 def _arg_names(fn: Callable, count: int) -> list[str]:

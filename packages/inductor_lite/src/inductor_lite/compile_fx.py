@@ -28,7 +28,7 @@ import torch
 from torch._decomp import get_decompositions
 from torch.utils._pytree import tree_unflatten
 
-from fakecore import DataDependentError, UnsupportedFakeOpError
+from fakecore import DataDependentError, FakeTensorMode, ShapeEnv, UnsupportedFakeOpError
 from fxtrace import core_aten_decompositions, make_fx
 
 from . import config
@@ -49,6 +49,11 @@ LOWERED_THROUGH_DECOMPOSITION = [
     aten.clamp_max, aten.masked_fill, aten.rsub, aten.native_group_norm,
     aten._native_batch_norm_legit_no_training, aten.sgn, aten.xlogy, aten.logit, aten.glu,
     aten.frac, aten.sigmoid_backward, aten.tanh_backward, aten.threshold_backward,
+    aten.native_batch_norm, aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
+    aten._batch_norm_with_update, aten._batch_norm_with_update_functional,
+    aten._adaptive_avg_pool2d, aten.addmv, aten.ldexp, aten.dist, aten.reflection_pad1d,
+    aten.reflection_pad2d, aten.replication_pad1d, aten.replication_pad2d, aten.select_scatter,
+    aten.slice_scatter, aten.diagonal_scatter, aten.unfold,
 ]
 
 
@@ -86,66 +91,196 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 
 
 class CompiledGraph:
-    """The versions compiled for one graph, each valid where its guards hold.
+    """The versions compiled for one graph, each valid where its guard holds.
 
-    The first version is static unless the graph came with symbolic sizes. A call no version
-    accepts compiles a symbolic version (sizes as kernel arguments; int arguments stay
-    specialised, as make_fx keeps them constant).
+    Which sizes are symbols: the dims the frontend made symbolic (its placeholders' fake values,
+    its SymInt arguments), and then every dim and int argument seen to differ from the first
+    call's — a call no version accepts compiles another version with those as symbols (sizes
+    become kernel arguments). Everything else is specialised and checked by the guard.
     """
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
         self.gm = gm
+        # Parameters and buffers are leading inputs of the trace, static, so that writes into
+        # them (batch norm's running statistics) are functionalized into copies back.
+        self.state = dict((*gm.named_parameters(), *gm.named_buffers()))
         self.versions: list[tuple[Callable, Callable]] = []
-        self.symbolic = _is_symbolic(gm, example_inputs)
-        # A frontend's own symbols (torch.compile passes its SymInts) are not ours to trace
-        # with: take their values; our trace makes its own symbols.
-        self.versions.append(self._compile([_hint(v) for v in example_inputs]))
+        # A frontend's own symbols are not ours to trace with: take their values.
+        self.first = [_hint(v) for v in example_inputs]
+        self.dynamic = _frontend_dynamic(gm, example_inputs)
+        self.versions.append(self._compile(self.first))
 
     def __call__(self, *args: Any) -> Any:
         for check, run in self.versions:
             if check(args):
                 return run(*args)
-        self.symbolic = True
+        self.dynamic |= _changed(self.first, args)
         version = self._compile(list(args))
         self.versions.append(version)
         return version[1](*args)
 
     def _compile(self, inputs: list) -> tuple[Callable, Callable]:
-        mode = "symbolic" if self.symbolic else "fake"
-        # Mutations become copies into inputs at the end; views stay views (lowered as index
-        # maps), not the copies that removing views too would make of them.
-        functional = torch.func.functionalize(torch.fx.Interpreter(self.gm).run, remove="mutations")
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
         # Training runs the graph eagerly: decomposed to core aten only, which autograd knows
         # (our fused decompositions reach prims that have no derivative formulas).
         training = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         table = dict(core_aten_decompositions()) if training else decompositions()
+        fakes, fake_state = _fakes(inputs, self.dynamic, list(self.state.values()))
         try:
-            aten_gm = make_fx(functional, mode, table)(*inputs)
+            aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, table)
         except (DataDependentError, UnsupportedFakeOpError) as e:
-            # Values decide what the graph does (or an op has no fake kernel): run it as it came.
+            # Values decide what the graph does (or an op has no fake kernel): run it as it came,
+            # which is right for every input.
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
-            return _static_guard(inputs), self.gm
-        check = _guard(aten_gm, inputs, static=not self.symbolic)
+            return (lambda args: True), self.gm
+        check = _guard(fakes, aten_gm.shape_env)
+        state = list(self.state.values())
         if training:
             log.info("inductor_lite: inputs require grad; running the aten graph eagerly "
                      "(compiled training is not implemented)")
             counters["eager_graphs"] += 1
-            return check, aten_gm
+            return check, _with_state(aten_gm, state)
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
-            return check, aten_gm
+            return check, _with_state(aten_gm, state)
         if any(t.device.type == "cpu" for t in tensors) and not _interpreted():
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
                                "must be chosen before triton is imported (torch may import it "
                                "early): set TRITON_INTERPRET=1 in the environment")
         try:
-            return check, generate(aten_gm)
+            return check, _with_state(generate(aten_gm), state)
         except (LoweringError, GraphLoweringError) as e:
             log.warning("inductor_lite: running the aten graph eagerly: %s", e)
             counters["eager_graphs"] += 1
-            return check, aten_gm
+            return check, _with_state(aten_gm, state)
+
+
+def _with_state(run: Callable, state: list[torch.Tensor]) -> Callable:
+    """`run` (which takes the parameters and buffers first) as a function of the inputs only."""
+    if not state:
+        return run
+
+    def with_state(*args: Any) -> Any:
+        return run(*state, *args)
+    with_state.source = getattr(run, "source", None)  # type: ignore[attr-defined]
+    return with_state
+
+
+def _frontend_dynamic(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, int | None]]:
+    """(input, dim) of each size the frontend made symbolic; (input, None) for SymInt ints."""
+    dynamic: set[tuple[int, int | None]] = set()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, value in enumerate(inputs):
+        meta = placeholders[i].meta if i < len(placeholders) else {}
+        val = meta.get("val", meta.get("example_value", value))
+        if isinstance(value, torch.SymInt) or isinstance(val, torch.SymInt):
+            dynamic.add((i, None))
+        elif isinstance(val, torch.Tensor):
+            dynamic |= {(i, d) for d, n in enumerate(val.shape) if isinstance(n, torch.SymInt)
+                        and not n.node.expr.is_number}
+    shape_env = gm.meta.get("shape_env", getattr(gm, "shape_env", None))
+    if not dynamic and shape_env is not None and getattr(shape_env, "var_to_val", None):
+        # An aten graph traced with symbolic sizes (not known which): every size a symbol.
+        for i, value in enumerate(inputs):
+            if isinstance(value, torch.Tensor):
+                dynamic |= {(i, d) for d in range(value.dim())}
+            elif _is_int(value):
+                dynamic.add((i, None))
+    return dynamic
+
+
+def _changed(first: list, args: tuple) -> set[tuple[int, int | None]]:
+    """(input, dim) of the sizes of `args` that differ from `first`'s; (input, None) for ints."""
+    changed: set[tuple[int, int | None]] = set()
+    for i, (a, b) in enumerate(zip(first, args)):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() == b.dim():
+            changed |= {(i, d) for d in range(a.dim()) if a.shape[d] != b.shape[d]}
+        elif _is_int(a) and _is_int(b) and a != b:
+            changed.add((i, None))
+    return changed
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _fakes(inputs: list, dynamic: set[tuple[int, int | None]],
+           state: list[torch.Tensor]) -> tuple[list, list]:
+    """Fakes of the inputs (symbols where `dynamic` says) and of the state (static), one mode."""
+    shape_env = ShapeEnv()
+    mode = FakeTensorMode(shape_env, allow_non_fake_inputs=True)
+    fakes = []
+    for i, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor):
+            dims = tuple(sorted(d for j, d in dynamic if j == i and d is not None))
+            value = mode.from_tensor(value, dynamic_dims=dims)
+        elif _is_int(value) and (i, None) in dynamic:
+            value = shape_env.create_symint(value)
+        fakes.append(value)
+    return fakes, [mode.from_tensor(t) for t in state]
+
+
+def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
+           table: dict) -> torch.fx.GraphModule:
+    """`gm` as an aten graph of (*state, *inputs), functional if it writes in place at all:
+    mutations become copies into inputs at the end; views stay views (lowered as index maps),
+    not the copies that removing views too would make.
+
+    The first trace is not functionalized: torch's functionalization asks a composite op such as
+    `linear` for concrete sizes, which would specialise every symbol. Decompositions run beneath
+    functionalization, so one that writes in place (batch norm's running statistics) leaves a
+    mutation in a functionalized trace; tracing it again removes it. A trace functionalization
+    cannot take (prims with aliasing outputs, which decompositions made) is kept as it is:
+    lowering handles writes into temporaries, or runs the graph eagerly.
+    """
+    count = len(state)
+
+    def call(*args: Any) -> Any:
+        return torch.func.functional_call(gm, dict(zip(state_names, args[:count])), args[count:])
+
+    traced = make_fx(call, "fake", table)(*state, *inputs)
+    writes = _writes_in_place
+    for _ in range(3):
+        if not any(writes(node) for node in traced.graph.nodes):
+            break
+        functional = torch.func.functionalize(_AtenInterpreter(traced).run, remove="mutations")
+        try:
+            traced = make_fx(functional, "fake", table)(*state, *inputs)
+        except RuntimeError as e:
+            if "alias annotations" not in str(e):
+                raise
+            break
+        writes = _writes_into_non_input
+    return traced
+
+
+class _AtenInterpreter(torch.fx.Interpreter):
+    """Runs a traced graph, with the prims that functionalization cannot take (their outputs
+    alias their inputs) as the aten ops they equal."""
+
+    def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        if target is torch.ops.prims.broadcast_in_dim.default:
+            x, shape, dims = args
+            for d in range(len(shape)):
+                if d not in dims:
+                    x = x.unsqueeze(d)
+            return x.expand(shape)
+        if target is torch.ops.prims.copy_to.default:
+            return args[0].copy_(args[1])
+        return super().call_function(target, args, kwargs)
+
+
+def _writes_in_place(node: torch.fx.Node) -> bool:
+    schema = getattr(node.target, "_schema", None)
+    return node.op == "call_function" and schema is not None and schema.is_mutable
+
+
+def _writes_into_non_input(node: torch.fx.Node) -> bool:
+    """An in-place op other than functionalization's final copies into inputs."""
+    if not _writes_in_place(node):
+        return False
+    return not (node.target is aten.copy_.default and node.args[0].op == "placeholder")
 
 
 def _interpreted() -> bool:
@@ -157,7 +292,8 @@ def _interpreted() -> bool:
 
 def generate(aten_gm: torch.fx.GraphModule) -> Callable:
     """Lower, schedule and generate one aten graph; returns `call(*args)`."""
-    constants = _lift_constants(aten_gm)
+    out_spec = getattr(aten_gm, "_out_spec", None)
+    aten_gm, constants = _lift_constants(aten_gm)
     graph = GraphLowering(aten_gm)
     graph.run()
     steps = schedule(graph.buffers, graph.outputs)
@@ -168,7 +304,6 @@ def generate(aten_gm: torch.fx.GraphModule) -> Callable:
     _count(aten_gm, graph, steps)
     call = module.call
     values = list(constants.values())
-    out_spec = getattr(aten_gm, "_out_spec", None)
 
     def run(*args: Any) -> Any:
         outs = call([*args, *values])
@@ -177,8 +312,15 @@ def generate(aten_gm: torch.fx.GraphModule) -> Callable:
     return run
 
 
-def _lift_constants(gm: torch.fx.GraphModule) -> dict[str, torch.Tensor]:
-    """Turn get_attr nodes (tensors the trace saw as constants) into trailing placeholders."""
+def _lift_constants(
+        gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, dict[str, torch.Tensor]]:
+    """A copy of `gm` whose get_attr nodes (tensors the trace saw as constants) are trailing
+    placeholders, and those tensors by placeholder name. `gm` stays runnable as it was."""
+    graph = torch.fx.Graph()
+    value, old_output = graph.graph_copy(gm.graph, {}, return_output_node=True)
+    graph.output(value).meta = dict(old_output.meta)
+    graph._codegen = gm.graph._codegen
+    gm = torch.fx.GraphModule(gm, graph)
     constants = {}
     last = None
     for node in gm.graph.nodes:
@@ -200,7 +342,7 @@ def _lift_constants(gm: torch.fx.GraphModule) -> dict[str, torch.Tensor]:
         last = placeholder
         constants[placeholder.name] = value
     gm.recompile()
-    return constants
+    return gm, constants
 
 
 def _load(source: str) -> Any:
@@ -232,69 +374,61 @@ def _count(aten_gm: torch.fx.GraphModule, graph: GraphLowering, steps: list) -> 
     counters["extern_calls"] += sum(1 for s in externs if not s.fallback)
 
 
-def _is_symbolic(gm: torch.fx.GraphModule, inputs: list) -> bool:
-    shape_env = gm.meta.get("shape_env", getattr(gm, "shape_env", None))
-    if shape_env is not None and getattr(shape_env, "var_to_val", None):
-        return True
-    return any(isinstance(v, torch.SymInt) for v in inputs) or any(
-        isinstance(s, torch.SymInt) for t in inputs if isinstance(t, torch.Tensor) for s in t.shape)
-
-
 def _hint(value: Any) -> Any:
     """A symbolic int as the int it stands for in this example (no guard recorded)."""
     return value.node.hint if isinstance(value, torch.SymInt) else value
 
 
-def _guard(aten_gm: torch.fx.GraphModule, inputs: list, static: bool) -> Callable[[tuple], bool]:
-    """What the trace assumed: the int inputs' values, and the tensors' sizes and strides (static)
-    or the shape guards on their symbols (symbolic)."""
-    placeholders = [n.meta.get("val") for n in aten_gm.graph.nodes if n.op == "placeholder"]
-    # Ints the trace kept constant (symbolic traces make them symbols, covered by shape guards).
-    ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)
-            and not isinstance(placeholders[i], torch.SymInt)]
-    if static:
-        return _static_guard(inputs)
-    shape_env = getattr(aten_gm, "shape_env", None)
-    guards = [g.expr for g in shape_env.guards] if shape_env is not None else []
-    if not guards:
-        return lambda args: all(args[i] == v for i, v in ints)
-    bindings = _symbol_sources(aten_gm)
-    symbols = sorted({s for g in guards for s in g.free_symbols}, key=str)
-    missing = [s for s in symbols if s not in bindings]
+def _guard(fakes: list, shape_env: ShapeEnv) -> Callable[[tuple], bool]:
+    """What the trace assumed of the arguments: the same int values (or ints that bind symbols),
+    tensors of the same rank, dtype, device and requires_grad, grad mode if any requires grad,
+    sizes and strides equal to the fakes' (ints, or expressions in the symbols), and the shape
+    guards the trace recorded."""
+    count = len(fakes)
+    ints = [(i, v) for i, v in enumerate(fakes) if _is_int(v)]
+    tensors = [(i, t.dim(), t.dtype, t.device, t.requires_grad)
+               for i, t in enumerate(fakes) if isinstance(t, torch.Tensor)]
+    grad_mode = torch.is_grad_enabled() if any(t[4] for t in tensors) else None
+    getters: dict[sympy.Symbol, Callable] = {}
+    for i, v in enumerate(fakes):
+        if isinstance(v, torch.SymInt) and _symbol(v).is_Symbol:
+            getters.setdefault(_symbol(v), lambda args, i=i: args[i])
+    layout: list[sympy.Expr] = []  # every size, then every stride, of each tensor in turn
+    for i, t in enumerate(fakes):
+        if not isinstance(t, torch.Tensor):
+            continue
+        for what, values in (("size", t.shape), ("stride", t.stride())):
+            for d, n in enumerate(values):
+                expr = _symbol(n) if isinstance(n, torch.SymInt) else sympy.Integer(n)
+                if expr.is_Symbol and expr not in getters:
+                    getters[expr] = lambda args, i=i, d=d, what=what: getattr(args[i], what)(d)
+                layout.append(expr)
+    shape_guards = [g.expr for g in shape_env.guards]
+    symbols = list(getters)
+    missing = {s for e in [*layout, *shape_guards] for s in e.free_symbols} - set(symbols)
     if missing:
-        raise RuntimeError(f"shape guards mention symbols no input binds: {missing}")
-    test = sympy.lambdify(symbols, sympy.And(*guards), modules="math")
-    getters = [bindings[s] for s in symbols]
+        raise RuntimeError(f"shape guards mention symbols no input binds: {sorted(missing, key=str)}")
+    expected = sympy.lambdify(symbols, tuple(layout), modules="math")
+    holds = sympy.lambdify(symbols, sympy.And(*shape_guards), modules="math")
+    read = [getters[s] for s in symbols]
+    tensor_args = [t[0] for t in tensors]
 
     def check(args: tuple) -> bool:
-        if not all(args[i] == v for i, v in ints):
+        if len(args) != count or any(args[i] != v for i, v in ints):
             return False
-        return bool(test(*[get(args) for get in getters]))
+        for i, dim, dtype, device, requires_grad in tensors:
+            a = args[i]
+            if not (isinstance(a, torch.Tensor) and a.dim() == dim and a.dtype == dtype
+                    and a.device == device and a.requires_grad == requires_grad):
+                return False
+        if grad_mode is not None and torch.is_grad_enabled() != grad_mode:
+            return False
+        values = [get(args) for get in read]
+        actual = tuple(x for i in tensor_args for x in (*args[i].shape, *args[i].stride()))
+        return actual == tuple(expected(*values)) and bool(holds(*values))
     return check
 
 
-def _static_guard(inputs: list) -> Callable[[tuple], bool]:
-    """Same int values, same tensor sizes and strides."""
-    ints = [(i, v) for i, v in enumerate(inputs) if isinstance(v, int) and not isinstance(v, bool)]
-    layouts = [(i, t.shape, t.stride()) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)]
-    return lambda args: all(args[i] == v for i, v in ints) and all(
-        args[i].shape == size and args[i].stride() == stride for i, size, stride in layouts)
-
-
-def _symbol_sources(gm: torch.fx.GraphModule) -> dict[sympy.Symbol, Callable]:
-    """For each size symbol of the inputs, how to read its value from the arguments."""
-    out: dict[sympy.Symbol, Callable] = {}
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for i, node in enumerate(placeholders):
-        val = node.meta.get("val")
-        if isinstance(val, torch.SymInt) and val.node.expr.is_Symbol:
-            out.setdefault(val.node.expr, lambda args, i=i: args[i])
-        if not isinstance(val, torch.Tensor):
-            continue
-        for what, values in (("size", val.shape), ("stride", val.stride())):
-            for d, s in enumerate(values):
-                # The symbol the dim was created as, also when a guard has since fixed its value.
-                expr = getattr(s.node, "_expr", None) if isinstance(s, torch.SymInt) else None
-                if expr is not None and expr.is_Symbol and expr not in out:
-                    out[expr] = lambda args, i=i, d=d, what=what: getattr(args[i], what)(d)
-    return out
+def _symbol(n: torch.SymInt) -> sympy.Expr:
+    """The expression a SymInt was created as, also when a guard has since fixed its value."""
+    return getattr(n.node, "_expr", n.node.expr)

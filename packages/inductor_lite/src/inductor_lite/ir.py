@@ -80,6 +80,14 @@ def constant(value: Any, dtype: torch.dtype) -> Value:
     return Value("constant", (value,), dtype)
 
 
+def index_in(i: sympy.Expr, n: sympy.Expr) -> Value:
+    """Whether `0 <= i < n`: a constant where sympy can tell."""
+    known = sympy.And(sympy.Ge(i, 0), sympy.Lt(i, n))
+    if known in (sympy.true, sympy.false):
+        return constant(bool(known), torch.bool)
+    return Value("index_in", (i, n), torch.bool)
+
+
 def op(name: str, *args: Value, dtype: torch.dtype | None = None) -> Value:
     return Value(name, args, dtype if dtype is not None else args[0].dtype)
 

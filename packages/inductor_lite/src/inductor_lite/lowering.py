@@ -25,6 +25,7 @@ from .ir import (
     BufferView,
     ComputedBuffer,
     ExternBuffer,
+    Index,
     InputBuffer,
     Layout,
     Pointwise,
@@ -33,6 +34,7 @@ from .ir import (
     Value,
     constant,
     contiguous_strides,
+    index_in,
     loader,
     op,
     to_dtype,
@@ -195,7 +197,10 @@ class GraphLowering:
     def _call(self, node: torch.fx.Node) -> Any:
         args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: self.env[n])
         if node.target is operator.getitem and isinstance(args[0], (list, tuple)):
-            return args[0][args[1]]
+            out = args[0][args[1]]
+            if isinstance(out, Pointwise) and len(node.users) > 1:
+                out = self.realize(out, dense_layout(node.meta["val"]))
+            return out
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
@@ -370,9 +375,18 @@ for _name, _target in [
     ("relu", aten.relu), ("sign", aten.sign), ("round", aten.round.default),
     ("tan", aten.tan), ("log10", aten.log10), ("erfc", aten.erfc), ("cosh", aten.cosh),
     ("asinh", aten.asinh), ("acosh", aten.acosh), ("atanh", aten.atanh), ("asin", aten.asin),
-    ("acos", aten.acos), ("atan", aten.atan),
+    ("acos", aten.acos), ("atan", aten.atan), ("sinh", aten.sinh),
 ]:
     register(_target)(_unary(_name))
+
+
+@register(aten.signbit)
+def _signbit(lower, node, x):
+    if x.dtype.is_floating_point:
+        return pointwise(lower, [x], lambda a: op("signbit", a, dtype=torch.bool),
+                         in_dtype=compute_dtype(x.dtype))
+    return pointwise(lower, [x], lambda a: op("lt", a, constant(0, a.dtype), dtype=torch.bool),
+                     in_dtype=x.dtype)
 
 
 @register(aten.bitwise_not)
@@ -409,7 +423,8 @@ def _binary(name: str) -> Callable:
 for _name, _target in [
     ("add", aten.add), ("sub", aten.sub), ("mul", aten.mul), ("maximum", aten.maximum),
     ("minimum", aten.minimum), ("atan2", aten.atan2), ("bitwise_and", aten.bitwise_and),
-    ("bitwise_or", aten.bitwise_or), ("bitwise_xor", aten.bitwise_xor),
+    ("bitwise_or", aten.bitwise_or), ("bitwise_xor", aten.bitwise_xor), ("hypot", aten.hypot),
+    ("fmax", aten.fmax), ("fmin", aten.fmin), ("copysign", aten.copysign),
 ]:
     register(_target)(_binary(_name))
 
@@ -1004,7 +1019,7 @@ def _cat(lower, node, tensors, dim=0):
         out = None
         for t, load, start in reversed(list(zip(tensors, loaders, starts))):
             shifted = [i - start if d == dim else j for d, j in enumerate(idx)]
-            inside = Value("index_in", (i - start, t.size[dim]), torch.bool)
+            inside = index_in(i - start, t.size[dim])
             v = ir.masked(to_dtype(load(shifted), cd), inside)
             out = v if out is None else Value("where", (inside, v, out), cd)
         return out
@@ -1026,10 +1041,101 @@ def _constant_pad(lower, node, x, pad, value=0):
         for k, (before, _) in enumerate(pads):
             d = rank - 1 - k
             src[d] = idx[d] - before
-            ok = Value("index_in", (src[d], x.size[d]), torch.bool)
+            ok = index_in(src[d], x.size[d])
             inside = ok if inside is None else op("logical_and", inside, ok)
         v = to_dtype(load(src), cd)
         return v if inside is None else Value("where", (inside, ir.masked(v, inside), fill), cd)
+    return Pointwise(size, val.dtype, val.device, fn)
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+def _pair(v: Any, default: Sequence[int] | None = None) -> tuple[int, int]:
+    if isinstance(v, int):
+        return v, v
+    v = default if not v else v
+    return (v[0], v[0]) if len(v) == 1 else (v[0], v[1])
+
+
+def _window_taps(x: TensorIR, idx: Index, kernel, stride, padding, dilation):
+    """Each tap of the 2-d window under output index `idx`: (row, col, inside the input)."""
+    *_, oh, ow = idx
+    h, w = x.size[-2:]
+    for a in range(kernel[0]):
+        for b in range(kernel[1]):
+            row = oh * stride[0] - padding[0] + a * dilation[0]
+            col = ow * stride[1] - padding[1] + b * dilation[1]
+            inside = op("logical_and", index_in(row, h), index_in(col, w))
+            yield row, col, inside
+
+
+@register(aten.max_pool2d_with_indices.default)
+def _max_pool2d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """Max over each window, unrolled (windows are small); the index is of the last NaN or the
+    first maximum in the window, as row * width + col."""
+    vals = lower.node.meta["val"]
+    size = tuple(sym(s) for s in vals[0].shape)
+    kernel = _pair(kernel_size)
+    args = (kernel, _pair(stride, kernel), _pair(padding), _pair(dilation))
+    load = loader(x)
+    cd = compute_dtype(x.dtype)
+    lowest = constant(-math.inf if cd.is_floating_point else torch.iinfo(cd).min, cd)
+
+    def taps(idx):
+        for row, col, inside in _window_taps(x, idx, *args):
+            v = to_dtype(load([*idx[:-2], row, col]), cd)
+            yield row, col, Value("where", (inside, ir.masked(v, inside), lowest), cd)
+
+    def value(idx):
+        best = None
+        for _, _, v in taps(idx):
+            best = v if best is None else op("maximum", best, v)
+        return best
+
+    def index(idx):
+        best = arg = None
+        for row, col, v in taps(idx):
+            i = Value("index", (row * x.size[-1] + col,), torch.int64)
+            if best is None:
+                best, arg = v, i
+                continue
+            take = op("logical_or", op("gt", v, best, dtype=torch.bool),
+                      op("isnan", v, dtype=torch.bool))
+            best = Value("where", (take, v, best), cd)
+            arg = Value("where", (take, i, arg), torch.int64)
+        return arg
+    return (Pointwise(size, vals[0].dtype, vals[0].device, value),
+            Pointwise(size, torch.int64, vals[1].device, index))
+
+
+@register(aten.avg_pool2d.default)
+def _avg_pool2d(lower, node, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """Mean over each window, unrolled; the divisor counts the taps inside the input (or inside
+    the padded input, with `count_include_pad`), unless `divisor_override` gives it."""
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    kernel = _pair(kernel_size)
+    pad = _pair(padding)
+    args = (kernel, _pair(stride, kernel), pad, (1, 1))
+    load = loader(x)
+    cd = compute_dtype(val.dtype)
+    h, w = x.size[-2:]
+
+    def fn(idx):
+        total = count = None
+        for row, col, inside in _window_taps(x, idx, *args):
+            v = to_dtype(load([*idx[:-2], row, col]), cd)
+            v = Value("where", (inside, ir.masked(v, inside), constant(0, cd)), cd)
+            total = v if total is None else op("add", total, v)
+            if count_include_pad:
+                inside = op("logical_and", index_in(row + pad[0], h + 2 * pad[0]),
+                            index_in(col + pad[1], w + 2 * pad[1]))
+            n = to_dtype(inside, cd)
+            count = n if count is None else op("add", count, n)
+        if divisor_override:
+            count = constant(divisor_override, cd)
+        return op("truediv", total, count)
     return Pointwise(size, val.dtype, val.device, fn)
 
 

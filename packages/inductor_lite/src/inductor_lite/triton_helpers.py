@@ -111,6 +111,49 @@ def asinh(x):
 
 
 @triton.jit
+def sinh(x):
+    e = tl.exp(x)
+    # A few terms of the series near zero, where e - 1/e cancels.
+    x2 = x * x
+    series = x * (1.0 + x2 / 6.0 * (1.0 + x2 / 20.0 * (1.0 + x2 / 42.0)))
+    return tl.where(tl.abs(x) < 0.5, series, 0.5 * (e - 1.0 / e))
+
+
+@triton.jit
+def hypot(a, b):
+    x = tl.abs(a)
+    y = tl.abs(b)
+    big = tl.where(x > y, x, y)
+    small = tl.where(x > y, y, x)
+    r = small / tl.where(big == 0, 1.0, big)
+    out = big * tl.sqrt(1.0 + r * r)
+    return tl.where(either(x == float("inf"), y == float("inf")), float("inf"), out)
+
+
+@triton.jit
+def fmax(a, b):
+    return tl.where(a != a, b, tl.where(either(a > b, b != b), a, b))
+
+
+@triton.jit
+def fmin(a, b):
+    return tl.where(a != a, b, tl.where(either(a < b, b != b), a, b))
+
+
+@triton.jit
+def signbit(x):
+    if x.dtype == tl.float64:
+        return x.to(tl.int64, bitcast=True) < 0
+    else:
+        return x.to(tl.int32, bitcast=True) < 0
+
+
+@triton.jit
+def copysign(a, b):
+    return tl.where(signbit(b), -tl.abs(a), tl.abs(a))
+
+
+@triton.jit
 def maximum(a, b):
     return tl.where(either(a > b, a != a), a, b)
 
