@@ -19,7 +19,7 @@ if DEVICE == "cpu":
 import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch._dynamo  # noqa: E402
-from models import GPT, MLP, TransformerBlock  # noqa: E402
+from models import GPT, MLP, SmallCNN, TransformerBlock  # noqa: E402
 
 import dynamo  # noqa: E402
 import inductor_lite  # noqa: E402
@@ -35,6 +35,7 @@ CASES = {
     "transformer_block": (lambda: TransformerBlock(d_model=32, n_heads=2),
                           lambda: torch.randn(2, 8, 32)),
     "gpt": (small_gpt, lambda: torch.randint(0, 64, (2, 8))),
+    "cnn": (lambda: SmallCNN(), lambda: torch.randn(2, 3, 16, 16)),
 }
 FRONTENDS = {
     "torch.compile": lambda model: torch.compile(model, backend="inductor_lite", fullgraph=True),
@@ -81,7 +82,7 @@ def test_gpt_kernels_fuse() -> None:
 
 @pytest.mark.parametrize("frontend", FRONTENDS)
 @pytest.mark.parametrize(
-    "name", ["mlp", "transformer_block"])
+    "name", ["mlp", "transformer_block", "cnn"])
 def test_training_runs_aten_graph_with_right_gradients(name: str, frontend: str) -> None:
     """Inputs that require grad: inductor_lite runs the aten graph eagerly (no compiled
     training yet), so autograd sees aten ops and the gradients equal eager's."""
@@ -139,3 +140,22 @@ def test_dynamic_sizes_compile_one_version(frontend: str) -> None:
                 dynamo.mark_dynamic(x, [0, 1])
             torch.testing.assert_close(compiled(x), model(x), **TOL)
     assert counters["graphs"] == 1 and counters["eager_graphs"] == 0, dict(counters)
+
+
+@pytest.mark.parametrize("frontend", FRONTENDS)
+def test_cnn_in_training_mode_updates_batch_norm_statistics(frontend: str) -> None:
+    """Batch norm in training mode writes its running statistics: the compiled graph writes
+    them into the module's buffers, as eager does."""
+    import copy
+
+    model = SmallCNN().train().to(DEVICE)
+    twin = copy.deepcopy(model)
+    compiled = FRONTENDS[frontend](model)
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(4, 3, 16, 16, device=DEVICE)
+            torch.testing.assert_close(compiled(x), twin(x), **TOL)
+    for (name, ours), (_, eager) in zip(model.named_buffers(), twin.named_buffers(), strict=True):
+        torch.testing.assert_close(ours, eager, msg=name, **TOL)
+    assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
+    assert counters["fallbacks"] == 0, dict(counters)

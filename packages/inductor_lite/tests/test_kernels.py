@@ -469,3 +469,8 @@ def test_float_functions_with_edge_values(device):
     compile_and_check(lambda x, y: (torch.hypot(x, y), torch.fmax(x, y), torch.fmin(x, y),
                                     torch.copysign(x, y), torch.signbit(y), torch.sinh(x)), x, y)
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
+def test_empty_tensors_through_reshapes(device):
+    x = torch.randn(0, 3, device=device)
+    compile_and_check(lambda x: (x.tile(2, 3) + 1, torch.ones_like(x).roll(1, 0), x.fliplr() * 2), x)

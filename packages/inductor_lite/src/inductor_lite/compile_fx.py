@@ -127,7 +127,8 @@ class CompiledGraph:
         table = dict(core_aten_decompositions()) if training else decompositions()
         fakes, fake_state = _fakes(inputs, self.dynamic, list(self.state.values()))
         try:
-            aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, table)
+            aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, table,
+                             functional=not training)
         except (DataDependentError, UnsupportedFakeOpError) as e:
             # Values decide what the graph does (or an op has no fake kernel): run it as it came,
             # which is right for every input.
@@ -222,10 +223,11 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]],
 
 
 def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
-           table: dict) -> torch.fx.GraphModule:
-    """`gm` as an aten graph of (*state, *inputs), functional if it writes in place at all:
-    mutations become copies into inputs at the end; views stay views (lowered as index maps),
-    not the copies that removing views too would make.
+           table: dict, functional: bool) -> torch.fx.GraphModule:
+    """`gm` as an aten graph of (*state, *inputs); with `functional`, one with no writes but
+    copies into inputs at the end (views stay views, lowered as index maps, not the copies that
+    removing views too would make). Without, writes stay where they were, as autograd needs
+    them (batch norm's backward checks that the running statistics it saved are unchanged).
 
     The first trace is not functionalized: torch's functionalization asks a composite op such as
     `linear` for concrete sizes, which would specialise every symbol. Decompositions run beneath
@@ -241,7 +243,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
 
     traced = make_fx(call, "fake", table)(*state, *inputs)
     writes = _writes_in_place
-    for _ in range(3):
+    for _ in range(3 if functional else 0):
         if not any(writes(node) for node in traced.graph.nodes):
             break
         functional = torch.func.functionalize(_AtenInterpreter(traced).run, remove="mutations")

@@ -106,6 +106,8 @@ def _drop_remainders(expr: sympy.Expr, ranges: dict) -> sympy.Expr:
 def _without_remainder(f: sympy.Expr, ranges: dict) -> sympy.Expr | None:
     a, div = f.args[0], f.args[1]
     mod = f.args[2] if isinstance(f, ModularIndexing) else None
+    if div == 0 or mod == 0:  # a dim of size 0: the kernel has nothing to index
+        return None
     terms = list(sympy.Add.make_args(sympy.expand(a)))
     if mod is not None and div.is_Integer and mod.is_Integer:
         # Terms that are multiples of div*mod do not change the digit.
