@@ -383,52 +383,69 @@ def _hint(value: Any) -> Any:
 
 def _guard(fakes: list, shape_env: ShapeEnv) -> Callable[[tuple], bool]:
     """What the trace assumed of the arguments: the same int values (or ints that bind symbols),
-    tensors of the same rank, dtype, device and requires_grad, grad mode if any requires grad,
+    tensors of the same dtype, device and requires_grad (and grad mode, if one requires grad),
     sizes and strides equal to the fakes' (ints, or expressions in the symbols), and the shape
-    guards the trace recorded."""
-    count = len(fakes)
-    ints = [(i, v) for i, v in enumerate(fakes) if _is_int(v)]
-    tensors = [(i, t.dim(), t.dtype, t.device, t.requires_grad)
-               for i, t in enumerate(fakes) if isinstance(t, torch.Tensor)]
-    grad_mode = torch.is_grad_enabled() if any(t[4] for t in tensors) else None
-    getters: dict[sympy.Symbol, Callable] = {}
+    guards the trace recorded. Generated as straight-line Python, as it runs on every call."""
+    lines = [f"if len(args) != {len(fakes)}: return False"]
+    env: dict[str, Any] = {"Tensor": torch.Tensor, "grad_enabled": torch.is_grad_enabled}
+    names: dict[sympy.Symbol, str] = {}  # symbol -> the local variable holding its value
+
+    def value_of(expr: sympy.Expr) -> str:
+        if expr.is_Integer:
+            return str(int(expr))
+        if expr in names:
+            return names[expr]
+        fn = f"e{len(env)}"
+        symbols = sorted(expr.free_symbols, key=str)
+        env[fn] = sympy.lambdify(symbols, expr, modules="math")
+        return f"{fn}({', '.join(names[s] for s in symbols)})"
+
     for i, v in enumerate(fakes):
-        if isinstance(v, torch.SymInt) and _symbol(v).is_Symbol:
-            getters.setdefault(_symbol(v), lambda args, i=i: args[i])
-    layout: list[sympy.Expr] = []  # every size, then every stride, of each tensor in turn
+        if isinstance(v, torch.SymInt) and _symbol(v).is_Symbol and _symbol(v) not in names:
+            names[_symbol(v)] = f"a{i}"
+            lines.append(f"a{i} = args[{i}]")
+        elif _is_int(v):
+            lines.append(f"if args[{i}] != {v}: return False")
+    later = []  # layouts that mention symbols: compared once every symbol is bound
     for i, t in enumerate(fakes):
         if not isinstance(t, torch.Tensor):
             continue
+        env[f"dtype{i}"] = t.dtype  # dtypes are singletons
+        # get_device() is cheaper than .device: -1 on the CPU, the index on a GPU.
+        index = -1 if t.device.type == "cpu" else t.device.index or 0
+        device = (f"t.get_device() != {index}" if t.device.type in ("cpu", "cuda")
+                  else f"t.device != device{i}")
+        env[f"device{i}"] = t.device
+        lines += [f"t = args[{i}]",
+                  f"if not isinstance(t, Tensor) or t.dtype is not dtype{i} or {device}"
+                  f" or t.requires_grad is not {t.requires_grad}: return False",
+                  f"size{i}, stride{i} = t.shape, t.stride()"]
         for what, values in (("size", t.shape), ("stride", t.stride())):
-            for d, n in enumerate(values):
-                expr = _symbol(n) if isinstance(n, torch.SymInt) else sympy.Integer(n)
-                if expr.is_Symbol and expr not in getters:
-                    getters[expr] = lambda args, i=i, d=d, what=what: getattr(args[i], what)(d)
-                layout.append(expr)
-    shape_guards = [g.expr for g in shape_env.guards]
-    symbols = list(getters)
-    missing = {s for e in [*layout, *shape_guards] for s in e.free_symbols} - set(symbols)
+            exprs = [_symbol(n) if isinstance(n, torch.SymInt) else sympy.Integer(n)
+                     for n in values]
+            if all(e.is_Integer for e in exprs):
+                lines.append(f"if {what}{i} != {tuple(int(e) for e in exprs)}: return False")
+                continue
+            lines.append(f"if len({what}{i}) != {len(exprs)}: return False")
+            for d, expr in enumerate(exprs):
+                if expr.is_Symbol and expr not in names:
+                    names[expr] = f"{what}{i}_{d}"
+                    lines.append(f"{what}{i}_{d} = {what}{i}[{d}]")
+            later.append((f"{what}{i}", exprs))
+    for variable, exprs in later:
+        expected = ", ".join(value_of(e) for e in exprs)
+        lines.append(f"if {variable} != ({expected},): return False")
+    if any(t.requires_grad for t in fakes if isinstance(t, torch.Tensor)):
+        lines.append(f"if grad_enabled() is not {torch.is_grad_enabled()}: return False")
+    guards = [g.expr for g in shape_env.guards]
+    missing = {s for g in guards for s in g.free_symbols} - set(names)
     if missing:
         raise RuntimeError(f"shape guards mention symbols no input binds: {sorted(missing, key=str)}")
-    expected = sympy.lambdify(symbols, tuple(layout), modules="math")
-    holds = sympy.lambdify(symbols, sympy.And(*shape_guards), modules="math")
-    read = [getters[s] for s in symbols]
-    tensor_args = [t[0] for t in tensors]
-
-    def check(args: tuple) -> bool:
-        if len(args) != count or any(args[i] != v for i, v in ints):
-            return False
-        for i, dim, dtype, device, requires_grad in tensors:
-            a = args[i]
-            if not (isinstance(a, torch.Tensor) and a.dim() == dim and a.dtype == dtype
-                    and a.device == device and a.requires_grad == requires_grad):
-                return False
-        if grad_mode is not None and torch.is_grad_enabled() != grad_mode:
-            return False
-        values = [get(args) for get in read]
-        actual = tuple(x for i in tensor_args for x in (*args[i].shape, *args[i].stride()))
-        return actual == tuple(expected(*values)) and bool(holds(*values))
-    return check
+    lines.append(f"return bool({value_of(sympy.And(*guards))})" if guards else "return True")
+    source = "def check(args):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(compile(source, "<inductor_lite guard>", "exec"), env)
+    env["check"].source = source
+    return env["check"]
 
 
 def _symbol(n: torch.SymInt) -> sympy.Expr:
