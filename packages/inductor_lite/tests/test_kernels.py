@@ -474,3 +474,14 @@ def test_float_functions_with_edge_values(device):
 def test_empty_tensors_through_reshapes(device):
     x = torch.randn(0, 3, device=device)
     compile_and_check(lambda x: (x.tile(2, 3) + 1, torch.ones_like(x).roll(1, 0), x.fliplr() * 2), x)
+
+
+def test_sparse_inputs_run_the_graph_as_it_came(device):
+    fn = lambda a, b: torch.sparse.mm(a, b) * 2  # noqa: E731
+    a, b = torch.eye(4, device=device).to_sparse_csr(), torch.randn(4, 3, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [a, b])
+    torch.testing.assert_close(compiled(a, b), fn(a, b))
+    assert counters["eager_graphs"] == 1
+    dense = torch.eye(4, device=device)
+    torch.testing.assert_close(compiled(dense, b), fn(dense, b))  # another version: dense
+    assert len(compiled.versions) == 2

@@ -121,6 +121,10 @@ class CompiledGraph:
 
     def _compile(self, inputs: list) -> tuple[Callable, Callable]:
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        if any(t.layout is not torch.strided for t in tensors):
+            log.warning("inductor_lite: running the graph eagerly: sparse inputs")
+            counters["eager_graphs"] += 1
+            return _layout_guard(inputs), self.gm
         # Training runs the graph eagerly: decomposed to core aten only, which autograd knows
         # (our fused decompositions reach prims that have no derivative formulas).
         training = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
@@ -446,6 +450,14 @@ def _guard(fakes: list, shape_env: ShapeEnv) -> Callable[[tuple], bool]:
     exec(compile(source, "<inductor_lite guard>", "exec"), env)
     env["check"].source = source
     return env["check"]
+
+
+def _layout_guard(inputs: list) -> Callable[[tuple], bool]:
+    """The same tensor layouts (strided, sparse kinds) in the same places."""
+    layouts = [t.layout if isinstance(t, torch.Tensor) else None for t in inputs]
+    return lambda args: len(args) == len(layouts) and all(
+        (a.layout if isinstance(a, torch.Tensor) else None) is layout
+        for a, layout in zip(args, layouts))
 
 
 def _symbol(n: torch.SymInt) -> sympy.Expr:
