@@ -485,3 +485,28 @@ def test_sparse_inputs_run_the_graph_as_it_came(device):
     dense = torch.eye(4, device=device)
     torch.testing.assert_close(compiled(dense, b), fn(dense, b))  # another version: dense
     assert len(compiled.versions) == 2
+
+
+def test_library_call_on_arguments_laid_out_as_traced(device):
+    # GPT-2's attention: q, k, v are transposed views of one projection; the attention kernel's
+    # output follows its query's layout, so its arguments must have the strides the trace saw
+    # (a reshape of its output read as the traced strides gave wrong values).
+    b, t, h, d = 2, 8, 4, 8
+    w = torch.randn(h * d, h * d, device=device)
+
+    def fn(x):
+        q, k, v = (x * 0.5).split(h * d, dim=2)
+        q, k, v = (y.view(b, t, h, d).transpose(1, 2) for y in (q, k, v))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return out.transpose(1, 2).reshape(b, t, h * d) @ w
+    compile_and_check(fn, torch.randn(b, t, 3 * h * d, device=device), atol=1e-4, rtol=1e-4)
+    assert counters["fallbacks"] == 0
+
+
+def test_with_strides_copies_only_a_result_laid_out_otherwise(device):
+    from inductor_lite.runtime import with_strides
+
+    t = torch.randn(4, 6, device=device)
+    assert with_strides(t, (4, 6), (6, 1)) is t
+    moved = with_strides(t.t().contiguous().t(), (4, 6), (6, 1))
+    assert moved.stride() == (6, 1) and torch.equal(moved, t)

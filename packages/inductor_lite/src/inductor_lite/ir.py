@@ -203,6 +203,9 @@ class ExternBuffer(Buffer):
 
     `args`/`kwargs` hold Buffers where the op takes tensors. `index` picks one output of an op
     that returns several (the op itself is called once, by the buffer named `parent`).
+    `restride`: an argument's strides differ from the trace's, so the op may return other
+    strides than the trace saw (many kernels follow their input's layout); the wrapper copies
+    such a result into the layout the lowering assumed.
     """
 
     target: Any = None
@@ -211,6 +214,7 @@ class ExternBuffer(Buffer):
     fallback: bool = False
     parent: str | None = None
     item: int | None = None
+    restride: bool = False
 
 
 @dataclass

@@ -235,13 +235,19 @@ class GraphLowering:
                                       for a in schema.arguments):
             # Lazy values read buffers when they are computed, which may be after this call.
             raise GraphLoweringError(f"{node.target} writes into its arguments")
-        args, kwargs = _map_tensors((args, kwargs), self.realize)
+        # Lazy arguments are computed in the layout the trace saw (when it is dense), as the
+        # op's output layout may follow its inputs'.
+        traced = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
+        args, kwargs = _zip_map((args, kwargs), traced, lambda t, v: self.realize(
+            t, dense_layout(v) if isinstance(v, torch.Tensor) else None))
+        restride = any(not isinstance(v, torch.Tensor) or t.layout.stride != meta_layout(v).stride
+                       for t, v in _zip_leaves((args, kwargs), traced))
         val = node.meta["val"]
         name = self.new_name()
         if isinstance(val, torch.Tensor):
             self._note_offset(name, val)
             return self.add(ExternBuffer(name, base_layout(val), target=node.target, args=args,
-                                         kwargs=kwargs, fallback=fallback))
+                                         kwargs=kwargs, fallback=fallback, restride=restride))
         if val is not None and not isinstance(val, (list, tuple)):
             raise LoweringError(f"{node.target} returns {type(val).__name__}")
         parent = self.add(ExternBuffer(name, None, target=node.target, args=args, kwargs=kwargs,
@@ -252,7 +258,7 @@ class GraphLowering:
         for i, v in enumerate(val):
             if isinstance(v, torch.Tensor):
                 items.append(self.add(ExternBuffer(self.new_name(), base_layout(v),
-                                                   parent=parent.name, item=i)))
+                                                   parent=parent.name, item=i, restride=restride)))
                 self._note_offset(items[-1].name, v)
             else:
                 items.append(None)
@@ -301,6 +307,28 @@ def _functional_twin(node: torch.fx.Node) -> Any:
         return None  # `t` is a view: writing it writes another tensor
     packet = getattr(torch.ops.aten, name[:-1], None)
     return getattr(packet, node.target._overloadname, None) if packet is not None else None
+
+
+def _zip_map(tree: Any, traced: Any, fn: Callable) -> Any:
+    """`tree` with each IR tensor `t` replaced by `fn(t, v)`, `v` the value at the same place of
+    `traced` (the node's arguments as the trace saw them)."""
+    if isinstance(tree, (Buffer, BufferView, Pointwise)):
+        return fn(tree, traced)
+    if isinstance(tree, (list, tuple)):
+        seconds = traced if isinstance(traced, (list, tuple)) and len(traced) == len(tree) \
+            else [None] * len(tree)
+        return type(tree)(_zip_map(x, v, fn) for x, v in zip(tree, seconds))
+    if isinstance(tree, dict):
+        return {k: _zip_map(x, traced.get(k) if isinstance(traced, dict) else None, fn)
+                for k, x in tree.items()}
+    return tree
+
+
+def _zip_leaves(tree: Any, traced: Any) -> list[tuple[Any, Any]]:
+    """(IR tensor, traced value) pairs, as `_zip_map` visits them."""
+    pairs: list[tuple[Any, Any]] = []
+    _zip_map(tree, traced, lambda t, v: pairs.append((t, v)))
+    return pairs
 
 
 def _map_tensors(tree: Any, fn: Callable) -> Any:

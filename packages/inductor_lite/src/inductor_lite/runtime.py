@@ -24,6 +24,13 @@ def _next_pow2(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
 
 
+def with_strides(t: torch.Tensor, size: tuple, stride: tuple) -> torch.Tensor:
+    """`t`, or a copy of it with `stride`, which the code reading it assumes."""
+    if t.stride() == stride or t.numel() == 0:
+        return t
+    return torch.empty_strided(size, stride, dtype=t.dtype, device=t.device).copy_(t)
+
+
 class Launcher:
     """Launches `fn` (a jitted kernel) of kind "pointwise", "persistent" or "looped"."""
 

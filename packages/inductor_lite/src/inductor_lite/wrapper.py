@@ -181,11 +181,16 @@ class WrapperCodegen:
     def _extern(self, step: ExternBuffer) -> None:
         if step.parent is not None:
             self.lines.append(f"    {step.name} = {step.parent}[{step.item}]")
-            return
-        args = [self.arg(a) for a in step.args]
-        args += [f"{k}={self.arg(v)}" for k, v in step.kwargs.items()]
-        target = f"torch.ops.{step.target}"
-        self.lines.append(f"    {step.name} = {target}({', '.join(args)})")
+        else:
+            args = [self.arg(a) for a in step.args]
+            args += [f"{k}={self.arg(v)}" for k, v in step.kwargs.items()]
+            target = f"torch.ops.{step.target}"
+            self.lines.append(f"    {step.name} = {target}({', '.join(args)})")
+        if step.restride and step.layout is not None:
+            size = ", ".join(self.expr(s) for s in step.layout.size)
+            stride = ", ".join(self.expr(s) for s in step.layout.stride)
+            self.lines.append(f"    {step.name} = runtime.with_strides({step.name}, ({size},), "
+                              f"({stride},))")
 
     def _output(self, o: Any) -> str:
         if isinstance(o, (Buffer, BufferView)):
