@@ -186,3 +186,22 @@ def test_backward_on_fakes_gives_fake_grads() -> None:
     with mode:
         (x @ w).relu().sum().backward()
     assert isinstance(w.grad, FakeTensor) and w.grad.shape == (4, 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dims,layout", [(2, torch.channels_last), (3, torch.channels_last_3d)])
+@pytest.mark.parametrize("which", ["input", "weight", "neither"])
+def test_convolution_output_is_laid_out_as_the_real_kernel_lays_it_out(dtype, dims, layout, which):
+    x = torch.randn(2, 3, *[8] * dims, dtype=dtype)
+    w = torch.randn(4, 3, *[3] * dims, dtype=dtype)
+    if which == "input":
+        x = x.to(memory_format=layout)
+    elif which == "weight":
+        w = w.to(memory_format=layout)
+    args = ([1] * dims, [1] * dims, [1] * dims, False, [0] * dims, 1)
+    real = torch.ops.aten.convolution.default(x, w, None, *args)
+    mode = FakeTensorMode()
+    with mode:
+        fake = torch.ops.aten.convolution.default(mode.from_tensor(x), mode.from_tensor(w), None,
+                                                  *args)
+    assert fake.shape == real.shape and fake.stride() == real.stride()

@@ -510,3 +510,18 @@ def test_with_strides_copies_only_a_result_laid_out_otherwise(device):
     assert with_strides(t, (4, 6), (6, 1)) is t
     moved = with_strides(t.t().contiguous().t(), (4, 6), (6, 1))
     assert moved.stride() == (6, 1) and torch.equal(moved, t)
+
+
+def test_channels_last_cnn(device):
+    # Convolutions on channels-last tensors return channels-last results; kernels reading them
+    # must index them so.
+    model = _cnn(device).eval().to(memory_format=torch.channels_last)
+    with torch.no_grad():
+        for x in (torch.randn(2, 3, 16, 16, device=device).to(memory_format=torch.channels_last),
+                  torch.randn(2, 3, 16, 16, device=device)):
+            compiled = compile_fx(torch.fx.symbolic_trace(model), [x])
+            torch.testing.assert_close(compiled(x), model(x), atol=1e-5, rtol=1e-5)
+        conv_relu = model[:3]  # its result keeps the convolution's layout, as in eager
+        compiled = compile_fx(torch.fx.symbolic_trace(conv_relu), [x])
+        assert compiled(x).stride() == conv_relu(x).stride()
+    assert counters["fallbacks"] == 0 and counters["eager_graphs"] == 0

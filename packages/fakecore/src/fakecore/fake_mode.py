@@ -122,10 +122,28 @@ class FakeTensorMode(TorchDispatchMode):
             if out is not None:
                 return out
         out = self._run_meta_kernel(func, args, kwargs, flat)
+        if func is aten.convolution.default:
+            out = self._conv_layout(args, kwargs, out)
         if key is not None:
             self._cache.store(key, out, args)
         else:
             _propagate_constants(func, args, kwargs, flat, out)
+        return out
+
+    def _conv_layout(self, args, kwargs, out):
+        """A convolution's output laid out as the real kernel lays it out. The meta kernel
+        cannot know (it has no device), but the CPU and CUDA kernels follow their inputs (a
+        channels-last input gives a channels-last output): ask torch which backend the fake
+        device would pick and which memory format that backend produces."""
+        names = [a.name for a in aten.convolution.default._schema.arguments]
+        bound = {**dict(zip(names, args)), **kwargs}
+        with self:
+            backend = torch._C._select_conv_backend(*(bound[n] for n in names), None)
+            layout = torch._C._conv_determine_backend_memory_format(
+                bound["input"], bound["weight"], backend)
+            if layout is torch.channels_last and out.dim() == 4 or (
+                    layout is torch.channels_last_3d and out.dim() == 5):
+                out = out.to(memory_format=layout)
         return out
 
     def _adopt_inputs(self, func, flat: list[Any]) -> list[Any]:

@@ -203,9 +203,8 @@ class ExternBuffer(Buffer):
 
     `args`/`kwargs` hold Buffers where the op takes tensors. `index` picks one output of an op
     that returns several (the op itself is called once, by the buffer named `parent`).
-    `restride`: an argument's strides differ from the trace's, so the op may return other
-    strides than the trace saw (many kernels follow their input's layout); the wrapper copies
-    such a result into the layout the lowering assumed.
+    A result whose strides differ at run time from the traced ones (a kernel that follows its
+    input's layout, given another one) is copied into the layout the lowering assumed.
     """
 
     target: Any = None
@@ -214,7 +213,6 @@ class ExternBuffer(Buffer):
     fallback: bool = False
     parent: str | None = None
     item: int | None = None
-    restride: bool = False
 
 
 @dataclass

@@ -240,14 +240,12 @@ class GraphLowering:
         traced = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
         args, kwargs = _zip_map((args, kwargs), traced, lambda t, v: self.realize(
             t, dense_layout(v) if isinstance(v, torch.Tensor) else None))
-        restride = any(not isinstance(v, torch.Tensor) or t.layout.stride != meta_layout(v).stride
-                       for t, v in _zip_leaves((args, kwargs), traced))
         val = node.meta["val"]
         name = self.new_name()
         if isinstance(val, torch.Tensor):
             self._note_offset(name, val)
             return self.add(ExternBuffer(name, base_layout(val), target=node.target, args=args,
-                                         kwargs=kwargs, fallback=fallback, restride=restride))
+                                         kwargs=kwargs, fallback=fallback))
         if val is not None and not isinstance(val, (list, tuple)):
             raise LoweringError(f"{node.target} returns {type(val).__name__}")
         parent = self.add(ExternBuffer(name, None, target=node.target, args=args, kwargs=kwargs,
@@ -258,7 +256,7 @@ class GraphLowering:
         for i, v in enumerate(val):
             if isinstance(v, torch.Tensor):
                 items.append(self.add(ExternBuffer(self.new_name(), base_layout(v),
-                                                   parent=parent.name, item=i, restride=restride)))
+                                                   parent=parent.name, item=i)))
                 self._note_offset(items[-1].name, v)
             else:
                 items.append(None)
@@ -322,13 +320,6 @@ def _zip_map(tree: Any, traced: Any, fn: Callable) -> Any:
         return {k: _zip_map(x, traced.get(k) if isinstance(traced, dict) else None, fn)
                 for k, x in tree.items()}
     return tree
-
-
-def _zip_leaves(tree: Any, traced: Any) -> list[tuple[Any, Any]]:
-    """(IR tensor, traced value) pairs, as `_zip_map` visits them."""
-    pairs: list[tuple[Any, Any]] = []
-    _zip_map(tree, traced, lambda t, v: pairs.append((t, v)))
-    return pairs
 
 
 def _map_tensors(tree: Any, fn: Callable) -> Any:

@@ -186,11 +186,11 @@ class WrapperCodegen:
             args += [f"{k}={self.arg(v)}" for k, v in step.kwargs.items()]
             target = f"torch.ops.{step.target}"
             self.lines.append(f"    {step.name} = {target}({', '.join(args)})")
-        if step.restride and step.layout is not None:
-            size = ", ".join(self.expr(s) for s in step.layout.size)
-            stride = ", ".join(self.expr(s) for s in step.layout.stride)
-            self.lines.append(f"    {step.name} = runtime.with_strides({step.name}, ({size},), "
-                              f"({stride},))")
+        if step.layout is not None:  # the strides the lowering assumed, checked
+            size = "".join(f"{self.expr(s)}, " for s in step.layout.size)
+            stride = "".join(f"{self.expr(s)}, " for s in step.layout.stride)
+            self.lines.append(f"    {step.name} = runtime.with_strides({step.name}, ({size}), "
+                              f"({stride}))")
 
     def _output(self, o: Any) -> str:
         if isinstance(o, (Buffer, BufferView)):
