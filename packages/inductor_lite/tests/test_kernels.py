@@ -525,3 +525,26 @@ def test_channels_last_cnn(device):
         compiled = compile_fx(torch.fx.symbolic_trace(conv_relu), [x])
         assert compiled(x).stride() == conv_relu(x).stride()
     assert counters["fallbacks"] == 0 and counters["eager_graphs"] == 0
+
+
+def test_a_float_read_from_a_scalar_tensor_is_a_guarded_constant(device):
+    # As torch.compile(dynamic=True) passes layer norm's eps: a 0-d CPU tensor read with .item().
+    fn = lambda x, eps: F.layer_norm(x, (8,), eps=eps.item())  # noqa: E731
+    x = torch.randn(3, 8, device=device)
+    compiled = compile_and_check(fn, x, torch.tensor(1e-5))
+    assert counters["eager_graphs"] == 0 and counters["kernels"] == 1
+    torch.testing.assert_close(compiled(x, torch.tensor(10.0)), fn(x, torch.tensor(10.0)))
+    assert len(compiled.versions) == 2  # another value, another version
+
+
+def test_after_max_versions_the_graph_runs_as_it_came(device):
+    from inductor_lite.compile_fx import MAX_VERSIONS
+
+    fn = lambda x: x * 2  # noqa: E731
+    dtypes = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
+              torch.int32, torch.int16, torch.int8, torch.uint8, torch.float32, torch.int8]
+    compiled = compile_and_check(fn, torch.ones(4, device=device))
+    for dtype in dtypes:  # a version per dtype, until the limit
+        x = torch.ones(4, device=device, dtype=dtype)
+        torch.testing.assert_close(compiled(x), fn(x))
+    assert len(compiled.versions) == MAX_VERSIONS + 1 and counters["eager_graphs"] == 1

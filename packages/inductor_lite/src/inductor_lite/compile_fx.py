@@ -57,6 +57,10 @@ LOWERED_THROUGH_DECOMPOSITION = [
 ]
 
 
+# Versions of one graph compiled before it runs as it came (frontends limit theirs likewise).
+MAX_VERSIONS = 8
+
+
 # Ops that stay whole, to run as extern library calls (attention's fused kernel, batched addmm).
 KEPT_WHOLE = {aten.baddbmm, aten.scaled_dot_product_attention,
               aten._scaled_dot_product_flash_attention_for_cpu}
@@ -97,6 +101,11 @@ class CompiledGraph:
     its SymInt arguments), and then every dim and int argument seen to differ from the first
     call's — a call no version accepts compiles another version with those as symbols (sizes
     become kernel arguments). Everything else is specialised and checked by the guard.
+
+    A graph that reads the value of a 0-d CPU float input (`torch.compile(dynamic=True)` passes
+    float attributes such as layer norm's eps as such tensors, read with `.item()`) is traced
+    again with those values as constants, which its guard then checks. After `MAX_VERSIONS` versions
+    the graph runs as it came, for every later call.
     """
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
@@ -108,12 +117,19 @@ class CompiledGraph:
         # A frontend's own symbols are not ours to trace with: take their values.
         self.first = [_hint(v) for v in example_inputs]
         self.dynamic = _frontend_dynamic(gm, example_inputs)
+        self.read_scalars = False
         self.versions.append(self._compile(self.first))
 
     def __call__(self, *args: Any) -> Any:
         for check, run in self.versions:
             if check(args):
                 return run(*args)
+        if len(self.versions) >= MAX_VERSIONS:
+            log.warning("inductor_lite: %d versions of this graph; it runs as it came from now "
+                        "on", len(self.versions))
+            counters["eager_graphs"] += 1
+            self.versions.append(((lambda args: True), self.gm))
+            return self.gm(*args)
         self.dynamic |= _changed(self.first, args)
         version = self._compile(list(args))
         self.versions.append(version)
@@ -129,17 +145,23 @@ class CompiledGraph:
         # (our fused decompositions reach prims that have no derivative formulas).
         training = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         table = dict(core_aten_decompositions()) if training else decompositions()
-        fakes, fake_state = _fakes(inputs, self.dynamic, list(self.state.values()))
+        scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
+                   and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
+        fakes, fake_state = _fakes(inputs, self.dynamic, list(self.state.values()), scalars)
         try:
             aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, table,
                              functional=not training)
         except (DataDependentError, UnsupportedFakeOpError) as e:
+            if isinstance(e, DataDependentError) and not self.read_scalars and any(
+                    isinstance(t, torch.Tensor) and _is_cpu_scalar(t) for t in inputs):
+                self.read_scalars = True
+                return self._compile(inputs)
             # Values decide what the graph does (or an op has no fake kernel): run it as it came,
             # which is right for every input.
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
-        check = _guard(fakes, aten_gm.shape_env)
+        check = _guard(fakes, aten_gm.shape_env, scalars)
         state = list(self.state.values())
         if training:
             log.info("inductor_lite: inputs require grad; running the aten graph eagerly "
@@ -210,16 +232,26 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _fakes(inputs: list, dynamic: set[tuple[int, int | None]],
-           state: list[torch.Tensor]) -> tuple[list, list]:
-    """Fakes of the inputs (symbols where `dynamic` says) and of the state (static), one mode."""
+def _is_cpu_scalar(t: torch.Tensor) -> bool:
+    """A 0-d CPU float tensor: how frontends pass a float they do not specialise."""
+    return (t.dim() == 0 and t.device.type == "cpu" and t.dtype.is_floating_point
+            and not t.requires_grad)
+
+
+def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch.Tensor],
+           scalars: dict[int, Any]) -> tuple[list, list]:
+    """Fakes of the inputs (symbols where `dynamic` says; the inputs of `scalars` with their
+    value known) and of the state (static), in one mode."""
     shape_env = ShapeEnv()
     mode = FakeTensorMode(shape_env, allow_non_fake_inputs=True)
     fakes = []
     for i, value in enumerate(inputs):
         if isinstance(value, torch.Tensor):
             dims = tuple(sorted(d for j, d in dynamic if j == i and d is not None))
-            value = mode.from_tensor(value, dynamic_dims=dims)
+            fake = mode.from_tensor(value, dynamic_dims=dims)
+            if i in scalars:
+                fake.constant = value.detach().clone()
+            value = fake
         elif _is_int(value) and (i, None) in dynamic:
             value = shape_env.create_symint(value)
         fakes.append(value)
@@ -385,11 +417,12 @@ def _hint(value: Any) -> Any:
     return value.node.hint if isinstance(value, torch.SymInt) else value
 
 
-def _guard(fakes: list, shape_env: ShapeEnv) -> Callable[[tuple], bool]:
+def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callable[[tuple], bool]:
     """What the trace assumed of the arguments: the same int values (or ints that bind symbols),
     tensors of the same dtype, device and requires_grad (and grad mode, if one requires grad),
-    sizes and strides equal to the fakes' (ints, or expressions in the symbols), and the shape
-    guards the trace recorded. Generated as straight-line Python, as it runs on every call."""
+    sizes and strides equal to the fakes' (ints, or expressions in the symbols), the values of
+    the 0-d tensors in `scalars`, and the shape guards the trace recorded. Generated as
+    straight-line Python, as it runs on every call."""
     lines = [f"if len(args) != {len(fakes)}: return False"]
     env: dict[str, Any] = {"Tensor": torch.Tensor, "grad_enabled": torch.is_grad_enabled}
     names: dict[sympy.Symbol, str] = {}  # symbol -> the local variable holding its value
@@ -439,6 +472,7 @@ def _guard(fakes: list, shape_env: ShapeEnv) -> Callable[[tuple], bool]:
     for variable, exprs in later:
         expected = ", ".join(value_of(e) for e in exprs)
         lines.append(f"if {variable} != ({expected},): return False")
+    lines += [f"if args[{i}].item() != {value!r}: return False" for i, value in scalars.items()]
     if any(t.requires_grad for t in fakes if isinstance(t, torch.Tensor)):
         lines.append(f"if grad_enabled() is not {torch.is_grad_enabled()}: return False")
     guards = [g.expr for g in shape_env.guards]
