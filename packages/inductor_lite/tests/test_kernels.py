@@ -548,3 +548,29 @@ def test_after_max_versions_the_graph_runs_as_it_came(device):
         x = torch.ones(4, device=device, dtype=dtype)
         torch.testing.assert_close(compiled(x), fn(x))
     assert len(compiled.versions) == MAX_VERSIONS + 1 and counters["eager_graphs"] == 1
+
+
+# -- scans -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn,x", [
+    (lambda x: x.cumsum(-1) * 2, torch.randn(4, 9)),
+    (lambda x: x.cumsum(0), torch.randn(5, 7)),
+    (lambda x: x.cumprod(1), torch.rand(3, 6, 4) + 0.5),
+    (lambda m: m.long().cumsum(-1) - 1, torch.rand(2, 10) > 0.3),  # position ids from a mask
+    (lambda x: x.cumsum(-1), torch.randn(4, 33).half()),
+    (lambda x: x.cumsum(0), torch.tensor(3.0)),
+], ids=["last-dim", "first-dim", "cumprod", "mask", "half", "0-d"])
+def test_scans_are_one_kernel(device, fn, x):
+    compile_and_check(fn, x.to(device), atol=1e-3, rtol=1e-3)
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
+def test_softmax_then_cumsum_is_one_kernel(device):
+    # Top-p sampling's running probability mass: the scan reads the softmax of its own row.
+    compile_and_check(lambda x: x.softmax(-1).cumsum(-1), torch.randn(3, 40, device=device))
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
+def test_a_scan_over_long_rows_falls_back(device):
+    compile_and_check(lambda x: x.cumsum(-1), torch.randn(2, 3000, device=device), atol=1e-3)
+    assert counters["kernels"] == 0 and counters["fallbacks"] == 1

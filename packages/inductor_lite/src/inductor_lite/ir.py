@@ -186,14 +186,27 @@ class Reduction:
 
 
 @dataclass
+class Scan:
+    """For every index of `size`, combine `fn` over the indices up to it along `dim` (a
+    cumulative sum or product: `scan_type` "sum" or "prod"). A row along `dim` is one block."""
+
+    size: tuple[sympy.Expr, ...]
+    dim: int
+    scan_type: str
+    dtype: torch.dtype
+    device: torch.device
+    fn: Callable[[Index], Value]
+
+
+@dataclass
 class ComputedBuffer(Buffer):
-    """A buffer filled by a loop nest we generate: a Pointwise or a Reduction.
+    """A buffer filled by a loop nest we generate: a Pointwise, a Reduction or a Scan.
 
     `mutates`: the name of an input buffer this computation writes into instead of a new buffer
     (an input mutated by the graph).
     """
 
-    data: Pointwise | Reduction = None  # type: ignore[assignment]
+    data: Pointwise | Reduction | Scan = None  # type: ignore[assignment]
     mutates: str | None = None
 
 

@@ -30,6 +30,7 @@ from .ir import (
     Layout,
     Pointwise,
     Reduction,
+    Scan,
     TensorIR,
     Value,
     constant,
@@ -39,6 +40,7 @@ from .ir import (
     op,
     to_dtype,
 )
+from .triton_codegen import PERSISTENT_RNUMEL
 
 aten = torch.ops.aten
 LOWERINGS: dict[Any, Callable] = {}
@@ -1065,6 +1067,26 @@ def _constant_pad(lower, node, x, pad, value=0):
         v = to_dtype(load(src), cd)
         return v if inside is None else Value("where", (inside, ir.masked(v, inside), fill), cd)
     return Pointwise(size, val.dtype, val.device, fn)
+
+
+# -- scans ------------------------------------------------------------------------------------
+
+@register(aten.cumsum.default, aten.cumprod.default)
+def _cumulative(lower, node, x, dim, *, dtype=None):
+    """A scan kernel holds a whole row in one block: rows of a known length up to the
+    persistent limit; others fall back."""
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    if not size:
+        return pointwise(lower, [x], lambda a: a)
+    dim = dim % len(size)
+    if not size[dim].is_Integer or int(size[dim]) > PERSISTENT_RNUMEL:
+        raise LoweringError("a scan over rows longer than a block, or of unknown length")
+    kind = "sum" if node.target is aten.cumsum.default else "prod"
+    load = broadcast_loader(x, size, compute_dtype(val.dtype))
+    data = Scan(size, dim, kind, val.dtype, val.device, load)
+    return lower.add(ComputedBuffer(lower.new_name(), Layout(
+        size, contiguous_strides(size), sympy.Integer(0), val.dtype, val.device), data=data))
 
 
 # -- pooling ---------------------------------------------------------------------------------

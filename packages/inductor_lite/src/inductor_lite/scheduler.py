@@ -10,7 +10,9 @@ is involved):
 - in a reduction kernel `(x, r)`, a reduction of the same `(x, r)` fits, and so does a pointwise
   buffer over `x * r` elements whose sizes split into an `x` part and an `r` part ("r-space":
   layer norm's normalised output) or over `x` elements ("x-space": a mean);
-- a pointwise kernel whose sizes split that way becomes the prologue of a reduction.
+- a pointwise kernel whose sizes split that way becomes the prologue of a reduction;
+- a scan (cumulative sum or product) along a dim of `r` elements is a node over `(x, r)` that
+  computes every element of its rows at once; what follows it in the kernel reads its elements.
 
 Extern calls end the current kernel. A buffer that only its own kernel reads, and that is no
 output, is never stored: it is recomputed in registers where it is read. Each node's index
@@ -34,6 +36,7 @@ from .ir import (
     IndirectIndex,
     ModularIndexing,
     Reduction,
+    Scan,
     Value,
     product,
 )
@@ -150,7 +153,8 @@ class NodeInKernel:
     buffer: ComputedBuffer
     index: list[sympy.Expr]
     rindex: list[sympy.Expr]
-    space: str  # "x" (one value per output), "r" (per element of the reduced space), "red"
+    # "x" (one value per output), "r" (per element of the reduced space), "red", "scan"
+    space: str
 
 
 @dataclass
@@ -175,7 +179,13 @@ def space_of(buffer: ComputedBuffer) -> tuple[sympy.Expr, sympy.Expr]:
     data = buffer.data
     if isinstance(data, Reduction):
         return product(data.size), product(data.rsize)
+    if isinstance(data, Scan):
+        return product(_rows(data)), data.size[data.dim]
     return product(data.size), sympy.Integer(1)
+
+
+def _rows(scan: Scan) -> list[sympy.Expr]:
+    return [n for d, n in enumerate(scan.size) if d != scan.dim]
 
 
 def place(buffer: ComputedBuffer, xnumel: sympy.Expr, rnumel: sympy.Expr) -> NodeInKernel | None:
@@ -186,6 +196,12 @@ def place(buffer: ComputedBuffer, xnumel: sympy.Expr, rnumel: sympy.Expr) -> Nod
             return NodeInKernel(buffer, unravel(XINDEX, data.size), unravel(RINDEX, data.rsize),
                                 "red")
         return None
+    if isinstance(data, Scan):
+        if not (_same(product(_rows(data)), xnumel) and _same(data.size[data.dim], rnumel)):
+            return None
+        index = unravel(XINDEX, _rows(data))
+        index.insert(data.dim, RINDEX)
+        return NodeInKernel(buffer, index, [], "scan")
     size, numel = data.size, product(data.size)
     if rnumel == 1 or _same(numel, xnumel):
         if _same(numel, xnumel):
@@ -243,7 +259,7 @@ def _fits(kernel: Kernel, node: NodeInKernel, node_loads: list) -> bool:
             continue
         if producer.buffer.mutates is not None:
             return False
-        if producer.space == "r" and node.space == "x":
+        if producer.space in ("r", "scan") and node.space == "x":
             return False
         ranges = ranges_of(kernel)
         if not _same(simplify_index(index, ranges), store_index(producer, ranges)):

@@ -20,7 +20,7 @@ import sympy
 import torch
 from sympy.printing.str import StrPrinter
 
-from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Value
+from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Scan, Value
 from .scheduler import (
     RINDEX,
     XINDEX,
@@ -233,7 +233,7 @@ class KernelCodegen:
         name, index = v.args[:2]
         condition = v.args[2] if len(v.args) > 2 else None  # only where this holds (cat, pad)
         producer = self.kernel.node(name)
-        if producer is not None and isinstance(producer.buffer.data, Reduction):
+        if producer is not None and isinstance(producer.buffer.data, (Reduction, Scan)):
             return self.results[name]
         if producer is not None:
             # Computed by this kernel for this very element: recompute it here.
@@ -258,14 +258,26 @@ class KernelCodegen:
         return self.emit(scope, v, text)
 
     # -- stores and reductions -------------------------------------------------------------
-    def store(self, node: NodeInKernel, scope: Scope) -> None:
+    def store(self, node: NodeInKernel, scope: Scope, value: str | None = None) -> None:
+        """Store `node`'s value (its body's, unless `value` names the result already made)."""
         buffer = node.buffer
         target = buffer.mutates or buffer.name
-        value = self.value(body(node), scope)
+        value = value or self.value(body(node), scope)
         index = self.store_address(store_index(node), scope)
-        mask = "xmask & rmask" if node.space == "r" else "xmask"
+        mask = "xmask & rmask" if node.space in ("r", "scan") else "xmask"
         scope.lines.append(f"{scope.indent}tl.store({self.pointer(target)} + ({index}), "
                            f"{value}.to({TL_DTYPES[buffer.dtype]}), {mask})")
+
+    def scan(self, node: NodeInKernel, scope: Scope) -> None:
+        """A cumulative sum or product along the row, which one block holds whole."""
+        kind = node.buffer.data.scan_type
+        v = self.value(body(node), scope)
+        start = identity(kind, body(node).dtype)
+        masked = self.emit(scope, None, f"tl.where(xmask & rmask, {v}, {start})")
+        result = self.results[node.buffer.name] = self.emit(scope, None,
+                                                            f"tl.cum{kind}({masked}, 1)")
+        if node.buffer.name in self.kernel.stored:
+            self.store(node, scope, result)
 
     def store_address(self, index: sympy.Expr, scope: Scope) -> str:
         """A store's offset as a block, also when it is the same for every lane (one output)."""
@@ -343,7 +355,9 @@ class KernelCodegen:
                           "    xmask = xindex < xnumel"]
         pending: Scope | None = None
         for node in k.nodes:
-            if node.space == "red":
+            if node.space == "scan":
+                self.scan(node, top)
+            elif node.space == "red":
                 if pending is not None:
                     top.lines += pending.lines
                     pending = None
