@@ -559,8 +559,9 @@ def test_after_max_versions_the_graph_runs_as_it_came(device):
     (lambda m: m.long().cumsum(-1) - 1, torch.rand(2, 10) > 0.3),  # position ids from a mask
     (lambda x: x.cumsum(-1), torch.randn(4, 33).half()),
     (lambda x: x.cumsum(0), torch.tensor(3.0)),
+    (lambda x: x.cumprod(1), torch.randn(4, 1)),
     (lambda x: (x * 2 + 1).cumsum(0), torch.randn(5, 5)),  # rows and columns alike
-], ids=["last-dim", "first-dim", "cumprod", "mask", "half", "0-d", "square"])
+], ids=["last-dim", "first-dim", "cumprod", "mask", "half", "0-d", "one-long", "square"])
 def test_scans_are_one_kernel(device, fn, x):
     compile_and_check(fn, x.to(device), atol=1e-3, rtol=1e-3)
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0

@@ -1077,9 +1077,9 @@ def _cumulative(lower, node, x, dim, *, dtype=None):
     persistent limit; others fall back."""
     val = lower.node.meta["val"]
     size = tuple(sym(s) for s in val.shape)
-    if not size:
+    dim = dim % max(len(size), 1)
+    if not size or size[dim] == 1:  # one element per row: the scan is a copy
         return pointwise(lower, [x], lambda a: a)
-    dim = dim % len(size)
     if not size[dim].is_Integer or int(size[dim]) > PERSISTENT_RNUMEL:
         raise LoweringError("a scan over rows longer than a block, or of unknown length")
     kind = "sum" if node.target is aten.cumsum.default else "prod"
