@@ -576,3 +576,15 @@ def test_softmax_then_cumsum_is_one_kernel(device):
 def test_a_scan_over_long_rows_falls_back(device):
     compile_and_check(lambda x: x.cumsum(-1), torch.randn(2, 3000, device=device), atol=1e-3)
     assert counters["kernels"] == 0 and counters["fallbacks"] == 1
+
+
+def test_float_and_bool_arguments_are_guarded_constants(device):
+    fn = lambda x, s: x * s  # noqa: E731
+    x = torch.randn(4, device=device)
+    compiled = compile_and_check(fn, x, 2.0)
+    torch.testing.assert_close(compiled(x, 3.0), fn(x, 3.0))  # not the version traced for 2.0
+
+    g = lambda x, flag: x * flag + 1  # noqa: E731
+    compiled = compile_and_check(g, x, True)
+    torch.testing.assert_close(compiled(x, False), g(x, False))
+    assert len(compiled.versions) == 2

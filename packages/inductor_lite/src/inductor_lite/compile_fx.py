@@ -418,7 +418,8 @@ def _hint(value: Any) -> Any:
 
 
 def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callable[[tuple], bool]:
-    """What the trace assumed of the arguments: the same int values (or ints that bind symbols),
+    """What the trace assumed of the arguments: the same int values (or ints that bind symbols)
+    and other constants (floats, bools),
     tensors of the same dtype, device and requires_grad (and grad mode, if one requires grad),
     sizes and strides equal to the fakes' (ints, or expressions in the symbols), the values of
     the 0-d tensors in `scalars`, and the shape guards the trace recorded. Generated as
@@ -442,7 +443,12 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
             names[_symbol(v)] = f"a{i}"
             lines.append(f"a{i} = args[{i}]")
         elif _is_int(v):
-            lines.append(f"if args[{i}] != {v}: return False")
+            lines.append(f"if type(args[{i}]) is not int or args[{i}] != {v}: return False")
+        elif not isinstance(v, (torch.Tensor, torch.SymInt)):
+            # Any other argument (a float, a bool, None) was a constant of the trace.
+            env[f"c{i}"] = v
+            lines.append(f"if type(args[{i}]) is not type(c{i}) or args[{i}] != c{i}: "
+                         "return False")
     later = []  # layouts that mention symbols: compared once every symbol is bound
     for i, t in enumerate(fakes):
         if not isinstance(t, torch.Tensor):
