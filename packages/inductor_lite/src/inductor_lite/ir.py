@@ -199,14 +199,27 @@ class Scan:
 
 
 @dataclass
+class Scatter:
+    """For every index of `size`, write `fn(index)` at offset `target(index)` of the buffer this
+    computation mutates (adding to what is there, with `accumulate`): `x[indices] = values`."""
+
+    size: tuple[sympy.Expr, ...]
+    target: Callable[[Index], sympy.Expr]
+    accumulate: bool
+    dtype: torch.dtype
+    device: torch.device
+    fn: Callable[[Index], Value]
+
+
+@dataclass
 class ComputedBuffer(Buffer):
     """A buffer filled by a loop nest we generate: a Pointwise, a Reduction or a Scan.
 
-    `mutates`: the name of an input buffer this computation writes into instead of a new buffer
-    (an input mutated by the graph).
+    `mutates`: the name of a buffer this computation writes into instead of a new buffer (an
+    input mutated by the graph, or the copy a Scatter writes into).
     """
 
-    data: Pointwise | Reduction | Scan = None  # type: ignore[assignment]
+    data: Pointwise | Reduction | Scan | Scatter = None  # type: ignore[assignment]
     mutates: str | None = None
 
 

@@ -31,6 +31,7 @@ from .ir import (
     Pointwise,
     Reduction,
     Scan,
+    Scatter,
     TensorIR,
     Value,
     constant,
@@ -943,12 +944,10 @@ def _mean(lower, node, x, dims=None, keepdim=False, *, dtype=None):
 
 # -- indexing --------------------------------------------------------------------------------
 
-@register(aten.index.Tensor)
-def _index(lower, node, x, indices):
-    """x[i0, i1, ...] with index tensors (None: that dim is sliced); indices broadcast together
-    and take the place of the first indexed dim (or the front when they are not adjacent)."""
-    val = lower.node.meta["val"]
-    size = tuple(sym(s) for s in val.shape)
+def _advanced_index(x: TensorIR, indices: list) -> tuple[tuple, Callable[[Index], list]]:
+    """The size of `x[i0, i1, ...]` (index tensors, None: that dim is sliced) and, for an index
+    of it, the index of `x` it reads. The index tensors broadcast together and take the place of
+    the first indexed dim (or the front when they are not adjacent)."""
     positions = [d for d, i in enumerate(indices) if i is not None]
     index_tensors = [indices[d] for d in positions]
     adjacent = positions == list(range(positions[0], positions[-1] + 1))
@@ -956,10 +955,11 @@ def _index(lower, node, x, indices):
     nb = len(bshape)
     front = positions[0] if adjacent else 0
     loaders = [broadcast_loader(t, bshape, torch.int64) for t in index_tensors]
-    load = loader(x)
     rank = len(x.size)
+    rest_sizes = [x.size[d] for d in range(rank) if d not in positions]
+    size = tuple(rest_sizes[:front]) + tuple(bshape) + tuple(rest_sizes[front:])
 
-    def fn(idx):
+    def where(idx):
         bidx = list(idx[front:front + nb])
         rest = list(idx[:front]) + list(idx[front + nb:])
         full, k = [], 0
@@ -970,7 +970,19 @@ def _index(lower, node, x, indices):
             else:
                 full.append(rest[k])
                 k += 1
-        return load(full)
+        return full
+    return size, where
+
+
+@register(aten.index.Tensor)
+def _index(lower, node, x, indices):
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    _, where = _advanced_index(x, indices)
+    load = loader(x)
+
+    def fn(idx):
+        return load(where(idx))
     return Pointwise(size, val.dtype, val.device,
                      lambda idx: to_dtype(fn(idx), compute_dtype(val.dtype)))
 
@@ -1067,6 +1079,59 @@ def _constant_pad(lower, node, x, pad, value=0):
         v = to_dtype(load(src), cd)
         return v if inside is None else Value("where", (inside, ir.masked(v, inside), fill), cd)
     return Pointwise(size, val.dtype, val.device, fn)
+
+
+# -- scatters ---------------------------------------------------------------------------------
+
+@register(aten.index_put.default)
+def _index_put(lower, node, x, indices, values, accumulate=False):
+    """A copy of `x`, then a kernel writing `values` (broadcast to `x[indices]`'s size) at the
+    indexed places (adding them, with `accumulate`: atomically, as indices may repeat)."""
+    if any(i is not None and i.dtype == torch.bool for i in indices) or not any(
+            i is not None for i in indices):
+        raise LoweringError("index_put with a mask (data-dependent) or no index tensor")
+    val = lower.node.meta["val"]
+    if accumulate and val.dtype not in (torch.float32, torch.int32, torch.int64, torch.float64):
+        raise LoweringError(f"atomic add of {val.dtype}")
+    dense = Layout(x.size, contiguous_strides(x.size), sympy.Integer(0), val.dtype, val.device)
+    copy = x if isinstance(x, Pointwise) else Pointwise(x.size, x.dtype, x.device, loader(x))
+    out = lower.realize(copy, dense)  # a new buffer: the copy is ours to write into
+    size, where = _advanced_index(x, list(indices) + [None] * (len(x.size) - len(indices)))
+    load = broadcast_loader(values, size, compute_dtype(val.dtype))
+    data = Scatter(size, lambda idx: dense.index(where(idx)), accumulate, val.dtype, val.device,
+                   load)
+    lower.add(ComputedBuffer(lower.new_name(), dense, data=data, mutates=out.name))
+    return out
+
+
+@register(aten.scatter.src, aten.scatter.value, aten.scatter_add.default)
+def _scatter(lower, node, x, dim, index, src, *, reduce=None):
+    """`out[..., index[i], ...] = src[i]` (dim `dim` replaced, every other index as is) over
+    the index tensor's elements, into a copy of `x`; scatter_add adds, atomically."""
+    if reduce is not None:
+        raise LoweringError("scatter with reduce")
+    accumulate = node.target is aten.scatter_add.default
+    val = lower.node.meta["val"]
+    if accumulate and val.dtype not in (torch.float32, torch.int32, torch.int64, torch.float64):
+        raise LoweringError(f"atomic add of {val.dtype}")
+    dense = Layout(x.size, contiguous_strides(x.size), sympy.Integer(0), val.dtype, val.device)
+    copy = x if isinstance(x, Pointwise) else Pointwise(x.size, x.dtype, x.device, loader(x))
+    out = lower.realize(copy, dense)
+    if not index.size:  # a 0-d index writes one element of a 0-d (or one-element) tensor
+        raise LoweringError("scatter with a 0-d index")
+    dim = dim % len(x.size)
+    load_index = loader(index)
+    cd = compute_dtype(val.dtype)
+    load_src = (loader(src) if is_tensor(src) else (lambda idx: constant(src, cd)))
+
+    def target(idx):
+        full = list(idx)
+        full[dim] = _indirect(load_index(idx), x.size[dim])
+        return dense.index(full)
+    data = Scatter(index.size, target, accumulate, val.dtype, val.device,
+                   lambda idx: to_dtype(load_src(idx), cd))
+    lower.add(ComputedBuffer(lower.new_name(), dense, data=data, mutates=out.name))
+    return out
 
 
 # -- scans ------------------------------------------------------------------------------------

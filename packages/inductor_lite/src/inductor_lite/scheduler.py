@@ -37,6 +37,7 @@ from .ir import (
     ModularIndexing,
     Reduction,
     Scan,
+    Scatter,
     Value,
     product,
 )
@@ -244,6 +245,9 @@ def loads(value: Value, out: list | None = None, seen: set | None = None) -> lis
 
 
 def store_index(node: NodeInKernel, ranges: dict | None = None) -> sympy.Expr:
+    data = node.buffer.data
+    if isinstance(data, Scatter):
+        return simplify_index(data.target(node.index), ranges)
     return simplify_index(node.buffer.layout.index(node.index), ranges)
 
 
@@ -331,7 +335,7 @@ def _mark_stored(steps: list, outputs: Sequence[object], node_loads: dict[str, l
         else:
             for n in step.nodes:
                 if n.buffer.mutates:
-                    needed.add(n.buffer.name)
+                    needed |= {n.buffer.name, n.buffer.mutates}
                 for name, _ in node_loads[n.buffer.name]:
                     if home.get(name) is not step:
                         needed.add(name)

@@ -20,7 +20,7 @@ import sympy
 import torch
 from sympy.printing.str import StrPrinter
 
-from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Scan, Value
+from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Scan, Scatter, Value
 from .scheduler import (
     RINDEX,
     XINDEX,
@@ -265,7 +265,10 @@ class KernelCodegen:
         value = value or self.value(body(node), scope)
         index = self.store_address(store_index(node), scope)
         mask = "xmask & rmask" if node.space in ("r", "scan") else "xmask"
-        scope.lines.append(f"{scope.indent}tl.store({self.pointer(target)} + ({index}), "
+        write = "tl.store"
+        if isinstance(buffer.data, Scatter) and buffer.data.accumulate:
+            write = "tl.atomic_add"  # programs may add to the same element
+        scope.lines.append(f"{scope.indent}{write}({self.pointer(target)} + ({index}), "
                            f"{value}.to({TL_DTYPES[buffer.dtype]}), {mask})")
 
     def scan(self, node: NodeInKernel, scope: Scope) -> None:

@@ -209,7 +209,7 @@ class WrapperCodegen:
         for i, step in enumerate(self.steps):
             if isinstance(step, Kernel):
                 reads = {name for node in step.nodes for name in _kernel_reads(node)}
-                reads |= step.stored
+                reads |= step.stored | {n.buffer.mutates for n in step.nodes if n.buffer.mutates}
             else:
                 reads = extern_reads(step) | {step.name}
             for name in reads:
