@@ -618,8 +618,10 @@ def _aten_index_put(x, indices, v, accumulate=False):
     (lambda x, i, s: x.scatter_add(0, i, s), (torch.zeros(4, 3), torch.tensor([[1, 1, 0],
                                                                               [1, 3, 0]]),
                                               torch.randn(2, 3))),
+    (lambda x, w: torch.zeros_like(x @ w).scatter(1, (x @ w).argmax(-1, keepdim=True), 1.0),
+     (torch.randn(5, 4), torch.randn(4, 3))),  # indices computed in the graph (top-1 routing)
 ], ids=["put", "accumulate", "rows", "two-indices", "middle-dim", "index_copy", "index_add",
-        "int-accumulate", "scatter", "scatter_add"])
+        "int-accumulate", "scatter", "scatter_add", "computed-indices"])
 def test_scatters_write_into_a_copy(device, fn, args):
     from fxtrace import make_fx
 

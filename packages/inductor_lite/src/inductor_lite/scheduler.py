@@ -244,6 +244,16 @@ def loads(value: Value, out: list | None = None, seen: set | None = None) -> lis
     return out
 
 
+def node_reads(node: NodeInKernel) -> list:
+    """Every (buffer name, index) a node loads: its body's, and a scatter's index loads."""
+    out = loads(body(node))
+    if isinstance(node.buffer.data, Scatter):
+        for s in node.buffer.data.target(node.index).free_symbols:
+            if isinstance(s, IndirectIndex):
+                loads(s.value, out)
+    return out
+
+
 def store_index(node: NodeInKernel, ranges: dict | None = None) -> sympy.Expr:
     data = node.buffer.data
     if isinstance(data, Scatter):
@@ -296,7 +306,7 @@ def schedule(buffers: Sequence[Buffer], outputs: Sequence[object]) -> list[Kerne
             if placed is None and not current.is_reduction and r != 1:
                 placed = _as_prologue(current, buffer, x, r)
             if placed is not None:
-                node_loads[buffer.name] = loads(body(placed))
+                node_loads[buffer.name] = node_reads(placed)
                 if not _fits(current, placed, node_loads[buffer.name]) or _reads_mutated(
                         current, node_loads[buffer.name]):
                     placed = None
@@ -304,7 +314,7 @@ def schedule(buffers: Sequence[Buffer], outputs: Sequence[object]) -> list[Kerne
             current = Kernel(f"kernel{sum(isinstance(s, Kernel) for s in steps)}", x, r)
             steps.append(current)
             placed = place(buffer, x, r)
-            node_loads[buffer.name] = loads(body(placed))
+            node_loads[buffer.name] = node_reads(placed)
         current.nodes.append(placed)
     _mark_stored(steps, outputs, node_loads)
     return steps
