@@ -194,11 +194,19 @@ class KernelCodegen:
 
     # -- values ----------------------------------------------------------------------------
     def emit(self, scope: Scope, key, text: str) -> str:
+        """`text` as a new variable; a value (with a `key`) whose text is already a variable in
+        reach is that variable (two Values of one expression: a mean loaded at two indices)."""
+        if key is not None:
+            found = scope.lookup(("text", text))
+            if found:
+                scope.cache[key] = found
+                return found
         name = f"tmp{self.counter}"
         self.counter += 1
         scope.lines.append(f"{scope.indent}{name} = {text}")
         if key is not None:
             scope.cache[key] = name
+            scope.cache[("text", text)] = name
         return name
 
     def value(self, v: Value, scope: Scope) -> str:
