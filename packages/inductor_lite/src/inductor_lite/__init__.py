@@ -2,8 +2,8 @@
 
     compiled = inductor_lite.compile_fx(gm, example_inputs)   # a torch.compile-style backend
 
-Also reachable by name: `torch.compile(m, backend="inductor_lite")` and
-`dynamo.compile(m, backend="inductor_lite")` (entry points). `config` holds the options,
+Also reachable by name, as `backend="inductor_lite"`, from PyTorch's own compile frontend and
+from `dynamo.compile` (entry points). `config` holds the options,
 `metrics.counters` what was generated.
 """
 

@@ -2,11 +2,11 @@
 with generated Triton kernels.
 
 The graph (torch-level, as a frontend captures it, or aten-level) is traced again with
-`fxtrace.make_fx` — fake tensors, symbolic sizes when the graph has any, decomposed to the ops
+`fxtrace.make_fx` — on fakes whose sizes are symbols where they may vary, decomposed to the ops
 we lower, functionalized — then lowered (lowering.py), scheduled (scheduler.py) and generated
 (triton_codegen.py, wrapper.py) into one Python module, cached on disk by its source hash. The
-returned function checks that its inputs still satisfy what the trace assumed (int arguments,
-size relations) and compiles another version when they do not.
+returned function checks that its inputs still satisfy what the trace assumed (constants,
+dtypes, devices, sizes, strides, size relations) and compiles another version when they do not.
 
 CPU graphs run the traced aten graph eagerly unless `config.triton_on_cpu` asks for Triton's
 interpreter; graphs whose inputs require grad run the aten graph eagerly too (autograd sees aten
@@ -102,10 +102,10 @@ class CompiledGraph:
     call's — a call no version accepts compiles another version with those as symbols (sizes
     become kernel arguments). Everything else is specialised and checked by the guard.
 
-    A graph that reads the value of a 0-d CPU float input (`torch.compile(dynamic=True)` passes
-    float attributes such as layer norm's eps as such tensors, read with `.item()`) is traced
-    again with those values as constants, which its guard then checks. After `MAX_VERSIONS` versions
-    the graph runs as it came, for every later call.
+    A graph that reads the value of a 0-d CPU float input (PyTorch's frontend with
+    `dynamic=True` passes float attributes such as layer norm's eps as such tensors, read with
+    `.item()`) is traced again with those values as constants, which its guard then checks.
+    After `MAX_VERSIONS` versions the graph runs as it came, for every later call.
     """
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
@@ -147,7 +147,8 @@ class CompiledGraph:
         table = dict(core_aten_decompositions()) if training else decompositions()
         scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
                    and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
-        fakes, fake_state = _fakes(inputs, self.dynamic, list(self.state.values()), scalars)
+        state = list(self.state.values())
+        fakes, fake_state = _fakes(inputs, self.dynamic, state, scalars)
         try:
             aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, table,
                              functional=not training)
@@ -162,7 +163,6 @@ class CompiledGraph:
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
         check = _guard(fakes, aten_gm.shape_env, scalars)
-        state = list(self.state.values())
         if training:
             log.info("inductor_lite: inputs require grad; running the aten graph eagerly "
                      "(compiled training is not implemented)")
@@ -282,9 +282,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     for _ in range(3 if functional else 0):
         if not any(writes(node) for node in traced.graph.nodes):
             break
-        functional = torch.func.functionalize(_AtenInterpreter(traced).run, remove="mutations")
+        fn = torch.func.functionalize(_AtenInterpreter(traced).run, remove="mutations")
         try:
-            traced = make_fx(functional, "fake", table)(*state, *inputs)
+            traced = make_fx(fn, "fake", table)(*state, *inputs)
         except RuntimeError as e:
             if "alias annotations" not in str(e):
                 raise
@@ -418,12 +418,11 @@ def _hint(value: Any) -> Any:
 
 
 def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callable[[tuple], bool]:
-    """What the trace assumed of the arguments: the same int values (or ints that bind symbols)
-    and other constants (floats, bools),
-    tensors of the same dtype, device and requires_grad (and grad mode, if one requires grad),
-    sizes and strides equal to the fakes' (ints, or expressions in the symbols), the values of
-    the 0-d tensors in `scalars`, and the shape guards the trace recorded. Generated as
-    straight-line Python, as it runs on every call."""
+    """What the trace assumed of the arguments: the same ints (or ints that bind symbols) and
+    other constants (floats, bools); tensors of the same dtype, device and requires_grad (and
+    grad mode, if one requires grad), with sizes and strides equal to the fakes' (ints, or
+    expressions in the symbols); the values of the 0-d tensors in `scalars`; and the shape
+    guards the trace recorded. Generated as straight-line Python, as it runs on every call."""
     lines = [f"if len(args) != {len(fakes)}: return False"]
     env: dict[str, Any] = {"Tensor": torch.Tensor, "grad_enabled": torch.is_grad_enabled}
     names: dict[sympy.Symbol, str] = {}  # symbol -> the local variable holding its value
@@ -433,6 +432,10 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
             return str(int(expr))
         if expr in names:
             return names[expr]
+        if all(a.is_Add or a.is_Mul or a.is_Integer or a.is_Symbol
+               for a in sympy.preorder_traversal(expr)):  # plain arithmetic: written inline
+            inline = expr.xreplace({s: sympy.Symbol(names[s]) for s in expr.free_symbols})
+            return f"({inline})"
         fn = f"e{len(env)}"
         symbols = sorted(expr.free_symbols, key=str)
         env[fn] = sympy.lambdify(symbols, expr, modules="math")

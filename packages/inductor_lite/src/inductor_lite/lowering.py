@@ -325,16 +325,6 @@ def _zip_map(tree: Any, traced: Any, fn: Callable) -> Any:
     return tree
 
 
-def _map_tensors(tree: Any, fn: Callable) -> Any:
-    if isinstance(tree, (Buffer, BufferView, Pointwise)):
-        return fn(tree)
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(_map_tensors(x, fn) for x in tree)
-    if isinstance(tree, dict):
-        return {k: _map_tensors(v, fn) for k, v in tree.items()}
-    return tree
-
-
 # -- pointwise -------------------------------------------------------------------------------
 
 def is_tensor(x: Any) -> bool:
@@ -1083,55 +1073,56 @@ def _constant_pad(lower, node, x, pad, value=0):
 
 # -- scatters ---------------------------------------------------------------------------------
 
-@register(aten.index_put.default)
-def _index_put(lower, node, x, indices, values, accumulate=False):
-    """A copy of `x`, then a kernel writing `values` (broadcast to `x[indices]`'s size) at the
-    indexed places (adding them, with `accumulate`: atomically, as indices may repeat)."""
-    if any(i is not None and i.dtype == torch.bool for i in indices) or not any(
-            i is not None for i in indices):
-        raise LoweringError("index_put with a mask (data-dependent) or no index tensor")
+ATOMIC_ADD_DTYPES = (torch.float32, torch.float64, torch.int32, torch.int64)
+
+
+def _scatter_into_copy(lower: GraphLowering, x: TensorIR, size: tuple,
+                       where: Callable[[Index], list], value: Callable[[Index], Value],
+                       accumulate: bool) -> Buffer:
+    """A copy of `x` (a new buffer, ours to write into), then a kernel over `size` writing
+    `value(i)` at index `where(i)` of it (adding, with `accumulate`: atomically, as indices may
+    repeat). The copy is the result."""
     val = lower.node.meta["val"]
-    if accumulate and val.dtype not in (torch.float32, torch.int32, torch.int64, torch.float64):
+    if accumulate and val.dtype not in ATOMIC_ADD_DTYPES:
         raise LoweringError(f"atomic add of {val.dtype}")
     dense = Layout(x.size, contiguous_strides(x.size), sympy.Integer(0), val.dtype, val.device)
     copy = x if isinstance(x, Pointwise) else Pointwise(x.size, x.dtype, x.device, loader(x))
-    out = lower.realize(copy, dense)  # a new buffer: the copy is ours to write into
-    size, where = _advanced_index(x, list(indices) + [None] * (len(x.size) - len(indices)))
-    load = broadcast_loader(values, size, compute_dtype(val.dtype))
+    out = lower.realize(copy, dense)
     data = Scatter(size, lambda idx: dense.index(where(idx)), accumulate, val.dtype, val.device,
-                   load)
+                   value)
     lower.add(ComputedBuffer(lower.new_name(), dense, data=data, mutates=out.name))
     return out
+
+
+@register(aten.index_put.default)
+def _index_put(lower, node, x, indices, values, accumulate=False):
+    """`x[indices] = values` (broadcast to `x[indices]`'s size), into a copy of `x`."""
+    if any(i is not None and i.dtype == torch.bool for i in indices) or not any(
+            i is not None for i in indices):
+        raise LoweringError("index_put with a mask (data-dependent) or no index tensor")
+    size, where = _advanced_index(x, list(indices) + [None] * (len(x.size) - len(indices)))
+    value = broadcast_loader(values, size, compute_dtype(lower.node.meta["val"].dtype))
+    return _scatter_into_copy(lower, x, size, where, value, accumulate)
 
 
 @register(aten.scatter.src, aten.scatter.value, aten.scatter_add.default)
 def _scatter(lower, node, x, dim, index, src, *, reduce=None):
     """`out[..., index[i], ...] = src[i]` (dim `dim` replaced, every other index as is) over
-    the index tensor's elements, into a copy of `x`; scatter_add adds, atomically."""
-    if reduce is not None:
-        raise LoweringError("scatter with reduce")
-    accumulate = node.target is aten.scatter_add.default
-    val = lower.node.meta["val"]
-    if accumulate and val.dtype not in (torch.float32, torch.int32, torch.int64, torch.float64):
-        raise LoweringError(f"atomic add of {val.dtype}")
-    dense = Layout(x.size, contiguous_strides(x.size), sympy.Integer(0), val.dtype, val.device)
-    copy = x if isinstance(x, Pointwise) else Pointwise(x.size, x.dtype, x.device, loader(x))
-    out = lower.realize(copy, dense)
-    if not index.size:  # a 0-d index writes one element of a 0-d (or one-element) tensor
-        raise LoweringError("scatter with a 0-d index")
+    the index tensor's elements, into a copy of `x`; scatter_add adds."""
+    if reduce is not None or not index.size:
+        raise LoweringError("scatter with reduce, or with a 0-d index")
     dim = dim % len(x.size)
     load_index = loader(index)
-    cd = compute_dtype(val.dtype)
-    load_src = (loader(src) if is_tensor(src) else (lambda idx: constant(src, cd)))
+    cd = compute_dtype(lower.node.meta["val"].dtype)
+    load_src = loader(src) if is_tensor(src) else (lambda idx: constant(src, cd))
 
-    def target(idx):
+    def where(idx):
         full = list(idx)
         full[dim] = _indirect(load_index(idx), x.size[dim])
-        return dense.index(full)
-    data = Scatter(index.size, target, accumulate, val.dtype, val.device,
-                   lambda idx: to_dtype(load_src(idx), cd))
-    lower.add(ComputedBuffer(lower.new_name(), dense, data=data, mutates=out.name))
-    return out
+        return full
+    return _scatter_into_copy(lower, x, index.size, where,
+                              lambda idx: to_dtype(load_src(idx), cd),
+                              accumulate=node.target is aten.scatter_add.default)
 
 
 # -- scans ------------------------------------------------------------------------------------
