@@ -631,3 +631,14 @@ def test_scatters_write_into_a_copy(device, fn, args):
     torch.testing.assert_close(compiled(*args), fn(*args))
     assert counters["kernels"] >= 2 and counters["fallbacks"] == 0
     assert counters["eager_graphs"] == 0
+
+
+def test_equal_int_arguments_sharing_a_symbol_are_both_checked(device):
+    # Ints that vary become symbols, and equal ones share one (duck sizing): a later call where
+    # they differ must not reuse that version.
+    fn = lambda x, a, b: x * a + b  # noqa: E731
+    x = torch.randn(4, device=device)
+    compiled = compile_and_check(fn, x, 3, 3)
+    torch.testing.assert_close(compiled(x, 4, 4), fn(x, 4, 4))
+    torch.testing.assert_close(compiled(x, 5, 7), fn(x, 5, 7))
+    assert len(compiled.versions) == 3

@@ -441,18 +441,21 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
         env[fn] = sympy.lambdify(symbols, expr, modules="math")
         return f"{fn}({', '.join(names[s] for s in symbols)})"
 
+    later = []  # values that mention symbols: compared once every symbol is bound
     for i, v in enumerate(fakes):
-        if isinstance(v, torch.SymInt) and _symbol(v).is_Symbol and _symbol(v) not in names:
-            names[_symbol(v)] = f"a{i}"
-            lines.append(f"a{i} = args[{i}]")
+        if isinstance(v, torch.SymInt):
+            if _symbol(v).is_Symbol and _symbol(v) not in names:
+                names[_symbol(v)] = f"a{i}"
+                lines.append(f"a{i} = args[{i}]")
+            else:  # another int of the same symbol (equal ints share one), or an expression
+                later.append((f"args[{i}]", _symbol(v)))
         elif _is_int(v):
             lines.append(f"if type(args[{i}]) is not int or args[{i}] != {v}: return False")
-        elif not isinstance(v, (torch.Tensor, torch.SymInt)):
+        elif not isinstance(v, torch.Tensor):
             # Any other argument (a float, a bool, None) was a constant of the trace.
             env[f"c{i}"] = v
             lines.append(f"if type(args[{i}]) is not type(c{i}) or args[{i}] != c{i}: "
                          "return False")
-    later = []  # layouts that mention symbols: compared once every symbol is bound
     for i, t in enumerate(fakes):
         if not isinstance(t, torch.Tensor):
             continue
@@ -478,9 +481,10 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
                     names[expr] = f"{what}{i}_{d}"
                     lines.append(f"{what}{i}_{d} = {what}{i}[{d}]")
             later.append((f"{what}{i}", exprs))
-    for variable, exprs in later:
-        expected = ", ".join(value_of(e) for e in exprs)
-        lines.append(f"if {variable} != ({expected},): return False")
+    for variable, expected in later:
+        text = (value_of(expected) if isinstance(expected, sympy.Expr)
+                else "(" + "".join(f"{value_of(e)}, " for e in expected) + ")")
+        lines.append(f"if {variable} != {text}: return False")
     lines += [f"if args[{i}].item() != {value!r}: return False" for i, value in scalars.items()]
     if any(t.requires_grad for t in fakes if isinstance(t, torch.Tensor)):
         lines.append(f"if grad_enabled() is not {torch.is_grad_enabled()}: return False")
