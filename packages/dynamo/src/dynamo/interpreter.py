@@ -47,7 +47,7 @@ from dynamo.variables.objects import (
     SuperVariable,
     UserClassVariable,
 )
-from dynamo.variables.tensor import concrete_int
+from dynamo.variables.tensor import SymNodeVariable
 from guards import GlobalSource, LocalSource
 
 MAX_INLINE_DEPTH = 32
@@ -438,38 +438,47 @@ class Translator:
 
     def FORMAT_VALUE(self, ins) -> None:
         spec = self.pop().as_constant() if ins.arg & 0x04 else ""
-        raw = concrete_int(self.pop())
+        raw = self.pop()
+        raw = raw.as_python() if isinstance(raw, SymNodeVariable) else raw.as_constant()
         convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
         self.push(ConstantVariable(format(convert(raw), spec)))
 
+    def _building(self, depth: int) -> Any:
+        """The container a display or comprehension is building, `depth` deep in the stack.
+        One handed over by a graph break comes from the frame: its growth is a side effect."""
+        container = self.stack[-depth]
+        if container.source is not None:
+            self.output.side_effects.mutated(container)
+        return container
+
     def LIST_APPEND(self, ins) -> None:
         value = self.pop()
-        self.stack[-ins.arg].values.append(value)
+        self._building(ins.arg).values.append(value)
 
     def LIST_EXTEND(self, ins) -> None:
         items = self.pop().items(self)
-        self.stack[-ins.arg].values.extend(items)
+        self._building(ins.arg).values.extend(items)
 
     def LIST_TO_TUPLE(self, ins) -> None:
         self.push(TupleVariable(self.pop().items(self)))
 
     def SET_ADD(self, ins) -> None:
         value = self.pop().as_constant()
-        self.stack[-ins.arg].values.add(value)
+        self._building(ins.arg).values.add(value)
 
     def SET_UPDATE(self, ins) -> None:
         values = [v.as_constant() for v in self.pop().items(self)]
-        self.stack[-ins.arg].values.update(values)
+        self._building(ins.arg).values.update(values)
 
     def MAP_ADD(self, ins) -> None:
         key, value = self.popn(2)
-        self.stack[-ins.arg].entries[key.as_constant()] = value
+        self._building(ins.arg).entries[key.as_constant()] = value
 
     def DICT_UPDATE(self, ins) -> None:
         other = self.pop()
         if not isinstance(other, DictVariable):
             raise Unsupported(f"** on {other}")
-        self.stack[-ins.arg].entries.update(other.entries)
+        self._building(ins.arg).entries.update(other.entries)
 
     DICT_MERGE = DICT_UPDATE
 

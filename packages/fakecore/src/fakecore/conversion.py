@@ -87,7 +87,7 @@ class TensorConverter:
         if isinstance(t, torch.nn.Parameter):
             with mode:
                 fake = torch.nn.Parameter(fake, requires_grad=t.requires_grad)
-        if t.grad is not None:
+        if t.is_leaf and t.grad is not None:  # only leaves keep a .grad
             fake.grad = self.convert(t.grad, (), None)
         return fake
 

@@ -9,6 +9,7 @@ memoizes values under guard sets. Plain guards need only torch.
 from guards.cache import CacheLimitExceeded, GuardedCache
 from guards.guard_kinds import (
     Alive,
+    DictContains,
     DictKeys,
     DistinctObjects,
     Equals,
@@ -40,8 +41,8 @@ from guards.sources import (
 
 __all__ = [
     "Alive", "AttrSource", "CacheLimitExceeded", "ClosureCellSource", "DefaultSource",
-    "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "GetItemSource", "GlobalSource",
-    "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
+    "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "GetItemSource",
+    "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
     "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "shape_guards",
 ]

@@ -28,7 +28,7 @@ class Constants:
 
     def name(self, value: Any) -> str:
         try:
-            key: Any = (type(value), value)
+            key: Any = exact(value)
             hash(key)
         except TypeError:
             key = id(value)
@@ -38,6 +38,26 @@ class Constants:
             self.values[found] = value
             self._names[key] = found
         return found
+
+
+def exact(value: Any) -> Any:
+    """A key two constants share only when they are the same constant: `1`, `1.0` and `True`
+    differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too."""
+    if type(value) is float:
+        return float, value.hex()
+    if type(value) is complex:
+        return complex, value.real.hex(), value.imag.hex()
+    if isinstance(value, frozenset):
+        return type(value), frozenset(map(exact, value))
+    if isinstance(value, tuple):  # torch.Size and named tuples keep their type
+        return type(value), tuple(map(exact, value))
+    return type(value), value
+
+
+def plain_constant(value: Any) -> bool:
+    """Whether `==` and a type check tell `value` from every other constant."""
+    return type(value) in (int, str, bytes, torch.device) or (
+        type(value) is float and value != 0 and value == value)
 
 
 def _literal(value: Any, consts: Constants) -> str:
@@ -137,20 +157,23 @@ class Identity(Guard):
 
 @dataclass(frozen=True)
 class Equals(Guard):
-    """The value equals a constant of a plain type (None, bool, int, float, str, tuples of those,
-    torch.dtype, torch.device), with the same type: `1`, `1.0` and `True` are different."""
+    """The value is the same constant (None, bool, int, float, str, bytes, torch.dtype,
+    torch.device, tuples and frozensets of those): same type and value, so `1`, `1.0` and
+    `True` are different, and so are `0.0` and `-0.0`."""
 
     source: Source
     value: Any
 
     def holds(self, value: Any) -> bool:
-        return type(value) is type(self.value) and value == self.value
+        return exact(value) == exact(self.value)
 
     def code(self, name: str, consts: Constants) -> str:
         if self.value is None or isinstance(self.value, (bool, torch.dtype)):
             return f"{name} is {_literal(self.value, consts)}"
-        kind = consts.name(type(self.value))
-        return f"type({name}) is {kind} and {name} == {_literal(self.value, consts)}"
+        if plain_constant(self.value):
+            kind = consts.name(type(self.value))
+            return f"type({name}) is {kind} and {name} == {_literal(self.value, consts)}"
+        return f"{consts.name(exact)}({name}) == {consts.name(exact(self.value))}"
 
     def describe(self) -> str:
         return f"{self.source} == {self.value!r}"
@@ -210,15 +233,61 @@ class DictKeys(Guard):
         )
 
 
+@dataclass(frozen=True)
+class DictContains(Guard):
+    """Whether `key` is in the dict at the source: `'forward' not in L['m'].__dict__` says no
+    instance attribute has come to shadow a method found on the class."""
+
+    source: Source
+    key: Any
+    present: bool = True
+
+    def holds(self, value: Any) -> bool:
+        return (self.key in value) is self.present
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"{_literal(self.key, consts)} {'in' if self.present else 'not in'} {name}"
+
+    def describe(self) -> str:
+        return f"{self.key!r} {'in' if self.present else 'not in'} {self.source}"
+
+    def failure(self, value: Any) -> str:
+        return "it is missing" if self.present else "it is there"
+
+
 def _dispatch_flags(t: torch.Tensor) -> tuple[bool, bool, bool]:
     """The flags, beyond type, device, dtype and requires_grad, that change how ops dispatch."""
     return (t.is_inference(), t.is_conj(), t.is_neg())
 
 
 @dataclass(frozen=True)
+class DenseAfter:
+    """A stride that follows dynamic sizes: dim `dim`'s stride times its size (the layout is
+    dense from `dim` outwards), as a symbolic trace lays out a dense tensor."""
+
+    dim: int
+
+
+def _strides(t: torch.Tensor, dynamic: set[int]) -> tuple[int | DenseAfter, ...]:
+    """The example's strides, where each stride that packs densely around a dynamic size (in
+    the order of increasing stride) becomes that relation instead of a number."""
+    strides: list[int | DenseAfter] = list(t.stride())
+    inner, follows_dynamic = None, False
+    for d in sorted(range(t.dim()), key=lambda d: (t.stride(d), t.shape[d])):
+        dense = inner is not None and t.stride(d) == t.stride(inner) * t.shape[inner]
+        if dense and follows_dynamic:
+            strides[d] = DenseAfter(inner)
+        follows_dynamic = d in dynamic or (dense and follows_dynamic)
+        inner = d
+    return tuple(strides)
+
+
+@dataclass(frozen=True)
 class TensorMatch(Guard):
     """A tensor like the example: type, dtype, device, requires_grad, dispatch flags (inference,
-    conjugate and negative bits), and the sizes and strides of every dim not listed as dynamic."""
+    conjugate and negative bits), the sizes of every dim not listed as dynamic, and the strides
+    (a stride that follows a dynamic size is checked as that relation: `stride(0) == stride(1) *
+    size(1)` for a dense matrix with a dynamic number of columns)."""
 
     source: Source
     type: type
@@ -235,11 +304,8 @@ class TensorMatch(Guard):
     def of(source: Source, t: torch.Tensor, dynamic_dims: tuple[int, ...] = ()) -> TensorMatch:
         dynamic = {d % t.dim() for d in dynamic_dims} if t.dim() else set()
         sizes = tuple(None if d in dynamic else s for d, s in enumerate(t.shape))
-        strides = tuple(t.stride())
-        if dynamic:  # strides may follow a dynamic size: leave them all out
-            strides = tuple(None for _ in strides)
         return TensorMatch(source, type(t), t.dtype, t.device, t.requires_grad,
-                           _dispatch_flags(t), sizes, strides)
+                           _dispatch_flags(t), sizes, _strides(t, dynamic))
 
     def _mismatches(self, t: Any) -> list[str]:
         if type(t) is not self.type:
@@ -257,10 +323,18 @@ class TensorMatch(Guard):
         ]
         if found:
             return found
-        for what, want, got in (("size", self.sizes, t.shape), ("stride", self.strides, t.stride())):
-            for dim, (w, g) in enumerate(zip(want, got)):
-                if w is not None and w != g:
-                    found.append(f"its {what}({dim}) is {g}, not {w}")
+        for dim, (want, got) in enumerate(zip(self.sizes, t.shape)):
+            if want is not None and want != got:
+                found.append(f"its size({dim}) is {got}, not {want}")
+        for dim, (want, got) in enumerate(zip(self.strides, t.stride())):
+            if isinstance(want, DenseAfter):
+                inner = want.dim
+                wanted = t.stride(inner) * t.shape[inner]
+                if got != wanted:
+                    found.append(f"its stride({dim}) is {got}, not stride({inner}) * "
+                                 f"size({inner}) = {wanted}")
+            elif want is not None and want != got:
+                found.append(f"its stride({dim}) is {got}, not {want}")
         return found
 
     def holds(self, value: Any) -> bool:
@@ -290,10 +364,16 @@ class TensorMatch(Guard):
 
     @staticmethod
     def _layout_code(name: str, attr: str, values: tuple) -> list[str]:
-        if None not in values:
+        if all(type(v) is int for v in values):
             return [f"{name}.{attr} == {_literal(values, Constants())}"]
         code = [f"{name}.dim() == {len(values)}"] if attr == "shape" else []
-        return code + [f"{name}.{attr}[{d}] == {v}" for d, v in enumerate(values) if v is not None]
+        for d, v in enumerate(values):
+            if isinstance(v, DenseAfter):
+                code.append(f"{name}.stride()[{d}] == {name}.stride()[{v.dim}] * "
+                            f"{name}.shape[{v.dim}]")
+            elif v is not None:
+                code.append(f"{name}.{attr}[{d}] == {v}")
+        return code
 
     def describe(self) -> str:
         sizes = ", ".join("*" if s is None else str(s) for s in self.sizes)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from guards.guard_kinds import Constants, Equals, Guard
+from guards.guard_kinds import Constants, Equals, Guard, plain_constant
 from guards.sources import LocalSource, Source
 
 CheckFn = Callable[[dict, dict], bool]
@@ -159,11 +159,13 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     # CPython keeps one of) are compared by identity, which checks value and type together; a
     # fresh equal object only fails the check, never passes it wrongly. The others get one
     # tuple comparison for the values and one pass of `is` over their types (`True == 1`, but
-    # a bool is not an int).
+    # a bool is not an int). Constants that `==` confuses with others (zeros of either sign,
+    # NaN, tuples) are left to their own checks.
     batch = [
         root for root in children.get(None, [])
         if isinstance(root, LocalSource) and not children.get(root)
         and len(on_source.get(root, [])) == 1 and isinstance(on_source[root][0], Equals)
+        and (_is_singleton(on_source[root][0].value) or plain_constant(on_source[root][0].value))
     ]
     if len(batch) > 1:
         singletons = [r for r in batch if _is_singleton(on_source[r][0].value)]

@@ -107,7 +107,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         raise Unsupported("a SymInt from outside the trace")
     if isinstance(value, torch.Size):
-        _guard(tx, source, Equals, tuple(value))
+        _guard(tx, source, Equals, value)
         return SizeVariable([ConstantVariable(v) for v in value])
     if isinstance(value, _EQUALS_TYPES) or (
         isinstance(value, tuple) and type(value) is tuple and is_literal(value)

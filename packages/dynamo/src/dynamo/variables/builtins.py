@@ -27,6 +27,7 @@ from dynamo.variables.containers import (
     TupleVariable,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
+from guards import Identity
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -42,6 +43,9 @@ PURE = frozenset(
     + [abs, min, max, len, bool, int, float, str, round, divmod, pow, hash, chr, ord, repr,
        format, tuple, frozenset, sum, all, any, isinstance, issubclass, callable, sorted]
 )
+
+# Builtins whose result is not a number: given a symbolic number, they need its value.
+_TEXT = frozenset([str, repr, format, ascii, hash, chr])
 
 _INPLACE = {
     "iadd": operator.add, "isub": operator.sub, "imul": operator.mul,
@@ -93,6 +97,11 @@ class BuiltinVariable(VariableTracker):
             from dynamo.variables.builder import wrap_constant_result
 
             return wrap_constant_result(value)
+        if fn in _TEXT and any(isinstance(a, SymNodeVariable) for a in args):
+            # Text (or a hash) of a symbolic number: of the number these inputs have.
+            args = [ConstantVariable(a.as_python()) if isinstance(a, SymNodeVariable) else a
+                    for a in args]
+            return self.call(tx, args, kwargs)
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
@@ -120,9 +129,9 @@ class BuiltinVariable(VariableTracker):
             container, item = args
             if isinstance(container, DictVariable):
                 return ConstantVariable(item.as_constant() in container.entries)
-            return ConstantVariable(any(_same(tx, item, v) for v in container.items(tx)))
+            return ConstantVariable(any(_in(tx, item, v) for v in container.items(tx)))
         if fn in (operator.is_, operator.is_not):
-            same = _identical(args[0], args[1])
+            same = _identical(tx, args[0], args[1])
             return ConstantVariable(same if fn is operator.is_ else not same)
         if fn in (operator.eq, operator.ne) and not any(_graph_value(a) for a in args):
             if isinstance(args[0], SequenceVariable) and isinstance(args[1], SequenceVariable):
@@ -131,13 +140,21 @@ class BuiltinVariable(VariableTracker):
                     BuiltinVariable(operator.eq).call(tx, [x, y], {}).truth(tx)
                     for x, y in zip(a, b))
                 return ConstantVariable(equal if fn is operator.eq else not equal)
-            return ConstantVariable(_identical(args[0], args[1]) == (fn is operator.eq))
+            if isinstance(args[0], DictVariable) and isinstance(args[1], DictVariable):
+                a, b = args[0].entries, args[1].entries
+                equal = a.keys() == b.keys() and all(
+                    BuiltinVariable(operator.eq).call(tx, [a[k], b[k]], {}).truth(tx) for k in a)
+                return ConstantVariable(equal if fn is operator.eq else not equal)
+            equal = _equal(tx, args[0], args[1])
+            return equal if fn is operator.eq else ConstantVariable(not equal.truth(tx))
         if fn is operator.not_:
             return ConstantVariable(not args[0].truth(tx))
         if fn is operator.truth:
             return ConstantVariable(args[0].truth(tx))
         if fn in (operator.add, operator.mul) and any(isinstance(a, SequenceVariable) for a in args):
             return _sequence_arith(tx, fn, *args)
+        if isinstance(fn, type) and issubclass(fn, BaseException):
+            raise Unsupported(f"creating the exception {name} (raising ends the graph)")
         raise Unsupported(f"{name}() on {', '.join(map(repr, args))}")
 
     def _inplace(self, tx: Translator, args: list[VariableTracker]) -> VariableTracker:
@@ -204,9 +221,11 @@ class BuiltinVariable(VariableTracker):
         obj.setattr(tx, name.as_constant(), value)
         return ConstantVariable(None)
 
-    def _call_type(self, tx, obj, **_):
+    def _call_type(self, tx, obj, *rest, **_):
         from dynamo.variables.objects import UserClassVariable
 
+        if rest:
+            raise Unsupported("type() with three arguments (creating a class)")
         return UserClassVariable(obj.python_type())
 
     def _call_range(self, tx, *args, **_):
@@ -335,21 +354,52 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     return hasattr(obj.python_type(), name)
 
 
-def _identical(a: VariableTracker, b: VariableTracker) -> bool:
-    """`a is b` for two trackers."""
+def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
+    """`a is b` for two trackers. The answer about an object from the frame holds for that very
+    object only, so it is guarded by identity (unless the types alone decide it)."""
+    from dynamo.variables.objects import ObjectVariable
+
     if a is b:
         return True
     if a.is_constant() and b.is_constant():
         return a.as_constant() is b.as_constant()
+    try:
+        if a.python_type() is not b.python_type():
+            return False  # the type guards already pin this answer
+    except Unsupported:  # a tracker that does not know its type
+        pass
+    for v in (a, b):
+        if isinstance(v, ObjectVariable) and v.source is not None:
+            tx.output.add_guard(Identity.of(v.source, v.value))
     value_a, value_b = getattr(a, "value", a), getattr(b, "value", b)
     return value_a is value_b and not isinstance(value_a, VariableTracker)
 
 
-def _same(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
-    """`a == b` for `in`: by value for constants, by identity for everything else."""
-    if a.is_constant() and b.is_constant():
-        return a.as_constant() == b.as_constant()
-    return _identical(a, b)
+def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    """`a == b` for objects: the `__eq__` of their class, inlined (the reflected one when it
+    answers NotImplemented), else identity, as Python does."""
+    from dynamo.variables.objects import UserObjectVariable
+
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, UserObjectVariable) and type(x.value).__eq__ is not object.__eq__:
+            result = x.call_method(tx, "__eq__", [y], {})
+            if not (result.is_constant() and result.as_constant() is NotImplemented):
+                return result
+    return ConstantVariable(_identical(tx, a, b))
+
+
+def _in(tx: Translator, item: VariableTracker, element: VariableTracker) -> bool:
+    """One step of `item in container`: `element is item or element == item`."""
+    if item is element:
+        return True
+    if item.is_constant() and element.is_constant():
+        return item.as_constant() == element.as_constant()
+    if _graph_value(item) or _graph_value(element):
+        other = element if _graph_value(item) else item
+        if other.is_constant() and other.as_constant() is None:
+            return False  # a tensor is never equal to None
+        raise Unsupported("`in` comparing a tensor by value (its truth depends on the data)")
+    return BuiltinVariable(operator.eq).call(tx, [element, item], {}).truth(tx)
 
 
 def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:

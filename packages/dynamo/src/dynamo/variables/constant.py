@@ -1,12 +1,13 @@
 """ConstantVariable: a value known while tracing, and the same on every call the guards admit.
 
-Numbers, strings, None, booleans, torch dtypes and devices, ranges, slices of constants, and
-tuples of these. Operations on constants are computed right away (constant folding): they
-never reach the graph.
+Numbers, strings, None, booleans, enum members, torch dtypes and devices, ranges, slices of
+constants, and tuples of these. Operations on constants are computed right away (constant
+folding): they never reach the graph.
 """
 
 from __future__ import annotations
 
+import enum
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -79,5 +80,5 @@ def is_literal(value: Any) -> bool:
         return all(is_literal(v) for v in (value.start, value.stop, value.step))
     return value is None or value is Ellipsis or value is NotImplemented or isinstance(
         value, (bool, int, float, complex, str, bytes, range, torch.dtype, torch.device,
-                torch.layout, torch.memory_format, types.CodeType)
+                torch.layout, torch.memory_format, types.CodeType, enum.Enum)
     ) and not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)

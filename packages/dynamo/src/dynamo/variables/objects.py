@@ -28,7 +28,16 @@ from dynamo.variables.functions import (
     UserMethodVariable,
 )
 from dynamo.variables.tensor import TensorVariable
-from guards import AttrSource, Length, ModuleTraining, ParameterSource, SubmoduleSource
+from guards import (
+    AttrSource,
+    DictContains,
+    Identity,
+    Length,
+    ModuleTraining,
+    ParameterSource,
+    SubmoduleSource,
+    TypeSource,
+)
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -61,6 +70,7 @@ class ObjectVariable(VariableTracker):
         found, member = _class_attribute(type(self.value), name)
         if not found:
             raise Unsupported(f"{type(self.value).__qualname__} has no attribute {name!r}")
+        self._guard_class_member(tx, name, member)
         if isinstance(member, staticmethod):
             return wrap(tx, member.__func__, None)
         if isinstance(member, classmethod):
@@ -74,8 +84,32 @@ class ObjectVariable(VariableTracker):
             raise Unsupported(f"the descriptor {type(self.value).__qualname__}.{name}")
         return wrap(tx, getattr(self.value, name), self._attr_source(name))
 
+    def _guard_class_member(self, tx: Translator, name: str, member: Any) -> None:
+        """What reading `name` from the class assumes: the class still holds this member, and
+        no attribute of the instance shadows it (data descriptors cannot be shadowed)."""
+        if self.source is None:
+            return
+        on_class = AttrSource(TypeSource(self.source), name)
+        if isinstance(member, classmethod):  # each read makes a new bound method
+            tx.output.add_guard(Identity.of(AttrSource(on_class, "__func__"), member.__func__))
+        else:
+            tx.output.add_guard(Identity.of(on_class, getattr(type(self.value), name)))
+        if hasattr(self.value, "__dict__") and not hasattr(type(member), "__set__"):
+            tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
+
     def has_attribute(self, tx: Translator, name: str) -> bool:
-        return hasattr(self.value, name)
+        """`hasattr`; an answer of no is guarded: the attribute may be added later."""
+        if tx.output.side_effects.load("attr", self, name) is not MISSING:
+            return True
+        found = hasattr(self.value, name)
+        if not found and self.source is not None:
+            for where in self._instance_dicts():
+                tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
+        return found
+
+    def _instance_dicts(self) -> tuple[str, ...]:
+        """Where an attribute set on the instance lands."""
+        return ("__dict__",) if hasattr(self.value, "__dict__") else ()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.value).__qualname__})"
@@ -88,6 +122,8 @@ class UserObjectVariable(ObjectVariable):
         from dynamo.variables.builder import wrap
 
         cls = type(self.value)
+        if name == "__class__":  # its type guard pins it
+            return UserClassVariable(cls)
         if "__getattribute__" in vars(cls) or (
             "__getattr__" in dir(cls) and name not in getattr(self.value, "__dict__", {})
             and not _class_attribute(cls, name)[0]
@@ -159,8 +195,8 @@ class NNModuleVariable(ObjectVariable):
             return wrap(tx, module.__dict__[name], self._attr_source(name))
         return self._class_member(tx, name)
 
-    def has_attribute(self, tx: Translator, name: str) -> bool:
-        return hasattr(self.value, name)
+    def _instance_dicts(self) -> tuple[str, ...]:
+        return ("__dict__", "_parameters", "_buffers", "_modules")
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         module = self.value

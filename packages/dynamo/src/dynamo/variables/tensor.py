@@ -119,6 +119,10 @@ class SymNodeVariable(VariableTracker):
     def as_int(self) -> int:
         return int(self.value)
 
+    def as_python(self) -> int | float | bool:
+        """The plain number it stands for on these inputs (a guard pins it)."""
+        return self.python_type()(self.value)
+
     def __repr__(self) -> str:
         return f"SymNodeVariable({self.value})"
 

@@ -1,0 +1,208 @@
+"""Python's own meaning of comparisons, attribute lookups and displays, kept by the trace: each
+case once gave a wrong or stale answer (the first call or a later call with a changed input)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import io
+
+import pytest
+import torch
+import torch.nn as nn
+
+import dynamo
+
+
+def _agree(fn, *calls, **options) -> None:
+    """Call `fn` compiled and plain on each argument tuple in turn: same answers every time."""
+    dynamo.reset()
+    compiled = dynamo.compile(fn, **options)
+    for args in calls:
+        _same(compiled(*args), fn(*args))
+
+
+def _same(got, expected) -> None:
+    if isinstance(expected, (tuple, list)):
+        assert type(got) is type(expected) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            _same(g, e)
+    elif isinstance(expected, dict):
+        assert got.keys() == expected.keys()
+        for k in expected:
+            _same(got[k], expected[k])
+    elif isinstance(expected, torch.Tensor):
+        torch.testing.assert_close(got, expected)
+    else:
+        assert type(got) is type(expected) and got == expected, (got, expected)
+
+
+@dataclasses.dataclass
+class Cfg:
+    act: str
+
+
+class Mode(enum.Enum):
+    TRAIN = 1
+    EVAL = 2
+
+
+class Option:
+    pass
+
+
+DEFAULT = Option()
+
+
+def test_equality_of_objects_uses_their_eq() -> None:
+    def f(x, a, b):
+        return x * (2 if a == b else 3), x * (5 if a != b else 7)
+
+    x = torch.ones(2)
+    _agree(f, (x, Cfg("relu"), Cfg("relu")), (x, Cfg("relu"), Cfg("gelu")))
+
+
+def test_identity_against_an_enum_member_or_a_sentinel_is_guarded() -> None:
+    def by_enum(x, mode):
+        return x * 2 if mode is Mode.TRAIN else x * 3
+
+    def by_sentinel(x, opt):
+        return x * 2 if opt is DEFAULT else x * 3
+
+    def same(x, a, b):
+        return x * 2 if a is b else x * 3
+
+    x = torch.ones(2)
+    _agree(by_enum, (x, Mode.TRAIN), (x, Mode.EVAL), (x, Mode.TRAIN))
+    _agree(by_sentinel, (x, DEFAULT), (x, Option()))
+    o = Option()
+    _agree(same, (x, o, o), (x, o, Option()))
+
+
+def test_membership_compares_by_value_and_tensors_break() -> None:
+    def f(x, items, key):
+        return x * (2 if key in items else 3), x in [x], x in [None]
+
+    def g(x, xs):
+        return x in xs, x * 2
+
+    x = torch.ones(2)
+    _agree(f, (x, [Cfg("a")], Cfg("a")), (x, [Cfg("a")], Cfg("b")))
+    one = torch.tensor(1.0)
+    _agree(g, (one, [torch.tensor(1.0)]), (one, [torch.tensor(2.0)]))
+
+
+def test_str_of_a_symbolic_size_is_its_value() -> None:
+    def f(x):
+        n = x.shape[0]
+        return x * 2, str(n), repr(n), f"{n / 2}", str(n / 2)
+
+    _agree(f, (torch.ones(2),), (torch.ones(3),), (torch.ones(4),))
+    _agree(f, (torch.ones(3),), (torch.ones(5),), dynamic=True)
+
+
+def test_tuple_and_float_constants_keep_their_type_and_sign() -> None:
+    def f(x, scale, eps):
+        return torch.full((2,), scale[0]) * x / eps
+
+    x = torch.ones(2, dtype=torch.int64)
+    _agree(f, (x, (3,), 1.0), (x, (3.0,), 1.0), (x, (True,), 1.0), (x, (3,), 0.0),
+           (x, (3,), -0.0))
+
+
+def test_a_size_argument_hits_the_cache() -> None:
+    dynamo.reset()
+    compiled = dynamo.compile(lambda x, s: x.reshape(s) * 2)
+    for _ in range(3):
+        compiled(torch.ones(6), torch.Size([2, 3]))
+    assert len(compiled.cache.entries) == 1
+
+
+def test_strides_of_a_dynamic_tensor_are_guarded() -> None:
+    def f(x):
+        return x.reshape(-1) + 0, x.stride(), x.is_contiguous()
+
+    transposed = torch.arange(12.0).reshape(4, 3).t()
+    for backend in ("eager", "aot_eager"):
+        _agree(f, (torch.randn(2, 3),), (torch.randn(3, 4),), (transposed,), backend=backend)
+    _agree(f, (torch.randn(2, 3),), (transposed,), dynamic=True)
+
+
+def test_displays_built_across_two_breaks_keep_every_item() -> None:
+    sink = io.StringIO()
+
+    def f(x, xs, d):
+        out = [*xs, x.sum().item() * x, x * 3]
+        cfg = {**d, "a": print("step", file=sink) or x * 2, "b": x * 3}
+        print("done", file=sink)
+        return out, cfg
+
+    x = torch.ones(1)
+    _agree(f, (x, [x], {"z": x}))
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, t):
+        if hasattr(self, "adapter"):
+            t = self.adapter(t)
+        return self.fc(t)
+
+
+def test_monkeypatched_forward_and_a_module_added_later_are_seen() -> None:
+    x = torch.ones(1, 2)
+    for patch in ("forward", "adapter"):
+        dynamo.reset()
+        block = Block()
+        compiled = dynamo.compile(block)
+        compiled(x)
+        if patch == "forward":
+            block.fc.forward = lambda t: t * 0 + 42
+        else:
+            block.adapter = nn.Identity()
+            block.adapter.forward = lambda t: t * 0
+        torch.testing.assert_close(compiled(x), block(x))
+
+
+def test_methods_and_properties_replaced_on_the_class_or_instance_are_seen() -> None:
+    class Scaler:
+        def __init__(self) -> None:
+            self.k = 1
+
+        @property
+        def value(self):
+            return self.k * 3
+
+        def act(self, t):
+            return t + 1
+
+    def f(x, s):
+        return s.act(x) * s.value, getattr(s, "extra", None) is None
+
+    x = torch.ones(2)
+    s = Scaler()
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    compiled(x, s)
+    for change in (lambda: setattr(Scaler, "value", property(lambda self: -1)),
+                   lambda: setattr(s, "act", lambda t: t - 1),
+                   lambda: setattr(Scaler, "act", lambda self, t: t * 10),
+                   lambda: setattr(s, "extra", 1)):
+        change()
+        torch.testing.assert_close(compiled(x, s), f(x, s))
+
+
+def test_aot_eager_keeps_requires_grad_() -> None:
+    def f(x):
+        y = x.detach().requires_grad_()
+        return (y * 2).sum(), y
+
+    dynamo.reset()
+    with pytest.warns(UserWarning, match="requires_grad_"):  # the graph runs as captured
+        loss, y = dynamo.compile(f, backend="aot_eager")(torch.ones(3))
+    assert loss.requires_grad and y.requires_grad
+    loss.backward()
+    torch.testing.assert_close(y.grad, torch.full((3,), 2.0))
