@@ -86,14 +86,18 @@ class ObjectVariable(VariableTracker):
 
     def _guard_class_member(self, tx: Translator, name: str, member: Any) -> None:
         """What reading `name` from the class assumes: the class still holds this member, and
-        no attribute of the instance shadows it (data descriptors cannot be shadowed)."""
+        no attribute of the instance shadows it (data descriptors cannot be shadowed). For
+        modules, as torch.compile does, only the shadowing is guarded: a guard per module call
+        on its class's `forward` would cost every model a check per layer."""
         if self.source is None:
             return
-        on_class = AttrSource(TypeSource(self.source), name)
-        if isinstance(member, classmethod):  # each read makes a new bound method
-            tx.output.add_guard(Identity.of(AttrSource(on_class, "__func__"), member.__func__))
-        else:
-            tx.output.add_guard(Identity.of(on_class, getattr(type(self.value), name)))
+        if not isinstance(self.value, torch.nn.Module):
+            on_class = AttrSource(TypeSource(self.source), name)
+            if isinstance(member, classmethod):  # each read makes a new bound method
+                on_class, member = AttrSource(on_class, "__func__"), member.__func__
+            else:
+                member = getattr(type(self.value), name)
+            tx.output.add_guard(Identity.of(on_class, member))
         if hasattr(self.value, "__dict__") and not hasattr(type(member), "__set__"):
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
 
