@@ -206,3 +206,26 @@ def test_aot_eager_keeps_requires_grad_() -> None:
     assert loss.requires_grad and y.requires_grad
     loss.backward()
     torch.testing.assert_close(y.grad, torch.full((3,), 2.0))
+
+
+def test_a_break_inside_a_comprehension_is_compiled_not_given_up(recwarn) -> None:
+    def f(x):
+        return [x * t.item() for t in x], {i: t.item() for i, t in enumerate(x)}
+
+    _agree(f, (torch.tensor([1.0, 2.0]),), (torch.tensor([3.0, 4.0]),))
+    assert not [w for w in recwarn if "dynamo" in str(w.message)]
+
+
+def test_a_closure_made_on_each_call_resumes_with_its_own_cells() -> None:
+    sink = io.StringIO()
+
+    def f(x, k):
+        def g(y):
+            z = y * x + k
+            print("break", file=sink)
+            return z + x
+
+        return g(x)
+
+    _agree(f, (torch.full((2,), 1.0), 2), (torch.full((2,), 3.0), 2),
+           (torch.full((2,), 5.0), 7))

@@ -202,12 +202,11 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
         index = next(i for i, ins in enumerate(instructions(original.__code__))
                      if ins.opname != "EXTENDED_ARG" and _position(original.__code__, i) == position)
         fn = original
-    closure = fn.__closure__ or ()
-    key = (fn.__code__, index, nulls, local_names, tuple(map(id, closure)))
+    key = (fn.__code__, index, nulls, local_names)
     found = _resume_functions.get(key)
-    if found is None:
+    if found is None:  # (its closure is a placeholder: each call passes the caller's cells)
         code = _resume_code(fn.__code__, index, nulls, local_names)
-        found = types.FunctionType(code, fn.__globals__, code.co_name, None, closure or None)
+        found = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
         found._dynamo_resume_of = (fn, len(nulls) + 1)  # the prologue: the stack and a jump
         _resume_functions[key] = found
     return found

@@ -229,6 +229,8 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
     def then(resume: tuple[str, list[str]], *pushed: str, locals_: list[str] = local_args) -> str:
         name, stack = resume
         values = [f"'___stack{i}': {e}" for i, e in enumerate([*stack, *pushed])]
+        if plan["closure"]:
+            values.append("'__closure__': L['__closure__']")
         return f"return ___continue({name}, {{{', '.join([*values, *locals_])}}})"
 
     if plan["on_error"] is None:

@@ -112,6 +112,9 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         result = tracer.run()
         if result is None:
             plan = _break_plan(fn, tracer, builder, options)
+            # A closure's resume functions take its cells along: one function object's resume
+            # function serves every closure made from the same code.
+            plan["closure"] = bool(fn.__code__.co_freevars)
         else:
             plan = builder.expression(result)
         effects = replay(builder, output.side_effects)

@@ -106,13 +106,25 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
                                              is not p.POSITIONAL_ONLY):
             parts.append("/")
     names = [p.name for p in params]
-    entries = ", ".join(f"{n!r}: {n}" for n in names)
+    # A comprehension's iterator is the local `.0`, which inspect calls `implicit0`.
+    local = {n: f".{n[8:]}" for n in names if n.startswith("implicit")
+             and f".{n[8:]}" in code.co_varnames}
+    entries = ", ".join(f"{local.get(n, n)!r}: {n}" for n in names)
     if code.co_freevars:
         entries += ", '__closure__': ___closure"
         defaults["___closure"] = fn.__closure__
     source = f"def bind({', '.join(parts)}):\n    return {{{entries}}}\n"
     exec(builtins.compile(source, f"<dynamo binder of {fn.__qualname__}>", "exec"), defaults)
     return defaults["bind"]
+
+
+def _call_with_frame(fn: types.FunctionType, f_locals: dict) -> Any:
+    """Run resume function `fn` for real on its parameters, with the cells passed along."""
+    if "__closure__" not in f_locals:
+        return fn(**f_locals)
+    args = {k: v for k, v in f_locals.items() if k != "__closure__"}
+    return types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                              f_locals["__closure__"])(**args)
 
 
 class CompiledFunction:
@@ -162,19 +174,18 @@ class CompiledFunction:
         while type(result) is Continue:  # resume functions, one after another
             target = result.fn
             result = (target.resume(result.f_locals) if type(target) is CompiledFunction
-                      else target(**result.f_locals))
+                      else _call_with_frame(target, result.f_locals))
         return result
 
     def resume(self, f_locals: dict) -> Any:
-        """`step` for a resume function, given its frame: every parameter, by name."""
+        """`step` for a resume function, given its frame: every parameter by name, and for
+        a closure's, its cells as `__closure__`."""
         if self._generation != _generation[0]:
             self._sync()
         f_globals = self.fn.__globals__
-        if self.fn.__closure__ is not None:
-            f_locals = {**f_locals, "__closure__": self.fn.__closure__}  # as `bind` adds it
         entry = None if self._gave_up else self._entry(f_locals, f_globals)
         if entry is None or entry.run is None:
-            return self.fn(**{k: v for k, v in f_locals.items() if k != "__closure__"})
+            return _call_with_frame(self.fn, f_locals)
         return entry.run(f_locals, f_globals)
 
     def step(self, /, *args: Any, **kwargs: Any) -> Any:
