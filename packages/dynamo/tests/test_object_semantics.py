@@ -229,3 +229,25 @@ def test_a_closure_made_on_each_call_resumes_with_its_own_cells() -> None:
 
     _agree(f, (torch.full((2,), 1.0), 2), (torch.full((2,), 3.0), 2),
            (torch.full((2,), 5.0), 7))
+
+
+class Sliced(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(2, 2) for _ in range(4))
+        self.seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))
+
+    def forward(self, x, n):
+        for layer in self.layers[:n]:
+            x = layer(x)
+        return self.seq[1:](x) + len(self.layers[1:])
+
+
+def test_slices_of_module_lists_and_sequentials_are_traced_not_recompiled(recwarn) -> None:
+    dynamo.reset()
+    model = Sliced()
+    compiled = dynamo.compile(model)
+    for _ in range(10):
+        torch.testing.assert_close(compiled(torch.ones(1, 2), 3), model(torch.ones(1, 2), 3))
+    assert len(compiled._compiled_forward.cache.entries) == 1
+    assert not [w for w in recwarn if "dynamo" in str(w.message)]

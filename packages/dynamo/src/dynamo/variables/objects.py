@@ -21,7 +21,7 @@ from dynamo.exc import Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
-from dynamo.variables.containers import SizeVariable, TupleVariable
+from dynamo.variables.containers import ListVariable, SizeVariable, TupleVariable
 from dynamo.variables.functions import (
     PartialVariable,
     UserFunctionVariable,
@@ -243,7 +243,10 @@ class NNModuleVariable(ObjectVariable):
             if isinstance(module, torch.nn.ModuleDict):
                 return dict(children)[key]
             if isinstance(key, slice):
-                raise Unsupported("slicing a ModuleList or Sequential")
+                picked = [child for _, child in children[key]]
+                if isinstance(module, torch.nn.Sequential):
+                    return ModuleChainVariable(picked)
+                return ListVariable(picked)
             return children[key][1]
         if isinstance(module, torch.nn.ModuleDict) and name in ("keys", "values", "items"):
             children = self._children(tx)
@@ -275,6 +278,27 @@ class NNModuleVariable(ObjectVariable):
         if forward is not None:
             return wrap(tx, forward, self._attr_source("forward")).call(tx, args, kwargs)
         return self._class_member(tx, "forward").call(tx, args, kwargs)
+
+
+class ModuleChainVariable(VariableTracker):
+    """A slice of a Sequential (`self.seq[1:]`): its modules, called one after another."""
+
+    def __init__(self, modules: list[VariableTracker]) -> None:
+        self.modules = modules
+
+    def python_type(self) -> type:
+        return torch.nn.Sequential
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        return list(self.modules)
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        if len(args) != 1 or kwargs:
+            raise Unsupported("calling a slice of a Sequential with other than one input")
+        value = args[0]
+        for module in self.modules:
+            value = module.call(tx, [value], {})
+        return value
 
 
 class UserClassVariable(VariableTracker):
