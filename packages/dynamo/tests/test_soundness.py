@@ -4,6 +4,9 @@ worst bug this project can have; this property test hunts for one."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+
 import torch
 import torch.nn as nn
 from hypothesis import given, settings
@@ -12,6 +15,24 @@ from hypothesis import strategies as st
 import dynamo
 
 OFFSET = 1.0
+
+
+class Kind(enum.Enum):
+    PLAIN = 0
+    DOUBLE = 1
+
+
+@dataclasses.dataclass
+class ModeConfig:
+    name: str
+
+
+DOUBLE = ModeConfig("double")
+MODES = ("plain", "double", Kind.PLAIN, Kind.DOUBLE, ModeConfig("plain"), ModeConfig("double"))
+
+
+def doubles(mode) -> bool:
+    return mode == "double" or mode is Kind.DOUBLE or mode == DOUBLE
 
 
 class Net(nn.Module):
@@ -26,7 +47,7 @@ class Net(nn.Module):
         y = self.fc(x) * self.scale * n + OFFSET
         if self.use_bias:
             y = y + 1
-        if mode == "double":
+        if doubles(mode):
             y = y * 2
         if extra is not None:
             y = y + extra.sum()
@@ -64,7 +85,7 @@ def test_random_input_changes_never_hit_a_stale_entry(changes, dynamic) -> None:
             elif kind == "float_n":
                 state["n"] = k + 0.5
             elif kind == "mode":
-                state["mode"] = ("plain", "double")[k % 2]
+                state["mode"] = MODES[(k + len(changes)) % len(MODES)]
             elif kind == "extra":
                 state["extra"] = None if k == 0 else torch.full((k,), float(k))
             elif kind == "scale":
@@ -108,7 +129,7 @@ class BreakingNet(Net):
         self.seen.append(y.shape[0])
         print(end="")
         if y.sum() > 0:
-            y = y * 2 if mode == "double" else y + 1
+            y = y * 2 if doubles(mode) else y + 1
         else:
             y = y - 1 if self.use_bias else y
         if extra is not None:
