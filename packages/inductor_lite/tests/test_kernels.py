@@ -642,3 +642,147 @@ def test_equal_int_arguments_sharing_a_symbol_are_both_checked(device):
     torch.testing.assert_close(compiled(x, 4, 4), fn(x, 4, 4))
     torch.testing.assert_close(compiled(x, 5, 7), fn(x, 5, 7))
     assert len(compiled.versions) == 3
+
+
+# -- regressions -------------------------------------------------------------------------------
+
+def test_squared_symbolic_sizes_keep_their_parentheses(device):
+    # Square inputs share one symbol: the padded numel is (s0 + 1)**2, printed as a product.
+    fn = lambda x: F.pad(x, (1, 0, 1, 0)) * 2  # noqa: E731
+    compiled = compile_and_check(fn, torch.randn(3, 3, device=device))
+    x = torch.randn(5, 5, device=device)
+    torch.testing.assert_close(compiled(x), fn(x))
+    assert "((s0 + 1) * (s0 + 1))" in source(compiled)
+
+
+def test_values_read_before_an_input_is_written_keep_the_old_values(device):
+    def fn(x, y):
+        a = x + 1  # of the x before the write, computed lazily (one reader: the output)
+        b = x.t() * 3
+        x.mul_(2)
+        y.add_(b)
+        return a
+
+    x, y = torch.randn(4, 4, device=device), torch.randn(4, 4, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x.clone(), y.clone()])
+    x2, y2 = x.clone(), y.clone()
+    torch.testing.assert_close(compiled(x, y), fn(x2, y2))
+    torch.testing.assert_close((x, y), (x2, y2))
+
+
+def test_an_input_written_from_other_elements_of_itself(device):
+    # Programs run one after another in the interpreter: each must read the old elements.
+    def fn(x, y):
+        x.copy_(x.flip(0))
+        return y + 1
+
+    x, y = torch.randn(5000, device=device), torch.randn(3, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x.clone(), y])
+    x2 = x.clone()
+    torch.testing.assert_close(compiled(x, y), fn(x2, y))
+    torch.testing.assert_close(x, x2)
+
+
+def test_a_symbolic_size_one_by_a_guard_broadcasts(device):
+    from fxtrace import make_fx
+
+    def fn(x):
+        return x.reshape(4, -1).expand(4, 3) * 2  # (4, s0 // 4) with s0 // 4 == 1 guarded
+    x = torch.arange(4.0, device=device)
+    compiled = compile_fx(make_fx(fn, "symbolic")(x), [x])
+    torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_an_input_written_while_another_shares_its_memory(device):
+    def fn(a, b):
+        a.add_(1)
+        return b.sum()
+
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [torch.zeros(4, device=device),
+                                                        torch.zeros(3, device=device)])
+    base = torch.zeros(4, device=device)
+    assert compiled(base, base[1:]).item() == 3.0  # b is a view of a: runs as it came
+    assert compiled(torch.zeros(4, device=device), torch.zeros(3, device=device)).item() == 0.0
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 1
+
+
+def test_as_strided_of_an_input_with_another_storage_offset(device):
+    fn = lambda x: torch.as_strided(x, (2, 2), (1, 2), 1) * 10  # noqa: E731
+    compiled = compile_and_check(fn, torch.arange(8.0, device=device)[:6])
+    x = torch.arange(8.0, device=device)[2:]  # the same sizes and strides, offset 2
+    torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_bool_sums_and_products_do_not_wrap(device):
+    a = torch.tensor([True, False, True, False], device=device)
+    b = torch.tensor([True, True, False, False], device=device)
+    compile_and_check(lambda a, b: (a + b, a * b), a, b)
+
+
+def test_relu_and_round_edge_values(device):
+    x = torch.tensor([float("nan"), -1.0, 2.0, 8388609.0, 8388611.0, 2.5, -0.5, -2.5, 0.49999997,
+                      -0.3, 1e30, float("-inf")], device=device)
+    compiled = compile_and_check(lambda x: (torch.relu(x), torch.round(x)), x)
+    assert torch.equal(torch.round(x).signbit(), compiled(x)[1].signbit())  # -0.0 stays
+
+
+def test_atan2_pow_and_atan_edge_values(device):
+    inf, nan = float("inf"), float("nan")
+    y = torch.tensor([-0.0, 0.0, 0.0, -0.0, inf, inf, -inf, 1.0, 1.0, -1.0, 2.0, nan], device=device)
+    x = torch.tensor([-1.0, -0.0, 0.0, 0.0, inf, -inf, 3.0, inf, -inf, -inf, 0.0, 1.0], device=device)
+    a = torch.tensor([1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -0.0, -0.0, -2.0, -0.5, nan, -8.0],
+                     device=device)
+    b = torch.tensor([nan, inf, -inf, inf, -inf, nan, -1.0, -2.0, inf, inf, 0.0, 1 / 3],
+                     device=device)
+    compiled = compile_and_check(lambda y, x, a, b: (torch.atan2(y, x), torch.pow(a, b),
+                                                     torch.atan(x * y)), y, x, a, b)
+    assert torch.equal(compiled(y, x, a, b)[0].signbit(), torch.atan2(y, x).signbit())
+
+
+def test_floor_ceil_trunc_round_of_integers(device):
+    i = torch.tensor([-3, 0, 7], device=device)
+    compile_and_check(lambda i: (i.floor(), i.ceil(), i.trunc(), i.round()), i)
+
+
+def test_parameters_requiring_grad_run_eagerly(device):
+    model = torch.nn.LayerNorm(3).to(device)
+    x = torch.randn(4, 3, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(model), [x])
+    out = compiled(x)
+    assert out.requires_grad
+    out.sum().backward()
+    grad = model.weight.grad.clone()
+    model.weight.grad = None
+    model(x).sum().backward()
+    torch.testing.assert_close(grad, model.weight.grad)
+    with torch.no_grad():  # another version: grad mode decides
+        assert not compiled(x).requires_grad
+
+
+def test_negative_zero_and_nan_constants_are_guarded_exactly(device):
+    fn = lambda a, s: 1 / (a * s)  # noqa: E731
+    a = torch.ones(2, device=device)
+    compiled = compile_and_check(fn, a, 0.0)
+    torch.testing.assert_close(compiled(a, -0.0), fn(a, -0.0))
+    compiled = compile_and_check(fn, a, float("nan"))
+    compiled(a, float("nan"))
+    assert len(compiled.versions) == 1  # NaN is the same constant
+
+    g = lambda x, eps: x / eps.item()  # noqa: E731
+    compiled = compile_and_check(g, a, torch.tensor(0.0))
+    torch.testing.assert_close(compiled(a, torch.tensor(-0.0)), g(a, torch.tensor(-0.0)))
+
+
+def test_a_load_whose_index_simplifies_to_one_element(device):
+    # Every element the slice reads has column 0 of w: the load of w is one address.
+    fn = lambda x, w: (x * w).reshape(2, 4)[:, ::2]  # noqa: E731
+    compile_and_check(fn, torch.randn(4, 2, device=device), torch.randn(2, device=device))
+
+
+def test_int_scalars_outside_the_dtype_wrap_as_in_eager(device):
+    u = torch.tensor([0, 100, 255], device=device, dtype=torch.uint8)
+    i8 = torch.tensor([0, 100, -100], device=device, dtype=torch.int8)
+    i32 = torch.tensor([1, 3], device=device, dtype=torch.int32)
+    compile_and_check(lambda u: (u * -1, u > -1, u == -1, u > 256), u)
+    compile_and_check(lambda i: (i + 200, i < 200, i > -200), i8)
+    compile_and_check(lambda i: (i * 2**33, i == 2**32 + 1), i32)

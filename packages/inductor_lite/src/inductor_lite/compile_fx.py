@@ -9,8 +9,8 @@ returned function checks that its inputs still satisfy what the trace assumed (c
 dtypes, devices, sizes, strides, size relations) and compiles another version when they do not.
 
 CPU graphs run the traced aten graph eagerly unless `config.triton_on_cpu` asks for Triton's
-interpreter; graphs whose inputs require grad run the aten graph eagerly too (autograd sees aten
-ops) until compiled training exists.
+interpreter; graphs whose inputs or parameters require grad run the aten graph eagerly too
+(autograd sees aten ops) until compiled training exists.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -143,11 +144,11 @@ class CompiledGraph:
             return _layout_guard(inputs), self.gm
         # Training runs the graph eagerly: decomposed to core aten only, which autograd knows
         # (our fused decompositions reach prims that have no derivative formulas).
-        training = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+        state = list(self.state.values())
+        training = torch.is_grad_enabled() and any(t.requires_grad for t in tensors + state)
         table = dict(core_aten_decompositions()) if training else decompositions()
         scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
                    and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
-        state = list(self.state.values())
         fakes, fake_state = _fakes(inputs, self.dynamic, state, scalars)
         try:
             aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, table,
@@ -162,9 +163,20 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
-        check = _guard(fakes, aten_gm.shape_env, scalars)
+        # The functional trace reads and writes inputs as separate tensors: one it writes into
+        # must not share memory with another (two views of one tensor run as they came).
+        written = [] if training else _written_inputs(aten_gm, len(state))
+        if _shares_memory(state, inputs, written):
+            log.warning("inductor_lite: running the graph eagerly: an input it writes into "
+                        "shares memory with another")
+            counters["eager_graphs"] += 1
+            count = len(inputs)
+            return (lambda args: len(args) == count and _shares_memory(state, args, written)), \
+                self.gm
+        check = _guard(fakes, aten_gm.shape_env, scalars, state, written,
+                       offsets=_reads_storage_offsets(aten_gm))
         if training:
-            log.info("inductor_lite: inputs require grad; running the aten graph eagerly "
+            log.info("inductor_lite: tensors require grad; running the aten graph eagerly "
                      "(compiled training is not implemented)")
             counters["eager_graphs"] += 1
             return check, _with_state(aten_gm, state)
@@ -321,6 +333,35 @@ def _writes_into_non_input(node: torch.fx.Node) -> bool:
     return not (node.target is aten.copy_.default and node.args[0].op == "placeholder")
 
 
+def _reads_storage_offsets(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph views storage at absolute offsets (`as_strided`), which then depend on
+    where each input starts in its storage."""
+    return any(n.op == "call_function" and getattr(n.target, "overloadpacket", None) in (
+        aten.as_strided, aten.as_strided_, aten.as_strided_copy, aten.as_strided_scatter)
+        for n in gm.graph.nodes)
+
+
+def _written_inputs(gm: torch.fx.GraphModule, count: int) -> list[int]:
+    """The positions among the call's arguments (after `count` state tensors; -1 and lower:
+    the state's) of the inputs a functional trace copies results into."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    written = {placeholders.index(n.args[0]) - count for n in gm.graph.nodes
+               if _writes_in_place(n) and n.args and n.args[0] in placeholders}
+    return sorted(written)
+
+
+def _shares_memory(state: list, args: Any, written: list[int]) -> bool:
+    """Whether a tensor in `written` (positions in `args`, negative ones in `state`) shares its
+    storage with another tensor of `state` or `args`."""
+    if not written:
+        return False
+    tensors = [*state, *args]
+    ptrs = [t.untyped_storage().data_ptr() if isinstance(t, torch.Tensor) else 0
+            for t in tensors]
+    return any(ptrs[i + len(state)] != 0 and ptrs.count(ptrs[i + len(state)]) > 1
+               for i in written)
+
+
 def _interpreted() -> bool:
     """Whether triton was imported in interpreter mode (its own functions are interpreted)."""
     import triton.language as tl
@@ -417,14 +458,18 @@ def _hint(value: Any) -> Any:
     return value.node.hint if isinstance(value, torch.SymInt) else value
 
 
-def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callable[[tuple], bool]:
+def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: list | None = None,
+           written: list[int] | None = None, offsets: bool = False) -> Callable[[tuple], bool]:
     """What the trace assumed of the arguments: the same ints (or ints that bind symbols) and
     other constants (floats, bools); tensors of the same dtype, device and requires_grad (and
-    grad mode, if one requires grad), with sizes and strides equal to the fakes' (ints, or
-    expressions in the symbols); the values of the 0-d tensors in `scalars`; and the shape
-    guards the trace recorded. Generated as straight-line Python, as it runs on every call."""
+    grad mode, if one or a tensor of `state` requires grad), with sizes and strides equal to the
+    fakes' (ints, or expressions in the symbols) and, with `offsets`, the same storage offsets;
+    the values of the 0-d tensors in `scalars`; that the inputs `written` into share no memory
+    with another (`_shares_memory`); and the shape guards the trace recorded. Generated as
+    straight-line Python, as it runs on every call."""
     lines = [f"if len(args) != {len(fakes)}: return False"]
-    env: dict[str, Any] = {"Tensor": torch.Tensor, "grad_enabled": torch.is_grad_enabled}
+    env: dict[str, Any] = {"Tensor": torch.Tensor, "grad_enabled": torch.is_grad_enabled,
+                           "same_float": _same_float}
     names: dict[sympy.Symbol, str] = {}  # symbol -> the local variable holding its value
 
     def value_of(expr: sympy.Expr) -> str:
@@ -454,8 +499,9 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
         elif not isinstance(v, torch.Tensor):
             # Any other argument (a float, a bool, None) was a constant of the trace.
             env[f"c{i}"] = v
-            lines.append(f"if type(args[{i}]) is not type(c{i}) or args[{i}] != c{i}: "
-                         "return False")
+            differs = (f"not same_float(args[{i}], c{i})" if isinstance(v, float)
+                       else f"args[{i}] != c{i}")
+            lines.append(f"if type(args[{i}]) is not type(c{i}) or {differs}: return False")
     for i, t in enumerate(fakes):
         if not isinstance(t, torch.Tensor):
             continue
@@ -469,6 +515,8 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
                   f"if not isinstance(t, Tensor) or t.dtype is not dtype{i} or {device}"
                   f" or t.requires_grad is not {t.requires_grad}: return False",
                   f"size{i}, stride{i} = t.shape, t.stride()"]
+        if offsets:
+            lines.append(f"if t.storage_offset() != {int(t.storage_offset())}: return False")
         for what, values in (("size", t.shape), ("stride", t.stride())):
             exprs = [_symbol(n) if isinstance(n, torch.SymInt) else sympy.Integer(n)
                      for n in values]
@@ -485,8 +533,13 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
         text = (value_of(expected) if isinstance(expected, sympy.Expr)
                 else "(" + "".join(f"{value_of(e)}, " for e in expected) + ")")
         lines.append(f"if {variable} != {text}: return False")
-    lines += [f"if args[{i}].item() != {value!r}: return False" for i, value in scalars.items()]
-    if any(t.requires_grad for t in fakes if isinstance(t, torch.Tensor)):
+    for i, value in scalars.items():
+        env[f"scalar{i}"] = value
+        lines.append(f"if not same_float(args[{i}].item(), scalar{i}): return False")
+    if written:
+        env.update(shares_memory=_shares_memory, state=state or [], written=written)
+        lines.append("if shares_memory(state, args, written): return False")
+    if any(t.requires_grad for t in [*fakes, *(state or [])] if isinstance(t, torch.Tensor)):
         lines.append(f"if grad_enabled() is not {torch.is_grad_enabled()}: return False")
     guards = [g.expr for g in shape_env.guards]
     missing = {s for g in guards for s in g.free_symbols} - set(names)
@@ -497,6 +550,11 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any]) -> Callabl
     exec(compile(source, "<inductor_lite guard>", "exec"), env)
     env["check"].source = source
     return env["check"]
+
+
+def _same_float(a: float, b: float) -> bool:
+    """Equal as constants of a trace: -0.0 is not 0.0 (1 / x tells them apart), NaN is NaN."""
+    return (a == b and math.copysign(1.0, a) == math.copysign(1.0, b)) or (a != a and b != b)
 
 
 def _layout_guard(inputs: list) -> Callable[[tuple], bool]:

@@ -76,7 +76,11 @@ def constant(value: Any, dtype: torch.dtype) -> Value:
     elif dtype == torch.bool:
         value = bool(value)
     else:
-        value = int(value)
+        # Out of range, an int wraps around as eager converts it (uint8 * -1 is uint8 * 255).
+        bits = torch.iinfo(dtype).bits
+        value = int(value) & ((1 << bits) - 1)
+        if dtype.is_signed and value >= 1 << (bits - 1):
+            value -= 1 << bits
     return Value("constant", (value,), dtype)
 
 

@@ -41,6 +41,7 @@ from .ir import (
     op,
     to_dtype,
 )
+from .scheduler import loads
 from .triton_codegen import PERSISTENT_RNUMEL
 
 aten = torch.ops.aten
@@ -78,8 +79,20 @@ def register(*targets: Any) -> Callable:
 def sym(x: Any) -> sympy.Expr:
     """A size as sympy: ints and symbolic ints alike."""
     if isinstance(x, torch.SymInt):
-        return x.node.expr
+        return _guarded_value(x.node.expr, getattr(x.node, "shape_env", None))
     return sympy.Integer(int(x))
+
+
+def _guarded_value(expr: sympy.Expr, shape_env: Any) -> sympy.Expr:
+    """`expr`, or the number a guard of the trace fixed it to (`s0 // 4` under `Eq(s0 // 4, 1)`:
+    a dim of size 1, which broadcasts)."""
+    if expr.is_number or not hasattr(shape_env, "static_value"):
+        return expr
+    hint = shape_env.size_hint(expr)
+    if hint is not None and any(shape_env.static_value(fact) == sympy.true
+                                for fact in (sympy.Eq(expr, hint), sympy.Eq(hint, expr))):
+        return sympy.Integer(hint)
+    return expr
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -144,6 +157,7 @@ class GraphLowering:
         shape_env = getattr(gm, "shape_env", None)
         self.size_hints: dict[sympy.Symbol, int] = dict(getattr(shape_env, "var_to_val", {}))
         self.node: torch.fx.Node | None = None
+        self.order: dict[torch.fx.Node, int] = {}
         # Buffers whose example tensor starts past its storage's start (an input that is a view,
         # a fallback's view result): the wrapper's `as_strided` of such a base would be wrong.
         self.offset_bases: set[str] = set()
@@ -171,8 +185,30 @@ class GraphLowering:
         self.seeds.append(f"seed{len(self.seeds)}")
         return self.seeds[-1]
 
+    def realize_readers(self, name: str) -> None:
+        """Compute now every lazy value that reads buffer `name` and that a later node reads: a
+        write into `name` comes next, and those values are of what `name` held before it."""
+        here = self.order[self.node]
+        for node, value in list(self.env.items()):
+            if not any(self.order[u] > here for u in node.users):
+                continue
+            val = node.meta.get("val")
+            if isinstance(value, list):
+                vals = val if isinstance(val, (list, tuple)) else [None] * len(value)
+                self.env[node] = [self._before_write(v, name, m) for v, m in zip(value, vals)]
+            else:
+                self.env[node] = self._before_write(value, name, val)
+
+    def _before_write(self, t: Any, name: str, val: Any) -> Any:
+        if isinstance(t, BufferView) and t.buffer.name == name:
+            t = Pointwise(t.size, t.dtype, t.device, loader(t))
+        if isinstance(t, Pointwise) and any(n == name for n, _ in _reads(t.fn, t.size)):
+            return self.realize(t, dense_layout(val) if isinstance(val, torch.Tensor) else None)
+        return t
+
     # -- the walk --------------------------------------------------------------------------
     def run(self) -> None:
+        self.order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
         for node in self.gm.graph.nodes:
             self.node = node
             if node.op == "placeholder":
@@ -295,6 +331,12 @@ def _free_symbols(tree: Any) -> set[sympy.Symbol]:
     return out
 
 
+def _reads(fn: Callable[[Index], Value], size: Sequence[sympy.Expr]) -> list:
+    """Every (buffer name, index) that `fn` loads, at an index of symbols `i0, i1, ...`."""
+    return loads(fn([sympy.Symbol(f"i{d}", integer=True, nonnegative=True)
+                     for d in range(len(size))]))
+
+
 def _functional_twin(node: torch.fx.Node) -> Any:
     """`add` for `add_(t, ...)` when nothing else reads `t` (a temporary that a decomposition
     updates in place, e.g. rms_norm's `mean.add_(eps)`): the same value, computed out of place."""
@@ -374,6 +416,9 @@ def _unary(name: str, float_only: bool = False) -> Callable:
     def lowering(lower, node, x, *rest, **kwargs):
         if rest or kwargs:
             raise LoweringError(f"{node.target} with extra arguments")
+        if name in ("floor", "ceil", "trunc", "round") and \
+                not lower.node.meta["val"].dtype.is_floating_point:
+            return pointwise(lower, [x], lambda a: a)  # integers are whole already
         return pointwise(lower, [x], lambda a: op(name, a))
     return lowering
 
@@ -423,8 +468,9 @@ def _isnan(lower, node, x):
 def _binary(name: str) -> Callable:
     def lowering(lower, node, a, b, *, alpha=None):
         kind = name
-        if lower.node.meta["val"].dtype == torch.bool and name.startswith("bitwise_"):
-            kind = name.replace("bitwise_", "logical_")
+        if lower.node.meta["val"].dtype == torch.bool:  # 1-bit sums and products would wrap
+            kind = {"add": "logical_or", "mul": "logical_and"}.get(
+                name, name.replace("bitwise_", "logical_"))
         if alpha is not None and alpha != 1:
             return pointwise(lower, [a, b], lambda x, y: op(
                 kind, x, op("mul", y, constant(alpha, y.dtype))))
@@ -1277,7 +1323,13 @@ def _bernoulli(lower, node, x, p=0.5, *, generator=None):
 def _copy_(lower, node, dst, src, non_blocking=False):
     if not isinstance(dst, InputBuffer):
         raise LoweringError("copy_ into a non-input")
+    lower.realize_readers(dst.name)
     load = broadcast_loader(src, dst.size, compute_dtype(dst.dtype))
+    idx = [sympy.Symbol(f"i{d}", integer=True, nonnegative=True) for d in range(len(dst.size))]
+    if any(n == dst.name and index != dst.layout.index(idx) for n, index in loads(load(idx))):
+        # Other elements of `dst` than the one written: read them all before writing any.
+        src = lower.realize(_owned(src))
+        load = broadcast_loader(src, dst.size, compute_dtype(dst.dtype))
     data = Pointwise(dst.size, dst.dtype, dst.device, load)
     lower.add(ComputedBuffer(lower.new_name(), dst.layout, data=data, mutates=dst.name))
     return dst

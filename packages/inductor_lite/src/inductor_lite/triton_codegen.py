@@ -53,14 +53,14 @@ OPS = {
     "tanh": "helpers.tanh({0})", "erf": "tl.erf({0})", "floor": "tl.floor({0})",
     "ceil": "tl.ceil({0})", "trunc": "helpers.trunc({0})", "round": "helpers.round_half_even({0})",
     "reciprocal": "1.0 / {0}", "log1p": "tl.log(1.0 + {0})", "expm1": "tl.exp({0}) - 1.0",
-    "relu": "tl.maximum({0}, 0)", "sign": "helpers.sign({0})", "pow": "helpers.pow({0}, {1})",
+    "relu": "helpers.maximum({0}, 0)", "sign": "helpers.sign({0})", "pow": "helpers.pow({0}, {1})",
     "maximum": "helpers.maximum({0}, {1})", "minimum": "helpers.minimum({0}, {1})",
     "atan2": "helpers.atan2({0}, {1})", "erfc": "1.0 - tl.erf({0})", "cosh": "helpers.cosh({0})",
     "sinh": "helpers.sinh({0})", "hypot": "helpers.hypot({0}, {1})",
     "fmax": "helpers.fmax({0}, {1})", "fmin": "helpers.fmin({0}, {1})",
     "signbit": "helpers.signbit({0})", "copysign": "helpers.copysign({0}, {1})",
     "asinh": "helpers.asinh({0})", "acosh": "tl.log({0} + tl.sqrt({0} * {0} - 1.0))",
-    "atanh": "0.5 * tl.log((1.0 + {0}) / (1.0 - {0}))", "atan": "helpers.atan2({0}, 0 * {0} + 1.0)",
+    "atanh": "0.5 * tl.log((1.0 + {0}) / (1.0 - {0}))", "atan": "helpers.atan({0})",
     "asin": "helpers.atan2({0}, tl.sqrt(1.0 - {0} * {0}))",
     "acos": "helpers.atan2(tl.sqrt(1.0 - {0} * {0}), {0})",
     "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
@@ -125,8 +125,11 @@ class IndexPrinter(StrPrinter):
     def _print_Pow(self, expr):
         base, exp = expr.args
         if exp.is_Integer and exp > 0:
-            return "(" + " * ".join([self._print(base)] * int(exp)) + ")"
+            return "(" + " * ".join([self.atom(base)] * int(exp)) + ")"
         raise NotImplementedError(f"index power {expr}")
+
+    def _print_Mod(self, expr):
+        return f"({self.atom(expr.args[0])} % {self.atom(expr.args[1])})"
 
 
 @dataclass
@@ -248,8 +251,9 @@ class KernelCodegen:
             out = self.value(body(producer), scope)
             scope.cache[v] = out
             return out
+        index = simplify_index(sympy.sympify(index), self.ranges)  # what is printed decides
         text_index = self.print_index(index, scope)
-        symbols = sympy.sympify(index).free_symbols
+        symbols = index.free_symbols
         uses_r = _varies_along_r(index)
         if not uses_r and XINDEX not in symbols and condition is None:
             # The same element for every lane: a scalar load needs no mask.

@@ -54,10 +54,11 @@ def trunc(x):
 
 @triton.jit
 def round_half_even(x):
-    r = tl.floor(x + 0.5)
-    tie = (r - x) == 0.5
-    odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
-    return tl.where(both(tie, odd), r - 1.0, r)
+    # From the exact fractional part: x + 0.5 rounds (and loses the sign of a negative zero).
+    r = tl.floor(x)
+    d = x - r
+    up = either(d > 0.5, both(d == 0.5, r - 2.0 * tl.floor(r * 0.5) != 0))
+    return copysign(tl.where(up, r + 1.0, r), x)
 
 
 @triton.jit
@@ -76,25 +77,49 @@ def tanh(x):
 def pow(a, b):
     magnitude = tl.exp2(b * tl.log2(tl.abs(a)))
     odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
-    out = tl.where(both(a < 0, odd), -magnitude, magnitude)
+    out = tl.where(both(signbit(a), odd), -magnitude, magnitude)
     out = tl.where(both(a < 0, tl.floor(b) != b), float("nan"), out)
-    return tl.where(b == 0, 1.0, out)
+    # 1 to any power, and -1 to an infinite one, is 1 (0 * inf above is NaN).
+    one = either(a == 1, both(a == -1, tl.abs(b) == float("inf")))
+    return tl.where(either(b == 0, one), 1.0, out)
 
 
 @triton.jit
-def atan2(y, x):
-    # atan via the identity atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))) three times (|s| below
-    # tan(pi / 16)), then a series.
-    t = y / x
+def _atan01(t):
+    # atan of t in [0, 1] via the identity atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))) three
+    # times (|s| below tan(pi / 16)), then a series.
     s = t / (1.0 + tl.sqrt(1.0 + t * t))
     s = s / (1.0 + tl.sqrt(1.0 + s * s))
     s = s / (1.0 + tl.sqrt(1.0 + s * s))
     s2 = s * s
-    a = 8.0 * s * (1.0 - s2 / 3.0 + s2 * s2 / 5.0 - s2 * s2 * s2 / 7.0 + s2 * s2 * s2 * s2 / 9.0)
+    return 8.0 * s * (1.0 - s2 / 3.0 + s2 * s2 / 5.0 - s2 * s2 * s2 / 7.0 + s2 * s2 * s2 * s2 / 9.0)
+
+
+@triton.jit
+def atan2(y, x):
+    # The angle of (|x|, |y|) from the smaller ratio (both infinite: 45 degrees), then mirrored
+    # by the signs of x and y (of zeros too).
+    ay = tl.abs(y)
+    ax = tl.abs(x)
+    both_inf = both(ay == float("inf"), ax == float("inf"))
+    ay = tl.where(both_inf, 1.0, ay)
+    ax = tl.where(both_inf, 1.0, ax)
+    big = tl.where(ay > ax, ay, ax)
+    small = tl.where(ay > ax, ax, ay)
+    a = _atan01(small / tl.where(big == 0, 1.0, big))
     pi = 3.141592653589793
-    a = tl.where(x < 0, tl.where(y < 0, a - pi, a + pi), a)
-    a = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), a)
-    return a
+    a = tl.where(ay > ax, pi / 2 - a, a)
+    a = tl.where(signbit(x), pi - a, a)
+    a = copysign(a, y)
+    return tl.where(either(x != x, y != y), x + y, a)
+
+
+@triton.jit
+def atan(x):
+    ax = tl.abs(x)
+    a = _atan01(tl.where(ax > 1.0, 1.0 / ax, ax))
+    a = tl.where(ax > 1.0, 1.5707963267948966 - a, a)
+    return tl.where(x != x, x, copysign(a, x))
 
 
 @triton.jit
