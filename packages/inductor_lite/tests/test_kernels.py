@@ -786,3 +786,10 @@ def test_int_scalars_outside_the_dtype_wrap_as_in_eager(device):
     compile_and_check(lambda u: (u * -1, u > -1, u == -1, u > 256), u)
     compile_and_check(lambda i: (i + 200, i < 200, i > -200), i8)
     compile_and_check(lambda i: (i * 2**33, i == 2**32 + 1), i32)
+
+
+def test_log1p_and_expm1_keep_their_precision_near_zero(device):
+    inf = float("inf")
+    x = torch.tensor([1e-8, -1e-8, 1e-4, 0.5, -0.5, 3.0, -0.9999, 0.0, -0.0, 80.0, -80.0, inf,
+                      -inf, float("nan"), -1.0], device=device)
+    compile_and_check(lambda x: (torch.log1p(x), torch.expm1(x)), x, atol=0, rtol=1e-6)

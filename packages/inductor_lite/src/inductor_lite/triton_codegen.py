@@ -52,7 +52,7 @@ OPS = {
     "tan": "tl.sin({0}) / tl.cos({0})", "sigmoid": "tl.sigmoid({0})",
     "tanh": "helpers.tanh({0})", "erf": "tl.erf({0})", "floor": "tl.floor({0})",
     "ceil": "tl.ceil({0})", "trunc": "helpers.trunc({0})", "round": "helpers.round_half_even({0})",
-    "reciprocal": "1.0 / {0}", "log1p": "tl.log(1.0 + {0})", "expm1": "tl.exp({0}) - 1.0",
+    "reciprocal": "1.0 / {0}", "log1p": "helpers.log1p({0})", "expm1": "helpers.expm1({0})",
     "relu": "helpers.maximum({0}, 0)", "sign": "helpers.sign({0})", "pow": "helpers.pow({0}, {1})",
     "maximum": "helpers.maximum({0}, {1})", "minimum": "helpers.minimum({0}, {1})",
     "atan2": "helpers.atan2({0}, {1})", "erfc": "1.0 - tl.erf({0})", "cosh": "helpers.cosh({0})",

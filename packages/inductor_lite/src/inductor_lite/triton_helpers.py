@@ -53,6 +53,25 @@ def trunc(x):
 
 
 @triton.jit
+def log1p(x):
+    # log(u) * x / (u - 1) with u = 1 + x cancels u's rounding error (Goldberg).
+    u = 1.0 + x
+    d = u - 1.0
+    out = tl.where(d == float("inf"), d, tl.log(u) * (x / tl.where(d == 0, 1.0, d)))
+    return tl.where(d == 0, x, out)
+
+
+@triton.jit
+def expm1(x):
+    # (u - 1) * x / log(u) with u = exp(x) cancels u's rounding error (Kahan).
+    u = tl.exp(x)
+    d = u - 1.0
+    lu = tl.log(u)
+    out = tl.where(d == -1.0, -1.0, d * (x / tl.where(lu == 0, 1.0, lu)))
+    return tl.where(either(d == 0, tl.abs(x) > 50.0), tl.where(d == 0, x, d), out)
+
+
+@triton.jit
 def round_half_even(x):
     # From the exact fractional part: x + 0.5 rounds (and loses the sign of a negative zero).
     r = tl.floor(x)
