@@ -251,3 +251,12 @@ def test_slices_of_module_lists_and_sequentials_are_traced_not_recompiled(recwar
         torch.testing.assert_close(compiled(torch.ones(1, 2), 3), model(torch.ones(1, 2), 3))
     assert len(compiled._compiled_forward.cache.entries) == 1
     assert not [w for w in recwarn if "dynamo" in str(w.message)]
+
+
+def test_dicts_keyed_by_enum_members_dtypes_and_inf() -> None:
+    def f(x, d):
+        return x * d[Mode.TRAIN] + d[torch.float32] + d[float("inf")]
+
+    d = {Mode.TRAIN: torch.ones(2), torch.float32: torch.full((2,), 2.0),
+         float("inf"): torch.full((2,), 3.0)}
+    _agree(f, (torch.ones(2), d), (torch.ones(2), {**d, Mode.TRAIN: torch.full((2,), 5.0)}))

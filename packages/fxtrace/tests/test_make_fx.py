@@ -79,6 +79,8 @@ def test_parameters_are_attributes_or_lifted_inputs(models) -> None:
     placeholders = [n.name for n in lifted.graph.nodes if n.op == "placeholder"]
     assert placeholders[0] == "p_fc1_weight" and placeholders[-1] == "x"
     assert not any(n.op == "get_attr" for n in lifted.graph.nodes)
+    state = [*model.parameters(), *model.buffers()]
+    torch.testing.assert_close(lifted(*state, x), model(x))  # parameters first, then inputs
 
 
 def test_nodes_carry_stack_trace_and_module_stack(models) -> None:

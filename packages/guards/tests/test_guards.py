@@ -234,3 +234,33 @@ def test_equality_guards_on_enum_members_and_int_subclasses() -> None:
     assert guards.check({"k": Kind.A, "t": (Kind.B, 3)}, {})
     assert not guards.check({"k": Kind.B, "t": (Kind.B, 3)}, {})
     assert not guards.check({"k": 1, "t": (Kind.B, 3)}, {})  # equal, but not the same type
+
+
+def test_equal_constants_of_other_types_are_not_merged_away() -> None:
+    for a, b, value in ((1, True, 1), (0.0, -0.0, 0.0)):
+        gs = GuardSet([Equals(X, a), Equals(X, b)])
+        assert len(gs) == 2 and not gs.check({"x": value}, {})
+
+
+def test_odd_local_names_and_keys_make_valid_checks() -> None:
+    import enum
+
+    class Color(enum.Enum):
+        RED = 1
+
+    gs = GuardSet([Length(LocalSource("_"), 1), Equals(X, 3)])  # `_` once shadowed `L`
+    assert _both(gs.guards[0], {"_": [0], "x": 3}) == (True, [])
+    assert gs.check({"_": [0], "x": 3}, {}) and not gs.check({"_": [0], "x": 4}, {})
+    d = {torch.float32: 3, float("inf"): 4, Color.RED: 5}
+    for key, value in ((torch.float32, 3), (float("inf"), 4), (Color.RED, 5)):
+        guard = Equals(GetItemSource(X, key), value)
+        assert _both(guard, {"x": d}) == (True, [])
+        assert _both(guard, {"x": {**d, key: -1}})[0] is False
+
+
+def test_constants_checked_together_may_also_be_compared_by_identity() -> None:
+    a, b = LocalSource("a"), LocalSource("b")
+    gs = GuardSet([Equals(a, 1), Equals(b, 2), DistinctObjects((a, b))])
+    assert gs.check({"a": 1, "b": 2}, {})
+    gs = GuardSet([Equals(a, 1), Equals(b, 1), SameObject(a, b)])
+    assert gs.check({"a": 1, "b": 1}, {})

@@ -70,13 +70,23 @@ def test_rendered_expressions_agree_with_sympy() -> None:
     bindings = ((s0, TensorPropertySource(LocalSource("a"), "size", 0)),
                 (s1, TensorPropertySource(LocalSource("a"), "size", 1)))
     exprs = [sympy.Eq(sympy.floor(s0 / 3) + sympy.Mod(s1, 4), 5), sympy.Ge(sympy.Max(s0, s1), 7),
-             sympy.And(sympy.Ne(s0, s1), sympy.Lt(2 * s0 - s1, 9))]
+             sympy.And(sympy.Ne(s0, s1), sympy.Lt(2 * s0 - s1, 9)),
+             sympy.Gt(sympy.ceiling(s0 / 2), 3), sympy.Eq(sympy.ceiling(s0 / 4) * 4, s1 + 1),
+             sympy.Eq((s0 + 1) ** 2, s1 * 3 + 1), sympy.Eq(s0 / 4, sympy.Rational(3, 2))]
     for expr in exprs:
         gs = GuardSet([ShapeGuard(expr, bindings)])
         for a in range(2, 12):
             for b in range(2, 12):
                 t = torch.empty(a, b)
-                assert gs.check({"a": t}, {}) == bool(expr.subs({s0: a, s1: b}))
+                assert gs.check({"a": t}, {}) == bool(expr.subs({s0: a, s1: b})), expr
+
+
+def test_a_guard_on_true_division_computes_what_python_does() -> None:
+    # x.shape[0] / 10 > 0.3 traced at 5; at 3, Python says 3 / 10 > 0.3 is False (0.1 * 3 is
+    # 0.30000000000000004: a guard multiplying by 1/10 would pass it).
+    gs, _ = _traced_guards(lambda a: a * 2 if a.shape[0] / 10 > 0.3 else a, torch.randn(5))
+    assert gs.check({"a": torch.randn(5)}, {})
+    assert not gs.check({"a": torch.randn(3)}, {})
 
 
 def test_cache_looks_up_in_order_and_explains_misses() -> None:

@@ -54,6 +54,7 @@ from dynamo.variables.objects import (
     UserObjectVariable,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+from guards import key_names
 
 
 class ResultBuilder:
@@ -210,7 +211,7 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
     """The function `run` that `lines` define, and its source."""
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
-                                 "___done": _DONE, **builder.constants}
+                                 "___done": _DONE, **key_names(), **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
     return namespace["run"], source
 

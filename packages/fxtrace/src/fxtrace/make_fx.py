@@ -125,6 +125,10 @@ class _Trace:
         flat_out, out_spec = tree_flatten(out)
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
         self.graph.eliminate_dead_code()  # e.g. detaches autograd made to save activations
+        if self.lift_params:  # called as gm(*parameters_and_buffers, *args)
+            lifted = ["p_" + name.replace(".", "_") for name in state]
+            arg_names = lifted + arg_names
+            in_spec = tree_flatten((*state.values(), *args))[1]
         self.graph._codegen = _PyTreeCodeGen(_PyTreeInfo(arg_names, in_spec, out_spec))
         return self._graph_module()
 

@@ -37,6 +37,7 @@ from guards.sources import (
     SubmoduleSource,
     TensorPropertySource,
     TypeSource,
+    key_names,
 )
 
 __all__ = [
@@ -44,5 +45,6 @@ __all__ = [
     "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
-    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "shape_guards",
+    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "key_names",
+    "shape_guards",
 ]

@@ -155,7 +155,7 @@ class Identity(Guard):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Equals(Guard):
     """The value is the same constant (None, bool, int, float, str, bytes, torch.dtype,
     torch.device, tuples and frozensets of those): same type and value, so `1`, `1.0` and
@@ -163,6 +163,13 @@ class Equals(Guard):
 
     source: Source
     value: Any
+
+    def __eq__(self, other: object) -> bool:  # `Equals(s, 1)` and `Equals(s, True)` differ
+        return type(other) is Equals and other.source == self.source and (
+            exact(other.value) == exact(self.value))
+
+    def __hash__(self) -> int:
+        return hash((self.source, exact(self.value)))
 
     def holds(self, value: Any) -> bool:
         return exact(value) == exact(self.value)
@@ -256,7 +263,11 @@ class DictContains(Guard):
 
 
 def _dispatch_flags(t: torch.Tensor) -> tuple[bool, bool, bool]:
-    """The flags, beyond type, device, dtype and requires_grad, that change how ops dispatch."""
+    """The flags, beyond type, device, dtype and requires_grad, that change how ops dispatch.
+    The conjugate and negative bits count for complex tensors only: a real tensor that carries
+    the negative bit (`c.conj().imag`) computes the same values as one that does not."""
+    if not t.dtype.is_complex:
+        return (t.is_inference(), False, False)
     return (t.is_inference(), t.is_conj(), t.is_neg())
 
 

@@ -13,6 +13,8 @@ which fail and why. `source` is the generated code, for reading.
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import math
 import operator
 import re
@@ -20,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from guards.guard_kinds import Constants, Equals, Guard, plain_constant
-from guards.sources import LocalSource, Source
+from guards.sources import LocalSource, Source, key_names
 
 CheckFn = Callable[[dict, dict], bool]
 
@@ -117,9 +119,13 @@ def _is_singleton(value: Any) -> bool:
     return value is None or type(value) is bool or (type(value) is int and -5 <= value <= 256)
 
 
+# Names the generated check uses itself: a variable must not take one.
+_RESERVED = {"L", "G", "check", "math"} | set(dir(builtins)) | set(keyword.kwlist)
+
+
 def _variable_name(source: Source, taken: set[str]) -> str:
     name = re.sub(r"\W+", "_", source.expr).strip("_")[-40:] or "v"
-    if not name[0].isalpha():
+    if not name[0].isalpha() or name in _RESERVED:
         name = "v_" + name
     candidate, n = name, 1
     while candidate in taken:
@@ -161,9 +167,10 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     # tuple comparison for the values and one pass of `is` over their types (`True == 1`, but
     # a bool is not an int). Constants that `==` confuses with others (zeros of either sign,
     # NaN, tuples) are left to their own checks.
+    in_late = {source for guard in late for source in guard.sources}
     batch = [
         root for root in children.get(None, [])
-        if isinstance(root, LocalSource) and not children.get(root)
+        if isinstance(root, LocalSource) and not children.get(root) and root not in in_late
         and len(on_source.get(root, [])) == 1 and isinstance(on_source[root][0], Equals)
         and (_is_singleton(on_source[root][0].value) or plain_constant(on_source[root][0].value))
     ]
@@ -210,6 +217,7 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
 
     body = "\n".join("        " + line for line in lines) or "        pass"
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
-    namespace: dict[str, Any] = {"math": math, "___is": operator.is_, **consts.values}
+    namespace: dict[str, Any] = {"math": math, "___is": operator.is_, **key_names(),
+                                 **consts.values}
     exec(compile(source, "<guards>", "exec"), namespace)
     return namespace["check"], source

@@ -31,6 +31,22 @@ class _Printer(PythonCodePrinter):
             return f"(({self._print(numerator)}) // ({self._print(denominator)}))"
         return f"math.floor({self._print(expr.args[0])})"
 
+    def _print_ceiling(self, expr: sympy.Expr) -> str:
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        if denominator != 1 and numerator.is_integer and denominator.is_integer:
+            return f"(-((-({self._print(numerator)})) // ({self._print(denominator)})))"
+        return f"math.ceil({self._print(expr.args[0])})"
+
+    def _print_Rational(self, expr: sympy.Rational) -> str:
+        # Divided as Python divides ints (`n / 10`), so a guard computes what the program did.
+        return f"({expr.p} / {expr.q})"
+
+    def _print_Mul(self, expr: sympy.Expr) -> str:
+        coefficient, rest = expr.as_coeff_Mul()
+        if isinstance(coefficient, sympy.Rational) and coefficient.q != 1:
+            return f"(({self._print(coefficient.p * rest)}) / {coefficient.q})"
+        return super()._print_Mul(expr)
+
     def _print_Max(self, expr: sympy.Expr) -> str:
         return f"max({', '.join(self._print(a) for a in expr.args)})"
 

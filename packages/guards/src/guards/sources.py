@@ -101,12 +101,41 @@ class AttrSource(ChainedSource):
         return getattr(value, self.attr)
 
 
+# Keys that have no literal (an enum member, a dtype, inf) are written as names, `___key0`, ...:
+# code that runs source expressions needs `key_names()` in its namespace.
+_KEY_NAMES: dict[Any, str] = {}
+_KEYS: dict[str, Any] = {}
+
+
+def _has_literal(key: Any) -> bool:
+    if type(key) is tuple:
+        return all(map(_has_literal, key))
+    if type(key) is float:
+        return key == key and abs(key) != float("inf")
+    return key is None or type(key) in (bool, int, str, bytes)
+
+
+def key_names() -> dict[str, Any]:
+    """The names that source expressions use for keys with no literal, and their keys."""
+    return _KEYS
+
+
+def _key_expr(key: Any) -> str:
+    if _has_literal(key):
+        return repr(key)
+    name = _KEY_NAMES.get((type(key), key))
+    if name is None:
+        name = _KEY_NAMES[(type(key), key)] = f"___key{len(_KEYS)}"
+        _KEYS[name] = key
+    return name
+
+
 @dataclass(frozen=True)
 class GetItemSource(ChainedSource):
     key: Any
 
     def access(self, base_expr: str) -> str:
-        return f"{base_expr}[{self.key!r}]"
+        return f"{base_expr}[{_key_expr(self.key)}]"
 
     def step(self, value: Any) -> Any:
         return value[self.key]
