@@ -63,6 +63,8 @@ class ResultBuilder:
     def __init__(self) -> None:
         self.outputs: list[torch.fx.Node] = []
         self.constants: dict[str, Any] = {}
+        self.prelude: list[str] = []  # containers the traced code made, each built once
+        self._made: dict[int, tuple[str, VariableTracker]] = {}
 
     def constant(self, value: Any) -> str:
         """A name for `value` in the generated code's namespace."""
@@ -95,13 +97,8 @@ class ResultBuilder:
             return f"{self.constant(v.kind)}(({items},))"
         if isinstance(v, TupleVariable):
             return "(" + "".join(self.expression(x) + ", " for x in v.values) + ")"
-        if isinstance(v, ListVariable):
-            return "[" + ", ".join(self.expression(x) for x in v.values) + "]"
-        if isinstance(v, DictVariable):
-            return "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"
-                                   for k, x in v.entries.items()) + "}"
-        if isinstance(v, SetVariable):
-            return self.constant(set(v.values)) + ".copy()"
+        if isinstance(v, (ListVariable, DictVariable, SetVariable)):
+            return self._made_once(v)
         if v.source is not None:
             return v.source.expr
         if isinstance(v, (BoundMethodVariable, DeferredAttribute)):
@@ -140,6 +137,25 @@ class ResultBuilder:
         raise Unsupported(f"{v} cannot be rebuilt outside the graph (to return it, or to pass "
                           "it on at a graph break)")
 
+
+    def _made_once(self, v: VariableTracker) -> str:
+        """A list, dict or set the traced code made: built once (a `prelude` line), so that
+        every reference to it (a local, an attribute it was stored in, the return value) is
+        one object, as in the frame."""
+        made = self._made.get(id(v))
+        if made is not None:
+            return made[0]
+        if isinstance(v, ListVariable):
+            text = "[" + ", ".join(self.expression(x) for x in v.values) + "]"
+        elif isinstance(v, DictVariable):
+            text = "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"
+                                   for k, x in v.entries.items()) + "}"
+        else:
+            text = self.constant(set(v.values)) + ".copy()"
+        name = f"___made{len(self._made)}"
+        self._made[id(v)] = (name, v)
+        self.prelude.append(f"{name} = {text}")
+        return name
 
     def _cell(self, cell: Any) -> str:
         """A real cell for a nested function rebuilt outside the trace: the real closure cell,
@@ -195,7 +211,7 @@ def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
     if graph_fn is not None:
         args = "".join(f"{source.expr}, " for source in inputs)
         lines.append(f"    {'___out = ' if builder.outputs else ''}___graph({args})")
-    return lines + [f"    {line}" for line in effects]
+    return lines + [f"    {line}" for line in [*builder.prelude, *effects]]
 
 
 def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,

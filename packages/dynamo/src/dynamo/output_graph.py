@@ -71,6 +71,9 @@ class OutputGraph:
         self.dynamic = dynamic
         self.guards: list[Guard] = []
         self.wrapped: dict[Source, VariableTracker] = {}  # source -> tracker, read once
+        # id -> (object, tracker) of the lists, dicts and sets read from the frame: one object
+        # reached under two names is one tracker (a write through one shows through the other)
+        self.containers: dict[int, tuple[Any, VariableTracker]] = {}
         self.inputs: list[tuple[Source, torch.Tensor, torch.fx.Node]] = []
         self._tensor_inputs: dict[int, tuple[Source, TensorVariable]] = {}
         self.constants: dict[str, torch.Tensor] = {}

@@ -279,10 +279,12 @@ class DenseAfter:
     dim: int
 
 
-def _strides(t: torch.Tensor, dynamic: set[int]) -> tuple[int | DenseAfter, ...]:
+def _strides(t: torch.Tensor, dynamic: set[int]) -> tuple[int | DenseAfter | None, ...]:
     """The example's strides, where each stride that packs densely around a dynamic size (in
-    the order of increasing stride) becomes that relation instead of a number."""
-    strides: list[int | DenseAfter] = list(t.stride())
+    the order of increasing stride) becomes that relation instead of a number, and the stride
+    of a dim of static size 1 is left out (no element is ever a step along it: `ids[:, -1:]`
+    of a growing sequence has a new stride(0) each time and the same layout)."""
+    strides: list[int | DenseAfter | None] = list(t.stride())
     inner, follows_dynamic = None, False
     for d in sorted(range(t.dim()), key=lambda d: (t.stride(d), t.shape[d])):
         dense = inner is not None and t.stride(d) == t.stride(inner) * t.shape[inner]
@@ -290,7 +292,8 @@ def _strides(t: torch.Tensor, dynamic: set[int]) -> tuple[int | DenseAfter, ...]
             strides[d] = DenseAfter(inner)
         follows_dynamic = d in dynamic or (dense and follows_dynamic)
         inner = d
-    return tuple(strides)
+    return tuple(None if t.shape[d] == 1 and d not in dynamic else s
+                 for d, s in enumerate(strides))
 
 
 @dataclass(frozen=True)
@@ -298,7 +301,7 @@ class TensorMatch(Guard):
     """A tensor like the example: type, dtype, device, requires_grad, dispatch flags (inference,
     conjugate and negative bits), the sizes of every dim not listed as dynamic, and the strides
     (a stride that follows a dynamic size is checked as that relation: `stride(0) == stride(1) *
-    size(1)` for a dense matrix with a dynamic number of columns)."""
+    size(1)` for a dense matrix with a dynamic number of columns; dims of size 1 have none)."""
 
     source: Source
     type: type

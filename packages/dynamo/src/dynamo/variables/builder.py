@@ -54,6 +54,7 @@ from guards import (
     GetItemSource,
     Identity,
     Length,
+    SameObject,
     TypeMatch,
 )
 
@@ -76,9 +77,16 @@ def wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         known = output.wrapped.get(source)
         if known is not None:
             return known
+        alias = output.containers.get(id(value)) if type(value) in (list, dict, set) else None
+        if alias is not None:  # the same container under another name
+            output.add_guard(SameObject(alias[1].source, source))
+            output.wrapped[source] = alias[1]
+            return alias[1]
     tracker = _wrap(tx, value, source)
     if source is not None:
         output.wrapped[source] = tracker
+        if type(value) in (list, dict, set):
+            output.containers[id(value)] = (value, tracker)
     return tracker
 
 
@@ -204,8 +212,8 @@ def _is_torch_function(value: Any) -> bool:
         return True
     if type(value).__name__ in ("method_descriptor", "getset_descriptor", "wrapper_descriptor"):
         return getattr(value, "__objclass__", None) in (torch.Tensor, torch._C.TensorBase)
-    if module.startswith("torch.nn.modules"):  # modules' methods are inlined like the user's
-        return False
+    if module.startswith(("torch.nn.modules", "torch.optim")):
+        return False  # modules' and optimizers' Python is inlined like the user's
     return callable(value) and (module == "torch" or module.startswith(("torch.", "torch._C")))
 
 

@@ -87,6 +87,8 @@ class BuiltinVariable(VariableTracker):
             result = handler(tx, *args, **kwargs)
             if result is not None:
                 return result
+        if fn in (operator.is_, operator.is_not):
+            return self._on_objects(tx, args, kwargs)
         if fn in PURE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             try:
                 value = fn(*[a.as_constant() for a in args],
@@ -361,6 +363,9 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
 
     if a is b:
         return True
+    if isinstance(a, (ListVariable, DictVariable, SetVariable)) or isinstance(
+            b, (ListVariable, DictVariable, SetVariable)):
+        return False  # one tracker per container object
     if a.is_constant() and b.is_constant():
         return a.as_constant() is b.as_constant()
     try:

@@ -83,8 +83,20 @@ class TensorVariable(VariableTracker):
                                                                  for k, v in kwargs.items()})
                 if name == "size" and not args:
                     return tx.output.size_variable(self, result)
+                if name == "stride" and self.source is not None:
+                    self._guard_unit_strides(tx, values)
                 return tx.output.wrap_value(self, name, result, tuple(values))
         return tx.output.call_method(name, [self, *args], kwargs)
+
+    def _guard_unit_strides(self, tx: Translator, dims: list) -> None:
+        """A tensor match leaves out the strides of dims of size 1; code that reads one gets a
+        guard on it."""
+        from guards import Equals, TensorPropertySource
+
+        for d in dims or range(self.fake.dim()):
+            if self.fake.shape[d] == 1:
+                source = TensorPropertySource(self.source, "stride", d % self.fake.dim())
+                tx.output.add_guard(Equals(source, int(self.fake.stride(d))))
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         if not self.fake.dim():

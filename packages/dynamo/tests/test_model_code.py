@@ -1,0 +1,111 @@
+"""Patterns of real model code that once went wrong: hooks filling a dict the forward published,
+an optimizer stepped through a learning-rate scheduler, a generation loop feeding the last token
+of a growing sequence."""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+import torch.nn as nn
+
+import dynamo
+
+
+class Collector:
+    value = None
+
+
+COLLECTOR = Collector()
+
+
+def _collect(module, args, out):
+    if COLLECTOR.value is not None and "h" in COLLECTOR.value:
+        COLLECTOR.value["h"].append(out)
+
+
+class Hooked(nn.Module):
+    """As Hugging Face collects hidden states: the forward publishes a dict in a global, hooks
+    of the layers append to it, the forward returns what they appended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+        for layer in self.layers:
+            layer.register_forward_hook(_collect)
+
+    def forward(self, x, want):
+        collected = {"h": []} if want else {}
+        COLLECTOR.value = collected
+        for layer in self.layers:
+            x = layer(x)
+        COLLECTOR.value = None
+        return x, tuple(collected.get("h", ()))
+
+
+def test_a_container_made_in_the_trace_is_one_object_everywhere() -> None:
+    model = Hooked()
+    compiled = dynamo.compile(model)
+    x = torch.randn(1, 4)
+    for want in (True, False, True):
+        got, expected = compiled(x, want), model(x, want)
+        assert len(got[1]) == len(expected[1])
+        for g, e in zip(got[1], expected[1]):
+            torch.testing.assert_close(g, e)
+
+    holder = Collector()
+
+    def f(x):
+        d = []
+        holder.value = d
+        print(end="")  # a break between the store and the reads
+        d.append(1)
+        return x + 1, holder.value is d, len(holder.value)
+
+    assert dynamo.compile(f)(torch.zeros(2))[1:] == (True, 1)
+
+
+def _train(compiled: bool) -> list[torch.Tensor]:
+    torch.manual_seed(0)
+    model = nn.Linear(2, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+
+    def step(x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+        sched.step()
+
+    run = dynamo.compile(step) if compiled else step
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(3):
+            run(torch.full((2, 2), float(i)))
+    assert all(type(v) is torch.Tensor for s in opt.state.values() for v in s.values())
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def test_a_train_step_with_a_scheduler_keeps_real_optimizer_state() -> None:
+    for a, b in zip(_train(compiled=True), _train(compiled=False)):
+        torch.testing.assert_close(a, b)
+
+
+def test_the_last_token_of_a_growing_sequence_does_not_recompile() -> None:
+    def f(tok):
+        return tok * 2
+
+    compiled = dynamo.compile(f)
+    ids = torch.zeros(1, 3)
+    for _ in range(12):  # (1, 1) each time, with stride(0) the sequence's length
+        torch.testing.assert_close(compiled(ids[:, -1:]), f(ids[:, -1:]))
+        ids = torch.cat([ids, torch.ones(1, 1)], 1)
+    assert len(compiled.cache.entries) == 1
+
+    def g(t):
+        return t * 2, t.stride(0)  # reading the stride of a size-1 dim guards it
+
+    compiled = dynamo.compile(g)
+    for width in (4, 7, 4):
+        t = torch.zeros(1, width)[:, :2]
+        assert compiled(t)[1] == g(t)[1]
