@@ -32,6 +32,41 @@ def test_the_same_tensor_gives_the_same_fake_and_views_share_storage() -> None:
     assert (fake_view.storage_offset(), fake_other.stride()) == (6, (1, 6))
 
 
+def test_views_of_another_dtype_and_with_conjugate_or_negative_bits() -> None:
+    mode = FakeTensorMode()
+    c = torch.randn(3, 4, dtype=torch.cfloat)[:, 1:]
+    x = torch.randn(4, 6)
+    views = [c.real, c.imag, torch.view_as_real(c), c.conj(), c.conj().imag, c.mH,
+             torch.view_as_real(c.conj().resolve_conj()[1]), x.view(torch.int32)[1:],
+             x.view(torch.float16), c.conj().detach()]
+    fake_c = mode.from_tensor(c)
+    for real in views:
+        fake = mode.from_tensor(real)
+        assert (fake.shape, fake.stride(), fake.storage_offset(), fake.dtype) == (
+            real.shape, real.stride(), real.storage_offset(), real.dtype)
+        assert (fake.is_conj(), fake.is_neg()) == (real.is_conj(), real.is_neg())
+        if real._base is c._base:
+            assert _storage(fake) == _storage(fake_c)
+    with mode:
+        assert mode.from_tensor(c.real).clamp(min=0).dtype == torch.float32
+
+
+def test_requires_grad_leafness_and_inference_are_kept() -> None:
+    leaf_view = torch.randn(4, 6).view(-1).requires_grad_()
+    non_leaf = torch.randn(3, requires_grad=True) * 2
+    with torch.inference_mode():
+        inference = torch.randn(3)
+        inference_view = inference[1:]
+    normal = torch.randn(3)
+    mode = FakeTensorMode()
+    for real in (leaf_view, non_leaf, non_leaf[1:], inference, inference_view, normal):
+        fake = mode.from_tensor(real)
+        assert (fake.requires_grad, fake.is_leaf, fake.is_inference()) == (
+            real.requires_grad, real.is_leaf, real.is_inference())
+    with torch.inference_mode():
+        assert not FakeTensorMode().from_tensor(normal).is_inference()
+
+
 def test_parameters_stay_parameters_and_grads_are_kept() -> None:
     layer = torch.nn.Linear(3, 2)
     layer(torch.randn(5, 3)).sum().backward()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import sympy
 import torch
 
 from fakecore import DataDependentError, FakeTensorMode, ShapeEnv
@@ -24,6 +25,23 @@ def test_nonzero_gets_an_unbacked_count_bounded_by_numel() -> None:
     assert (rng.lower, rng.upper) == (0, 12)
 
 
+def test_unbacked_counts_are_bounded_by_what_the_op_can_select() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    x = mode.from_tensor(torch.ones(4, 3))
+    mask = mode.from_tensor(torch.ones(3, dtype=torch.bool))  # broadcast: selects up to 12
+    repeats = mode.from_tensor(torch.tensor([3, 3]))  # 6 elements from 2 repeats
+    y = mode.from_tensor(torch.randn(5), dynamic_dims=(0,))
+    with mode:
+        selected = x.masked_select(mask).shape[0]
+        repeated = torch.repeat_interleave(repeats).shape[0]
+        nonzero = y.nonzero().shape[0]
+    ranges = mode.shape_env.var_to_range
+    bounds = [(ranges[n.node.expr].lower, ranges[n.node.expr].upper)
+              for n in (selected, repeated, nonzero)]
+    # A symbolic numel's example value (5) bounds nothing for other inputs.
+    assert bounds == [(0, 12), (0, sympy.oo), (0, sympy.oo)]
+
+
 def test_the_same_mask_gives_the_same_count() -> None:
     mode, x = _symbolic(torch.randn(3, 4))
     with mode:
@@ -32,6 +50,22 @@ def test_the_same_mask_gives_the_same_count() -> None:
         c = x[x > 1]
     assert a.shape[0].node.expr == b.shape[0].node.expr
     assert c.shape[0].node.expr != a.shape[0].node.expr
+
+
+def test_writing_a_tensor_forgets_its_memoized_unbacked_values() -> None:
+    mode, x = _symbolic(torch.tensor([1.0, -1.0, 2.0]))
+    with mode:
+        m = x > 0
+        before = m.nonzero().shape[0]
+        view = m[:]
+        view.logical_not_()  # writes m's storage through a view
+        after = m.nonzero().shape[0]
+        s = x.sum()
+        a = s.item()
+        s.add_(1)
+        b = s.item()
+    assert before.node.expr != after.node.expr
+    assert a.node.expr != b.node.expr
 
 
 @pytest.mark.parametrize(
@@ -51,6 +85,29 @@ def test_data_dependent_ops_trace_with_unbacked_sizes(fn) -> None:
     with mode:
         out = fn(x)
     assert any(str(s).startswith("u") for s in out.shape)
+
+
+@pytest.mark.parametrize("shape", [(3,), (4, 3), (2, 2, 2)])
+@pytest.mark.parametrize("write", [False, True])
+def test_a_mask_of_the_wrong_shape_is_an_index_error_as_in_eager(shape, write) -> None:
+    real_x, real_mask = torch.randn(4, 2), torch.ones(shape, dtype=torch.bool)
+
+    def index(x, mask):
+        if write:
+            x[mask] = 0.0
+            return x
+        return x[mask]
+
+    with pytest.raises(IndexError) as eager:
+        index(real_x, real_mask)
+    mode = FakeTensorMode(ShapeEnv())
+    x, mask = mode.from_tensor(real_x), mode.from_tensor(real_mask)
+    with pytest.raises(IndexError) as fake:
+        with mode:
+            index(x, mask)
+    assert str(fake.value) == str(eager.value)
+    with mode:
+        assert index(x, x > 0).dim() == (2 if write else 1)  # a mask of the right shape
 
 
 def test_unique_inverse_has_the_input_shape() -> None:

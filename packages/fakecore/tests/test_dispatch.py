@@ -90,6 +90,30 @@ def test_in_place_metadata_change_is_seen_on_the_same_object() -> None:
     assert out is y and y.shape == (3, 2) and y.stride() == (1, 3)
 
 
+def test_the_cache_keys_on_the_default_dtype() -> None:
+    mode = FakeTensorMode()
+    with mode:
+        assert torch.ones(3).dtype == torch.float32
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        with mode:
+            assert torch.ones(3).dtype == torch.float64
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def test_views_from_the_cache_keep_the_conjugate_and_negative_bits() -> None:
+    real = torch.randn(2, 3, dtype=torch.cfloat)
+    mode = FakeTensorMode()
+    x = mode.from_tensor(real)
+    with mode:
+        for _ in range(2):  # the second round comes from the cache
+            assert x.conj().is_conj() and x.mH.is_conj() and not x.conj().conj().is_conj()
+            assert x.conj().imag.is_neg() and not x.imag.is_neg()
+            assert x.conj().imag.sum().dtype == torch.float32
+
+
 def test_factories_make_fakes_on_the_requested_device() -> None:
     with FakeTensorMode():
         a = torch.ones(3, 4)
@@ -111,6 +135,19 @@ def test_fake_cuda_model_forward_on_a_machine_without_gpu() -> None:
         x = torch.empty(5, 8, device="cuda")
         out = torch.func.functional_call(model, params, (x,))
     assert out.shape == (5, 2) and out.device.type == "cuda"
+
+
+@pytest.mark.parametrize("fn", [
+    lambda: torch.ones(3, device="cuda") + torch.ones(3),
+    lambda: torch.cat([torch.ones(3, device="cuda"), torch.ones(3)]),
+    lambda: torch.ones(3, device="cuda:1") + torch.ones(3, device="cuda"),
+], ids=["add", "cat", "two_gpus"])
+def test_inputs_on_two_devices_are_an_error_naming_the_op_and_devices(fn) -> None:
+    with FakeTensorMode():
+        with pytest.raises(RuntimeError, match=r"aten\.\w+.*same device.*cuda:\d and c"):
+            fn()
+        gpu = torch.ones(3, device="cuda")
+        assert (gpu + torch.tensor(2.0)).device == gpu.device  # a CPU scalar is fine
 
 
 def test_real_tensor_with_fakes_is_refused_naming_the_op() -> None:
@@ -177,6 +214,25 @@ def test_written_constant_forgets_its_value() -> None:
         t = torch.tensor([1, 2])
         t.add_(1)
         assert isinstance(t[0].item(), torch.SymInt)
+
+
+def test_writing_through_any_alias_forgets_the_constants_of_all_aliases() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        a = torch.tensor([1, 2, 3])
+        b = a[0]
+        assert b.item() == 1
+        a.add_(10)  # writes b's storage too
+        assert isinstance(b.item(), torch.SymInt) and isinstance(a[1].item(), torch.SymInt)
+        c = torch.tensor([1, 2, 3])
+        c[0] = 10  # a write to a view of c
+        assert isinstance(c[0].item(), torch.SymInt)
+        d = torch.tensor([1, 2, 3])
+        d[d > 1] = 0  # a masked write
+        assert isinstance(d.sum().item(), torch.SymInt)
+        e, f = torch.tensor([4, 5]), torch.tensor([6])
+        e[0].copy_(f[0])  # only e is written: f keeps its value
+        assert f.item() == 6 and isinstance(e[1].item(), torch.SymInt)
 
 
 def test_backward_on_fakes_gives_fake_grads() -> None:

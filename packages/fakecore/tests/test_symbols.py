@@ -9,6 +9,11 @@ import torch
 from fakecore import DataDependentError, FakeTensorMode, ShapeEnv, SizeOrigin
 
 
+def _size(env: ShapeEnv, hint: int) -> torch.SymInt:
+    """A symbol for a tensor's size (sizes are nonnegative; plain ints may be anything)."""
+    return env.create_symint(hint, SizeOrigin("x", "size", 0))
+
+
 def test_sizes_become_symbols_with_hints_and_ranges() -> None:
     env = ShapeEnv()
     s = env.create_symbol(8, SizeOrigin("x", "size", 0))
@@ -40,7 +45,7 @@ def test_duck_sizing_shares_a_symbol_for_equal_sizes() -> None:
 
 def test_decisions_are_guards_and_facts_the_ranges_settle_are_not() -> None:
     env = ShapeEnv()
-    s0, s1 = env.create_symint(8), env.create_symint(3)
+    s0, s1 = _size(env, 8), _size(env, 3)
     assert bool(s0 >= 2) and bool(s0 * s1 > 3) and bool(s0 != 1)  # known from ranges
     assert env.guards == []
     assert bool(s0 > 4)
@@ -53,12 +58,12 @@ def test_decisions_are_guards_and_facts_the_ranges_settle_are_not() -> None:
 
 def test_equality_guards_become_replacements() -> None:
     env = ShapeEnv()
-    a, b, c = env.create_symint(8), env.create_symint(9), env.create_symint(5)
+    a, b, c = _size(env, 8), _size(env, 9), _size(env, 5)
     assert int(c) == 5  # specialises: s2 -> 5
     assert str(c + a) == "s0 + 5"
     assert not bool(a == b)
     env2 = ShapeEnv(duck_shape=False)
-    x, y = env2.create_symint(4), env2.create_symint(4)
+    x, y = _size(env2, 4), _size(env2, 4)
     assert bool(x == y)  # s1 -> s0
     assert str(y * 2) == "2*s0"
     assert [str(g.expr) for g in env2.guards] == ["Eq(s0, s1)"]
@@ -66,7 +71,7 @@ def test_equality_guards_become_replacements() -> None:
 
 def test_simplification_keeps_expressions_small() -> None:
     env = ShapeEnv()
-    s0, s1 = env.create_symint(6), env.create_symint(4)
+    s0, s1 = _size(env, 6), _size(env, 4)
     assert str((s0 * s1) // s1) == "s0"
     assert str(s0 + s1 - s1) == "s0"
     assert str(torch.sym_max(s0, s1)) == "Max(s0, s1)"
@@ -107,3 +112,37 @@ def test_size_oblivious_reasoning_treats_size_like_unbacked_as_at_least_two() ->
     assert (u != 1).node.guard_size_oblivious() is True
     with pytest.raises(DataDependentError):
         (u != 1).node.guard_bool()
+
+
+def test_an_int_that_is_not_a_size_may_be_negative() -> None:
+    env = ShapeEnv()
+    n = env.create_symint(-3, SizeOrigin("n", "value"))
+    assert isinstance(n, torch.SymInt) and n.node.hint == -3
+    assert bool(n < 0)  # decided from the hint, with a guard: not statically False
+    assert [str(g.expr) for g in env.guards] == ["s0 < 0"]
+    m = env.create_symint(8)  # no origin: a plain int too, not sharing a size's symbol
+    size = _size(env, 8)
+    assert str(m) != str(size) and env.var_to_range[m.node.expr].lower == -sympy.oo
+    assert env.create_symint(1, SizeOrigin("k", "value")) == 1  # 0 and 1 still specialised
+
+
+def test_symbols_without_zero_one_specialisation_are_not_taken_for_zero() -> None:
+    env = ShapeEnv(specialize_zero_one=False)
+    n = _size(env, 5)
+    assert n.node.expr.is_zero is None and n.node.expr.is_nonnegative
+    assert int(n // 2) == 2
+    assert env.var_to_range[n.node.expr].lower == 0
+
+
+@pytest.mark.parametrize("decided, lower, upper", [
+    (lambda n: n > 2.5, 3, sympy.oo), (lambda n: n >= 2.5, 3, sympy.oo),
+    (lambda n: n < 3.5, 2, 3), (lambda n: n <= 3.5, 2, 3),
+    (lambda n: n > 2, 3, sympy.oo), (lambda n: n <= 3, 2, 3),
+])
+def test_comparisons_with_non_integers_narrow_to_integer_bounds(decided, lower, upper) -> None:
+    env = ShapeEnv()
+    n = _size(env, 3)
+    assert bool(decided(n))
+    assert (env.var_to_range[n.node.expr].lower, env.var_to_range[n.node.expr].upper) == (
+        lower, upper)
+    assert bool(n == 3)

@@ -1,10 +1,12 @@
 """Turning real tensors into fake ones, keeping everything but the data.
 
-The fake of a tensor has its sizes, strides, storage offset, dtype, device and requires_grad;
-views of one storage become views of one fake storage (the base is converted first and the view
-is rebuilt from it with `as_strided`); Parameters stay Parameters; and converting the same tensor
-twice gives the same fake, so aliasing between inputs is preserved. Dims asked to be dynamic get
-symbols from the ShapeEnv, with strides written in terms of them where the layout is dense.
+The fake of a tensor has its sizes, strides, storage offset, dtype, conjugate and negative bits,
+device, requires_grad, leafness and inference-ness; views of one storage become views of one fake
+storage (the base is converted first and the view is rebuilt from it with `as_strided`, of the
+base's storage reinterpreted as the view's dtype when that differs, as for `c.real`); Parameters
+stay Parameters; and converting the same tensor twice gives the same fake, so aliasing between
+inputs is preserved. Dims asked to be dynamic get symbols from the ShapeEnv, with strides written
+in terms of them where the layout is dense.
 Sparse tensors (COO and compressed layouts, static sizes only) become sparse meta tensors with
 the same number of stored elements, their index and value tensors faked along.
 """
@@ -66,6 +68,23 @@ class TensorConverter:
         return fake
 
     def _make(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object) -> FakeTensor:
+        # An inference tensor's fake is one, and a normal tensor's fake is not, wherever made.
+        with torch.inference_mode(t.is_inference()):
+            fake = self._make_layout(t, dynamic_dims, source)
+            if t.requires_grad and not fake.requires_grad:  # a view made a leaf that needs grad
+                fake.requires_grad_(True)
+        if isinstance(t, torch.nn.Parameter):
+            with self.mode:
+                fake = torch.nn.Parameter(fake, requires_grad=t.requires_grad)
+        elif not t.is_leaf and fake.is_leaf and not t._is_view():
+            fake = self._non_leaf(fake)
+        if t.is_leaf and t.grad is not None:  # only leaves keep a .grad
+            fake.grad = self.convert(t.grad, (), None)
+        return fake
+
+    def _make_layout(
+        self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object
+    ) -> FakeTensor:
         sizes, strides, offset = self._symbolic_layout(t, dynamic_dims, source)
         mode = self.mode
         if t._is_view():
@@ -73,23 +92,25 @@ class TensorConverter:
             # shares the base's storage and knows it is a view of it.
             base = self.convert(t._base, (), None)
             with torch.set_grad_enabled(t.requires_grad), mode:
-                fake = torch.as_strided(base, sizes, strides, offset)
-        else:
-            storage_numel = t.untyped_storage().nbytes() // t.element_size()
-            if dynamic_dims and t.numel() > 0:  # the storage grows with the symbolic sizes
-                storage_numel = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
-            with torch._C._DisableTorchDispatch():
-                storage = torch.empty(storage_numel, dtype=t.dtype, device="meta")
-                elem = storage.as_strided(sizes, strides, offset)
-            fake = FakeTensor(mode, elem, t.device)
-            if t.requires_grad:
-                fake.requires_grad_(True)
-        if isinstance(t, torch.nn.Parameter):
-            with mode:
-                fake = torch.nn.Parameter(fake, requires_grad=t.requires_grad)
-        if t.is_leaf and t.grad is not None:  # only leaves keep a .grad
-            fake.grad = self.convert(t.grad, (), None)
+                return _view_of(base, t, sizes, strides, offset)
+        storage_numel = t.untyped_storage().nbytes() // t.element_size()
+        if dynamic_dims and t.numel() > 0:  # the storage grows with the symbolic sizes
+            storage_numel = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
+        with torch._C._DisableTorchDispatch():
+            storage = torch.empty(storage_numel, dtype=t.dtype, device="meta")
+            elem = storage.as_strided(sizes, strides, offset)
+        fake = FakeTensor(mode, elem, t.device)
+        torch._C._set_conj(fake, t.is_conj())
+        torch._C._set_neg(fake, t.is_neg())
         return fake
+
+    def _non_leaf(self, leaf: FakeTensor) -> FakeTensor:
+        """A non-leaf with `leaf`'s layout (the clone of a leaf), when a clone keeps it."""
+        with torch.enable_grad(), self.mode:
+            out = leaf.clone(memory_format=torch.preserve_format)
+        # Compared as expressions: no guard for symbolic strides.
+        same = str((out.stride(), out.storage_offset())) == str((leaf.stride(), leaf.storage_offset()))
+        return out if same else leaf
 
     def _symbolic_layout(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object):
         """Sizes (SymInts at `dynamic_dims`), strides in terms of them, and the storage offset."""
@@ -109,6 +130,25 @@ class TensorConverter:
                 strides[d] = dense
             dense, dense_hint = strides[d] * sizes[d], t.stride(d) * t.shape[d]
         return sizes, strides, t.storage_offset()
+
+
+def _view_of(base: FakeTensor, t: torch.Tensor, sizes, strides, offset) -> FakeTensor:
+    """The view of `base` with `t`'s layout, dtype and conjugate/negative bits (run in the mode).
+    A view of another dtype (`c.real`, `view_as_real(c)`, `x.view(torch.int32)`) is taken of the
+    base's whole storage reinterpreted as that dtype."""
+    if base.dtype != t.dtype:
+        if base.is_conj():  # the bits are no part of the bytes: drop them to reinterpret
+            base = base.conj()
+        if base.is_neg():
+            base = torch._neg_view(base)
+        storage_numel = base.untyped_storage().nbytes() // base.element_size()
+        base = base.as_strided((storage_numel,), (1,), 0).view(t.dtype)
+    fake = torch.as_strided(base, sizes, strides, offset)
+    if fake.is_conj() != t.is_conj():
+        fake = fake.conj()
+    if fake.is_neg() != t.is_neg():
+        fake = torch._neg_view(fake)
+    return fake
 
 
 def _sparse_meta(t: torch.Tensor) -> torch.Tensor:

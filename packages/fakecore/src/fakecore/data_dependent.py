@@ -35,21 +35,34 @@ def _handles(*ops: Any) -> Callable:
     return register
 
 
-def _count(mode: FakeTensorMode, func: Any, x: FakeTensor, memo: str) -> torch.SymInt:
-    """The unbacked number of elements of `x` that `func` selects, shared by the ops that ask."""
+def _memos(mode: FakeTensorMode, x: FakeTensor) -> dict[str, Any]:
+    """The unbacked values memoized on `x` (forgotten when its storage is written)."""
+    mode.remember_value_of(x)
+    return x.__dict__.setdefault("_unbacked_memo", {})
+
+
+def _count(
+    mode: FakeTensorMode, func: Any, x: FakeTensor, memo: str,
+    numel: int | float | torch.SymInt | None = None,
+) -> torch.SymInt:
+    """The unbacked number of elements that `func` selects from `numel` (default: `x.numel()`),
+    memoized on `x` and shared by the ops that ask."""
     if mode.shape_env is None:
         raise DataDependentError(
             f"{func} has an output size that depends on the data; give the FakeTensorMode a "
             "ShapeEnv to trace it with an unbacked size"
         )
-    memos = x.__dict__.setdefault("_unbacked_memo", {})
+    memos = _memos(mode, x)
     if memo not in memos:
-        numel = x.numel()
-        upper = numel if isinstance(numel, int) else numel.node.hint
-        memos[memo] = mode.shape_env.create_unbacked_symint(
-            str(func), 0, upper if upper is not None else float("inf"), size_like=True
-        )
+        upper = _static_bound(x.numel() if numel is None else numel)
+        memos[memo] = mode.shape_env.create_unbacked_symint(str(func), 0, upper, size_like=True)
     return memos[memo]
+
+
+def _static_bound(n: int | float | torch.SymInt) -> int | float:
+    """`n` as an upper bound valid for every input: a symbolic size bounds nothing (its hint
+    holds only for the example inputs)."""
+    return n if isinstance(n, (int, float)) else float("inf")
 
 
 def _empty(mode: FakeTensorMode, like: FakeTensor, sizes: list, dtype: torch.dtype) -> FakeTensor:
@@ -73,8 +86,11 @@ def _masked_select(mode, func, args, kwargs):
     x, mask = args
     with mode.kernel_invocation():
         shape = torch.broadcast_shapes(x.shape, mask.shape)
-    del shape  # broadcasting is checked; the count is what matters
-    return _empty(mode, x, [_count(mode, func, mask, f"masked_select{tuple(x.shape)}")], x.dtype)
+    numel = 1
+    for size in shape:
+        numel = numel * size
+    return _empty(mode, x, [_count(mode, func, mask, f"masked_select{tuple(x.shape)}", numel)],
+                  x.dtype)
 
 
 @_handles(aten._unique2.default, aten.unique_consecutive.default, aten.unique_dim.default,
@@ -109,12 +125,33 @@ def _repeat_interleave(mode, func, args, kwargs):
     repeats = args[0]
     output_size = kwargs.get("output_size")
     if output_size is None:
-        output_size = _count(mode, func, repeats, "repeat_interleave")
+        # The sum of the repeats: not bounded by their number.
+        output_size = _count(mode, func, repeats, "repeat_interleave", float("inf"))
     return _empty(mode, repeats, [output_size], repeats.dtype)
 
 
-def _has_mask(indices: list) -> bool:
-    return any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices)
+def _is_mask(index: Any) -> bool:
+    return index is not None and index.dtype in (torch.bool, torch.uint8)
+
+
+def _has_mask(x: FakeTensor, indices: list) -> bool:
+    """Whether `indices` hold a boolean mask; a mask must have the sizes of the dims it indexes
+    (an IndexError as in eager otherwise)."""
+    if not any(_is_mask(i) for i in indices):
+        return False
+    dim = 0
+    for index in indices:
+        if not _is_mask(index):
+            dim += 1
+            continue
+        for j, size in enumerate(index.shape):
+            if dim + j >= x.dim():
+                raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
+            message = (f"The shape of the mask {list(index.shape)} at index {j} does not match "
+                       f"the shape of the indexed tensor {list(x.shape)} at index {dim + j}")
+            torch._check_with(IndexError, size == x.shape[dim + j], lambda m=message: m)
+        dim += index.dim()
+    return True
 
 
 @_handles(aten.index.Tensor)
@@ -122,11 +159,11 @@ def _boolean_index(mode, func, args, kwargs):
     # A boolean mask selects a data-dependent number of elements: spell it as the long indices
     # of its nonzero elements (one unbacked count), and index with those.
     x, indices = args
-    if not _has_mask(indices):
+    if not _has_mask(x, indices):
         return NotImplemented
     expanded = []
     for index in indices:
-        if index is not None and index.dtype in (torch.bool, torch.uint8):
+        if _is_mask(index):
             with mode:
                 expanded.extend(index.nonzero().unbind(1))
         else:
@@ -139,7 +176,7 @@ def _boolean_index(mode, func, args, kwargs):
 def _boolean_index_put(mode, func, args, kwargs):
     # Writing through a mask leaves the destination's layout alone, whatever the mask holds.
     x, indices = args[0], args[1]
-    if not _has_mask(indices):
+    if not _has_mask(x, indices):
         return NotImplemented
     if func is aten.index_put_.default:
         return x
@@ -162,13 +199,10 @@ def _slice_at_unbacked_bounds(mode, func, args, kwargs):
     if mode.shape_env is None or not (_is_unbacked(mode, start) or _is_unbacked(mode, end)):
         return NotImplemented
     x, dim, step = bound["self"], bound.get("dim", 0) % bound["self"].dim(), bound.get("step", 1)
-    size = x.shape[dim]
-    upper = size if isinstance(size, int) else size.node.hint
+    upper = _static_bound(x.shape[dim])
     env = mode.shape_env
-    length = env.create_unbacked_symint(str(func), 0, upper if upper is not None else float("inf"),
-                                        size_like=True)
-    first = env.create_unbacked_symint(str(func), 0, upper if upper is not None else float("inf"),
-                                       size_like=True)
+    length = env.create_unbacked_symint(str(func), 0, upper, size_like=True)
+    first = env.create_unbacked_symint(str(func), 0, upper, size_like=True)
     sizes, strides = list(x.shape), list(x.stride())
     offset = x.storage_offset() + first * strides[dim]
     sizes[dim], strides[dim] = length, strides[dim] * step
@@ -187,7 +221,7 @@ def _item(mode, func, args, kwargs):
             f"{func} (.item()) reads a value of a fake tensor; give the FakeTensorMode a "
             "ShapeEnv to trace it as an unbacked symbol"
         )
-    memos = x.__dict__.setdefault("_unbacked_memo", {})
+    memos = _memos(mode, x)
     if "item" not in memos:
         env = mode.shape_env
         if x.dtype.is_floating_point:

@@ -4,10 +4,11 @@ Running a meta kernel is most of the cost of faking an op, and a model's forward
 ops on the same shapes over and over. For an op that makes fresh outputs, or views of one of its
 arguments (but no in-place writes), the outputs' metadata is a function of the op and of its
 arguments' metadata: the first call runs the kernel and records the outputs' sizes, strides,
-offsets, dtypes and devices; later calls with equal metadata build the outputs from the record
-(a view as an `as_strided` of the same argument, so that it shares its storage).
-Symbolic sizes key by their expressions. A kernel's first run may record guards in the
-ShapeEnv; those stay recorded, so a later hit that skips the kernel loses nothing.
+offsets, dtypes, devices and conjugate/negative bits; later calls with equal metadata build the
+outputs from the record (a view as an `as_strided` of the same argument, so that it shares its
+storage). Symbolic sizes key by their expressions. Every key also holds the default dtype, which
+factories without a dtype use. A kernel's first run may record guards in the ShapeEnv; those
+stay recorded, so a later hit that skips the kernel loses nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _freeze(value: Any) -> Any:
         if value.constant is not None or value.layout is not torch.strided:
             raise Uncacheable  # a kept value, or sparse metadata (nnz) the key does not hold
         return (value.dtype, _freeze(value.shape), _freeze(value.stride()),
-                _freeze(value.storage_offset()), value.fake_device)
+                _freeze(value.storage_offset()), value.fake_device, value.is_conj(),
+                value.is_neg())
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     if isinstance(value, _PLAIN):
@@ -76,7 +78,9 @@ class DispatchCache:
         if self._kinds[func] is None:
             return None
         try:
-            return (func, _freeze(args), _freeze(tuple(sorted(kwargs.items()))))
+            # Factories without a dtype make tensors of the default dtype.
+            return (func, torch.get_default_dtype(), _freeze(args),
+                    _freeze(tuple(sorted(kwargs.items()))))
         except Uncacheable:
             return None
 
@@ -87,9 +91,9 @@ class DispatchCache:
             return None
         container, base_index, metas = record
         if base_index < 0:
-            outs = [None if m is None else _fresh(mode, *m) for m in metas]
+            outs = [None if m is None else _with_bits(_fresh(mode, *m[:-1]), m[-1]) for m in metas]
         else:
-            outs = [_view(mode, args[base_index], *m) for m in metas]
+            outs = [_with_bits(_view(mode, args[base_index], *m[:-1]), m[-1]) for m in metas]
         return outs[0] if container is None else container(outs)
 
     def store(self, key: tuple, out: Any, args: tuple) -> None:
@@ -102,13 +106,25 @@ class DispatchCache:
         if kind == "fresh":
             metas = [
                 None if o is None
-                else (o.shape, o.stride(), o.storage_offset(), o.dtype, o.fake_device)
+                else (o.shape, o.stride(), o.storage_offset(), o.dtype, o.fake_device, _bits(o))
                 for o in outs
             ]
             self._entries[key] = (container, -1, metas)
         elif index < len(args) and all(o is not None and o.dtype == args[index].dtype for o in outs):
-            metas = [(o.shape, o.stride(), o.storage_offset()) for o in outs]
+            metas = [(o.shape, o.stride(), o.storage_offset(), _bits(o)) for o in outs]
             self._entries[key] = (container, index, metas)
+
+
+def _bits(t: torch.Tensor) -> tuple[bool, bool]:
+    return t.is_conj(), t.is_neg()
+
+
+def _with_bits(t: FakeTensor, bits: tuple[bool, bool]) -> FakeTensor:
+    """`t` with the conjugate and negative bits of the recorded output (`x.conj()` is a view
+    of `x` that differs from it in its conjugate bit only)."""
+    torch._C._set_conj(t, bits[0])
+    torch._C._set_neg(t, bits[1])
+    return t
 
 
 def _fresh(mode: Any, shape, stride, offset, dtype, device) -> FakeTensor:

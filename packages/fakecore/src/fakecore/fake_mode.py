@@ -22,6 +22,7 @@ from torch._decomp import decomposition_table, meta_table
 from torch._dispatch.python import enable_python_dispatcher
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+from torch.utils.weak import WeakIdKeyDictionary
 
 from fakecore.conversion import CONSTANT_NUMEL, TensorConverter
 from fakecore.data_dependent import DATA_DEPENDENT_OPS
@@ -57,6 +58,7 @@ class FakeTensorMode(TorchDispatchMode):
         self._cache = DispatchCache()
         self._dispatcher_contexts: list[Any] = []
         self._converter = TensorConverter(self)
+        self._valued = WeakIdKeyDictionary()  # the fakes with known data, as keys
 
     @classmethod
     def is_infra_mode(cls) -> bool:
@@ -85,6 +87,20 @@ class FakeTensorMode(TorchDispatchMode):
         """
         return self._converter.convert(t, tuple(dynamic_dims), source)
 
+    def remember_value_of(self, t: FakeTensor) -> None:
+        """Note that `t` holds something known about its data (a constant, a memoized unbacked
+        count or item), to be forgotten when its storage is written (through any alias)."""
+        self._valued[t] = None
+
+    def _forget_values_written_by(self, func, args, kwargs, flat: list[Any]) -> None:
+        written = _written_tensors(func, args, kwargs) or [
+            t for t in flat if isinstance(t, FakeTensor)]
+        storages = {_storage_key(t) for t in written if isinstance(t, FakeTensor)}
+        for t in [t for t in self._valued.keys() if _storage_key(t) in storages]:
+            del self._valued[t]
+            t.__dict__.pop("_constant", None)
+            t.__dict__.pop("_unbacked_memo", None)
+
     @contextmanager
     def kernel_invocation(self) -> Iterator[None]:
         """Run the enclosed ops on fake tensors as the meta tensors they are."""
@@ -107,15 +123,14 @@ class FakeTensorMode(TorchDispatchMode):
         args, kwargs = tree_unflatten(flat, spec)
         if func in _LIFT_OPS:
             return args[0]  # a constant made in the traced code, now a fake that remembers it
+        if func._schema.is_mutable and self._valued:
+            # Data known about a tensor is stale once its storage is written, through any view.
+            self._forget_values_written_by(func, args, kwargs, flat)
         handler = DATA_DEPENDENT_OPS.get(func)
         if handler is not None:
             out = handler(self, func, args, kwargs)
             if out is not NotImplemented:
                 return out
-        if func._schema.is_mutable:
-            for t in flat:
-                if isinstance(t, FakeTensor):
-                    t.constant = None
         key = self._cache.key(func, args, kwargs)
         if key is not None:
             out = self._cache.lookup(self, key, args)
@@ -200,7 +215,7 @@ class FakeTensorMode(TorchDispatchMode):
             # the mode, where inputs show their fake devices (a CPU scalar stays a CPU scalar).
             with self:
                 return func.prim_meta_impl(*args, **kwargs)
-        device = _output_device(flat, kwargs)
+        device = _output_device(func, flat, kwargs)
         meta = torch.device("meta")
         meta_args = tuple(meta if isinstance(a, torch.device) else a for a in args)
         meta_kwargs = {**kwargs, "device": meta} if "device" in kwargs else kwargs
@@ -268,19 +283,53 @@ class FakeTensorMode(TorchDispatchMode):
         return f"FakeTensorMode(shape_env={self.shape_env!r})"
 
 
-def _output_device(flat: list[Any], kwargs: dict[str, Any]) -> torch.device:
-    """Where an op's outputs live: its `device` argument, else its inputs' (non-CPU first)."""
+def _written_tensors(func, args, kwargs) -> list[Any]:
+    """The tensor arguments that `func`'s schema says it writes to."""
+    written = []
+    for i, arg in enumerate(func._schema.arguments):
+        if arg.alias_info is None or not arg.alias_info.is_write:
+            continue
+        value = args[i] if i < len(args) else kwargs.get(arg.name)
+        written.extend(value if isinstance(value, (list, tuple)) else [value])
+    return written
+
+
+def _storage_key(t: FakeTensor) -> int:
+    return t.untyped_storage()._cdata if t.layout is torch.strided else id(t)
+
+
+def _output_device(func, flat: list[Any], kwargs: dict[str, Any]) -> torch.device:
+    """Where an op's outputs live: its `device` argument, else its inputs' (non-CPU first).
+    Inputs on two devices are an error, as in eager, except 0-d CPU tensors (scalars) and the
+    inputs of ops made to cross devices."""
     explicit = kwargs.get("device")
     if explicit is None:
         explicit = next((a for a in flat if isinstance(a, torch.device)), None)
     if explicit is not None:
         device = torch.device(explicit)
         return torch.device(device.type, 0) if device.type != "cpu" and device.index is None else device
-    devices = [t.fake_device for t in flat if isinstance(t, FakeTensor)]
-    for device in devices:
-        if device.type != "cpu":
-            return device
-    return devices[0] if devices else torch.device("cpu")
+    fakes = [t for t in flat if isinstance(t, FakeTensor)]
+    devices = list(dict.fromkeys(
+        t.fake_device for t in fakes if not (t.fake_device.type == "cpu" and t.dim() == 0)))
+    if len(devices) > 1 and func not in _CROSS_DEVICE_OPS:
+        first, second = devices[:2]
+        raise RuntimeError(
+            f"{func}: expected all tensors to be on the same device, but found at least two "
+            f"devices, {first} and {second}"
+        )
+    for t in fakes:
+        if t.fake_device.type != "cpu":
+            return t.fake_device
+    return fakes[0].fake_device if fakes else torch.device("cpu")
+
+
+# Ops whose inputs may live on different devices in eager (a copy between devices, indices on
+# the CPU for a tensor elsewhere).
+_CROSS_DEVICE_OPS = frozenset({
+    aten.copy_.default, aten.copy.default, aten._copy_from.default,
+    aten._copy_from_and_resize.default, aten._foreach_copy_.default, aten.index.Tensor,
+    aten.index_put.default, aten.index_put_.default, aten._index_put_impl_.default,
+})
 
 
 # How a C++ kernel says that it cannot take symbolic sizes.

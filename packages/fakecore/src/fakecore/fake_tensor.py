@@ -27,7 +27,6 @@ class FakeTensor(torch.Tensor):
 
     fake_mode: FakeTensorMode
     fake_device: torch.device
-    constant: torch.Tensor | None
 
     @staticmethod
     def __new__(
@@ -44,6 +43,19 @@ class FakeTensor(torch.Tensor):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
+
+    @property
+    def constant(self) -> torch.Tensor | None:
+        """The real value of this tensor when it is known (a small constant made in the traced
+        code, and what ops on such constants compute); None once anything writes to its
+        storage."""
+        return self.__dict__.get("_constant")
+
+    @constant.setter
+    def constant(self, value: torch.Tensor | None) -> None:
+        self.__dict__["_constant"] = value
+        if value is not None:
+            self.fake_mode.remember_value_of(self)
 
     @property
     def device(self) -> torch.device:

@@ -68,7 +68,7 @@ class ShapeEnv:
         self.runtime_asserts: list[ShapeGuard] = []
         self._known: dict[sympy.Basic, bool] = {}
         self._static_memo: dict[tuple[sympy.Basic, bool], object] = {}
-        self._hint_to_symbol: dict[int, sympy.Symbol] = {}
+        self._hint_to_symbol: dict[tuple[bool, int], sympy.Symbol] = {}
         self._backed_ids = itertools.count()
         self._unbacked_ids = itertools.count()
         self._float_ids = itertools.count()
@@ -76,20 +76,33 @@ class ShapeEnv:
     # ----- creating symbols -------------------------------------------------------------------
 
     def create_symbol(self, hint: int, origin: SizeOrigin | None = None) -> sympy.Expr:
-        """A symbol for a size whose example value is `hint` (an Integer when specialised)."""
+        """A symbol for an int whose example value is `hint` (an Integer when specialised).
+
+        With an origin that is a tensor's size, stride or storage offset, the symbol is a size:
+        it is nonnegative (at least 2 when 0 and 1 are specialised). Any other int (an origin
+        of prop "value", or none) may be negative: its range is unrestricted. Duck sizing shares
+        a symbol between sizes of the same hint, and between other ints of the same hint.
+        """
         if self.specialize_zero_one and hint in (0, 1):
             return sympy.Integer(hint)
-        if self.duck_shape and hint in self._hint_to_symbol:
-            sym = self._hint_to_symbol[hint]
+        is_size = origin is not None and origin.prop != "value"
+        duck_key = (is_size, hint)
+        if self.duck_shape and duck_key in self._hint_to_symbol:
+            sym = self._hint_to_symbol[duck_key]
         else:
-            positive = self.specialize_zero_one
-            sym = sympy.Symbol(
-                f"s{next(self._backed_ids)}", integer=True, positive=positive, nonnegative=True
-            )
+            name = f"s{next(self._backed_ids)}"
+            if not is_size:
+                sym = sympy.Symbol(name, integer=True)
+                self.var_to_range[sym] = ValueRange.unknown()
+            elif self.specialize_zero_one:
+                sym = sympy.Symbol(name, integer=True, positive=True)
+                self.var_to_range[sym] = ValueRange(2, _oo)
+            else:
+                sym = sympy.Symbol(name, integer=True, nonnegative=True)
+                self.var_to_range[sym] = ValueRange(0, _oo)
             self.var_to_val[sym] = sympy.Integer(hint)
-            self.var_to_range[sym] = ValueRange(2 if positive else 0, _oo)
             self.var_to_origins[sym] = []
-            self._hint_to_symbol[hint] = sym
+            self._hint_to_symbol[duck_key] = sym
         if origin is not None:
             self.var_to_origins[sym].append(origin)
         return sym
@@ -250,13 +263,19 @@ class ShapeEnv:
         self.replacements[sym] = value
 
     def _narrow(self, sym: sympy.Symbol, relation: type, number: sympy.Expr) -> None:
-        step = 1 if sym.is_integer else 0
-        narrowed = {
-            sympy.Gt: ValueRange(number + step, _oo),
-            sympy.Ge: ValueRange(number, _oo),
-            sympy.Lt: ValueRange(-_oo, number - step),
-            sympy.Le: ValueRange(-_oo, number),
-        }.get(relation)
+        if sym.is_integer:
+            # An integer above 2.5 is at least 3; below 2.5, at most 2; above 2, at least 3.
+            narrowed = {
+                sympy.Gt: ValueRange(sympy.floor(number) + 1, _oo),
+                sympy.Ge: ValueRange(sympy.ceiling(number), _oo),
+                sympy.Lt: ValueRange(-_oo, sympy.ceiling(number) - 1),
+                sympy.Le: ValueRange(-_oo, sympy.floor(number)),
+            }.get(relation)
+        else:  # closed intervals: the bound itself stays in (a superset is still a bound)
+            narrowed = {
+                sympy.Gt: ValueRange(number, _oo), sympy.Ge: ValueRange(number, _oo),
+                sympy.Lt: ValueRange(-_oo, number), sympy.Le: ValueRange(-_oo, number),
+            }.get(relation)
         if narrowed is not None:
             self.var_to_range[sym] = self.var_to_range[sym].intersect(narrowed)
 

@@ -29,7 +29,13 @@ import torch
 from torch._decomp import get_decompositions
 from torch.utils._pytree import tree_unflatten
 
-from fakecore import DataDependentError, FakeTensorMode, ShapeEnv, UnsupportedFakeOpError
+from fakecore import (
+    DataDependentError,
+    FakeTensorMode,
+    ShapeEnv,
+    SizeOrigin,
+    UnsupportedFakeOpError,
+)
 from fxtrace import core_aten_decompositions, make_fx
 
 from . import config
@@ -264,8 +270,10 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
             if i in scalars:
                 fake.constant = value.detach().clone()
             value = fake
-        elif _is_int(value) and (i, None) in dynamic:
-            value = shape_env.create_symint(value)
+        elif _is_int(value) and (i, None) in dynamic and value >= 0:
+            # A symbolic int a frontend passes is almost always a size (a sequence length):
+            # made one, it shares a symbol with the tensor dims of its value.
+            value = shape_env.create_symint(value, SizeOrigin(None, "size"))
         fakes.append(value)
     return fakes, [mode.from_tensor(t) for t in state]
 
@@ -533,6 +541,12 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: lis
         text = (value_of(expected) if isinstance(expected, sympy.Expr)
                 else "(" + "".join(f"{value_of(e)}, " for e in expected) + ")")
         lines.append(f"if {variable} != {text}: return False")
+    for symbol, name in names.items():  # what the trace assumed of each symbol's range
+        bounds = shape_env.var_to_range.get(symbol)
+        if bounds is not None and bounds.lower.is_finite:
+            lines.append(f"if {name} < {int(bounds.lower)}: return False")
+        if bounds is not None and bounds.upper.is_finite:
+            lines.append(f"if {name} > {int(bounds.upper)}: return False")
     for i, value in scalars.items():
         env[f"scalar{i}"] = value
         lines.append(f"if not same_float(args[{i}].item(), scalar{i}): return False")
