@@ -793,3 +793,16 @@ def test_log1p_and_expm1_keep_their_precision_near_zero(device):
     x = torch.tensor([1e-8, -1e-8, 1e-4, 0.5, -0.5, 3.0, -0.9999, 0.0, -0.0, 80.0, -80.0, inf,
                       -inf, float("nan"), -1.0], device=device)
     compile_and_check(lambda x: (torch.log1p(x), torch.expm1(x)), x, atol=0, rtol=1e-6)
+
+
+def test_index_printer_writes_max_and_min_as_integer_arithmetic():
+    import sympy
+
+    from inductor_lite.triton_codegen import IndexPrinter
+
+    a, b = sympy.symbols("a b", integer=True)
+    for expr in (sympy.Max(a, 1), sympy.Min(a, b, 3), 2 * sympy.Max(a, b) + (a + 1) ** 2):
+        text = IndexPrinter({}).doprint(expr)
+        for va in range(-3, 4):
+            for vb in range(-3, 4):
+                assert eval(text, {"a": va, "b": vb}) == expr.subs({a: va, b: vb}), text

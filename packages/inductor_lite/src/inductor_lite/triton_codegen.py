@@ -131,6 +131,20 @@ class IndexPrinter(StrPrinter):
     def _print_Mod(self, expr):
         return f"({self.atom(expr.args[0])} % {self.atom(expr.args[1])})"
 
+    # Max and Min of integers as arithmetic, which the wrapper's Python and kernels share.
+    def _print_Max(self, expr):
+        return self._extreme(expr.args, "+")
+
+    def _print_Min(self, expr):
+        return self._extreme(expr.args, "-")
+
+    def _extreme(self, args, sign: str) -> str:
+        text = self.atom(args[0])
+        for other in args[1:]:
+            b = self.atom(other)
+            text = f"(({text} + {b} {sign} abs({text} - {b})) // 2)"
+        return text
+
 
 @dataclass
 class Scope:
