@@ -260,3 +260,97 @@ def test_dicts_keyed_by_enum_members_dtypes_and_inf() -> None:
     d = {Mode.TRAIN: torch.ones(2), torch.float32: torch.full((2,), 2.0),
          float("inf"): torch.full((2,), 3.0)}
     _agree(f, (torch.ones(2), d), (torch.ones(2), {**d, Mode.TRAIN: torch.full((2,), 5.0)}))
+
+
+def test_an_error_in_a_graph_goes_through_the_frames_own_handlers() -> None:
+    log = []
+
+    def caught(a):
+        try:
+            return torch.linalg.cholesky(a)
+        except RuntimeError:
+            return torch.zeros_like(a)
+
+    def cleanup(x, idx):
+        log.append("before")
+        try:
+            with torch.no_grad():
+                return x[idx] * 2
+        finally:
+            log.append("finally")
+
+    _agree(caught, (torch.eye(2),), (-torch.eye(2),))
+    dynamo.reset()
+    compiled = dynamo.compile(cleanup)
+    compiled(torch.ones(3), torch.tensor([0]))
+    log.clear()
+    with pytest.raises(IndexError):
+        compiled(torch.ones(3), torch.tensor([7]))
+    assert log == ["before", "finally"] and torch.is_grad_enabled()
+
+
+def test_defaults_changed_after_compiling_are_used() -> None:
+    def f(x, k=2, *, j=3):
+        return x * k + j
+
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    x = torch.ones(1)
+    compiled(x)
+    f.__kwdefaults__["j"] = 9
+    torch.testing.assert_close(compiled(x), f(x))
+    f.__defaults__ = (7,)
+    torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_generators_interleave_with_the_loop_that_takes_their_items() -> None:
+    def gen(state, log):
+        for i in range(3):
+            log.append(i)
+            yield state[0]
+
+    def f(x):
+        state, log, out = [0], [], []
+        for v in gen(state, log):
+            state[0] += 1
+            out.append(v)
+            if v == 1:
+                break
+        seen = []
+        found = any(seen.append(v) or v > 0 for v in [1, 2, 3])
+        return x + 1, out, log, found, seen
+
+    _agree(f, (torch.ones(2),))
+
+
+def test_in_place_operators_on_lists_and_sets_keep_their_identity() -> None:
+    def f(x, given):
+        a = [1]
+        b = a
+        a *= 3
+        s = {1}
+        t = s
+        s |= {2}
+        s -= {1}
+        given *= 2
+        c = a.copy()
+        c.append(0)
+        return x + len(b), b, t, c
+
+    given = [1, 2]
+    _agree(f, (torch.ones(1), given))
+    assert given == [1, 2, 1, 2, 1, 2, 1, 2]  # doubled by each of the two calls
+
+
+def test_a_closure_without_parameters_and_dicts_keyed_by_tensors() -> None:
+    w = torch.ones(2)
+
+    def f():
+        return w * 2
+
+    def g(x, d):
+        return x + sum(d.values())
+
+    _agree(f, (), ())
+    keys = {torch.ones(1): 1, torch.zeros(1): 2}
+    _agree(g, (torch.ones(3), keys), (torch.ones(3), keys))

@@ -250,6 +250,9 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     return program.to_code()
 
 
+RUN_EAGERLY = object()  # what a runner returns when its graph raised: run the frame as it is
+
+
 class Continue:
     """What a runner returns to have resume function `fn` run next on the frame `f_locals` (its
     parameters by name), by the outermost compiled call."""

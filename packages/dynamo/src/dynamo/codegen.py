@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from dynamo.breaks import Continue
+from dynamo.breaks import RUN_EAGERLY, Continue
 from dynamo.exc import Unsupported
 from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import SideEffects
@@ -206,18 +206,26 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
 
 
 def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                effects: list[str]) -> list[str]:
+                effects: list[str], rerun: bool) -> list[str]:
     lines = ["def run(L, G):"]
     if graph_fn is not None:
         args = "".join(f"{source.expr}, " for source in inputs)
-        lines.append(f"    {'___out = ' if builder.outputs else ''}___graph({args})")
+        # A graph that raises (an index out of range, a failed factorisation) has made none of
+        # the frame's side effects yet: grad mode is put back and, unless the graph wrote into
+        # an input, the frame runs as plain Python instead (`RUN_EAGERLY`), so the error comes
+        # where it would, through the frame's own try/except/finally, after its side effects.
+        lines += ["    ___grad = ___grad_enabled()", "    try:",
+                  f"        {'___out = ' if builder.outputs else ''}___graph({args})",
+                  "    except Exception:", "        ___set_grad_enabled(___grad)",
+                  f"        {'return ___eagerly' if rerun else 'raise'}"]
     return lines + [f"    {line}" for line in [*builder.prelude, *effects]]
 
 
 def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                result: str, effects: list[str]) -> tuple[Callable[[dict, dict], Any], str]:
+                result: str, effects: list[str], rerun: bool
+                ) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)`: the transformed frame, and its source."""
-    lines = _graph_call(graph_fn, inputs, builder, effects)
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun)
     lines.append(f"    return {result}")
     return _define(lines, graph_fn, builder)
 
@@ -227,17 +235,20 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
     """The function `run` that `lines` define, and its source."""
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
-                                 "___done": _DONE, **key_names(), **builder.constants}
+                                 "___done": _DONE, "___eagerly": RUN_EAGERLY,
+                                 "___grad_enabled": torch.is_grad_enabled,
+                                 "___set_grad_enabled": torch._C._set_grad_enabled,
+                                 **key_names(), **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
     return namespace["run"], source
 
 
 def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                      plan: dict[str, Any], effects: list[str]
+                      plan: dict[str, Any], effects: list[str], rerun: bool
                       ) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)` for a frame with a graph break: the graph, the side effects so far, the step
     made for real, and the resume function's call."""
-    lines = _graph_call(graph_fn, inputs, builder, effects)
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun)
     local_args = plan["locals"]
     step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
             "branch": lambda: f"___result = bool({plan['condition']})",

@@ -36,7 +36,7 @@ from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import Translator
 from dynamo.logs import logger
-from dynamo.output_graph import OutputGraph
+from dynamo.output_graph import OutputGraph, mutates_inputs
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable
@@ -129,10 +129,11 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     traced = time.perf_counter()
     compiled = _compile_graph(gm, output, options) if gm is not None else None
     inputs = [s for s, _, _ in output.inputs]
+    rerun = gm is None or not mutates_inputs(gm.graph)
     if result is not None:
-        run, source = make_runner(compiled, inputs, builder, plan, effects)
+        run, source = make_runner(compiled, inputs, builder, plan, effects, rerun)
     else:
-        run, source = make_break_runner(compiled, inputs, builder, plan, effects)
+        run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun)
     _log_entry(fn, gm, guards, source, started, traced)
     shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
     return CacheEntry(guards, run, source, gm, input_shapes=shapes)

@@ -25,7 +25,7 @@ import torch
 from torch.nn.modules import module as _modules
 
 from dynamo.backends import Backend, lookup_backend
-from dynamo.breaks import Continue
+from dynamo.breaks import RUN_EAGERLY, Continue
 from dynamo.bytecode import clear_caches
 from dynamo.convert_frame import CacheEntry, Options, convert_frame
 from dynamo.exc import Unsupported
@@ -109,13 +109,20 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
     # A comprehension's iterator is the local `.0`, which inspect calls `implicit0`.
     local = {n: f".{n[8:]}" for n in names if n.startswith("implicit")
              and f".{n[8:]}" in code.co_varnames}
-    entries = ", ".join(f"{local.get(n, n)!r}: {n}" for n in names)
+    entries = [f"{local.get(n, n)!r}: {n}" for n in names]
     if code.co_freevars:
-        entries += ", '__closure__': ___closure"
+        entries.append("'__closure__': ___closure")
         defaults["___closure"] = fn.__closure__
-    source = f"def bind({', '.join(parts)}):\n    return {{{entries}}}\n"
+    source = f"def bind({', '.join(parts)}):\n    return {{{', '.join(entries)}}}\n"
     exec(builtins.compile(source, f"<dynamo binder of {fn.__qualname__}>", "exec"), defaults)
-    return defaults["bind"]
+    bind = defaults["bind"]
+    # The function's own defaults (the kw-only ones as the very same dict): changes reach it.
+    bind.__defaults__, bind.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    return bind
+
+
+# Code flags of generators, coroutines and async generators: calling one runs none of its code.
+_SUSPENDS = 0x20 | 0x80 | 0x100 | 0x200
 
 
 def _call_with_frame(fn: types.FunctionType, f_locals: dict) -> Any:
@@ -186,21 +193,27 @@ class CompiledFunction:
         entry = None if self._gave_up else self._entry(f_locals, f_globals)
         if entry is None or entry.run is None:
             return _call_with_frame(self.fn, f_locals)
-        return entry.run(f_locals, f_globals)
+        result = entry.run(f_locals, f_globals)
+        return _call_with_frame(self.fn, f_locals) if result is RUN_EAGERLY else result
 
     def step(self, /, *args: Any, **kwargs: Any) -> Any:
         """Run the frame up to its end, or up to a graph break's `Continue`."""
         fn = self.fn
         if self._generation != _generation[0]:
             self._sync()
-        if self._gave_up or getattr(fn, "_dynamo_disable", False):
+        if self._gave_up or getattr(fn, "_dynamo_disable", False) or \
+                fn.__code__.co_flags & _SUSPENDS:
             return fn(*args, **kwargs)
-        f_locals = self.bind(*args, **kwargs)
+        bind = self.bind
+        if bind.__defaults__ is not fn.__defaults__ or bind.__kwdefaults__ is not fn.__kwdefaults__:
+            bind.__defaults__, bind.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+        f_locals = bind(*args, **kwargs)
         f_globals = fn.__globals__
         entry = self._entry(f_locals, f_globals)
         if entry is None or entry.run is None:
             return fn(*args, **kwargs)
-        return entry.run(f_locals, f_globals)
+        result = entry.run(f_locals, f_globals)
+        return fn(*args, **kwargs) if result is RUN_EAGERLY else result
 
     def _entry(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         """The first cache entry whose guards hold, else a new compilation (None: run
@@ -241,6 +254,7 @@ class CompiledFunction:
         elif isinstance(callee, types.FunctionType) and not (
             getattr(callee, "_dynamo_disable", False)
             or (callee.__module__ or "").startswith("torch")
+            or callee.__code__.co_flags & _SUSPENDS  # called, it makes a generator: no frame runs
         ):
             make = CompiledFunction
         else:

@@ -173,10 +173,18 @@ class Translator:
             raise Unsupported(f"calling {name}, a coroutine or async generator function")
         if self.depth >= MAX_INLINE_DEPTH:
             raise Unsupported(f"inlining {name}: calls nest deeper than {MAX_INLINE_DEPTH}")
+        generator = code.co_flags & _GENERATOR
+        if generator and code.co_name != "<genexpr>":
+            raise Unsupported(f"calling the generator function {name} (its items interleave "
+                              "with the loop that takes them)")
+        before = self.output.side_effects.changes
         callee = Translator(self.output, code, f_globals, bound, cells, self.depth + 1)
         result = callee.run()
-        if code.co_flags & _GENERATOR:
-            # A generator runs to its end at once; the caller iterates over what it yielded.
+        if generator:
+            # A generator expression runs to its end at once and the caller iterates over what
+            # it yielded: the same, as long as making its items changes nothing.
+            if self.output.side_effects.changes != before:
+                raise Unsupported(f"{name} has side effects (they would all happen at once)")
             return IteratorVariable(callee.yielded)
         return result
 

@@ -248,7 +248,7 @@ class OutputGraph:
         for guard in shape_guards(self.shape_env):
             guards.add(guard)
         sources = [source for source, _, _ in self.inputs]
-        if len(sources) > 1 and _mutates_inputs(self.graph):
+        if len(sources) > 1 and mutates_inputs(self.graph):
             guards.add(DistinctObjects(tuple(sources)))
         return guards
 
@@ -304,6 +304,6 @@ def _eliminate_dead_code(graph: torch.fx.Graph) -> None:
             graph.erase_node(node)
 
 
-def _mutates_inputs(graph: torch.fx.Graph) -> bool:
+def mutates_inputs(graph: torch.fx.Graph) -> bool:
     return any(n.op in ("call_function", "call_method") and _is_impure(n)
                and n.target is not torch._C._set_grad_enabled for n in graph.nodes)

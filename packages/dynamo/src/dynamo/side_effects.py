@@ -22,15 +22,20 @@ class SideEffects:
     def __init__(self) -> None:
         self.containers: dict[int, VariableTracker] = {}  # frame containers mutated, by id
         self.writes: dict[tuple[str, int, Any], tuple[str, Any, Any, VariableTracker]] = {}
+        self.changes = 0  # writes seen so far, to containers made while tracing too
 
     def mutated(self, container: VariableTracker) -> None:
-        """A list, dict or set from the frame (it has a source) was changed in place."""
-        self.containers[id(container)] = container
+        """A list, dict or set was changed in place; one from the frame (it has a source) is
+        updated for real when the graph has run."""
+        if container.source is not None:
+            self.containers[id(container)] = container
+        self.changes += 1
 
     def store(self, kind: str, target: Any, name: Any, value: VariableTracker) -> None:
         """Record `target.name = value` (kind "attr"), `target[name] = value` for a globals
         dict ("global") or `target.cell_contents = value` for a closure cell ("cell").
         `target` is the real object, or for an attribute, the tracker of the object."""
+        self.changes += 1
         key = (kind, id(target), name)
         self.writes.pop(key, None)  # the last write wins, in program order
         self.writes[key] = (kind, target, name, value)

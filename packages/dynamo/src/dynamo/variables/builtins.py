@@ -55,6 +55,8 @@ _INPLACE = {
     "irshift": operator.rshift,
 }
 INPLACE_OPERATORS = {getattr(operator, k): v for k, v in _INPLACE.items()}
+_SET_UPDATES = {operator.ior: "update", operator.iand: "intersection_update",
+                operator.isub: "difference_update", operator.ixor: "symmetric_difference_update"}
 
 
 def _graph_value(v: VariableTracker) -> bool:
@@ -165,6 +167,14 @@ class BuiltinVariable(VariableTracker):
             return tx.output.call_function(self.fn, args, {})
         if isinstance(target, ListVariable) and self.fn is operator.iadd:
             target.call_method(tx, "extend", [value], {})
+            return target
+        if isinstance(target, ListVariable) and self.fn is operator.imul:  # in place, too
+            if target.source is not None:
+                tx.output.side_effects.mutated(target)
+            target.values[:] = target.values * concrete_int(value)
+            return target
+        if isinstance(target, SetVariable) and self.fn in _SET_UPDATES:
+            target.call_method(tx, _SET_UPDATES[self.fn], [value], {})
             return target
         return BuiltinVariable(INPLACE_OPERATORS[self.fn]).call(tx, args, {})
 

@@ -137,8 +137,9 @@ class ListVariable(SequenceVariable):
     kind = list
 
     def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
-        if self.source is not None:
-            tx.output.side_effects.mutated(self)
+        if name == "copy":
+            return ListVariable(list(self.values))
+        tx.output.side_effects.mutated(self)
         values = self.values
         if name == "append":
             values.append(args[0])
@@ -157,8 +158,6 @@ class ListVariable(SequenceVariable):
         ):
             reverse = kwargs["reverse"].as_constant() if kwargs else False
             values.sort(key=lambda v: v.as_constant(), reverse=reverse)
-        elif name == "copy":
-            return ListVariable(values)
         elif name == "__setitem__":
             index = _index(tx, args[0])
             if isinstance(index, slice):
@@ -220,8 +219,7 @@ class DictVariable(VariableTracker):
                                   for k, v in entries.items()])
         if name == "copy":
             return DictVariable(entries)
-        if self.source is not None:
-            tx.output.side_effects.mutated(self)
+        tx.output.side_effects.mutated(self)
         if name == "__setitem__":
             entries[args[0].as_constant()] = args[1]
         elif name == "update":
@@ -281,10 +279,9 @@ class SetVariable(VariableTracker):
                     "intersection", "difference", "symmetric_difference", "__len__", "copy"):
             result = getattr(self.values, name)(*constants)
             return SetVariable(result) if isinstance(result, set) else ConstantVariable(result)
-        if self.source is not None:
-            tx.output.side_effects.mutated(self)
+        tx.output.side_effects.mutated(self)
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
-                    "intersection_update"):
+                    "intersection_update", "symmetric_difference_update"):
             getattr(self.values, name)(*constants)
             return ConstantVariable(None)
         raise Unsupported(f"set.{name}()")
