@@ -806,3 +806,43 @@ def test_index_printer_writes_max_and_min_as_integer_arithmetic():
         for va in range(-3, 4):
             for vb in range(-3, 4):
                 assert eval(text, {"a": va, "b": vb}) == expr.subs({a: va, b: vb}), text
+
+
+def test_bfloat16_results_round_to_nearest(device):
+    x = torch.tensor([9.1, 0.1, -3.3, 1.0, float("inf"), float("nan"), 3.4e38], device=device)
+    compile_and_check(lambda a: (a.bfloat16(), a.bfloat16().exp()), x, atol=0, rtol=0)
+
+
+def test_a_returned_view_of_a_written_input_stays_a_view(device):
+    def g(y):
+        y.add_(1)
+        return y[0]
+
+    y = torch.zeros(2, 2, device=device)
+    view = compile_fx(torch.fx.symbolic_trace(g), [y.clone()])(y)
+    view.fill_(7)  # reaches y, as through eager's view
+    assert y.tolist() == [[7.0, 7.0], [1.0, 1.0]]
+
+
+def test_sizes_with_max_in_kernels_and_library_calls_leaving_out_an_output(device):
+    import torch._dynamo
+
+    def f(x, w):
+        y = x[:, 8:]  # (2, s - 8): the bmm's strides hold Max(1, s - 8)
+        z = torch.bmm(w, y.unsqueeze(0).expand(3, -1, -1))
+        return z.transpose(0, 1).reshape(3, -1) + 1
+
+    torch._dynamo.reset()
+    x, w = torch.randn(2, 12, device=device), torch.randn(3, 1, 2, device=device)
+    compiled = torch.compile(f, backend="inductor_lite", dynamic=True)
+    torch.testing.assert_close(compiled(x, w), f(x, w))
+
+    att = torch.nn.MultiheadAttention(8, 2, batch_first=True).eval().requires_grad_(False).to(device)
+
+    def mha(x, w_in, b_in, w_out, b_out):  # its second output (the weights) is None
+        return torch._native_multi_head_attention(x, x, x, 8, 2, w_in, b_in, w_out, b_out,
+                                                  None, False)[0] + 1
+
+    args = [torch.randn(2, 5, 8, device=device), att.in_proj_weight, att.in_proj_bias,
+            att.out_proj.weight, att.out_proj.bias]
+    compile_and_check(mha, *args)

@@ -27,7 +27,7 @@ from typing import Any
 import sympy
 import torch
 from torch._decomp import get_decompositions
-from torch.utils._pytree import tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from fakecore import (
     DataDependentError,
@@ -298,6 +298,8 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         return torch.func.functional_call(gm, dict(zip(state_names, args[:count])), args[count:])
 
     traced = make_fx(call, "fake", table)(*state, *inputs)
+    if _returns_view_of_written_input(traced):
+        return traced  # functionalized, the view would come back as a copy of the input
     writes = _writes_in_place
     for _ in range(3 if functional else 0):
         if not any(writes(node) for node in traced.graph.nodes):
@@ -311,6 +313,18 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
             break
         writes = _writes_into_non_input
     return traced
+
+
+def _returns_view_of_written_input(gm: torch.fx.GraphModule) -> bool:
+    """Whether an output is a view of an input the graph writes into: a write made later
+    through that output must reach the input, so it stays a view."""
+    written = [n.args[0] for n in gm.graph.nodes
+               if _writes_in_place(n) and n.args and getattr(n.args[0], "op", None) == "placeholder"]
+    outputs = [o for o in tree_flatten(next(iter(reversed(gm.graph.nodes))).args)[0]
+               if isinstance(o, torch.fx.Node) and o.op != "placeholder"]
+    return any(isinstance(o.meta.get("val"), torch.Tensor)
+               and torch._C._is_alias_of(o.meta["val"], w.meta["val"])
+               for o in outputs for w in written)
 
 
 class _AtenInterpreter(torch.fx.Interpreter):

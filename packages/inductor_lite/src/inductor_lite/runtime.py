@@ -24,9 +24,10 @@ def _next_pow2(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
 
 
-def with_strides(t: torch.Tensor, size: tuple, stride: tuple) -> torch.Tensor:
-    """`t`, or a copy of it with `stride`, which the code reading it assumes."""
-    if t.stride() == stride or t.numel() == 0:
+def with_strides(t: torch.Tensor | None, size: tuple, stride: tuple) -> torch.Tensor | None:
+    """`t`, or a copy of it with `stride`, which the code reading it assumes (None, an output
+    a library call leaves out, stays None)."""
+    if t is None or t.stride() == stride or t.numel() == 0:
         return t
     return torch.empty_strided(size, stride, dtype=t.dtype, device=t.device).copy_(t)
 

@@ -92,12 +92,21 @@ FINISH = {"sum": "tl.sum({0}, 1)", "prod": "helpers.prod({0}, 1)", "max": "helpe
           "min": "helpers.min2({0}, 1)", "any": "tl.max({0}, 1)", "all": "tl.min({0}, 1)"}
 
 
+def cast(text: str, dtype: torch.dtype) -> str:
+    """`text` converted to `dtype`; to bfloat16 rounded to nearest even (Triton's interpreter
+    truncates)."""
+    if dtype == torch.bfloat16:
+        return f"helpers.to_bfloat16({text})"
+    return f"{text}.to({TL_DTYPES[dtype]})"
+
+
 class IndexPrinter(StrPrinter):
     """sympy index expressions as Triton/Python integer arithmetic."""
 
-    def __init__(self, names: dict[sympy.Symbol, str]) -> None:
+    def __init__(self, names: dict[sympy.Symbol, str], kernel: bool = False) -> None:
         super().__init__()
         self.names = names
+        self.kernel = kernel  # inside a kernel (Triton) rather than the wrapper (Python)
 
     def _print_Symbol(self, expr):
         return self.names.get(expr, expr.name)
@@ -131,18 +140,16 @@ class IndexPrinter(StrPrinter):
     def _print_Mod(self, expr):
         return f"({self.atom(expr.args[0])} % {self.atom(expr.args[1])})"
 
-    # Max and Min of integers as arithmetic, which the wrapper's Python and kernels share.
     def _print_Max(self, expr):
-        return self._extreme(expr.args, "+")
+        return self._extreme(expr.args, "tl.maximum" if self.kernel else "max")
 
     def _print_Min(self, expr):
-        return self._extreme(expr.args, "-")
+        return self._extreme(expr.args, "tl.minimum" if self.kernel else "min")
 
-    def _extreme(self, args, sign: str) -> str:
-        text = self.atom(args[0])
+    def _extreme(self, args, fn: str) -> str:
+        text = self._print(args[0])
         for other in args[1:]:
-            b = self.atom(other)
-            text = f"(({text} + {b} {sign} abs({text} - {b})) // 2)"
+            text = f"{fn}({text}, {self._print(other)})"
         return text
 
 
@@ -198,7 +205,7 @@ class KernelCodegen:
                 names[s] = self.indirect(s, scope)
             elif s not in (XINDEX, RINDEX):
                 self.sizes.add(s)
-        return IndexPrinter(names).doprint(expr)
+        return IndexPrinter(names, kernel=True).doprint(expr)
 
     def indirect(self, s: IndirectIndex, scope: Scope) -> str:
         key = ("indirect", s)
@@ -243,7 +250,7 @@ class KernelCodegen:
             offset = self.print_index(v.args[1], scope)
             text = f"tl.{v.op}({seed}, ({offset}) + tl.zeros({self.unit}, tl.int32))"
         elif v.op == "to_dtype":
-            text = f"{self.value(v.args[0], scope)}.to({TL_DTYPES[v.args[1]]})"
+            text = cast(self.value(v.args[0], scope), v.args[1])
         elif v.op == "index_lt":
             text = f"({self.print_index(v.args[0], scope)}) < ({self.print_index(v.args[1], scope)})"
         elif v.op == "index_in":
@@ -295,7 +302,7 @@ class KernelCodegen:
         if isinstance(buffer.data, Scatter) and buffer.data.accumulate:
             write = "tl.atomic_add"  # programs may add to the same element
         scope.lines.append(f"{scope.indent}{write}({self.pointer(target)} + ({index}), "
-                           f"{value}.to({TL_DTYPES[buffer.dtype]}), {mask})")
+                           f"{cast(value, buffer.dtype)}, {mask})")
 
     def scan(self, node: NodeInKernel, scope: Scope) -> None:
         """A cumulative sum or product along the row, which one block holds whole."""
@@ -360,7 +367,7 @@ class KernelCodegen:
     def store_result(self, node: NodeInKernel, result: str, scope: Scope) -> None:
         index = self.store_address(store_index(node), scope)
         scope.lines.append(f"{scope.indent}tl.store({self.pointer(node.buffer.name)} + ({index}), "
-                           f"{result}.to({TL_DTYPES[node.buffer.dtype]}), xmask)")
+                           f"{cast(result, node.buffer.dtype)}, xmask)")
 
     def loop(self, outer: Scope) -> Scope:
         scope = Scope(outer.indent + "    ", parent=outer)

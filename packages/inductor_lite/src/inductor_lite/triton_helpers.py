@@ -53,6 +53,15 @@ def trunc(x):
 
 
 @triton.jit
+def to_bfloat16(x):
+    # Round the float32 bits to nearest even at bit 16, then keep the top half (exactly).
+    bits = x.to(tl.float32).to(tl.uint32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    rounded = bits.to(tl.float32, bitcast=True)
+    return tl.where(x != x, x, rounded).to(tl.bfloat16)
+
+
+@triton.jit
 def log1p(x):
     # log(u) * x / (u - 1) with u = 1 + x cancels u's rounding error (Goldberg).
     u = 1.0 + x
