@@ -354,3 +354,27 @@ def test_a_closure_without_parameters_and_dicts_keyed_by_tensors() -> None:
     _agree(f, (), ())
     keys = {torch.ones(1): 1, torch.zeros(1): 2}
     _agree(g, (torch.ones(3), keys), (torch.ones(3), keys))
+
+
+def test_grad_mode_decorators_and_blocks_around_breaks_and_raises() -> None:
+    def decorated(x):
+        @torch.no_grad()
+        def inner(v):
+            print(end="")  # a break inside the decorated function
+            return v * 2
+
+        return inner(x).requires_grad, (x * 2).requires_grad
+
+    def raising(x):
+        try:
+            with torch.no_grad():
+                y = x * 2
+                raise ValueError("e")
+        except ValueError:
+            z = x * 3
+        return y.requires_grad, z.requires_grad
+
+    x = torch.ones(3, requires_grad=True)
+    for fn in (decorated, raising):
+        _agree(fn, (x,))
+        assert torch.is_grad_enabled()

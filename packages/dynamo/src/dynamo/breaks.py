@@ -36,6 +36,7 @@ from typing import Any
 import bytecode as bc
 
 from dynamo.bytecode import PY312, Instruction, handlers, instructions
+from dynamo.exc import Unsupported
 from dynamo.operators import BINARY, COMPARE
 
 # Operators the trace cannot apply (to an object it cannot see into) are applied for real at a
@@ -205,7 +206,10 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
     key = (fn.__code__, index, nulls, local_names)
     found = _resume_functions.get(key)
     if found is None:  # (its closure is a placeholder: each call passes the caller's cells)
-        code = _resume_code(fn.__code__, index, nulls, local_names)
+        try:
+            code = _resume_code(fn.__code__, index, nulls, local_names)
+        except RuntimeError as error:  # the assembler rejects what we made of this point
+            raise Unsupported(f"continuing after this point ({error})") from None
         found = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
         found._dynamo_resume_of = (fn, len(nulls) + 1)  # the prologue: the stack and a jump
         _resume_functions[key] = found

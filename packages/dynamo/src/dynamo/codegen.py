@@ -121,8 +121,10 @@ class ResultBuilder:
             parts = [self.expression(v.fn), *(self.expression(a) for a in v.args),
                      *(f"{k}={self.expression(a)}" for k, a in v.kwargs.items())]
             return f"{self.constant(functools.partial)}({', '.join(parts)})"
-        if isinstance(v, GradModeVariable):
-            return f"{self.constant(torch.set_grad_enabled)}({v.target!r})"
+        if isinstance(v, GradModeVariable):  # made outside the trace as it was made inside
+            if v.switches_at_creation:
+                return f"{self.constant(torch.set_grad_enabled)}({v.target!r})"
+            return f"{self.constant(torch.enable_grad if v.target else torch.no_grad)}()"
         if isinstance(v, ExitVariable):
             return self.constant(GradModeExit(v.ctx.initial))
         if isinstance(v, IteratorVariable):

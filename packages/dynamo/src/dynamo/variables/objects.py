@@ -441,15 +441,16 @@ class GradModeVariable(VariableTracker):
     `set_grad_enabled(b)` switches at creation, as it does in eager mode.
     """
 
-    def __init__(self, target: bool, initial: bool) -> None:
+    def __init__(self, target: bool, initial: bool, switches_at_creation: bool = False) -> None:
         self.target = target
         self.initial = initial
+        self.switches_at_creation = switches_at_creation  # set_grad_enabled(b), not no_grad()
 
     @staticmethod
     def create(tx: Translator, fn: Any, args: list[VariableTracker]) -> GradModeVariable:
         if fn is torch.set_grad_enabled:
             target = bool(args[0].as_constant())
-            ctx = GradModeVariable(target, torch.is_grad_enabled())
+            ctx = GradModeVariable(target, torch.is_grad_enabled(), switches_at_creation=True)
             tx.output.set_grad_enabled(target)
             return ctx
         return GradModeVariable(fn is torch.enable_grad, torch.is_grad_enabled())
