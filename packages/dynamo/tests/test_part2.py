@@ -33,6 +33,11 @@ def test_explain_counts_graphs_breaks_and_ops() -> None:
     assert any("L['x'] is a Tensor(3)" in g for g in report.guards)
 
 
+def test_explain_takes_what_compile_returned_too() -> None:
+    assert dynamo.explain(dynamo.compile(_breaking))(torch.ones(3)).graph_count == 3
+    assert dynamo.explain(dynamo.compile(torch.nn.Linear(2, 2)))(torch.ones(1, 2)).graph_count == 1
+
+
 def test_explain_leaves_compiled_state_alone() -> None:
     compiled = dynamo.compile(_breaking)
     compiled(torch.ones(3))

@@ -8,6 +8,7 @@ back afterwards, so explaining a function does not disturb its compiled state.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,7 +59,12 @@ def _op_name(node: torch.fx.Node) -> str:
 
 
 def explain(fn: Callable) -> Callable[..., ExplainOutput]:
-    """`explain(fn)(*args, **kwargs)`: run the call and report what dynamo captured."""
+    """`explain(fn)(*args, **kwargs)`: run the call and report what dynamo captured (`fn` may
+    be what `compile` returned: the function or module it wraps is explained)."""
+    if isinstance(fn, frontend.OptimizedModule):
+        fn = fn._orig_mod
+    elif isinstance(fn, frontend.CompiledFunction):
+        fn = fn.fn if fn.bound_self is None else types.MethodType(fn.fn, fn.bound_self)
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         report = ExplainOutput()
