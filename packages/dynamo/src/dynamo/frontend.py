@@ -125,6 +125,15 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
 _SUSPENDS = 0x20 | 0x80 | 0x100 | 0x200
 
 
+def _name(fn: types.FunctionType) -> str:
+    """`fn`'s name for messages: a resume function is the user's function from a line on."""
+    origin = getattr(fn, "_dynamo_resume_of", None)
+    if origin is None:
+        return fn.__qualname__
+    line = fn.__code__.co_name.rsplit("_", 1)[1]
+    return f"{origin[0].__qualname__} (from line {line} on)"
+
+
 def _call_with_frame(fn: types.FunctionType, f_locals: dict) -> Any:
     """Run resume function `fn` for real on its parameters, with the cells passed along."""
     if "__closure__" not in f_locals:
@@ -284,20 +293,20 @@ class CompiledFunction:
         log = logger("recompiles")
         if self.cache.entries and log.isEnabledFor(logging.DEBUG):
             reasons = self.cache.miss_reasons(f_locals, f_globals)
-            log.debug("recompiling %s: %s", self.fn.__qualname__, "; ".join(
+            log.debug("recompiling %s: %s", _name(self.fn), "; ".join(
                 f"entry {i}: {', '.join(r)}" for i, r in enumerate(reasons)))
         try:
             entry = convert_frame(self.fn, f_locals, f_globals, self._options())
         except Unsupported as error:
             if self.fullgraph:
                 raise
-            self._give_up(f"dynamo could not capture {self.fn.__qualname__}; it runs eagerly: "
+            self._give_up(f"dynamo could not capture {_name(self.fn)}; it runs eagerly: "
                           f"{error}")
             return None
         try:
             self.cache.add(entry.guards, entry, f_locals=f_locals, f_globals=f_globals)
         except CacheLimitExceeded as error:
-            self._give_up(f"dynamo recompiled {self.fn.__qualname__} {CACHE_SIZE_LIMIT} times "
+            self._give_up(f"dynamo recompiled {_name(self.fn)} {CACHE_SIZE_LIMIT} times "
                           f"(the cache size limit); it runs eagerly from now on: {error}")
             return None
         return entry
