@@ -109,3 +109,42 @@ def test_the_last_token_of_a_growing_sequence_does_not_recompile() -> None:
     for width in (4, 7, 4):
         t = torch.zeros(1, width)[:, :2]
         assert compiled(t)[1] == g(t)[1]
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * grad * x
+
+
+def test_autograd_details_match_eager_on_every_backend() -> None:
+    def attributes(x):
+        y = x * 2
+        return y * 0 + (y.grad_fn is None) * 100 + (y._version == 0) * 10 + (y.output_nr == 0)
+
+    def custom(x):
+        return Square.apply(x).sum()
+
+    def asks(x):
+        w = torch.ones(3, requires_grad=True)
+        y = x * 2
+        y.detach_()
+        return w, (x * w).sum(), y
+
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # aot_eager refuses `asks`, which then runs eagerly
+            x = torch.ones(3, requires_grad=True)
+            torch.testing.assert_close(dynamo.compile(attributes, backend=backend)(x),
+                                       attributes(x))
+            dynamo.compile(custom, backend=backend)(x).backward()
+            torch.testing.assert_close(x.grad, 2 * x.detach())
+            w, loss, y = dynamo.compile(asks, backend=backend)(x)
+            assert w.requires_grad and loss.requires_grad and not y.requires_grad

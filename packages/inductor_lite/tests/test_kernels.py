@@ -380,14 +380,15 @@ def test_a_symbolic_version_is_not_run_on_other_strides(device):
     assert len(compiled.versions) == 4
 
 
-def test_a_new_dtype_or_requires_grad_compiles_another_version(device):
+def test_a_new_dtype_compiles_another_version_and_requires_grad_runs_as_it_came(device):
     fn = lambda x: x.softmax(-1)  # noqa: E731
     compiled = compile_and_check(fn, torch.randn(4, 6, device=device))
     x = torch.randn(4, 6, device=device, dtype=torch.float64)
     torch.testing.assert_close(compiled(x), fn(x))
     x = torch.randn(4, 6, device=device, requires_grad=True)
     compiled(x)[:, 0].sum().backward()
-    assert x.grad is not None and len(compiled.versions) == 3
+    assert x.grad is not None and len(compiled.versions) == 2
+    assert counters["eager_graphs"] == 1
 
 
 def test_only_the_sizes_that_change_become_symbols(device):
@@ -846,3 +847,30 @@ def test_sizes_with_max_in_kernels_and_library_calls_leaving_out_an_output(devic
     args = [torch.randn(2, 5, 8, device=device), att.in_proj_weight, att.in_proj_bias,
             att.out_proj.weight, att.out_proj.bias]
     compile_and_check(mha, *args)
+
+
+def test_graphs_autograd_must_see_run_as_they_came(device):
+    import torch._dynamo
+
+    def no_grad_inside(x):
+        with torch.no_grad():
+            y = x * 2
+        return y + x
+
+    def detached(x):
+        return x * x.detach()
+
+    def asks(x):
+        x.requires_grad_()
+        return (x * x).sum()
+
+    for fn in (no_grad_inside, detached):
+        torch._dynamo.reset()
+        x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+        torch.compile(fn, backend="inductor_lite")(x).sum().backward()
+        got, x.grad = x.grad, None
+        fn(x).sum().backward()
+        torch.testing.assert_close(got, x.grad)
+    torch._dynamo.reset()
+    x = torch.ones(3, device=device)
+    assert torch.compile(asks, backend="inductor_lite")(x).requires_grad and x.requires_grad

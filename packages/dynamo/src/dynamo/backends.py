@@ -60,9 +60,11 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     ):
         raise NotImplementedError("aot_eager does not lower grad-mode switches on inputs that "
                                   "require grad (the aten graph would not record them)")
-    if any(n.target in ("requires_grad_", torch.Tensor.requires_grad_) for n in gm.graph.nodes):
-        raise NotImplementedError("aot_eager does not lower requires_grad_() (no aten op "
-                                  "records it)")
+    if any(n.target in ("requires_grad_", "detach_", torch.Tensor.requires_grad_,
+                        torch.Tensor.detach_) or n.kwargs.get("requires_grad")
+           for n in gm.graph.nodes):
+        raise NotImplementedError("aot_eager does not lower requires_grad_(), detach_() or "
+                                  "factories with requires_grad=True (no aten op records them)")
     shape_env = gm.meta.get("shape_env")
     symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
     aten = make_fx(torch.fx.Interpreter(gm).run, "symbolic" if symbolic else "fake")(

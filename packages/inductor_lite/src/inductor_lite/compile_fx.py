@@ -9,8 +9,8 @@ returned function checks that its inputs still satisfy what the trace assumed (c
 dtypes, devices, sizes, strides, size relations) and compiles another version when they do not.
 
 CPU graphs run the traced aten graph eagerly unless `config.triton_on_cpu` asks for Triton's
-interpreter; graphs whose inputs or parameters require grad run the aten graph eagerly too
-(autograd sees aten ops) until compiled training exists.
+interpreter; calls that autograd must record run the graph as it came until compiled training
+exists.
 """
 
 from __future__ import annotations
@@ -96,6 +96,10 @@ def decompositions() -> dict:
     return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}
 
 
+# Calls that make autograd record more than their inputs say.
+_ASKS_FOR_GRAD = ("requires_grad_", "detach_", torch.Tensor.requires_grad_, torch.Tensor.detach_)
+
+
 def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     """Compile `gm` for inputs like `example_inputs`; returns a callable taking the same inputs."""
     return CompiledGraph(gm, list(example_inputs))
@@ -125,9 +129,35 @@ class CompiledGraph:
         self.first = [_hint(v) for v in example_inputs]
         self.dynamic = _frontend_dynamic(gm, example_inputs)
         self.read_scalars = False
-        self.versions.append(self._compile(self.first))
+        self.logged_training = False
+        nodes = list(gm.graph.nodes)
+        self.enables_grad = any(n.target is torch._C._set_grad_enabled and n.args == (True,)
+                                for n in nodes)
+        self.asks_for_grad = any(n.target in _ASKS_FOR_GRAD or n.kwargs.get("requires_grad")
+                                 for n in nodes)
+        if not self._autograd_sees(self.first):
+            self.versions.append(self._compile(self.first))
+
+    def _autograd_sees(self, args: Any) -> bool:
+        """Whether autograd must record this call: a tensor requires grad while grad mode is
+        (or the graph turns it) on, or the graph asks for gradients itself (`requires_grad_()`,
+        a factory with `requires_grad=True`). Such a call runs the graph as it came, whose ops
+        autograd knows, until compiled training exists."""
+        if self.asks_for_grad:
+            return True
+        if not (torch.is_grad_enabled() or self.enables_grad):
+            return False
+        return any(isinstance(t, torch.Tensor) and t.requires_grad for t in args) or any(
+            t.requires_grad for t in self.state.values())
 
     def __call__(self, *args: Any) -> Any:
+        if self._autograd_sees(args):
+            if not self.logged_training:
+                log.info("inductor_lite: tensors require grad; the graph runs as it came "
+                         "(compiled training is not implemented)")
+                counters["eager_graphs"] += 1
+                self.logged_training = True
+            return self.gm(*args)
         for check, run in self.versions:
             if check(args):
                 return run(*args)
@@ -148,17 +178,12 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: sparse inputs")
             counters["eager_graphs"] += 1
             return _layout_guard(inputs), self.gm
-        # Training runs the graph eagerly: decomposed to core aten only, which autograd knows
-        # (our fused decompositions reach prims that have no derivative formulas).
         state = list(self.state.values())
-        training = torch.is_grad_enabled() and any(t.requires_grad for t in tensors + state)
-        table = dict(core_aten_decompositions()) if training else decompositions()
         scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
                    and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
         fakes, fake_state = _fakes(inputs, self.dynamic, state, scalars)
         try:
-            aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, table,
-                             functional=not training)
+            aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions())
         except (DataDependentError, UnsupportedFakeOpError) as e:
             if isinstance(e, DataDependentError) and not self.read_scalars and any(
                     isinstance(t, torch.Tensor) and _is_cpu_scalar(t) for t in inputs):
@@ -171,7 +196,7 @@ class CompiledGraph:
             return (lambda args: True), self.gm
         # The functional trace reads and writes inputs as separate tensors: one it writes into
         # must not share memory with another (two views of one tensor run as they came).
-        written = [] if training else _written_inputs(aten_gm, len(state))
+        written = _written_inputs(aten_gm, len(state))
         if _shares_memory(state, inputs, written):
             log.warning("inductor_lite: running the graph eagerly: an input it writes into "
                         "shares memory with another")
@@ -181,11 +206,6 @@ class CompiledGraph:
                 self.gm
         check = _guard(fakes, aten_gm.shape_env, scalars, state, written,
                        offsets=_reads_storage_offsets(aten_gm))
-        if training:
-            log.info("inductor_lite: tensors require grad; running the aten graph eagerly "
-                     "(compiled training is not implemented)")
-            counters["eager_graphs"] += 1
-            return check, _with_state(aten_gm, state)
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
             return check, _with_state(aten_gm, state)
@@ -279,11 +299,10 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
 
 
 def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
-           table: dict, functional: bool) -> torch.fx.GraphModule:
-    """`gm` as an aten graph of (*state, *inputs); with `functional`, one with no writes but
-    copies into inputs at the end (views stay views, lowered as index maps, not the copies that
-    removing views too would make). Without, writes stay where they were, as autograd needs
-    them (batch norm's backward checks that the running statistics it saved are unchanged).
+           table: dict) -> torch.fx.GraphModule:
+    """`gm` as an aten graph of (*state, *inputs), functional: no writes but copies into inputs
+    at the end (views stay views, lowered as index maps, not the copies that removing views too
+    would make).
 
     The first trace is not functionalized: torch's functionalization asks a composite op such as
     `linear` for concrete sizes, which would specialise every symbol. Decompositions run beneath
@@ -301,7 +320,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     if _returns_view_of_written_input(traced):
         return traced  # functionalized, the view would come back as a copy of the input
     writes = _writes_in_place
-    for _ in range(3 if functional else 0):
+    for _ in range(3):
         if not any(writes(node) for node in traced.graph.nodes):
             break
         fn = torch.func.functionalize(_AtenInterpreter(traced).run, remove="mutations")

@@ -144,6 +144,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if isinstance(value, types.ModuleType):
         _guard(tx, source, Identity.of, value)
         return PythonModuleVariable(value, source)
+    if isinstance(value, types.MethodType) and isinstance(value.__self__, type) and issubclass(
+            value.__self__, torch.autograd.Function):
+        _guard(tx, source, TypeMatch, types.MethodType)  # a custom Function's apply: called
+        return OpaqueFunctionVariable(value, source)      # for real, at a graph break
     if _is_torch_function(value) or getattr(value, "_dynamo_allow_in_graph", False):
         _guard(tx, source, Identity.of, value)
         return TorchFunctionVariable(value, source)

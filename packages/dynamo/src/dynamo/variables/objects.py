@@ -321,6 +321,10 @@ class UserClassVariable(VariableTracker):
         from dynamo.variables.builder import wrap
 
         found, member = _class_attribute(self.cls, name)
+        if issubclass(self.cls, torch.autograd.Function) and name == "apply":
+            from dynamo.variables.functions import OpaqueFunctionVariable
+
+            return OpaqueFunctionVariable(self.cls.apply)  # called for real, at a graph break
         if isinstance(member, (staticmethod, classmethod)):
             fn = wrap(tx, member.__func__, None)
             return UserMethodVariable(fn, self) if isinstance(member, classmethod) else fn

@@ -56,7 +56,7 @@ class TensorVariable(VariableTracker):
             return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
         if name == "grad":
             raise Unsupported("reading a tensor's .grad")
-        if not hasattr(torch.Tensor, name):
+        if not callable(getattr(torch.Tensor, name, None)):  # grad_fn, _version, output_nr, ...
             raise Unsupported(f"tensor attribute {name!r}")
         from dynamo.variables.functions import BoundMethodVariable
 
