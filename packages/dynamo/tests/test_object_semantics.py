@@ -378,3 +378,24 @@ def test_grad_mode_decorators_and_blocks_around_breaks_and_raises() -> None:
     for fn in (decorated, raising):
         _agree(fn, (x,))
         assert torch.is_grad_enabled()
+
+
+def test_a_dynamic_dim_of_size_zero_or_one_is_guarded() -> None:
+    def branch(x):
+        return x + 1 if x.shape[0] > 4 else x - 1
+
+    def sized(x):
+        return torch.arange(x.shape[0]) + x.sum(1), x.shape[0] * 2
+
+    for sizes in ((2, 1, 5), (2, 0, 5)):
+        _agree(branch, *[(torch.zeros(n),) for n in sizes])
+    _agree(sized, (torch.ones(1, 2),), (torch.ones(4, 2),), dynamic=True)
+
+
+def test_symbolic_shapes_compare_and_add_as_torch_sizes() -> None:
+    def f(x):
+        s = x.shape + (1,)
+        return (x.reshape(s) * s.numel(), x.shape == (4, 3), x.shape == [4, 3],
+                x.shape != (4, 3), (1,) + x.shape)
+
+    _agree(f, (torch.zeros(4, 3),), (torch.zeros(2, 3),), dynamic=True)

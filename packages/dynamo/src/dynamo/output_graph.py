@@ -95,6 +95,8 @@ class OutputGraph:
         dims = self._dynamic_dims(value, source)
         fake = self.fake_mode.from_tensor(value, dynamic_dims=dims, source=source)
         node = self._placeholder(source, value, fake)
+        # A dim of size 0 or 1 stays a number in the trace (specialised): its size is guarded.
+        dims = tuple(d for d in dims if isinstance(fake.shape[d], torch.SymInt))
         self.add_guard(TensorMatch.of(source, value, dynamic_dims=dims))
         tracker = TensorVariable(node, fake, source)
         self._tensor_inputs[id(value)] = (source, tracker)

@@ -138,9 +138,11 @@ class BuiltinVariable(VariableTracker):
             same = _identical(tx, args[0], args[1])
             return ConstantVariable(same if fn is operator.is_ else not same)
         if fn in (operator.eq, operator.ne) and not any(_graph_value(a) for a in args):
-            if isinstance(args[0], SequenceVariable) and isinstance(args[1], SequenceVariable):
-                a, b = args[0].values, args[1].values
-                equal = len(a) == len(b) and all(
+            sequences = _as_sequence(args[0]), _as_sequence(args[1])
+            if None not in sequences:
+                kinds = {issubclass(q.python_type(), list) for q in sequences}
+                a, b = sequences[0].values, sequences[1].values
+                equal = len(kinds) == 1 and len(a) == len(b) and all(
                     BuiltinVariable(operator.eq).call(tx, [x, y], {}).truth(tx)
                     for x, y in zip(a, b))
                 return ConstantVariable(equal if fn is operator.eq else not equal)
@@ -424,10 +426,23 @@ def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableT
         ):
             raise Unsupported(f"adding {a.python_type().__name__} and {b.python_type().__name__}")
         result = a.items(tx) + b.items(tx)
+        if isinstance(a, SizeVariable) or isinstance(b, SizeVariable):
+            return SizeVariable(result)  # torch.Size + tuple, and tuple + torch.Size
         return ListVariable(result) if isinstance(a, ListVariable) else TupleVariable(result)
     sequence, count = (a, b) if isinstance(a, SequenceVariable) else (b, a)
     result = sequence.items(tx) * concrete_int(count)
-    return ListVariable(result) if isinstance(sequence, ListVariable) else TupleVariable(result)
+    kind = type(sequence) if isinstance(sequence, (ListVariable, SizeVariable)) else TupleVariable
+    return kind(result)
+
+
+def _as_sequence(v: VariableTracker) -> SequenceVariable | None:
+    """`v` as a sequence tracker: a tuple or list constant becomes one of its items."""
+    if isinstance(v, SequenceVariable):
+        return v
+    if v.is_constant() and type(v.as_constant()) in (tuple, list):
+        kind = TupleVariable if type(v.as_constant()) is tuple else ListVariable
+        return kind([ConstantVariable(x) for x in v.as_constant()])
+    return None
 
 
 def is_builtin_callable(value: Any) -> bool:
