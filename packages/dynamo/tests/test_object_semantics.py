@@ -399,3 +399,50 @@ def test_symbolic_shapes_compare_and_add_as_torch_sizes() -> None:
                 x.shape != (4, 3), (1,) + x.shape)
 
     _agree(f, (torch.zeros(4, 3),), (torch.zeros(2, 3),), dynamic=True)
+
+
+def test_more_of_the_inputs_and_the_world_is_guarded() -> None:
+    def ranged(x, r, s):
+        for i in r:
+            x = x + i
+        return x[s]
+
+    def same(x, a, b):
+        return x + 1 if a is b else x - 1
+
+    def keys(x, d):
+        return x + 1, [type(k).__name__ for k in d]
+
+    def layout(x):
+        return x + x.storage_offset() + (10 if x.is_leaf else 20)
+
+    x = torch.arange(5.0)
+    _agree(ranged, (x, range(3), slice(1, 3)), (x, range(10, 12), slice(0, 5, 2)))
+    y = torch.ones(2)
+    _agree(same, (y, y.clone(), y), (y, y, y))
+    _agree(same, (y, [1], [1]), (y, [1, 2], None))
+    _agree(keys, (y, {1: 0}), (y, {True: 0}), (y, {1.0: 0}))
+    base = torch.zeros(8, requires_grad=True)
+    _agree(layout, (base.detach()[1:4],), (base.detach()[3:6],), (base[:3] * 1,))
+
+    def world(a, m):
+        y = m(a @ a)
+        return y.float() + (1 if y.dtype == torch.bfloat16 else -1), torch.ones(1).device.type
+
+    m = nn.Identity()
+    dynamo.reset()
+    compiled = dynamo.compile(world)
+    a = torch.ones(2, 2)
+    for dtype in (torch.bfloat16, torch.float16):
+        with torch.autocast("cpu", dtype=dtype):
+            _same(compiled(a, m), world(a, m))
+    torch.set_default_device("meta")
+    try:
+        assert compiled(a, m)[1] == "meta"
+    finally:
+        torch.set_default_device(None)
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda mod, i, o: o * 10)
+    try:
+        _same(compiled(a, m), world(a, m))
+    finally:
+        handle.remove()

@@ -49,6 +49,8 @@ def exact(value: Any) -> Any:
         return complex, value.real.hex(), value.imag.hex()
     if isinstance(value, frozenset):
         return type(value), frozenset(map(exact, value))
+    if isinstance(value, (range, slice)):  # (slices are unhashable before Python 3.12)
+        return type(value), exact((value.start, value.stop, value.step))
     if isinstance(value, tuple):  # torch.Size and named tuples keep their type
         return type(value), tuple(map(exact, value))
     return type(value), value
@@ -223,10 +225,13 @@ class DictKeys(Guard):
     cost = 2
 
     def holds(self, value: Any) -> bool:
-        return tuple(value.keys()) == self.keys
+        return exact(tuple(value.keys())) == exact(self.keys)
 
     def code(self, name: str, consts: Constants) -> str:
-        return f"tuple({name}.keys()) == {_literal(self.keys, consts)}"
+        if all(type(k) is str for k in self.keys):
+            return f"tuple({name}.keys()) == {_literal(self.keys, consts)}"
+        # `1`, `1.0` and `True` are one key to a dict, and three keys to the code reading it
+        return f"{consts.name(exact)}(tuple({name}.keys())) == {consts.name(exact(self.keys))}"
 
     def describe(self) -> str:
         return f"tuple({self.source}.keys()) == {self.keys!r}"
@@ -474,12 +479,32 @@ class ModuleTraining(Guard):
         return f"it is {value.training}"
 
 
-# The global settings that change what a compiled program computes, read cheaply.
+def _autocast() -> torch.dtype | None:
+    """The dtype autocast computes in, None when it is off."""
+    if not torch._C._is_any_autocast_enabled():
+        return None
+    device = "cuda" if torch.is_autocast_enabled("cuda") else "cpu"
+    return torch.get_autocast_dtype(device)
+
+
+def _module_hooks() -> bool:
+    """Whether global module hooks are registered (they run around every module call)."""
+    from torch.nn.modules import module
+
+    return bool(module._global_forward_hooks or module._global_forward_pre_hooks
+                or module._global_backward_hooks or module._global_backward_pre_hooks)
+
+
+# The global settings that change what a compiled program computes, read cheaply; each reads
+# as an object compared by identity (a dtype, a bool, a small int, None).
 _STATE = (
     ("grad mode", torch._C.is_grad_enabled),
     ("default dtype", torch.get_default_dtype),
     ("deterministic algorithms", torch._C._get_deterministic_algorithms),
-    ("autocast", torch._C._is_any_autocast_enabled),
+    ("autocast", _autocast),
+    # torch function modes, the default device's among them (set_default_device pushes one)
+    ("torch function modes", torch._C._len_torch_function_stack),
+    ("global module hooks", _module_hooks),
 )
 
 
@@ -489,7 +514,8 @@ def _global_state() -> tuple:
 
 @dataclass(frozen=True)
 class GlobalState(Guard):
-    """Grad mode, default dtype, deterministic algorithms and autocast are as they were."""
+    """Grad mode, default dtype, deterministic algorithms, autocast (and its dtype), torch
+    function modes (the default device's) and global module hooks are as they were."""
 
     state: tuple = field(default_factory=_global_state)
 

@@ -123,9 +123,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     ):
         _guard(tx, source, Equals, value)
         return ConstantVariable(value, source)
-    if is_literal(value):  # ranges, slices, layouts, Ellipsis: compared by identity or value
+    if is_literal(value):  # ranges, slices, layouts, Ellipsis: compared by value or identity
         _guard(tx, source, TypeMatch, type(value))
-        if not isinstance(value, (range, slice)):
+        if isinstance(value, (range, slice)):
+            _guard(tx, source, Equals, value)
+        else:
             _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
     if isinstance(value, (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)):

@@ -27,7 +27,7 @@ from dynamo.variables.containers import (
     TupleVariable,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
-from guards import Identity
+from guards import DistinctObjects, Identity
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -375,6 +375,12 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
 
     if a is b:
         return True
+    if a.source is not None and b.source is not None and isinstance(
+            a, (TensorVariable, SequenceVariable, DictVariable, SetVariable)):
+        # One tracker per tensor, list, dict or set of the frame: two are two objects, and
+        # must stay two on later calls.
+        tx.output.add_guard(DistinctObjects((a.source, b.source)))
+        return False
     if isinstance(a, (ListVariable, DictVariable, SetVariable)) or isinstance(
             b, (ListVariable, DictVariable, SetVariable)):
         return False  # one tracker per container object

@@ -268,9 +268,12 @@ class NNModuleVariable(ObjectVariable):
         module = self.value
         hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                  "_backward_pre_hooks")
-        if any(getattr(module, h, None) for h in hooks):
-            raise Unsupported(f"calling a {type(module).__qualname__} that has hooks (inside "
-                              "a compiled frame; the outermost module's hooks run eagerly)")
+        from torch.nn.modules import module as nn_module
+
+        if any(getattr(module, h, None) or getattr(nn_module, f"_global{h}") for h in hooks):
+            raise Unsupported(f"calling a {type(module).__qualname__} that has hooks, or while "
+                              "global module hooks are registered (inside a compiled frame; "
+                              "the outermost module's own hooks run eagerly)")
         if self.source is not None:
             for h in hooks[:2]:
                 tx.output.add_guard(Length(AttrSource(self.source, h), 0))

@@ -49,7 +49,12 @@ class TensorVariable(VariableTracker):
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in _METADATA:
-            return ConstantVariable(getattr(self.fake, name))
+            value = getattr(self.fake, name)
+            if name == "is_leaf" and self.source is not None:  # a tensor match leaves it out
+                from guards import AttrSource, Equals
+
+                tx.output.add_guard(Equals(AttrSource(self.source, name), value))
+            return ConstantVariable(value)
         if name == "shape":
             return tx.output.size_variable(self, self.fake.shape)
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
@@ -85,6 +90,11 @@ class TensorVariable(VariableTracker):
                     return tx.output.size_variable(self, result)
                 if name == "stride" and self.source is not None:
                     self._guard_unit_strides(tx, values)
+                if name == "storage_offset" and self.source is not None:  # unmatched too
+                    from guards import Equals, TensorPropertySource
+
+                    tx.output.add_guard(Equals(TensorPropertySource(self.source, name),
+                                               int(result)))
                 return tx.output.wrap_value(self, name, result, tuple(values))
         return tx.output.call_method(name, [self, *args], kwargs)
 
