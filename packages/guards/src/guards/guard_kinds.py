@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.nn.modules import module as _nn_module
 
 from guards.sources import Source
 
@@ -487,29 +488,41 @@ def _autocast() -> torch.dtype | None:
     return torch.get_autocast_dtype(device)
 
 
+_HOOKS = (_nn_module._global_forward_hooks, _nn_module._global_forward_pre_hooks,
+          _nn_module._global_backward_hooks, _nn_module._global_backward_pre_hooks)
+
+
 def _module_hooks() -> bool:
     """Whether global module hooks are registered (they run around every module call)."""
-    from torch.nn.modules import module
-
-    return bool(module._global_forward_hooks or module._global_forward_pre_hooks
-                or module._global_backward_hooks or module._global_backward_pre_hooks)
+    return any(map(bool, _HOOKS))
 
 
-# The global settings that change what a compiled program computes, read cheaply; each reads
-# as an object compared by identity (a dtype, a bool, a small int, None).
+def _read(read: Any) -> Any:
+    """The check of a setting that reads as an object compared by identity."""
+    return lambda value, consts: f"{consts.name(read)}() is {consts.name(value)}"
+
+
+# The global settings that change what a compiled program computes, with the cheapest check
+# of each: an identity comparison, or an expression with no Python function call.
 _STATE = (
-    ("grad mode", torch._C.is_grad_enabled),
-    ("default dtype", torch.get_default_dtype),
-    ("deterministic algorithms", torch._C._get_deterministic_algorithms),
-    ("autocast", _autocast),
+    ("grad mode", torch._C.is_grad_enabled, _read(torch._C.is_grad_enabled)),
+    ("default dtype", torch.get_default_dtype, _read(torch.get_default_dtype)),
+    ("deterministic algorithms", torch._C._get_deterministic_algorithms,
+     _read(torch._C._get_deterministic_algorithms)),
+    ("autocast", _autocast, lambda value, consts: (
+        f"{consts.name(torch._C._is_any_autocast_enabled)}() is False" if value is None
+        else f"{consts.name(_autocast)}() is {consts.name(value)}")),
     # torch function modes, the default device's among them (set_default_device pushes one)
-    ("torch function modes", torch._C._len_torch_function_stack),
-    ("global module hooks", _module_hooks),
+    ("torch function modes", torch._C._len_torch_function_stack,
+     _read(torch._C._len_torch_function_stack)),
+    ("global module hooks", _module_hooks, lambda value, consts: (
+        "not (" + " or ".join(consts.name(h) for h in _HOOKS) + ")" if not value
+        else f"{consts.name(_module_hooks)}()")),
 )
 
 
 def _global_state() -> tuple:
-    return tuple(read() for _, read in _STATE)
+    return tuple(read() for _, read, _ in _STATE)
 
 
 @dataclass(frozen=True)
@@ -526,18 +539,17 @@ class GlobalState(Guard):
         return _global_state() == self.state
 
     def code(self, consts: Constants) -> str:
-        return " and ".join(f"{consts.name(read)}() is {consts.name(value)}"
-                            for (_, read), value in zip(_STATE, self.state))
+        return " and ".join(code(value, consts) for (_, _, code), value in zip(_STATE, self.state))
 
     def describe(self) -> str:
         return "global state (" + ", ".join(
-            f"{name}={value}" for (name, _), value in zip(_STATE, self.state)
+            f"{name}={value}" for (name, _, _), value in zip(_STATE, self.state)
         ) + ")"
 
     def failure(self) -> str:
         now = _global_state()
         return "; ".join(f"{name} is {b}, not {a}"
-                         for (name, _), a, b in zip(_STATE, self.state, now) if a != b)
+                         for (name, _, _), a, b in zip(_STATE, self.state, now) if a != b)
 
 
 @dataclass(frozen=True)
