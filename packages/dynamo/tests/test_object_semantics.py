@@ -446,3 +446,30 @@ def test_more_of_the_inputs_and_the_world_is_guarded() -> None:
         _same(compiled(a, m), world(a, m))
     finally:
         handle.remove()
+
+
+def test_closure_cells_and_defaults_of_methods_are_guarded() -> None:
+    scale = [2]
+
+    def make():
+        factor = scale[0]
+
+        class C:
+            def m(self, t, k=1):
+                return t * factor * k
+
+        return C
+
+    cls = make()
+
+    def f(x, o):
+        return o.m(x)
+
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    x, o = torch.ones(1), cls()
+    compiled(x, o)
+    cls.m.__defaults__ = (7,)
+    torch.testing.assert_close(compiled(x, o), f(x, o))
+    cls.m.__closure__[0].cell_contents = 5
+    torch.testing.assert_close(compiled(x, o), f(x, o))

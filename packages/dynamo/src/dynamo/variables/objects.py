@@ -71,15 +71,21 @@ class ObjectVariable(VariableTracker):
         if not found:
             raise Unsupported(f"{type(self.value).__qualname__} has no attribute {name!r}")
         self._guard_class_member(tx, name, member)
+        # Where the function is read, so that its closure cells and defaults are guarded when
+        # the trace reads them (not for modules: a guard per layer on every call).
+        on_class = None
+        if self.source is not None and not isinstance(self.value, torch.nn.Module):
+            on_class = AttrSource(TypeSource(self.source), name)
         if isinstance(member, staticmethod):
-            return wrap(tx, member.__func__, None)
+            return wrap(tx, member.__func__, on_class)
         if isinstance(member, classmethod):
-            return UserMethodVariable(wrap(tx, member.__func__, None),
-                                      UserClassVariable(type(self.value)))
+            return UserMethodVariable(wrap(tx, member.__func__, on_class and AttrSource(
+                on_class, "__func__")), UserClassVariable(type(self.value)))
         if isinstance(member, property):
-            return wrap(tx, member.fget, None).call(tx, [self], {})
+            return wrap(tx, member.fget, on_class and AttrSource(on_class, "fget")).call(
+                tx, [self], {})
         if isinstance(member, types.FunctionType):  # a method, inlined even if torch's own
-            return UserMethodVariable(UserFunctionVariable(member), self)
+            return UserMethodVariable(UserFunctionVariable(member, on_class), self)
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {type(self.value).__qualname__}.{name}")
         return wrap(tx, getattr(self.value, name), self._attr_source(name))
