@@ -208,26 +208,26 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
 
 
 def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                effects: list[str], rerun: bool) -> list[str]:
+                effects: list[str], rerun: bool, grad_mode: bool) -> list[str]:
     lines = ["def run(L, G):"]
     if graph_fn is not None:
         args = "".join(f"{source.expr}, " for source in inputs)
         # A graph that raises (an index out of range, a failed factorisation) has made none of
-        # the frame's side effects yet: grad mode is put back and, unless the graph wrote into
-        # an input, the frame runs as plain Python instead (`RUN_EAGERLY`), so the error comes
-        # where it would, through the frame's own try/except/finally, after its side effects.
-        lines += ["    ___grad = ___grad_enabled()", "    try:",
-                  f"        {'___out = ' if builder.outputs else ''}___graph({args})",
-                  "    except Exception:", "        ___set_grad_enabled(___grad)",
+        # the frame's side effects yet: grad mode is put back (the guards pinned it to
+        # `grad_mode`) and, unless the graph wrote into an input, the frame runs as plain Python
+        # instead (`RUN_EAGERLY`), so the error comes where it would, through the frame's own
+        # try/except/finally, after its side effects.
+        lines += ["    try:", f"        {'___out = ' if builder.outputs else ''}___graph({args})",
+                  "    except Exception:", f"        ___set_grad_enabled({grad_mode})",
                   f"        {'return ___eagerly' if rerun else 'raise'}"]
     return lines + [f"    {line}" for line in [*builder.prelude, *effects]]
 
 
 def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                result: str, effects: list[str], rerun: bool
+                result: str, effects: list[str], rerun: bool, grad_mode: bool
                 ) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)`: the transformed frame, and its source."""
-    lines = _graph_call(graph_fn, inputs, builder, effects, rerun)
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode)
     lines.append(f"    return {result}")
     return _define(lines, graph_fn, builder)
 
@@ -238,7 +238,6 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
                                  "___done": _DONE, "___eagerly": RUN_EAGERLY,
-                                 "___grad_enabled": torch.is_grad_enabled,
                                  "___set_grad_enabled": torch._C._set_grad_enabled,
                                  **key_names(), **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
@@ -246,11 +245,11 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
 
 
 def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                      plan: dict[str, Any], effects: list[str], rerun: bool
+                      plan: dict[str, Any], effects: list[str], rerun: bool, grad_mode: bool
                       ) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)` for a frame with a graph break: the graph, the side effects so far, the step
     made for real, and the resume function's call."""
-    lines = _graph_call(graph_fn, inputs, builder, effects, rerun)
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode)
     local_args = plan["locals"]
     step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
             "branch": lambda: f"___result = bool({plan['condition']})",

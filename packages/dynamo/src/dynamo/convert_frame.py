@@ -131,9 +131,11 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     inputs = [s for s, _, _ in output.inputs]
     rerun = gm is None or not mutates_inputs(gm.graph)
     if result is not None:
-        run, source = make_runner(compiled, inputs, builder, plan, effects, rerun)
+        run, source = make_runner(compiled, inputs, builder, plan, effects, rerun,
+                                  output.initial_grad_mode)
     else:
-        run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun)
+        run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun,
+                                        output.initial_grad_mode)
     _log_entry(fn, gm, guards, source, started, traced)
     shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
     return CacheEntry(guards, run, source, gm, input_shapes=shapes)

@@ -170,6 +170,7 @@ class CompiledFunction:
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
+        self._suspends = bool(fn.__code__.co_flags & _SUSPENDS)  # called, it makes a generator
         functools.update_wrapper(self, fn)
 
     @property
@@ -210,8 +211,7 @@ class CompiledFunction:
         fn = self.fn
         if self._generation != _generation[0]:
             self._sync()
-        if self._gave_up or getattr(fn, "_dynamo_disable", False) or \
-                fn.__code__.co_flags & _SUSPENDS:
+        if self._gave_up or getattr(fn, "_dynamo_disable", False) or self._suspends:
             return fn(*args, **kwargs)
         bind = self.bind
         if bind.__defaults__ is not fn.__defaults__ or bind.__kwdefaults__ is not fn.__kwdefaults__:

@@ -497,27 +497,20 @@ def _module_hooks() -> bool:
     return any(map(bool, _HOOKS))
 
 
-def _read(read: Any) -> Any:
-    """The check of a setting that reads as an object compared by identity."""
-    return lambda value, consts: f"{consts.name(read)}() is {consts.name(value)}"
-
-
-# The global settings that change what a compiled program computes, with the cheapest check
-# of each: an identity comparison, or an expression with no Python function call.
+# The global settings that change what a compiled program computes: (name, reader, check).
+# Each reads as an object compared by identity (a dtype, a bool, a small int, None); a setting
+# with a `check` writes a cheaper expression (no Python call) instead.
 _STATE = (
-    ("grad mode", torch._C.is_grad_enabled, _read(torch._C.is_grad_enabled)),
-    ("default dtype", torch.get_default_dtype, _read(torch.get_default_dtype)),
-    ("deterministic algorithms", torch._C._get_deterministic_algorithms,
-     _read(torch._C._get_deterministic_algorithms)),
+    ("grad mode", torch._C.is_grad_enabled, None),
+    ("default dtype", torch.get_default_dtype, None),
+    ("deterministic algorithms", torch._C._get_deterministic_algorithms, None),
     ("autocast", _autocast, lambda value, consts: (
         f"{consts.name(torch._C._is_any_autocast_enabled)}() is False" if value is None
-        else f"{consts.name(_autocast)}() is {consts.name(value)}")),
+        else None)),
     # torch function modes, the default device's among them (set_default_device pushes one)
-    ("torch function modes", torch._C._len_torch_function_stack,
-     _read(torch._C._len_torch_function_stack)),
+    ("torch function modes", torch._C._len_torch_function_stack, None),
     ("global module hooks", _module_hooks, lambda value, consts: (
-        "not (" + " or ".join(consts.name(h) for h in _HOOKS) + ")" if not value
-        else f"{consts.name(_module_hooks)}()")),
+        "not (" + " or ".join(consts.name(h) for h in _HOOKS) + ")" if not value else None)),
 )
 
 
@@ -539,7 +532,9 @@ class GlobalState(Guard):
         return _global_state() == self.state
 
     def code(self, consts: Constants) -> str:
-        return " and ".join(code(value, consts) for (_, _, code), value in zip(_STATE, self.state))
+        return " and ".join(
+            (check and check(value, consts)) or f"{consts.name(read)}() is {consts.name(value)}"
+            for (_, read, check), value in zip(_STATE, self.state))
 
     def describe(self) -> str:
         return "global state (" + ", ".join(

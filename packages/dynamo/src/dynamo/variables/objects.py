@@ -16,6 +16,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.nn.modules import module as nn_module
 
 from dynamo.exc import Unsupported
 from dynamo.side_effects import MISSING
@@ -70,12 +71,12 @@ class ObjectVariable(VariableTracker):
         found, member = _class_attribute(type(self.value), name)
         if not found:
             raise Unsupported(f"{type(self.value).__qualname__} has no attribute {name!r}")
-        self._guard_class_member(tx, name, member)
-        # Where the function is read, so that its closure cells and defaults are guarded when
-        # the trace reads them (not for modules: a guard per layer on every call).
+        # Where the member is read, so that it (and its closure cells and defaults, when the
+        # trace reads them) is guarded; not for modules: a guard per layer on every call.
         on_class = None
         if self.source is not None and not isinstance(self.value, torch.nn.Module):
             on_class = AttrSource(TypeSource(self.source), name)
+        self._guard_class_member(tx, name, member, on_class)
         if isinstance(member, staticmethod):
             return wrap(tx, member.__func__, on_class)
         if isinstance(member, classmethod):
@@ -90,20 +91,21 @@ class ObjectVariable(VariableTracker):
             raise Unsupported(f"the descriptor {type(self.value).__qualname__}.{name}")
         return wrap(tx, getattr(self.value, name), self._attr_source(name))
 
-    def _guard_class_member(self, tx: Translator, name: str, member: Any) -> None:
-        """What reading `name` from the class assumes: the class still holds this member, and
-        no attribute of the instance shadows it (data descriptors cannot be shadowed). For
-        modules, as torch.compile does, only the shadowing is guarded: a guard per module call
-        on its class's `forward` would cost every model a check per layer."""
+    def _guard_class_member(self, tx: Translator, name: str, member: Any,
+                            on_class: Any) -> None:
+        """What reading `name` from the class assumes: the class still holds this member (read
+        at `on_class`), and no attribute of the instance shadows it (data descriptors cannot be
+        shadowed). For modules (no `on_class`), as torch.compile does, only the shadowing is
+        guarded: a guard per module call on its class's `forward` would cost every model a
+        check per layer."""
         if self.source is None:
             return
-        if not isinstance(self.value, torch.nn.Module):
-            on_class = AttrSource(TypeSource(self.source), name)
+        if on_class is not None:
             if isinstance(member, classmethod):  # each read makes a new bound method
-                on_class, member = AttrSource(on_class, "__func__"), member.__func__
+                tx.output.add_guard(Identity.of(AttrSource(on_class, "__func__"),
+                                                member.__func__))
             else:
-                member = getattr(type(self.value), name)
-            tx.output.add_guard(Identity.of(on_class, member))
+                tx.output.add_guard(Identity.of(on_class, getattr(type(self.value), name)))
         if hasattr(self.value, "__dict__") and not hasattr(type(member), "__set__"):
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
 
@@ -274,8 +276,6 @@ class NNModuleVariable(ObjectVariable):
         module = self.value
         hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                  "_backward_pre_hooks")
-        from torch.nn.modules import module as nn_module
-
         if any(getattr(module, h, None) or getattr(nn_module, f"_global{h}") for h in hooks):
             raise Unsupported(f"calling a {type(module).__qualname__} that has hooks, or while "
                               "global module hooks are registered (inside a compiled frame; "

@@ -9,6 +9,7 @@ symbolic sizes; deciding its truth records a guard in the ShapeEnv.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -17,6 +18,7 @@ from dynamo.exc import Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from fakecore import DataDependentError
+from guards import AttrSource, Equals, TensorPropertySource
 
 if TYPE_CHECKING:
     import torch.fx
@@ -50,10 +52,8 @@ class TensorVariable(VariableTracker):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in _METADATA:
             value = getattr(self.fake, name)
-            if name == "is_leaf" and self.source is not None:  # a tensor match leaves it out
-                from guards import AttrSource, Equals
-
-                tx.output.add_guard(Equals(AttrSource(self.source, name), value))
+            if name == "is_leaf":
+                self._guard_read(tx, lambda source: AttrSource(source, name), value)
             return ConstantVariable(value)
         if name == "shape":
             return tx.output.size_variable(self, self.fake.shape)
@@ -88,25 +88,23 @@ class TensorVariable(VariableTracker):
                                                                  for k, v in kwargs.items()})
                 if name == "size" and not args:
                     return tx.output.size_variable(self, result)
-                if name == "stride" and self.source is not None:
-                    self._guard_unit_strides(tx, values)
-                if name == "storage_offset" and self.source is not None:  # unmatched too
-                    from guards import Equals, TensorPropertySource
-
-                    tx.output.add_guard(Equals(TensorPropertySource(self.source, name),
-                                               int(result)))
+                if name == "stride":
+                    for d in values or range(self.fake.dim()):
+                        if self.fake.shape[d] == 1:
+                            self._guard_read(tx, lambda source, d=d: TensorPropertySource(
+                                source, "stride", d % self.fake.dim()), int(self.fake.stride(d)))
+                if name == "storage_offset":
+                    self._guard_read(tx, lambda source: TensorPropertySource(source, name),
+                                     int(result))
                 return tx.output.wrap_value(self, name, result, tuple(values))
         return tx.output.call_method(name, [self, *args], kwargs)
 
-    def _guard_unit_strides(self, tx: Translator, dims: list) -> None:
-        """A tensor match leaves out the strides of dims of size 1; code that reads one gets a
-        guard on it."""
-        from guards import Equals, TensorPropertySource
-
-        for d in dims or range(self.fake.dim()):
-            if self.fake.shape[d] == 1:
-                source = TensorPropertySource(self.source, "stride", d % self.fake.dim())
-                tx.output.add_guard(Equals(source, int(self.fake.stride(d))))
+    def _guard_read(self, tx: Translator, where: Callable[[Any], Any], value: Any) -> None:
+        """Guard a property of an input that its tensor match leaves out (`is_leaf`, the storage
+        offset, the stride of a dim of size 1) once code reads it: the property, at `where(the
+        input's source)`, must still be `value`."""
+        if self.source is not None:
+            tx.output.add_guard(Equals(where(self.source), value))
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         if not self.fake.dim():
