@@ -97,7 +97,7 @@ TEMPLATES = {
     "in_finally": ("x", "try:\n        a = x + 1\n    finally:\n        v = {B}\n"
                    "    return a * 2", 2),
     "raise_caught": ("x", 'try:\n        a = x * 2\n        v = {B}\n        raise ValueError("x")\n'
-                     "    except ValueError:\n        a = a + 1\n    return a", 1),
+                     "    except ValueError:\n        a = a + 1\n    return a", 2),
 }
 
 HELPERS = '''

@@ -46,12 +46,15 @@ from dynamo.variables.objects import (
     ExitVariable,
     GradModeExit,
     GradModeVariable,
+    NewObjectVariable,
     NNModuleVariable,
     PythonModuleVariable,
     SuperVariable,
     TorchFunctionVariable,
     UserClassVariable,
     UserObjectVariable,
+    build_object,
+    fill_object,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable
 from guards import key_names
@@ -97,7 +100,7 @@ class ResultBuilder:
             return f"{self.constant(v.kind)}(({items},))"
         if isinstance(v, TupleVariable):
             return "(" + "".join(self.expression(x) + ", " for x in v.values) + ")"
-        if isinstance(v, (ListVariable, DictVariable, SetVariable)):
+        if isinstance(v, (ListVariable, DictVariable, SetVariable, NewObjectVariable)):
             return self._made_once(v)
         if v.source is not None:
             return v.source.expr
@@ -147,6 +150,14 @@ class ResultBuilder:
         made = self._made.get(id(v))
         if made is not None:
             return made[0]
+        name = f"___made{len(self._made)}"
+        if isinstance(v, NewObjectVariable):  # made empty first: its attributes may refer to it
+            self._made[id(v)] = (name, v)
+            self.prelude.append(f"{name} = {self.constant(build_object)}({self.constant(v.cls)})")
+            attrs = "{" + ", ".join(f"{k!r}: {self.expression(x)}" for k, x in v.attrs.items())
+            items = "None" if v.items_ is None else self.expression(v.items_)
+            self.prelude.append(f"{self.constant(fill_object)}({name}, {attrs}}}, {items})")
+            return name
         if isinstance(v, ListVariable):
             text = "[" + ", ".join(self.expression(x) for x in v.values) + "]"
         elif isinstance(v, DictVariable):
@@ -154,7 +165,6 @@ class ResultBuilder:
                                    for k, x in v.entries.items()) + "}"
         else:
             text = self.constant(set(v.values)) + ".copy()"
-        name = f"___made{len(self._made)}"
         self._made[id(v)] = (name, v)
         self.prelude.append(f"{name} = {text}")
         return name

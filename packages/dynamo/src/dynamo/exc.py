@@ -1,7 +1,7 @@
 """Why a capture stopped: `Unsupported`, with the construct and the user's file:line.
 
 Every place where the symbolic interpreter meets something it cannot capture raises
-`Unsupported(reason)`; the interpreter adds where in the user's code it happened (file, line and
+`Unsupported(reason)` (`Raised`, when the traced code itself raises an exception); the interpreter adds where in the user's code it happened (file, line and
 that line's source) before the exception leaves it. `compile()` turns it into a warning and an
 eager run, or, with `fullgraph=True`, lets it reach the caller.
 """
@@ -32,6 +32,16 @@ class Unsupported(Exception):
         line = linecache.getline(self.filename, self.lineno).strip()
         excerpt = f"\n    {line}" if line else ""
         return f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}"
+
+
+class Raised(Unsupported):
+    """An exception that the traced code raises (`raise KeyError(k)`, a missing dict key, an
+    exhausted iterator): when a `try` of the traced code catches it, the trace goes on in the
+    handler; uncaught, it stops the capture like any construct the frontend cannot follow."""
+
+    def __init__(self, exception: BaseException, reason: str) -> None:
+        super().__init__(reason)
+        self.exception = exception
 
 
 class BackendError(RuntimeError):

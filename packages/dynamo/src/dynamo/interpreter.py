@@ -20,15 +20,15 @@ from typing import Any
 
 import torch
 
-from dynamo.bytecode import PY312, instructions
-from dynamo.exc import Unsupported
+from dynamo.bytecode import PY312, handlers, instructions
+from dynamo.exc import Raised, Unsupported
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import MISSING
 from dynamo.sources import ModuleGlobalSource
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
-from dynamo.variables.builtins import BuiltinVariable
+from dynamo.variables.builtins import BuiltinVariable, make_exception
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import (
     DictVariable,
@@ -71,6 +71,15 @@ class DeferredAttribute(VariableTracker):
         raise Unsupported(self.error.reason)
 
 
+class ExceptionVariable(ConstantVariable):
+    """An exception the traced code raised and a handler of it caught; `reason` is what the
+    capture reports if it is raised again and nothing catches it."""
+
+    def __init__(self, value: BaseException, reason: str) -> None:
+        super().__init__(value)
+        self.reason = reason
+
+
 class CellVariable(VariableTracker):
     """A closure cell on the stack (LOAD_CLOSURE), on its way into a nested function."""
 
@@ -100,6 +109,7 @@ class Translator:
         self.steps = 0
         self.stop_at: int | None = None  # the top frame stops before this instruction
         self.made_closures = False  # a nested function captured this frame's cells
+        self.handling: list[VariableTracker] = []  # exceptions whose handlers are running
 
     @property
     def stopped(self) -> bool:
@@ -125,6 +135,10 @@ class Translator:
                     raise Unsupported(f"the bytecode instruction {ins.opname} "
                                       f"({_construct(ins.opname)})")
                 handler(ins)
+            except Raised as error:
+                if not self._catch(error, ins):
+                    self._note(error, ins)
+                    raise
             except Unsupported as error:
                 self._note(error, ins)
                 raise
@@ -134,6 +148,19 @@ class Translator:
                 self._note(unsupported, ins)
                 raise unsupported from error
         return self.result
+
+    def _catch(self, error: Raised, ins) -> bool:
+        """Go on in the handler of the `try` block that `ins` is in, as CPython does: the stack
+        cut to the block's depth, the exception pushed. False: no block of this code."""
+        for handler in handlers(self.code):
+            if handler.start <= ins.offset < handler.end:
+                del self.stack[handler.depth:]
+                if handler.lasti:
+                    self.push(ConstantVariable(ins.offset))
+                self.push(ExceptionVariable(error.exception, error.reason))
+                self.ip = handler.target
+                return True
+        return False
 
     def _note(self, error: Unsupported, ins) -> None:
         """Record where `error` happened: the user's line, and the top frame's instruction."""
@@ -625,8 +652,42 @@ class Translator:
 
     def RAISE_VARARGS(self, ins) -> None:
         args = self.popn(ins.arg)
-        what = repr(args[0]) if args else "a re-raise"
-        raise Unsupported(f"raise {what} (an exception raised while tracing)")
+        if not args:  # a bare `raise` in a handler
+            if not self.handling:
+                raise Unsupported("raise (a re-raise while tracing, with no exception)")
+            self._raise(self.handling[-1])
+        exc = args[0]
+        if isinstance(exc, (BuiltinVariable, UserClassVariable)) and isinstance(
+                exc.as_constant(), type) and issubclass(exc.as_constant(), BaseException):
+            exc = make_exception(exc.as_constant(), [], {})
+        if not (exc.is_constant() and isinstance(exc.as_constant(), BaseException)):
+            raise Unsupported(f"raise {exc!r} (an exception raised while tracing)")
+        self._raise(exc)
+
+    def _raise(self, exc: VariableTracker) -> None:
+        reason = getattr(exc, "reason", None) or \
+            f"raise {exc.as_constant()!r} (an exception raised while tracing)"
+        raise Raised(exc.as_constant(), reason)
+
+    def PUSH_EXC_INFO(self, ins) -> None:
+        exc = self.pop()
+        self.push(self.handling[-1] if self.handling else ConstantVariable(None))
+        self.push(exc)
+        self.handling.append(exc)
+
+    def POP_EXCEPT(self, ins) -> None:
+        self.pop()
+        self.handling.pop()
+
+    def CHECK_EXC_MATCH(self, ins) -> None:
+        kinds = self.pop().as_constant()
+        self.push(ConstantVariable(isinstance(self.stack[-1].as_constant(), kinds)))
+
+    def RERAISE(self, ins) -> None:
+        exc = self.pop()
+        if ins.arg:
+            self.pop()  # the lasti the handler was entered with
+        self._raise(exc)
 
 
 def _is_none(v: VariableTracker) -> bool:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dynamo.exc import Unsupported
+from dynamo.sources import DictItemsSource
 from dynamo.variables.base import VariableTracker
+from guards import AttrSource
 
 MISSING = object()  # what `load` returns for a location nothing was written to
 
@@ -27,6 +30,11 @@ class SideEffects:
     def mutated(self, container: VariableTracker) -> None:
         """A list, dict or set was changed in place; one from the frame (it has a source) is
         updated for real when the graph has run."""
+        if isinstance(container.source, DictItemsSource):
+            raise Unsupported("changing the items of a dict subclass's instance from outside "
+                              "the trace")
+        if isinstance(container.source, AttrSource) and container.source.attr == "__dict__":
+            raise Unsupported("changing an object's __dict__ directly")
         if container.source is not None:
             self.containers[id(container)] = container
         self.changes += 1
@@ -39,6 +47,10 @@ class SideEffects:
         key = (kind, id(target), name)
         self.writes.pop(key, None)  # the last write wins, in program order
         self.writes[key] = (kind, target, name, value)
+
+    def writes_to(self, target: Any) -> bool:
+        """Whether an attribute of `target` (a tracker) was set."""
+        return any(kind == "attr" and t is target for kind, t, _, _ in self.writes.values())
 
     def load(self, kind: str, target: Any, name: Any) -> Any:
         """The value recorded for a location, or `MISSING`."""

@@ -1,4 +1,5 @@
-"""Sources the frontend needs beyond the guard library's: a global of another module.
+"""Sources the frontend needs beyond the guard library's: a global of another module, the
+items of a dict subclass.
 
 A function inlined from another module reads that module's globals, not the frame's `G`;
 `ModuleGlobalSource` names such a value through `sys.modules`, so guards can check it.
@@ -10,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from guards import Source
+from guards import ChainedSource, Source
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,15 @@ class ModuleGlobalSource(Source):
 
     def fetch(self, f_locals: dict, f_globals: dict) -> Any:
         return sys.modules[self.module].__dict__[self.name]
+
+
+@dataclass(frozen=True)
+class DictItemsSource(ChainedSource):
+    """The items of an instance of a dict subclass, as the methods it inherits from dict see
+    them (a plain copy: read past any `__getitem__` or `keys` the subclass defines)."""
+
+    def access(self, base_expr: str) -> str:
+        return f"dict.copy({base_expr})"
+
+    def step(self, value: Any) -> Any:
+        return dict.copy(value)

@@ -26,6 +26,7 @@ from guards.guard_set import GuardSet
 from guards.shape import ShapeGuard, shape_guards
 from guards.sources import (
     AttrSource,
+    ChainedSource,
     ClosureCellSource,
     DefaultSource,
     DictKeySource,
@@ -41,8 +42,8 @@ from guards.sources import (
 )
 
 __all__ = [
-    "Alive", "AttrSource", "CacheLimitExceeded", "ClosureCellSource", "DefaultSource",
-    "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "GetItemSource",
+    "Alive", "AttrSource", "CacheLimitExceeded", "ChainedSource", "ClosureCellSource",
+    "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
     "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "key_names",

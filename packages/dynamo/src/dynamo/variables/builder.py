@@ -11,6 +11,7 @@ read from torch) needs no guard.
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
 from dynamo.variables.constant import ConstantVariable, is_literal
 from dynamo.variables.containers import (
+    _UNREAD,
     DictVariable,
     ListVariable,
     NamedTupleVariable,
@@ -38,9 +40,13 @@ from dynamo.variables.functions import (
     UserMethodVariable,
 )
 from dynamo.variables.objects import (
+    BUILTIN_BASES,
+    INTROSPECTION,
+    BaseMethodVariable,
     ExitVariable,
     GradModeExit,
     GradModeVariable,
+    IntrospectionVariable,
     NNModuleVariable,
     PythonModuleVariable,
     TorchFunctionVariable,
@@ -65,6 +71,8 @@ if TYPE_CHECKING:
 _ITERATORS = tuple(type(it) for it in (iter([]), iter(()), iter(range(0)), iter(""), iter({}),
                                         iter({}.values()), iter({}.items()), iter(set()),
                                         enumerate([]), zip(), map(abs, []), reversed([])))
+
+_GRAD_MODE_TYPES = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)
 
 # Values Equals can guard: compared by value, with their exact type.
 _EQUALS_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device)
@@ -130,7 +138,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         else:
             _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
-    if isinstance(value, (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)):
+    if isinstance(value, _GRAD_MODE_TYPES):
         # A grad-mode context object made outside the trace (a decorator's `with self:`).
         target = value.mode if isinstance(value, torch.set_grad_enabled) else \
             isinstance(value, torch.enable_grad)
@@ -140,6 +148,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, TypeMatch, GradModeExit)
         _guard(tx, _child(source, AttrSource, "initial"), Equals, value.initial)
         return ExitVariable(GradModeVariable(torch.is_grad_enabled(), value.initial))
+    if isinstance(value, types.MethodType) and isinstance(value.__self__, _GRAD_MODE_TYPES) \
+            and value.__name__ == "clone":  # `self.clone` in the grad-mode decorators
+        _guard(tx, source, TypeMatch, types.MethodType)
+        return BoundMethodVariable(wrap(tx, value.__self__, _child(source, AttrSource,
+                                                                   "__self__")), "clone")
     if isinstance(value, torch.nn.Module):
         _guard(tx, source, Identity.of, value)
         return NNModuleVariable(value, source)
@@ -150,9 +163,17 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             value.__self__, torch.autograd.Function):
         _guard(tx, source, TypeMatch, types.MethodType)  # a custom Function's apply: called
         return OpaqueFunctionVariable(value, source)      # for real, at a graph break
-    if _is_torch_function(value) or getattr(value, "_dynamo_allow_in_graph", False):
+    if _is_torch_function(value) or inspect.getattr_static(value, "_dynamo_allow_in_graph",
+                                                           False):
         _guard(tx, source, Identity.of, value)
         return TorchFunctionVariable(value, source)
+    if isinstance(value, (types.WrapperDescriptorType, types.MethodDescriptorType)) and \
+            value.__objclass__ in BUILTIN_BASES:  # `object.__setattr__`, `dict.__setitem__`
+        _guard(tx, source, Identity.of, value)
+        return BaseMethodVariable(value.__objclass__, value.__name__)
+    if any(value is query for query in INTROSPECTION):
+        _guard(tx, source, Identity.of, value)
+        return IntrospectionVariable(value)
     if is_builtin_callable(value):
         _guard(tx, source, Identity.of, value)
         return BuiltinVariable(value)
@@ -188,8 +209,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             raise Unsupported("a dict whose keys are not constants (tensors or objects)")
         _guard(tx, source, TypeMatch, dict)
         _guard(tx, source, DictKeys, tuple(value))
-        return DictVariable({k: wrap(tx, v, _child(source, GetItemSource, k))
-                             for k, v in value.items()}, source)
+        return DictVariable(dict.fromkeys(value, _UNREAD), source, read=lambda k: wrap(
+            tx, value[k], _child(source, GetItemSource, k)))
     if type(value) in (set, frozenset) and all(is_literal(v) for v in value):
         _guard(tx, source, TypeMatch, type(value))
         if type(value) is frozenset:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import types
 from typing import TYPE_CHECKING, Any
 
-from dynamo.exc import Unsupported
+from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import (
@@ -79,6 +80,14 @@ class BuiltinVariable(VariableTracker):
     def __repr__(self) -> str:
         return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
 
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        member = getattr(self.fn, name, None) if self.fn in (object, dict) else None
+        if isinstance(member, (types.WrapperDescriptorType, types.MethodDescriptorType)):
+            from dynamo.variables.objects import BaseMethodVariable
+
+            return BaseMethodVariable(self.fn, name)  # `object.__setattr__(obj, k, v)`
+        return super().getattr(tx, name)
+
     def call(self, tx: Translator, args: list[VariableTracker],
              kwargs: dict[str, VariableTracker]) -> VariableTracker:
         fn = self.fn
@@ -95,9 +104,9 @@ class BuiltinVariable(VariableTracker):
             try:
                 value = fn(*[a.as_constant() for a in args],
                            **{k: v.as_constant() for k, v in kwargs.items()})
-            except Exception as error:  # the user's code raises here; we cannot follow it
-                raise Unsupported(f"{getattr(fn, '__name__', fn)}() raised "
-                                  f"{type(error).__name__}: {error}") from None
+            except Exception as error:  # the user's code raises here
+                raise Raised(error, f"{getattr(fn, '__name__', fn)}() raised "
+                             f"{type(error).__name__}: {error}") from None
             from dynamo.variables.builder import wrap_constant_result
 
             return wrap_constant_result(value)
@@ -130,9 +139,14 @@ class BuiltinVariable(VariableTracker):
         if fn is operator.delitem:
             return args[0].call_method(tx, "__delitem__", args[1:], {})
         if fn is operator.contains:
+            from dynamo.variables.objects import UserObjectVariable
+
             container, item = args
             if isinstance(container, DictVariable):
-                return ConstantVariable(item.as_constant() in container.entries)
+                return ConstantVariable(container.has_key(item.as_constant()))
+            if isinstance(container, UserObjectVariable) and container.defines("__contains__"):
+                found = container.call_method(tx, "__contains__", [item], {})
+                return ConstantVariable(found.truth(tx))
             return ConstantVariable(any(_in(tx, item, v) for v in container.items(tx)))
         if fn in (operator.is_, operator.is_not):
             same = _identical(tx, args[0], args[1])
@@ -160,7 +174,7 @@ class BuiltinVariable(VariableTracker):
         if fn in (operator.add, operator.mul) and any(isinstance(a, SequenceVariable) for a in args):
             return _sequence_arith(tx, fn, *args)
         if isinstance(fn, type) and issubclass(fn, BaseException):
-            raise Unsupported(f"creating the exception {name} (raising ends the graph)")
+            return make_exception(fn, args, kwargs)
         raise Unsupported(f"{name}() on {', '.join(map(repr, args))}")
 
     def _inplace(self, tx: Translator, args: list[VariableTracker]) -> VariableTracker:
@@ -186,7 +200,7 @@ class BuiltinVariable(VariableTracker):
         if isinstance(obj, (SequenceVariable, SetVariable)) or obj.is_constant():
             return ConstantVariable(len(obj.items(tx)))
         if isinstance(obj, DictVariable):
-            return ConstantVariable(len(obj.entries))
+            return ConstantVariable(len(obj.items(tx)))
         if isinstance(obj, TensorVariable):
             return obj.call_method(tx, "size", [ConstantVariable(0)], {})
         return obj.call_method(tx, "__len__", [], {})
@@ -257,7 +271,8 @@ class BuiltinVariable(VariableTracker):
         if value is None:
             if default:
                 return default[0]
-            raise Unsupported("next() on an exhausted iterator (StopIteration while tracing)")
+            raise Raised(StopIteration(), "next() on an exhausted iterator (StopIteration while "
+                         "tracing)")
         return value
 
     def _call_enumerate(self, tx, obj, start=None, **_):
@@ -356,6 +371,17 @@ class BuiltinVariable(VariableTracker):
         raise Unsupported("id() (object identity is not traced)")
 
 
+def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTracker:
+    """An exception instance made while tracing: real, when its class's constructor is
+    Python's own and its arguments are constants (a message, a key)."""
+    python_init = any(isinstance(k.__dict__.get(m), types.FunctionType)
+                      for k in cls.__mro__ for m in ("__init__", "__new__"))
+    if python_init or kwargs or not all(a.is_constant() for a in args):
+        raise Unsupported(f"creating the exception {cls.__qualname__} (with a constructor of its "
+                          "own, or arguments that are not constants)")
+    return ConstantVariable(cls(*[a.as_constant() for a in args]))
+
+
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     from dynamo.variables.objects import NNModuleVariable, UserObjectVariable
 
@@ -371,10 +397,12 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
 def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """`a is b` for two trackers. The answer about an object from the frame holds for that very
     object only, so it is guarded by identity (unless the types alone decide it)."""
-    from dynamo.variables.objects import ObjectVariable
+    from dynamo.variables.objects import NewObjectVariable, ObjectVariable
 
     if a is b:
         return True
+    if isinstance(a, NewObjectVariable) or isinstance(b, NewObjectVariable):
+        return False  # one tracker per object the trace made
     if a.source is not None and b.source is not None and isinstance(
             a, (TensorVariable, SequenceVariable, DictVariable, SetVariable)):
         # One tracker per tensor, list, dict or set of the frame: two are two objects, and
@@ -404,7 +432,7 @@ def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTr
     from dynamo.variables.objects import UserObjectVariable
 
     for x, y in ((a, b), (b, a)):
-        if isinstance(x, UserObjectVariable) and type(x.value).__eq__ is not object.__eq__:
+        if isinstance(x, UserObjectVariable) and x.python_type().__eq__ is not object.__eq__:
             result = x.call_method(tx, "__eq__", [y], {})
             if not (result.is_constant() and result.as_constant() is NotImplemented):
                 return result
@@ -458,5 +486,6 @@ def is_builtin_callable(value: Any) -> bool:
     except TypeError:
         return False
     module = getattr(value, "__module__", None)
-    return (getattr(builtins, getattr(value, "__name__", ""), None) is value
+    name = getattr(value, "__name__", "")
+    return (isinstance(name, str) and getattr(builtins, name, None) is value
             or module in ("_operator", "operator", "math"))

@@ -11,7 +11,7 @@ import enum
 import types
 from typing import TYPE_CHECKING, Any
 
-from dynamo.exc import Unsupported
+from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 
 if TYPE_CHECKING:
@@ -54,12 +54,12 @@ class ConstantVariable(VariableTracker):
             result = getattr(self.value, name)(*[a.as_constant() for a in args],
                                                **{k: v.as_constant() for k, v in kwargs.items()})
         except Exception as error:  # the user's code raises here; we cannot follow it
-            raise Unsupported(f"{type(self.value).__name__}.{name}() raised "
-                              f"{type(error).__name__}: {error}") from None
+            raise Raised(error, f"{type(self.value).__name__}.{name}() raised "
+                         f"{type(error).__name__}: {error}") from None
         return wrap_constant_result(result)
 
     def items(self, tx: Translator) -> list[VariableTracker]:
-        if isinstance(self.value, (str, range, tuple, bytes, frozenset)):
+        if isinstance(self.value, (str, range, tuple, bytes, frozenset, types.MappingProxyType)):
             return [ConstantVariable(v) for v in self.value]
         return super().items(tx)
 

@@ -7,11 +7,12 @@ effect: it is recorded (`side_effects`) and replayed on the real container after
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from dynamo.exc import Unsupported
+from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 
@@ -57,7 +58,7 @@ class SequenceVariable(VariableTracker):
         try:
             return self.values[index]
         except (IndexError, TypeError) as error:
-            raise Unsupported(f"indexing {self.kind.__name__} with {index!r}: {error}") from None
+            raise Raised(error, f"indexing {self.kind.__name__} with {index!r}: {error}") from None
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
@@ -110,6 +111,15 @@ def tuple_fields(value: tuple) -> tuple[str, ...]:
     by_position = {next(i for i, v in enumerate(value) if getattr(value, n) is v): n
                    for n in names}
     return tuple(by_position[i] for i in sorted(by_position))
+
+
+class DictKeysVariable(TupleVariable):
+    """`d.keys()`: the keys in order, with a view's set operations (`a.keys() | b.keys()`)."""
+
+    kind = type({}.keys())
+
+    def as_constant(self) -> Any:
+        return dict.fromkeys(v.as_constant() for v in self.values).keys()
 
 
 class SizeVariable(TupleVariable):
@@ -174,44 +184,75 @@ class ListVariable(SequenceVariable):
         return ConstantVariable(None)
 
 
-class DictVariable(VariableTracker):
-    """A dict with constant keys (strings, ints, ...) and tracker values."""
+_UNREAD = object()  # a value of a frame's dict that the trace has not read yet
 
-    def __init__(self, entries: dict[Any, VariableTracker], source: Any = None,
-                 kind: type = dict) -> None:
-        self.entries = dict(entries)
+
+class DictVariable(VariableTracker):
+    """A dict with constant keys (strings, ints, ...) and tracker values.
+
+    A dict from the frame has its keys guarded as a whole, and each value wrapped (and guarded)
+    when the code first reads it (`read`): a config's `__dict__` costs guards only on the
+    entries the code uses."""
+
+    def __init__(self, entries: dict[Any, Any], source: Any = None, kind: type = dict,
+                 read: Callable[[Any], VariableTracker] | None = None) -> None:
+        self._entries = dict(entries)
         self.source = source
         self.kind = kind
+        self._read = read
+
+    @property
+    def entries(self) -> dict[Any, VariableTracker]:
+        """Every entry, each value read."""
+        if self._read is not None:
+            for k in self._entries:
+                self.lookup(k)
+            self._read = None
+        return self._entries
+
+    def has_key(self, k: Any) -> bool:
+        return k in self._entries
+
+    def lookup(self, k: Any) -> VariableTracker:
+        """The value of key `k` (which must be present)."""
+        value = self._entries[k]
+        if value is _UNREAD:
+            value = self._entries[k] = self._read(k)
+        return value
 
     def python_type(self) -> type:
         return self.kind
 
     def items(self, tx: Translator) -> list[VariableTracker]:
-        return [ConstantVariable(k) for k in self.entries]
+        return [ConstantVariable(k) for k in self._entries]
 
     def truth(self, tx: Translator) -> bool:
-        return bool(self.entries)
+        return bool(self._entries)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         k = key.as_constant()
-        if k not in self.entries:
-            raise Unsupported(f"dict key {k!r} is missing (a KeyError while tracing)")
-        return self.entries[k]
+        if k not in self._entries:
+            raise Raised(KeyError(k), f"dict key {k!r} is missing (a KeyError while tracing)")
+        return self.lookup(k)
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        entries = self.entries
         if name == "__getitem__":
             return self.getitem(tx, args[0])
         if name == "__len__":
-            return ConstantVariable(len(entries))
+            return ConstantVariable(len(self._entries))
         if name == "__contains__":
-            return ConstantVariable(args[0].as_constant() in entries)
+            return ConstantVariable(args[0].as_constant() in self._entries)
+        if name == "__iter__":
+            return IteratorVariable(self.items(tx))
         if name == "get":
-            default = args[1] if len(args) > 1 else ConstantVariable(None)
-            return entries.get(args[0].as_constant(), default)
+            k = args[0].as_constant()
+            if k in self._entries:
+                return self.lookup(k)
+            return args[1] if len(args) > 1 else ConstantVariable(None)
         if name == "keys":
-            return TupleVariable([ConstantVariable(k) for k in entries])
+            return DictKeysVariable([ConstantVariable(k) for k in self._entries])
+        entries = self.entries
         if name == "values":
             return TupleVariable(list(entries.values()))
         if name == "items":
@@ -248,7 +289,7 @@ class DictVariable(VariableTracker):
         return ConstantVariable(None)
 
     def __repr__(self) -> str:
-        return f"DictVariable({self.entries})"
+        return f"DictVariable({self._entries})"
 
 
 class SetVariable(VariableTracker):

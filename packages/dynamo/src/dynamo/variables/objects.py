@@ -10,6 +10,10 @@ are (`torch.relu`, `F.linear`), called on the fake values to learn their results
 
 from __future__ import annotations
 
+import abc
+import collections
+import collections.abc
+import dataclasses
 import functools
 import inspect
 import types
@@ -18,11 +22,18 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.nn.modules import module as nn_module
 
-from dynamo.exc import Unsupported
+from dynamo.exc import Raised, Unsupported
 from dynamo.side_effects import MISSING
+from dynamo.sources import DictItemsSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
-from dynamo.variables.containers import ListVariable, SizeVariable, TupleVariable
+from dynamo.variables.containers import (
+    DictVariable,
+    ListVariable,
+    SizeVariable,
+    TupleVariable,
+    _index,
+)
 from dynamo.variables.functions import (
     PartialVariable,
     UserFunctionVariable,
@@ -65,31 +76,38 @@ class ObjectVariable(VariableTracker):
     def _attr_source(self, name: str) -> Any:
         return AttrSource(self.source, name) if self.source is not None else None
 
+    def _member_source(self, name: str) -> Any:
+        """Where class member `name` is read, so that it (and its closure cells and defaults,
+        when the trace reads them) is guarded; not for modules: a guard per layer on every
+        call."""
+        if self.source is not None and not isinstance(self.value, torch.nn.Module):
+            return AttrSource(TypeSource(self.source), name)
+        return None
+
     def _class_member(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
 
-        found, member = _class_attribute(type(self.value), name)
+        cls = self.python_type()
+        found, member = _class_attribute(cls, name)
         if not found:
-            raise Unsupported(f"{type(self.value).__qualname__} has no attribute {name!r}")
-        # Where the member is read, so that it (and its closure cells and defaults, when the
-        # trace reads them) is guarded; not for modules: a guard per layer on every call.
-        on_class = None
-        if self.source is not None and not isinstance(self.value, torch.nn.Module):
-            on_class = AttrSource(TypeSource(self.source), name)
+            raise Unsupported(f"{cls.__qualname__} has no attribute {name!r}")
+        on_class = self._member_source(name)
         self._guard_class_member(tx, name, member, on_class)
         if isinstance(member, staticmethod):
             return wrap(tx, member.__func__, on_class)
         if isinstance(member, classmethod):
             return UserMethodVariable(wrap(tx, member.__func__, on_class and AttrSource(
-                on_class, "__func__")), UserClassVariable(type(self.value)))
+                on_class, "__func__")), UserClassVariable(cls))
         if isinstance(member, property):
             return wrap(tx, member.fget, on_class and AttrSource(on_class, "fget")).call(
                 tx, [self], {})
         if isinstance(member, types.FunctionType):  # a method, inlined even if torch's own
             return UserMethodVariable(UserFunctionVariable(member, on_class), self)
+        if inspect.isroutine(member) and getattr(member, "__objclass__", None) in BUILTIN_BASES:
+            return BaseMethodVariable(member.__objclass__, name, self)
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
-            raise Unsupported(f"the descriptor {type(self.value).__qualname__}.{name}")
-        return wrap(tx, getattr(self.value, name), self._attr_source(name))
+            raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
+        return wrap(tx, member, self._attr_source(name) or on_class)
 
     def _guard_class_member(self, tx: Translator, name: str, member: Any,
                             on_class: Any) -> None:
@@ -98,15 +116,14 @@ class ObjectVariable(VariableTracker):
         shadowed). For modules (no `on_class`), as torch.compile does, only the shadowing is
         guarded: a guard per module call on its class's `forward` would cost every model a
         check per layer."""
-        if self.source is None:
-            return
         if on_class is not None:
             if isinstance(member, classmethod):  # each read makes a new bound method
                 tx.output.add_guard(Identity.of(AttrSource(on_class, "__func__"),
                                                 member.__func__))
             else:
-                tx.output.add_guard(Identity.of(on_class, getattr(type(self.value), name)))
-        if hasattr(self.value, "__dict__") and not hasattr(type(member), "__set__"):
+                tx.output.add_guard(Identity.of(on_class, getattr(self.python_type(), name)))
+        if self.source is not None and hasattr(self.value, "__dict__") and not hasattr(
+                type(member), "__set__"):
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
@@ -128,35 +145,57 @@ class ObjectVariable(VariableTracker):
 
 
 class UserObjectVariable(ObjectVariable):
-    """An instance of a user class (a config, a dataclass, any object with attributes)."""
+    """An instance of a user class (a config, a dataclass, any object with attributes).
+
+    Python's operators on it (`obj[k]`, `k in obj`, `len(obj)`, `for v in obj`, `if obj:`,
+    `obj == other`) call the methods its class defines, inlined. Methods a class inherits from
+    `dict` or `OrderedDict` (a registry, Hugging Face's ModelOutput) act on its items."""
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
-        from dynamo.variables.builder import wrap
-
-        cls = type(self.value)
+        """`obj.name`, as `type(obj).__getattribute__` and then `__getattr__` answer it: the
+        class's own versions of these, when it has them, inlined."""
+        cls = self.python_type()
         if name == "__class__":  # its type guard pins it
             return UserClassVariable(cls)
-        if "__getattribute__" in vars(cls) or (
-            "__getattr__" in dir(cls) and name not in getattr(self.value, "__dict__", {})
-            and not _class_attribute(cls, name)[0]
-        ):
-            raise Unsupported(f"attribute {name!r} of {cls.__qualname__}, which customises "
-                              "attribute access")
+        if self.defines_in_python("__getattribute__"):
+            return self.call_method(tx, "__getattribute__", [ConstantVariable(name)], {})
+        found = self.generic_getattr(tx, name)
+        if found is not MISSING:
+            return found
+        if self.defines_in_python("__getattr__"):
+            if self.source is not None:  # it could be set on the instance later
+                for where in self._instance_dicts():
+                    tx.output.add_guard(DictContains(AttrSource(self.source, where), name,
+                                                     False))
+            return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
+        raise Raised(AttributeError(name), f"{cls.__qualname__} object has no attribute "
+                     f"{name!r} (an AttributeError while tracing)")
+
+    def generic_getattr(self, tx: Translator, name: str) -> Any:
+        """`object.__getattribute__(obj, name)`: data descriptors of the class, the instance's
+        attributes, then the class's members; `MISSING` if none has it."""
+        from dynamo.variables.builder import wrap
+
         written = tx.output.side_effects.load("attr", self, name)
         if written is not MISSING:
             return written
         instance = getattr(self.value, "__dict__", {})
-        found, member = _class_attribute(cls, name)
+        if name == "__dict__" and isinstance(instance, dict):  # read only (side_effects)
+            if tx.output.side_effects.writes_to(self):
+                raise Unsupported(f"reading the __dict__ of a {type(self.value).__qualname__} "
+                                  "after setting its attributes")
+            return wrap(tx, instance, self._attr_source(name))
+        found, member = _class_attribute(type(self.value), name)
         if found and hasattr(type(member), "__set__"):  # data descriptors come first
             return self._class_member(tx, name)
         if name in instance:
             return wrap(tx, instance[name], self._attr_source(name))
-        return self._class_member(tx, name)
+        return self._class_member(tx, name) if found else MISSING
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         cls = type(self.value)
         found, member = _class_attribute(cls, name)
-        if "__setattr__" in vars(cls) or (found and hasattr(type(member), "__set__")):
+        if self.defines_in_python("__setattr__") or (found and hasattr(type(member), "__set__")):
             raise Unsupported(f"setting {name!r} of a {cls.__qualname__}, which customises "
                               "attribute assignment")
         if not hasattr(self.value, "__dict__"):
@@ -164,16 +203,211 @@ class UserObjectVariable(ObjectVariable):
         tx.output.side_effects.store("attr", self, name, value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        found, call = _class_attribute(type(self.value), "__call__")
+        found, call = _class_attribute(self.python_type(), "__call__")
         if found and isinstance(call, types.FunctionType):
             return self._class_member(tx, "__call__").call(tx, args, kwargs)
-        raise Unsupported(f"calling a {type(self.value).__qualname__}")
+        raise Unsupported(f"calling a {self.python_type().__qualname__}")
+
+    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        """`obj.name(...)`; a special method is looked up on the class, as Python does."""
+        if name.startswith("__") and name.endswith("__"):
+            return self._class_member(tx, name).call(tx, args, kwargs)
+        return self.getattr(tx, name).call(tx, args, kwargs)
+
+    def defines(self, name: str) -> bool:
+        """Whether the class has special method `name` beyond `object`'s."""
+        found, member = _class_attribute(self.python_type(), name)
+        return found and getattr(member, "__objclass__", None) is not object
+
+    def defines_in_python(self, name: str) -> bool:
+        """Whether the class has special method `name` written in Python."""
+        return isinstance(_class_attribute(self.python_type(), name)[1], types.FunctionType)
 
     def truth(self, tx: Translator) -> bool:
-        cls = type(self.value)
-        if not (_class_attribute(cls, "__bool__")[0] or _class_attribute(cls, "__len__")[0]):
-            return True
-        raise Unsupported(f"the truth value of a {cls.__qualname__}")
+        for name in ("__bool__", "__len__"):
+            if self.defines(name):
+                return self.call_method(tx, name, [], {}).truth(tx)
+        return True
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        if not self.defines("__iter__"):
+            raise Unsupported(f"iterating over a {self.python_type().__qualname__} (it has no "
+                              "__iter__)")
+        if _class_attribute(self.python_type(), "__iter__")[1] is collections.abc.Sequence.__iter__:
+            # The ABC's generator stops at the IndexError of `self[len(self)]`: the same items.
+            count = self.call_method(tx, "__len__", [], {}).as_constant()
+            return [self.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
+                    for i in range(count)]
+        return self.call_method(tx, "__iter__", [], {}).items(tx)
+
+    def dict_items(self, tx: Translator) -> VariableTracker:
+        """The items of a dict subclass's instance, as its inherited dict methods see them."""
+        from dynamo.variables.builder import wrap
+
+        source = DictItemsSource(self.source) if self.source is not None else None
+        return wrap(tx, dict.copy(self.value), source)
+
+    def call_base(self, tx: Translator, base: type, name: str, args, kwargs) -> VariableTracker:
+        """`base.name(self, *args)` for a method of `object`, `dict` or `OrderedDict`."""
+        if base is object:
+            return self._object_method(tx, name, args)
+        return self.dict_items(tx).call_method(tx, name, args, kwargs)
+
+    def _object_method(self, tx: Translator, name: str, args) -> VariableTracker:
+        from dynamo.variables.builtins import _identical
+
+        if name == "__init__" and not args:
+            return ConstantVariable(None)
+        if name == "__getattribute__":
+            found = self.generic_getattr(tx, args[0].as_constant())
+            if found is MISSING:
+                raise Raised(AttributeError(args[0].as_constant()),
+                             f"{self.python_type().__qualname__} object has no attribute "
+                             f"{args[0].as_constant()!r} (an AttributeError while tracing)")
+            return found
+        if name in ("__eq__", "__ne__"):
+            if not _identical(tx, self, args[0]):
+                return ConstantVariable(NotImplemented)
+            return ConstantVariable(name == "__eq__")
+        raise Unsupported(f"object.{name}() on a {self.python_type().__qualname__}")
+
+
+class NewObjectVariable(UserObjectVariable):
+    """An instance of a user class that the traced code creates (a dataclass, a cache, a model
+    output). It exists only as this tracker while tracing: its attributes (and, for a dict
+    subclass, its items) are trackers, and it is built for real, once, when it leaves the
+    trace (returned, stored somewhere, or handed on at a graph break)."""
+
+    def __init__(self, cls: type, class_source: Any) -> None:
+        super().__init__(None)
+        self.cls = cls
+        self.class_source = class_source
+        self.attr_dict = DictVariable({})  # its `__dict__`
+        self.attrs = self.attr_dict.entries
+        self.items_ = DictVariable({}) if builtin_base(cls) is not object else None
+
+    @staticmethod
+    def create(tx: Translator, cls: type, class_source: Any, args, kwargs) -> NewObjectVariable:
+        obj = NewObjectVariable(cls, class_source)
+        obj.call_method(tx, "__init__", args, kwargs)
+        return obj
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def _member_source(self, name: str) -> Any:
+        return AttrSource(self.class_source, name) if self.class_source is not None else None
+
+    def generic_getattr(self, tx: Translator, name: str) -> Any:
+        if name == "__dict__":
+            return self.attr_dict
+        found, member = _class_attribute(self.cls, name)
+        slot = isinstance(member, types.MemberDescriptorType)
+        if found and hasattr(type(member), "__set__") and not slot:
+            return self._class_member(tx, name)  # a property
+        if name in self.attrs:
+            return self.attrs[name]
+        return self._class_member(tx, name) if found and not slot else MISSING
+
+    def has_attribute(self, tx: Translator, name: str) -> bool:
+        if self.defines_in_python("__getattr__"):
+            raise Unsupported(f"hasattr() on a {self.cls.__qualname__}, which customises "
+                              "attribute access")
+        return name in self.attrs or _class_attribute(self.cls, name)[0]
+
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        if self.defines_in_python("__setattr__"):
+            self.call_method(tx, "__setattr__", [ConstantVariable(name), value], {})
+            return
+        found, member = _class_attribute(self.cls, name)
+        if isinstance(member, property):
+            if member.fset is None:
+                raise Unsupported(f"setting {name!r} of a {self.cls.__qualname__} (a property "
+                                  "with no setter)")
+            UserFunctionVariable(member.fset).call(tx, [self, value], {})
+            return
+        if found and hasattr(type(member), "__set__") and not isinstance(
+                member, types.MemberDescriptorType):
+            raise Unsupported(f"setting {name!r} of a {self.cls.__qualname__}, which customises "
+                              "attribute assignment")
+        self._store(tx, name, value)
+
+    def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        tx.output.side_effects.mutated(self)  # counted: a generator's items must not do this
+        self.attrs[name] = value
+
+    def dict_items(self, tx: Translator) -> VariableTracker:
+        return self.items_
+
+    def _object_method(self, tx: Translator, name: str, args) -> VariableTracker:
+        if name == "__setattr__":
+            self._store(tx, args[0].as_constant(), args[1])
+            return ConstantVariable(None)
+        return super()._object_method(tx, name, args)
+
+    def __repr__(self) -> str:
+        return f"NewObjectVariable({self.cls.__qualname__})"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+BUILTIN_BASES = (object, dict, collections.OrderedDict)
+
+
+def builtin_base(cls: type) -> type | None:
+    """The builtin class that an instance of `cls` is, underneath its Python classes:
+    `object`, `dict` or `OrderedDict`; None for any other (list, int, a C extension's)."""
+    for klass in cls.__mro__:
+        if not klass.__flags__ & _HEAP_TYPE:
+            return klass if klass in BUILTIN_BASES else None
+    return None
+
+
+def can_create(cls: type) -> bool:
+    """Whether the trace can create an instance of `cls` itself (NewObjectVariable): a Python
+    class over object, dict or OrderedDict, made by `__init__` alone."""
+    base = builtin_base(cls)
+    return (base is not None and cls.__flags__ & _HEAP_TYPE and type(cls) in (type, abc.ABCMeta)
+            and cls.__new__ is base.__new__ and not getattr(cls, "__abstractmethods__", None)
+            and not issubclass(cls, (torch.nn.Module, torch.Tensor)))
+
+
+def build_object(cls: type) -> Any:
+    """An empty instance of `cls`, as the transformed frame makes one (filled by `fill`)."""
+    base = builtin_base(cls)
+    obj = base.__new__(cls)
+    base.__init__(obj)
+    return obj
+
+
+def fill_object(obj: Any, attrs: dict, items: dict | None) -> None:
+    """Set what the trace recorded on a new object, past any `__setattr__`/`__setitem__` its
+    class defines (the trace already ran those)."""
+    base = builtin_base(type(obj))
+    for key, value in (items or {}).items():
+        base.__setitem__(obj, key, value)
+    for name, value in attrs.items():
+        object.__setattr__(obj, name, value)
+
+
+class BaseMethodVariable(VariableTracker):
+    """A method of `object`, `dict` or `OrderedDict` (`dict.get`, `object.__setattr__`),
+    bound to `obj` or, when `obj` is None, unbound (its first argument is the object)."""
+
+    def __init__(self, base: type, name: str, obj: VariableTracker | None = None) -> None:
+        self.base = base
+        self.name = name
+        self.obj = obj
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        obj, args = (self.obj, args) if self.obj is not None else (args[0], args[1:])
+        if isinstance(obj, UserObjectVariable):
+            return obj.call_base(tx, self.base, self.name, args, kwargs)
+        if isinstance(obj, DictVariable) and self.base is not object:
+            return obj.call_method(tx, self.name, args, kwargs)
+        raise Unsupported(f"{self.base.__name__}.{self.name}() on {obj}")
+
+    def __repr__(self) -> str:
+        return f"BaseMethodVariable({self.base.__name__}.{self.name})"
 
 
 class NNModuleVariable(ObjectVariable):
@@ -246,7 +480,7 @@ class NNModuleVariable(ObjectVariable):
         if container and name == "__len__":
             return ConstantVariable(len(self._children(tx)))
         if container and name == "__getitem__":
-            key = args[0].as_constant()
+            key = _index(tx, args[0])
             children = self._children(tx)
             if isinstance(module, torch.nn.ModuleDict):
                 return dict(children)[key]
@@ -368,6 +602,12 @@ class UserClassVariable(VariableTracker):
                                                             enumerate, zip, map, reversed,
                                                             filter, super, frozenset):
             return BuiltinVariable(cls).call(tx, args, kwargs)
+        if can_create(cls):
+            return NewObjectVariable.create(tx, cls, self.source, args, kwargs)
+        if issubclass(cls, BaseException):
+            from dynamo.variables.builtins import make_exception
+
+            return make_exception(cls, args, kwargs)
         raise Unsupported(f"creating an instance of {cls.__qualname__}")
 
     def __repr__(self) -> str:
@@ -421,6 +661,8 @@ class TorchFunctionVariable(VariableTracker):
             return GradModeVariable.create(tx, fn, args)
         if fn in _STATE_QUERIES:
             return ConstantVariable(fn())  # guarded by the global-state guard
+        if fn in _COMPILING_QUERIES:  # libraries take their compile-friendly paths
+            return ConstantVariable(True)
         if fn in _UNSUPPORTED_TORCH:
             raise Unsupported(f"{_name(fn)}() inside a compiled frame")
         if fn in _CONSTANT_FOLDABLE and all(a.is_constant() for a in [*args, *kwargs.values()]):
@@ -439,11 +681,44 @@ def _name(fn: Any) -> str:
 _GRAD_MODES = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)
 _STATE_QUERIES = (torch.is_grad_enabled, torch.get_default_dtype,
                   torch.are_deterministic_algorithms_enabled, torch.is_autocast_enabled)
+_COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
+                      torch._utils.is_compiling)
 _UNSUPPORTED_TORCH = (torch.manual_seed, torch.seed, torch.set_default_dtype,
                       torch.use_deterministic_algorithms, torch.autocast, torch.inference_mode,
                       torch.autograd.grad, torch.autograd.backward)
 _CONSTANT_FOLDABLE = (torch.finfo, torch.iinfo, torch.promote_types, torch.is_tensor,
                       torch.is_floating_point, torch.is_complex, torch.device, torch.dtype)
+
+
+class IntrospectionVariable(VariableTracker):
+    """`dataclasses.fields`, `dataclasses.is_dataclass` or `inspect.signature`: answered while
+    tracing, from the argument's class or from the function itself (the guards on where the
+    class or function came from pin the answer)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        target = args[0]
+        if self.fn is inspect.signature:
+            return ConstantVariable(_signature(target))
+        cls = target.as_constant() if isinstance(target, UserClassVariable) else \
+            target.python_type()
+        return ConstantVariable(self.fn(cls))
+
+
+def _signature(fn: VariableTracker) -> inspect.Signature:
+    if isinstance(fn, UserFunctionVariable):
+        return inspect.signature(fn.fn)
+    if isinstance(fn, UserMethodVariable) and isinstance(fn.function, UserFunctionVariable):
+        unbound = inspect.signature(fn.function.fn)
+        return unbound.replace(parameters=list(unbound.parameters.values())[1:])
+    if isinstance(fn, NNModuleVariable):
+        return inspect.signature(fn.value)
+    raise Unsupported(f"inspect.signature() of {fn}")
+
+
+INTROSPECTION = (dataclasses.fields, dataclasses.is_dataclass, inspect.signature)
 
 
 class GradModeVariable(VariableTracker):
@@ -479,6 +754,11 @@ class GradModeVariable(VariableTracker):
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
         if name == "__enter__":
             return self.enter(tx)
+        if name == "clone":  # what the grad-mode decorators call: the same context, anew
+            if self.switches_at_creation:
+                return GradModeVariable.create(tx, torch.set_grad_enabled,
+                                               [ConstantVariable(self.target)])
+            return GradModeVariable(self.target, torch.is_grad_enabled())
         if name == "__exit__":
             return self.exit(tx)
         raise Unsupported(f"grad mode context .{name}()")
@@ -524,6 +804,8 @@ class SuperVariable(VariableTracker):
                     return UserMethodVariable(UserFunctionVariable(member), self.obj)
                 if isinstance(member, staticmethod):
                     return wrap(tx, member.__func__, None)
+                if getattr(member, "__objclass__", None) in BUILTIN_BASES:
+                    return BaseMethodVariable(member.__objclass__, name, self.obj)
                 if inspect.isroutine(member):
                     raise Unsupported(f"super().{name} (a builtin method)")
                 return wrap(tx, member, None)

@@ -1,0 +1,406 @@
+"""The Python that libraries write around models, captured whole: objects and dataclasses made
+inside the frame, dict subclasses (model outputs, registries), the special methods of user
+classes, custom attribute access (configs), exceptions raised and caught, `is_compiling()`,
+grad-mode decorators and `inspect.signature`. Each program compiles to one graph (as under
+`torch.compile`), gives eager's results, and its guards notice the changes that matter."""
+
+from __future__ import annotations
+
+import collections
+import collections.abc
+import dataclasses
+import inspect
+import os
+
+import pytest
+import torch
+
+import dynamo
+
+
+def _one_graph(fn, *args):
+    """`fn` compiled with fullgraph=True: its result on `args`, and the number of graphs."""
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    return dynamo.compile(fn, backend=counting, fullgraph=True)(*args), graphs
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def total(self):
+        return self.a + self.b
+
+
+def test_object_made_in_the_frame_is_returned_with_its_attributes():
+    def f(x):
+        p = Pair(x, x * 2)
+        p.c = p.total()
+        return p
+
+    x = torch.randn(3)
+    p, graphs = _one_graph(f, x)
+    assert type(p) is Pair and p.a is x and len(graphs) == 1
+    torch.testing.assert_close(p.c, x * 3)
+    assert set(vars(p)) == {"a", "b", "c"}
+
+
+def test_object_made_in_the_frame_can_refer_to_itself_and_be_stored_outside():
+    holder = Pair(None, None)
+
+    def f(x):
+        p = Pair(x + 1, None)
+        p.b = p
+        holder.a = p
+        return x * 2
+
+    _one_graph(f, torch.ones(2))
+    assert holder.a.b is holder.a
+    torch.testing.assert_close(holder.a.a, torch.full((2,), 2.0))
+
+
+def test_object_made_before_a_graph_break_is_one_object_after_it():
+    log = []
+
+    def f(x):
+        p = Pair(x, x + 1)
+        log.append(p)
+        print(end="")  # a graph break: p is built for real here
+        p.a = p.a * 10
+        return p
+
+    p = dynamo.compile(f)(torch.ones(2))
+    assert log[0] is p
+    torch.testing.assert_close(p.a, torch.full((2,), 10.0))
+
+
+@dataclasses.dataclass
+class Output:
+    logits: torch.Tensor
+    loss: torch.Tensor | None = None
+    extra: list = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        if self.loss is None:
+            self.loss = self.logits.sum()
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    scale: float
+    shift: torch.Tensor
+
+
+def test_dataclasses_made_in_the_frame():
+    def f(x):
+        out = Output(x * 2)
+        frozen = Frozen(3.0, x)
+        names = [field.name for field in dataclasses.fields(out)]
+        return out, frozen.shift * frozen.scale, names, dataclasses.is_dataclass(out)
+
+    x = torch.randn(4)
+    (out, scaled, names, is_dc), graphs = _one_graph(f, x)
+    assert len(graphs) == 1 and names == ["logits", "loss", "extra"] and is_dc
+    assert type(out) is Output and out.extra == []
+    torch.testing.assert_close(out.loss, (x * 2).sum())
+    torch.testing.assert_close(scaled, x * 3)
+
+
+class ModelOutput(collections.OrderedDict):
+    """A dict whose non-None fields are also attributes (as Hugging Face's ModelOutput)."""
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                self[field.name] = value
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+    def __setattr__(self, name, value):
+        if name in self.keys() and value is not None:
+            super().__setitem__(name, value)
+        super().__setattr__(name, value)
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return dict(self.items())[k]
+        return tuple(self[key] for key in self.keys())[k]
+
+
+@dataclasses.dataclass
+class LMOutput(ModelOutput):
+    logits: torch.Tensor | None = None
+    hidden: torch.Tensor | None = None
+    attentions: tuple | None = None
+
+
+def test_dict_subclass_output_made_in_the_frame():
+    def f(x):
+        out = LMOutput(logits=x * 2, hidden=x + 1)
+        out.logits = out.logits - 1  # through its __setattr__: the item changes too
+        return out, out[0], out["hidden"], len(out), "attentions" in out
+
+    x = torch.randn(3)
+    (got, first, hidden, size, has), graphs = _one_graph(f, x)
+    want = f(x)
+    assert len(graphs) == 1 and type(got) is LMOutput
+    assert list(got.keys()) == list(want[0].keys()) == ["logits", "hidden"]
+    torch.testing.assert_close(got.logits, want[0].logits)
+    torch.testing.assert_close(got["logits"], want[0]["logits"])
+    torch.testing.assert_close(first, want[1])
+    torch.testing.assert_close(hidden, want[2])
+    assert (size, has) == (2, False) and got.attentions is None
+
+
+class Registry(dict):
+    def get(self, key):
+        return super().get(str(key)) or {}
+
+
+REGISTRY = Registry({"a": {"scale": 2.0}})
+
+
+def test_dict_subclass_from_the_frame_reads_its_items_and_guards_them():
+    def f(x):
+        return x * REGISTRY.get("a").get("scale", 1.0)
+
+    compiled = dynamo.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(torch.ones(2)), torch.full((2,), 2.0))
+    REGISTRY["a"] = {"scale": 5.0}
+    try:
+        torch.testing.assert_close(compiled(torch.ones(2)), torch.full((2,), 5.0))
+    finally:
+        REGISTRY["a"] = {"scale": 2.0}
+
+
+class Interface(collections.abc.MutableMapping):
+    """A registry in the style of Hugging Face's AttentionInterface: a mapping with
+    Python special methods (and the ABC's `get`, `__contains__`, which catch KeyError)."""
+
+    _global = {"double": lambda t: t * 2, "square": lambda t: t * t}
+
+    def __init__(self):
+        self._local = {}
+
+    def __getitem__(self, key):
+        if key in self._local:
+            return self._local[key]
+        return self._global[key]
+
+    def __setitem__(self, key, value):
+        self._local[key] = value
+
+    def __delitem__(self, key):
+        del self._local[key]
+
+    def __iter__(self):
+        return iter({**self._global, **self._local})
+
+    def __len__(self):
+        return len(self._global.keys() | self._local.keys())
+
+
+FUNCTIONS = Interface()
+
+
+def test_special_methods_of_user_classes_are_inlined():
+    def f(x):
+        y = FUNCTIONS["double"](x)
+        if "square" in FUNCTIONS and "cube" not in FUNCTIONS:
+            y = FUNCTIONS.get("square")(y)
+        y = FUNCTIONS.get("cube", lambda t: t - 1)(y)
+        return y + len(FUNCTIONS), sorted(FUNCTIONS), bool(FUNCTIONS)
+
+    x = torch.randn(3)
+    got, graphs = _one_graph(f, x)
+    want = f(x)
+    assert len(graphs) == 1 and got[1:] == want[1:]
+    torch.testing.assert_close(got[0], want[0])
+
+
+class Layers(collections.abc.Sequence):
+    def __init__(self, scales):
+        self.scales = scales
+
+    def __getitem__(self, i):
+        return self.scales[i]
+
+    def __len__(self):
+        return len(self.scales)
+
+
+def test_iterating_a_sequence_abc_and_comparing_dataclasses():
+    layers = Layers([1.0, 2.0, 3.0])
+    a, b = Frozen(1.0, None), Frozen(1.0, None)
+
+    def f(x):
+        for scale in layers:
+            x = x * scale
+        return x + (a == b) + (a != Frozen(2.0, None))
+
+    got, graphs = _one_graph(f, torch.ones(2))
+    assert len(graphs) == 1
+    torch.testing.assert_close(got, f(torch.ones(2)))
+
+
+class Config:
+    """Attribute names mapped through a class-level table (as Hugging Face's configs do)."""
+
+    attribute_map = {"hidden_size": "n_embd"}
+
+    def __init__(self, n_embd):
+        self.n_embd = n_embd
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+
+class Lenient:
+    def __init__(self):
+        self.known = 2
+
+    def __getattr__(self, name):
+        return 10
+
+
+def test_custom_attribute_access_is_inlined_and_guarded():
+    config, lenient = Config(4), Lenient()
+
+    def f(x):
+        return x * config.hidden_size + lenient.known + lenient.missing
+
+    compiled = dynamo.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(torch.ones(1)), torch.tensor([16.0]))
+    config.n_embd = 5
+    torch.testing.assert_close(compiled(torch.ones(1)), torch.tensor([17.0]))
+    lenient.missing = 0  # now found on the instance: __getattr__ is not called
+    torch.testing.assert_close(compiled(torch.ones(1)), torch.tensor([7.0]))
+
+
+def _lookup(table, key, default):
+    try:
+        return table[key]
+    except KeyError:
+        return default
+
+
+class Strict:
+    def check(self, n):
+        if n > 2:
+            raise ValueError(f"too many: {n}")
+        return n
+
+
+def test_exceptions_raised_and_caught_inside_the_frame():
+    table = {"a": 1.0}
+    strict = Strict()
+
+    def f(x):
+        y = x * _lookup(table, "a", 0.0) + _lookup(table, "b", 3.0)
+        try:
+            strict.check(5)
+        except ValueError as error:
+            y = y + len(str(error))
+        try:
+            y = y * [1, 2][4]
+        except (IndexError, KeyError):
+            y = y - 1
+        try:
+            raise KeyError("k")
+        except LookupError:
+            y = y * 2
+        return y
+
+    got, graphs = _one_graph(f, torch.ones(2))
+    assert len(graphs) == 1
+    torch.testing.assert_close(got, f(torch.ones(2)))
+
+
+def test_an_uncaught_exception_still_stops_the_capture_with_its_reason():
+    def f(x):
+        return x * Strict().check(7)
+
+    with pytest.raises(dynamo.Unsupported, match="too many: 7"):
+        dynamo.compile(f, fullgraph=True)(torch.ones(1))
+    with pytest.raises(ValueError, match="too many: 7"):
+        dynamo.compile(f)(torch.ones(1))
+
+
+def test_environment_variables_are_read_while_tracing_and_guarded():
+    name = "DYNAMO_TEST_LIBRARY_PYTHON_FLAG"
+    os.environ.pop(name, None)
+
+    def f(x):
+        return x + 1 if os.environ.get(name) is None else x - 1
+
+    compiled = dynamo.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(torch.zeros(1)), torch.ones(1))
+    os.environ[name] = "1"
+    try:
+        torch.testing.assert_close(compiled(torch.zeros(1)), -torch.ones(1))
+    finally:
+        del os.environ[name]
+
+
+def test_is_compiling_is_true_while_tracing_only():
+    def f(x):
+        if torch.compiler.is_compiling():
+            return x + 1
+        return x - 1
+
+    got, graphs = _one_graph(f, torch.zeros(1))
+    torch.testing.assert_close(got, torch.ones(1))
+    torch.testing.assert_close(f(torch.zeros(1)), -torch.ones(1))
+
+
+class Rotary(torch.nn.Module):
+    @torch.no_grad()
+    def forward(self, x):
+        return x * 2
+
+
+def test_grad_mode_decorated_forward_and_inspect_signature():
+    rotary = Rotary()
+
+    def chunked(a, b):
+        return a + b
+
+    def f(x):
+        n = len(inspect.signature(chunked).parameters)
+        m = len(inspect.signature(rotary.forward).parameters)
+        return rotary(x) + n + m
+
+    x = torch.randn(3, requires_grad=True)
+    got, graphs = _one_graph(f, x)
+    assert len(graphs) == 1 and not got.requires_grad
+    torch.testing.assert_close(got, f(x))
+
+
+BIG = {f"k{i}": i for i in range(50)}
+
+
+def test_a_dict_guards_only_the_values_the_code_reads():
+    def f(x):
+        return x * BIG["k3"]
+
+    compiled = dynamo.compile(f)
+    torch.testing.assert_close(compiled(torch.ones(1)), torch.tensor([3.0]))
+    report = dynamo.explain(f)(torch.ones(1))
+    assert not any("['k4']" in g for g in report.guards)
+    BIG["k4"] = -1  # not read: the compiled entry still holds
+    BIG["k3"] = 7
+    try:
+        torch.testing.assert_close(compiled(torch.ones(1)), torch.tensor([7.0]))
+    finally:
+        BIG["k3"], BIG["k4"] = 3, 4
