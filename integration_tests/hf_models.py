@@ -5,10 +5,18 @@ from __future__ import annotations
 from transformers import (
     BertConfig,
     BertModel,
+    BloomConfig,
+    BloomForCausalLM,
     GPT2Config,
     GPT2LMHeadModel,
+    GPTNeoConfig,
+    GPTNeoForCausalLM,
     LlamaConfig,
     LlamaForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+    T5Config,
+    T5EncoderModel,
 )
 
 MODELS = {
@@ -21,4 +29,19 @@ MODELS = {
     "bert": lambda: BertModel(BertConfig(
         hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
         vocab_size=1000)),
+}
+
+# More architectures, for the one-graph capture test only (their own code paths: finfo masks,
+# sliding-window attention, a custom autograd.Function, relative position buckets).
+MORE_MODELS = {
+    "qwen2": lambda: Qwen2ForCausalLM(Qwen2Config(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=1000, max_position_embeddings=128)),
+    "gpt_neo": lambda: GPTNeoForCausalLM(GPTNeoConfig(
+        hidden_size=64, num_layers=2, num_heads=4, vocab_size=1000, max_position_embeddings=128,
+        attention_types=[[["global", "local"], 1]], bos_token_id=0, eos_token_id=0)),
+    "bloom": lambda: BloomForCausalLM(BloomConfig(
+        hidden_size=64, n_layer=2, n_head=4, vocab_size=1000)),
+    "t5_encoder": lambda: T5EncoderModel(T5Config(
+        d_model=64, d_ff=128, num_layers=2, num_heads=4, vocab_size=1000, d_kv=16)),
 }

@@ -11,7 +11,7 @@ import copy
 
 import pytest
 import torch
-from hf_models import MODELS
+from hf_models import MODELS, MORE_MODELS
 
 import dynamo
 
@@ -53,3 +53,15 @@ def test_hidden_states_through_the_library_hooks(name: str) -> None:
     assert len(got.hidden_states) == len(want.hidden_states) == 3
     for a, b in zip(got.hidden_states, want.hidden_states):
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("name", MORE_MODELS)
+def test_more_architectures_are_one_graph(name: str) -> None:
+    torch.manual_seed(0)
+    model = MORE_MODELS[name]().eval()
+    tokens = torch.randint(0, 1000, (2, 16))
+    with torch.no_grad():
+        got = dynamo.compile(model, fullgraph=True)(tokens)
+        torch.testing.assert_close(got[0], model(tokens)[0])
+    report = dynamo.explain(model.forward)(tokens)  # with gradients recorded, too
+    assert report.eager == [] and report.graph_count == 1 and not report.breaks

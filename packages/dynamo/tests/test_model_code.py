@@ -148,3 +148,38 @@ def test_autograd_details_match_eager_on_every_backend() -> None:
             torch.testing.assert_close(x.grad, 2 * x.detach())
             w, loss, y = dynamo.compile(asks, backend=backend)(x)
             assert w.requires_grad and loss.requires_grad and not y.requires_grad
+
+
+class StraightThrough(torch.autograd.Function):
+    """Rounds going forward, passes the gradient through unchanged going back."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def test_custom_function_is_a_graph_node_and_keeps_its_backward() -> None:
+    def f(x):
+        return (StraightThrough.apply(x * 3) * 2).sum()
+
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        graphs = []
+
+        def counting(gm, example_inputs, backend=backend, graphs=graphs):
+            graphs.append(gm)
+            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
+
+        x = torch.tensor([0.2, 0.7, 1.4], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # aot_eager refuses it under grad: the FX graph runs
+            loss = dynamo.compile(f, backend=counting, fullgraph=True)(x)
+        loss.backward()
+        assert len(graphs) == 1 and loss.item() == 14.0
+        torch.testing.assert_close(x.grad, torch.full((3,), 6.0))  # not round's zero gradient
+        with torch.no_grad():  # no gradients recorded: lowered like any op
+            assert dynamo.compile(f, backend=backend)(x).item() == 14.0

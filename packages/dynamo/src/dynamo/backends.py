@@ -45,6 +45,11 @@ def list_backends() -> list[str]:
     return sorted(names)
 
 
+def _is_function_apply(target: Any) -> bool:
+    owner = getattr(target, "__self__", None)
+    return isinstance(owner, type) and issubclass(owner, torch.autograd.Function)
+
+
 @register_backend("eager")
 def eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     return gm.forward
@@ -65,6 +70,11 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
            for n in gm.graph.nodes):
         raise NotImplementedError("aot_eager does not lower requires_grad_(), detach_() or "
                                   "factories with requires_grad=True (no aten op records them)")
+    if torch.is_grad_enabled() and any(_is_function_apply(n.target) for n in gm.graph.nodes) \
+            and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs):
+        raise NotImplementedError("aot_eager does not lower a custom autograd.Function while "
+                                  "gradients are recorded (the aten graph would differentiate "
+                                  "its forward instead of calling its backward)")
     shape_env = gm.meta.get("shape_env")
     symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
     aten = make_fx(torch.fx.Interpreter(gm).run, "symbolic" if symbolic else "fake")(

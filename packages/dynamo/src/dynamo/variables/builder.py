@@ -52,6 +52,7 @@ from dynamo.variables.objects import (
     TorchFunctionVariable,
     UserClassVariable,
     UserObjectVariable,
+    function_apply,
 )
 from guards import (
     AttrSource,
@@ -161,8 +162,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return PythonModuleVariable(value, source)
     if isinstance(value, types.MethodType) and isinstance(value.__self__, type) and issubclass(
             value.__self__, torch.autograd.Function):
-        _guard(tx, source, TypeMatch, types.MethodType)  # a custom Function's apply: called
-        return OpaqueFunctionVariable(value, source)      # for real, at a graph break
+        _guard(tx, source, TypeMatch, types.MethodType)  # a custom Function's apply
+        _guard(tx, _child(source, AttrSource, "__self__"), Identity.of, value.__self__)
+        return function_apply(value.__self__, source)
     if _is_torch_function(value) or inspect.getattr_static(value, "_dynamo_allow_in_graph",
                                                            False):
         _guard(tx, source, Identity.of, value)
@@ -231,7 +233,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
 
 def _is_torch_function(value: Any) -> bool:
     if isinstance(value, type):
-        return value in (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)
+        return value in (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, torch.finfo,
+                         torch.iinfo)
     module = getattr(value, "__module__", None) or ""
     if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         self = getattr(value, "__self__", None)

@@ -565,9 +565,7 @@ class UserClassVariable(VariableTracker):
 
         found, member = _class_attribute(self.cls, name)
         if issubclass(self.cls, torch.autograd.Function) and name == "apply":
-            from dynamo.variables.functions import OpaqueFunctionVariable
-
-            return OpaqueFunctionVariable(self.cls.apply)  # called for real, at a graph break
+            return function_apply(self.cls)
         if isinstance(member, (staticmethod, classmethod)):
             fn = wrap(tx, member.__func__, None)
             return UserMethodVariable(fn, self) if isinstance(member, classmethod) else fn
@@ -612,6 +610,19 @@ class UserClassVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"UserClassVariable({self.cls.__qualname__})"
+
+
+def function_apply(cls: type, source: Any = None) -> VariableTracker:
+    """`apply` of a custom autograd.Function: a graph node (its forward runs on the fake values
+    while tracing; the graph calls `apply`, so autograd records the custom backward), or, when
+    its forward marks inputs dirty (writes them in place), a call made for real at a break."""
+    from dynamo.variables.functions import OpaqueFunctionVariable
+
+    forward = inspect.getattr_static(cls, "forward", None)
+    forward = getattr(forward, "__func__", forward)
+    if isinstance(forward, types.FunctionType) and "mark_dirty" not in forward.__code__.co_names:
+        return TorchFunctionVariable(cls.apply, source)
+    return OpaqueFunctionVariable(cls.apply, source)
 
 
 class PythonModuleVariable(VariableTracker):
