@@ -8,7 +8,8 @@ stay Parameters; and converting the same tensor twice gives the same fake, so al
 inputs is preserved. Dims asked to be dynamic get symbols from the ShapeEnv, with strides written
 in terms of them where the layout is dense.
 Sparse tensors (COO and compressed layouts, static sizes only) become sparse meta tensors with
-the same number of stored elements, their index and value tensors faked along.
+the same number of stored elements, their index and value tensors faked along. Nested and
+quantized tensors are refused with a ValueError.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class TensorConverter:
             if t.fake_mode is not self.mode:
                 raise ValueError("this FakeTensor belongs to another FakeTensorMode")
             return t
+        if t.is_nested or t.is_quantized:
+            raise ValueError(f"cannot fake a {'nested' if t.is_nested else 'quantized'} tensor")
         if dynamic_dims and self.mode.shape_env is None:
             raise ValueError("dynamic_dims needs a FakeTensorMode created with a ShapeEnv")
         found = self._memo.get(t)

@@ -121,7 +121,7 @@ class FakeTensorMode(TorchDispatchMode):
         flat, spec = tree_flatten((args, kwargs))
         flat = self._adopt_inputs(func, flat)
         args, kwargs = tree_unflatten(flat, spec)
-        if func in _LIFT_OPS:
+        if func is aten.lift_fresh.default:
             return args[0]  # a constant made in the traced code, now a fake that remembers it
         if func._schema.is_mutable and self._valued:
             # Data known about a tensor is stale once its storage is written, through any view.
@@ -149,9 +149,13 @@ class FakeTensorMode(TorchDispatchMode):
         """A convolution's output laid out as the real kernel lays it out. The meta kernel
         cannot know (it has no device), but the CPU and CUDA kernels follow their inputs (a
         channels-last input gives a channels-last output): ask torch which backend the fake
-        device would pick and which memory format that backend produces."""
+        device would pick and which memory format that backend produces. Contiguous inputs give
+        a contiguous output on every backend: then nothing is asked (choosing a backend decides
+        sizes, which records guards such as `batch < 16`)."""
         names = [a.name for a in aten.convolution.default._schema.arguments]
         bound = {**dict(zip(names, args)), **kwargs}
+        if bound["input"].is_contiguous() and bound["weight"].is_contiguous():
+            return out
         with self:
             backend = torch._C._select_conv_backend(*(bound[n] for n in names), None)
             layout = torch._C._conv_determine_backend_memory_format(
@@ -307,7 +311,8 @@ def _output_device(func, flat: list[Any], kwargs: dict[str, Any]) -> torch.devic
         explicit = next((a for a in flat if isinstance(a, torch.device)), None)
     if explicit is not None:
         device = torch.device(explicit)
-        return torch.device(device.type, 0) if device.type != "cpu" and device.index is None else device
+        indexed = device.type not in ("cpu", "meta") and device.index is None
+        return torch.device(device.type, 0) if indexed else device
     fakes = [t for t in flat if isinstance(t, FakeTensor)]
     devices = list(dict.fromkeys(
         t.fake_device for t in fakes if not (t.fake_device.type == "cpu" and t.dim() == 0)))
@@ -416,10 +421,12 @@ def _propagate_constants(func, args, kwargs, flat: list[Any], out: Any) -> None:
     if (
         not fakes
         or any(t.constant is None for t in fakes)
-        or any(t.numel() > CONSTANT_NUMEL or t.fake_device.type != "cpu" for t in outs)
         or func._schema.is_mutable
         or torch.Tag.nondeterministic_seeded in func.tags
+        # Symbolic sizes first: asking a symbolic numel for its size would record a guard.
         or any(isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)) for a in flat)
+        or _symbols(outs)
+        or any(t.numel() > CONSTANT_NUMEL or t.fake_device.type != "cpu" for t in outs)
     ):
         return
     real_args, real_kwargs = tree_map(

@@ -61,6 +61,14 @@ class FakeTensor(torch.Tensor):
     def device(self) -> torch.device:
         return torch.device("meta") if self.fake_mode.in_kernel else self.fake_device
 
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists, each read with `.item()`: known for a constant,
+        an unbacked symbol under a ShapeEnv, else a DataDependentError naming the op (C++'s
+        `tolist` refuses tensor subclasses)."""
+        if self.dim() == 0:
+            return self.item()
+        return [element.tolist() for element in self.unbind(0)]
+
     __torch_function__ = torch._C._disabled_torch_function_impl
 
     @classmethod

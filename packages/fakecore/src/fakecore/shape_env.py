@@ -214,9 +214,15 @@ class ShapeEnv:
             for s in sorted(expr.free_symbols, key=str)
             if s in self.unbacked_producers
         )
+        if isinstance(expr, _BOOLEAN_TYPES):
+            return (
+                f"could not decide {expr}: it depends on data ({producers}); branching on a "
+                "data-dependent value needs the real tensor"
+            )
         return (
-            f"could not decide {expr}: it depends on data ({producers}); branching on a "
-            "data-dependent value needs the real tensor"
+            f"could not decide {expr}: it depends on data ({producers}); it was needed as a "
+            "plain Python number (an index such as `x[t]` with a 0-d tensor `t`, `int()`, "
+            "`range()`), which needs the real tensor"
         )
 
     def _record(self, guard: sympy.Basic) -> None:
@@ -283,6 +289,12 @@ class ShapeEnv:
 
     def _maybe_evaluate_static(self, expr: sympy.Basic, **_: object) -> sympy.Basic | None:
         return self.static_value(expr)
+
+    def optimization_hint(self, expr: sympy.Basic | int, fallback: int | None = None) -> int | None:
+        """`expr`'s value for the example inputs, recording no guard (for choices that change
+        speed, never results); `fallback` when it depends on data."""
+        value = self.size_hint(sympy.sympify(expr))
+        return int(value) if value is not None else fallback
 
     def evaluate_sym_node(
         self, node: object, size_oblivious: bool = False, fallback_value: bool | None = None

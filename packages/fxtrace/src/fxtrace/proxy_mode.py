@@ -163,6 +163,10 @@ class ProxyMode(TorchDispatchMode):
         kwargs = kwargs or {}
         if func in _METADATA_QUERIES:
             return func(*args, **kwargs)
+        if func is aten.lift_fresh.default:
+            # `torch.tensor(...)` in `fn`: the graph's constant attribute must not be the tensor
+            # it returns, or writes to that tensor would change the constant for later calls.
+            func = aten.lift_fresh_copy.default
         decomposition = self.decomposition_table.get(func)
         if decomposition is None and _is_composite_implicit(func):
             decomposition = func.decompose  # made of other ops: record those
