@@ -232,6 +232,21 @@ def test_dynamic_sizes_one_kernel_for_every_size(device):
     assert len(compiled.versions) == 1 and counters["graphs"] == 1
 
 
+def test_symbolic_rows_are_persistent_and_scanned_by_their_traced_size(device):
+    """A row of symbolic length that was short when traced is reduced in one block (the
+    block follows the length at launch, so longer rows are right too), and scanned."""
+    def fn(x):
+        return x.softmax(-1).cumsum(-1), x[:, -3:] * 2  # a negative start on a symbolic dim
+    gm = torch.fx.symbolic_trace(fn)
+    compiled = compile_fx(gm, [torch.randn(4, 6, device=device)])
+    for shape in [(4, 6), (5, 7), (2, 3000), (3, 4)]:
+        x = torch.randn(*shape, device=device)
+        for got, want in zip(compiled(x), fn(x)):
+            torch.testing.assert_close(got, want)
+    assert len(compiled.versions) == 2 and counters["fallbacks"] == 0, dict(counters)
+    assert "for roffset" not in source(compiled)
+
+
 def test_static_graph_recompiles_symbolic_for_a_new_size(device):
     gm = torch.fx.symbolic_trace(lambda x: x.softmax(-1))
     compiled = compile_fx(gm, [torch.randn(4, 6, device=device)])
@@ -538,6 +553,18 @@ def test_a_float_read_from_a_scalar_tensor_is_a_guarded_constant(device):
     assert len(compiled.versions) == 2  # another value, another version
 
 
+def test_a_float_read_without_a_guard_is_a_guarded_constant(device):
+    # torch.compile passes a float argument that changed between calls as a 0-d float64 CPU
+    # tensor read with .item(): `x * s` reads it without deciding anything on its value.
+    fn = lambda x, s: x * s.item()  # noqa: E731
+    x = torch.randn(3, 8, device=device)
+    compiled = compile_and_check(fn, x, torch.tensor(2.5, dtype=torch.float64))
+    assert counters["eager_graphs"] == 0 and counters["kernels"] == 1, dict(counters)
+    s = torch.tensor(-0.0, dtype=torch.float64)
+    torch.testing.assert_close(compiled(x, s), fn(x, s))
+    assert len(compiled.versions) == 2
+
+
 def test_after_max_versions_the_graph_runs_as_it_came(device):
     from inductor_lite.compile_fx import MAX_VERSIONS
 
@@ -823,6 +850,26 @@ def test_a_returned_view_of_a_written_input_stays_a_view(device):
     view = compile_fx(torch.fx.symbolic_trace(g), [y.clone()])(y)
     view.fill_(7)  # reaches y, as through eager's view
     assert y.tolist() == [[7.0, 7.0], [1.0, 1.0]]
+
+
+def test_a_written_input_returned_runs_generated_kernels(device):
+    """`a.mul_(2); return a` (what torch.compile hands over for an in-place method that returns
+    its input): the outputs come back as views of the input, computed by kernels."""
+    def f(a):
+        a.mul_(2)
+        return a, a[1:].t()
+
+    x = torch.randn(6, 5, device=device).t()  # not contiguous
+    expected_in = x.clone()
+    expected = f(expected_in)
+    compiled = compile_fx(torch.fx.symbolic_trace(f), [x.clone()])
+    out = compiled(x)
+    torch.testing.assert_close(x, expected_in)
+    for got, want in zip(out, expected):
+        torch.testing.assert_close(got, want)
+        assert got.stride() == want.stride() and got.data_ptr() == want.data_ptr() - \
+            expected_in.data_ptr() + x.data_ptr()
+    assert counters["eager_graphs"] == 0 and counters["kernels"] == 1, dict(counters)
 
 
 def test_sizes_with_max_in_kernels_and_library_calls_leaving_out_an_output(device):

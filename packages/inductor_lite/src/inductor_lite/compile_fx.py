@@ -182,11 +182,12 @@ class CompiledGraph:
         scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
                    and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
         fakes, fake_state = _fakes(inputs, self.dynamic, state, scalars)
+        can_read_scalars = not self.read_scalars and any(
+            isinstance(t, torch.Tensor) and _is_cpu_scalar(t) for t in inputs)
         try:
             aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions())
         except (DataDependentError, UnsupportedFakeOpError) as e:
-            if isinstance(e, DataDependentError) and not self.read_scalars and any(
-                    isinstance(t, torch.Tensor) and _is_cpu_scalar(t) for t in inputs):
+            if isinstance(e, DataDependentError) and can_read_scalars:
                 self.read_scalars = True
                 return self._compile(inputs)
             # Values decide what the graph does (or an op has no fake kernel): run it as it came,
@@ -194,6 +195,11 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
+        if can_read_scalars and _reads_float_values(aten_gm):
+            # A float read without a guard (`x * s.item()`) reaches kernels as a symbol, which
+            # lowering does not take: its value becomes a constant too.
+            self.read_scalars = True
+            return self._compile(inputs)
         # The functional trace reads and writes inputs as separate tensors: one it writes into
         # must not share memory with another (two views of one tensor run as they came).
         written = _written_inputs(aten_gm, len(state))
@@ -270,6 +276,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _reads_float_values(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph reads a float out of a tensor (`.item()`) as a symbol."""
+    return any(n.target is aten._local_scalar_dense.default
+               and isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes)
+
+
 def _is_cpu_scalar(t: torch.Tensor) -> bool:
     """A 0-d CPU float tensor: how frontends pass a float they do not specialise."""
     return (t.dim() == 0 and t.device.type == "cpu" and t.dtype.is_floating_point
@@ -309,16 +321,16 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     functionalization, so one that writes in place (batch norm's running statistics) leaves a
     mutation in a functionalized trace; tracing it again removes it. A trace functionalization
     cannot take (prims with aliasing outputs, which decompositions made) is kept as it is:
-    lowering handles writes into temporaries, or runs the graph eagerly.
+    lowering handles writes into temporaries, or runs the graph eagerly. An output that is a
+    view of an input the graph writes into (`a.mul_(2); return a`) is made that view of the
+    input again after functionalization, so later writes through it reach the input.
     """
     count = len(state)
 
     def call(*args: Any) -> Any:
         return torch.func.functional_call(gm, dict(zip(state_names, args[:count])), args[count:])
 
-    traced = make_fx(call, "fake", table)(*state, *inputs)
-    if _returns_view_of_written_input(traced):
-        return traced  # functionalized, the view would come back as a copy of the input
+    first = traced = make_fx(call, "fake", table)(*state, *inputs)
     writes = _writes_in_place
     for _ in range(3):
         if not any(writes(node) for node in traced.graph.nodes):
@@ -331,19 +343,59 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
                 raise
             break
         writes = _writes_into_non_input
-    return traced
+    views = _views_of_written_inputs(first)
+    if not views or traced is first:
+        return traced
+    # Functionalized, such an output is a copy: make it the same views of the input again.
+    if not _outputs_as_views(traced, views):
+        return first  # not views of what is copied into an input: lowering runs it eagerly
+    return make_fx(_AtenInterpreter(traced).run, "fake", table)(*state, *inputs)
 
 
-def _returns_view_of_written_input(gm: torch.fx.GraphModule) -> bool:
-    """Whether an output is a view of an input the graph writes into: a write made later
-    through that output must reach the input, so it stays a view."""
+def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
+    """The positions of the outputs that are views of (or are) an input the graph writes into:
+    a write made later through such an output must reach the input."""
     written = [n.args[0] for n in gm.graph.nodes
                if _writes_in_place(n) and n.args and getattr(n.args[0], "op", None) == "placeholder"]
-    outputs = [o for o in tree_flatten(next(iter(reversed(gm.graph.nodes))).args)[0]
-               if isinstance(o, torch.fx.Node) and o.op != "placeholder"]
-    return any(isinstance(o.meta.get("val"), torch.Tensor)
-               and torch._C._is_alias_of(o.meta["val"], w.meta["val"])
-               for o in outputs for w in written)
+    outputs = tree_flatten(next(iter(reversed(gm.graph.nodes))).args)[0]
+    return [i for i, o in enumerate(outputs) if isinstance(o, torch.fx.Node)
+            and isinstance(o.meta.get("val"), torch.Tensor)
+            and any(torch._C._is_alias_of(o.meta["val"], w.meta["val"]) for w in written)]
+
+
+def _outputs_as_views(gm: torch.fx.GraphModule, positions: list[int]) -> bool:
+    """Rewrites each output of a functional trace at `positions` — views of a value the trace
+    copies into an input at its end — as the same views of that input after the copy. Returns
+    False (leaving `gm` unchanged) when one of them is not such a view."""
+    output = next(iter(reversed(gm.graph.nodes)))
+    outputs, spec = tree_flatten(output.args[0])
+    copies = {n.args[1]: n for n in gm.graph.nodes
+              if n.target is aten.copy_.default and n.args[0].op == "placeholder"}
+    chains = {}
+    for i in positions:
+        chain, node = [], outputs[i]
+        while isinstance(node, torch.fx.Node) and node not in copies and _is_view(node):
+            chain.append(node)
+            node = node.args[0]
+        if node not in copies:
+            return False
+        chains[i] = (copies[node], chain[::-1])
+    with gm.graph.inserting_before(output):
+        for i, (base, chain) in chains.items():
+            for view in chain:
+                base = gm.graph.call_function(view.target, (base, *view.args[1:]), view.kwargs)
+            outputs[i] = base
+    output.args = (tree_unflatten(outputs, spec),)
+    gm.recompile()
+    return True
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    """Whether the node's result is a view of its first argument."""
+    schema = getattr(node.target, "_schema", None)
+    return (node.op == "call_function" and schema is not None and len(schema.returns) == 1
+            and schema.returns[0].alias_info is not None
+            and not schema.returns[0].alias_info.is_write)
 
 
 class _AtenInterpreter(torch.fx.Interpreter):
@@ -434,13 +486,16 @@ def generate(aten_gm: torch.fx.GraphModule) -> Callable:
 
 def _lift_constants(
         gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, dict[str, torch.Tensor]]:
-    """A copy of `gm` whose get_attr nodes (tensors the trace saw as constants) are trailing
-    placeholders, and those tensors by placeholder name. `gm` stays runnable as it was."""
+    """A copy of `gm` (with its ShapeEnv, whose hints lowering reads) whose get_attr nodes
+    (tensors the trace saw as constants) are trailing placeholders, and those tensors by
+    placeholder name. `gm` stays runnable as it was."""
     graph = torch.fx.Graph()
     value, old_output = graph.graph_copy(gm.graph, {}, return_output_node=True)
     graph.output(value).meta = dict(old_output.meta)
     graph._codegen = gm.graph._codegen
+    shape_env = getattr(gm, "shape_env", None)
     gm = torch.fx.GraphModule(gm, graph)
+    gm.shape_env = shape_env
     constants = {}
     last = None
     for node in gm.graph.nodes:

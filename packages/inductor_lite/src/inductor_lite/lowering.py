@@ -772,9 +772,7 @@ def _clamp_start(start: Any, dim_size: sympy.Expr) -> sympy.Expr:
         return sympy.Integer(0)
     start = sym(start) if not isinstance(start, sympy.Expr) else start
     if start.is_Integer and start < 0:
-        if not dim_size.is_Integer:
-            raise LoweringError("negative slice start on a symbolic dim")
-        return sympy.Integer(max(int(dim_size) + int(start), 0))
+        return sympy.Max(dim_size + start, 0)
     if start.is_Integer and dim_size.is_Integer:
         return sympy.Integer(min(int(start), int(dim_size)))
     return start
@@ -1175,15 +1173,17 @@ def _scatter(lower, node, x, dim, index, src, *, reduce=None):
 
 @register(aten.cumsum.default, aten.cumprod.default)
 def _cumulative(lower, node, x, dim, *, dtype=None):
-    """A scan kernel holds a whole row in one block: rows of a known length up to the
-    persistent limit; others fall back."""
+    """A scan kernel holds a whole row in one block: rows up to the persistent limit (for a
+    symbolic length, its size when traced; the block follows the length at launch, so the
+    kernel is right for every length); longer rows fall back."""
     val = lower.node.meta["val"]
     size = tuple(sym(s) for s in val.shape)
     dim = dim % max(len(size), 1)
     if not size or size[dim] == 1:  # one element per row: the scan is a copy
         return pointwise(lower, [x], lambda a: a)
-    if not size[dim].is_Integer or int(size[dim]) > PERSISTENT_RNUMEL:
-        raise LoweringError("a scan over rows longer than a block, or of unknown length")
+    length = size[dim].xreplace(lower.size_hints)
+    if not length.is_Integer or int(length) > PERSISTENT_RNUMEL:
+        raise LoweringError("a scan over rows longer than a block")
     kind = "sum" if node.target is aten.cumsum.default else "prod"
     load = broadcast_loader(x, size, compute_dtype(val.dtype))
     data = Scan(size, dim, kind, val.dtype, val.device, load)
