@@ -404,3 +404,75 @@ def test_a_dict_guards_only_the_values_the_code_reads():
         torch.testing.assert_close(compiled(torch.ones(1)), torch.tensor([7.0]))
     finally:
         BIG["k3"], BIG["k4"] = 3, 4
+
+
+class Settings:
+    pass
+
+
+def test_a_caught_attribute_error_is_guarded_to_stay_missing():
+    settings = Settings()
+
+    def f(x):
+        try:
+            return x + settings.scale
+        except AttributeError:
+            return x - 1
+
+    compiled = dynamo.compile(f)
+    torch.testing.assert_close(compiled(torch.zeros(1)), -torch.ones(1))
+    settings.scale = 5
+    torch.testing.assert_close(compiled(torch.zeros(1)), torch.full((1,), 5.0))
+
+
+class Proto:
+    k = 1
+
+    def __init__(self, a):
+        self.a = a * self.k
+
+
+def test_a_class_reached_through_type_of_an_object_is_guarded():
+    proto = Proto(1)
+
+    def f(x):
+        return x + type(proto).k + proto.__class__(x).a
+
+    compiled = dynamo.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(torch.ones(1)), torch.full((1,), 3.0))
+    Proto.k = 5
+    try:
+        torch.testing.assert_close(compiled(torch.ones(1)), torch.full((1,), 11.0))
+    finally:
+        Proto.k = 1
+
+
+def test_containers_and_objects_made_inside_others_keep_their_identity():
+    def f(x, seen):
+        a = [x + 1]
+        b = [a]
+        p = Pair(x, None)
+        out = [p]
+        seen.append(p)
+        return b, a, out
+
+    seen = []
+    (b, a, out), _ = _one_graph(f, torch.zeros(1), seen)
+    assert b[0] is a and out[0] is seen[0] and type(seen[0]) is Pair
+    torch.testing.assert_close(a[0], torch.ones(1))
+
+
+def test_dict_of_a_dict_subclass_and_attribute_order():
+    registry = Registry(ab=1, cd=2)
+
+    def f(x, holder):
+        holder.q = 1
+        holder.p = 2
+        holder.q = 3
+        return x + 1, dict(registry), dict(registry, z=3)
+
+    compiled, eager = Settings(), Settings()
+    (_, plain, extended), _ = _one_graph(f, torch.zeros(1), compiled)
+    f(torch.zeros(1), eager)
+    assert plain == {"ab": 1, "cd": 2} and extended == {"ab": 1, "cd": 2, "z": 3}
+    assert list(vars(compiled).items()) == list(vars(eager).items())

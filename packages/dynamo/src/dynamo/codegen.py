@@ -150,8 +150,8 @@ class ResultBuilder:
         made = self._made.get(id(v))
         if made is not None:
             return made[0]
-        name = f"___made{len(self._made)}"
         if isinstance(v, NewObjectVariable):  # made empty first: its attributes may refer to it
+            name = f"___made{len(self._made)}"
             self._made[id(v)] = (name, v)
             self.prelude.append(f"{name} = {self.constant(build_object)}({self.constant(v.cls)})")
             attrs = "{" + ", ".join(f"{k!r}: {self.expression(x)}" for k, x in v.attrs.items())
@@ -165,6 +165,7 @@ class ResultBuilder:
                                    for k, x in v.entries.items()) + "}"
         else:
             text = self.constant(set(v.values)) + ".copy()"
+        name = f"___made{len(self._made)}"  # after the items: they may have made names of theirs
         self._made[id(v)] = (name, v)
         self.prelude.append(f"{name} = {text}")
         return name

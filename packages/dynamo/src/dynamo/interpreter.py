@@ -46,6 +46,7 @@ from dynamo.variables.objects import (
     PythonModuleVariable,
     SuperVariable,
     UserClassVariable,
+    class_of,
 )
 from dynamo.variables.tensor import SymNodeVariable
 from guards import GlobalSource, LocalSource
@@ -343,7 +344,7 @@ class Translator:
 
     def _attribute(self, obj: VariableTracker, name: str, method: bool) -> VariableTracker:
         if name == "__class__" and not isinstance(obj, SuperVariable):
-            return UserClassVariable(obj.python_type())
+            return class_of(obj)
         try:
             return obj.getattr(self, name)
         except Unsupported as error:

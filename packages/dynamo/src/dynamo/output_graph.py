@@ -71,8 +71,9 @@ class OutputGraph:
         self.dynamic = dynamic
         self.guards: list[Guard] = []
         self.wrapped: dict[Source, VariableTracker] = {}  # source -> tracker, read once
-        # id -> (object, tracker) of the lists, dicts and sets read from the frame: one object
-        # reached under two names is one tracker (a write through one shows through the other)
+        # id -> (object, tracker) of the lists, dicts, sets and user objects read from the
+        # frame: one object reached under two names is one tracker (a write through one shows
+        # through the other; a config read through every layer is guarded once)
         self.containers: dict[int, tuple[Any, VariableTracker]] = {}
         self.inputs: list[tuple[Source, torch.Tensor, torch.fx.Node]] = []
         self._tensor_inputs: dict[int, tuple[Source, TensorVariable]] = {}

@@ -44,9 +44,9 @@ class SideEffects:
         dict ("global") or `target.cell_contents = value` for a closure cell ("cell").
         `target` is the real object, or for an attribute, the tracker of the object."""
         self.changes += 1
-        key = (kind, id(target), name)
-        self.writes.pop(key, None)  # the last write wins, in program order
-        self.writes[key] = (kind, target, name, value)
+        # The last write wins; the location keeps its first write's place (a new attribute
+        # lands in `__dict__` where Python would put it).
+        self.writes[(kind, id(target), name)] = (kind, target, name, value)
 
     def writes_to(self, target: Any) -> bool:
         """Whether an attribute of `target` (a tracker) was set."""

@@ -86,15 +86,15 @@ def wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         known = output.wrapped.get(source)
         if known is not None:
             return known
-        alias = output.containers.get(id(value)) if type(value) in (list, dict, set) else None
-        if alias is not None:  # the same container under another name
+        alias = output.containers.get(id(value))
+        if alias is not None:  # the same container or object under another name
             output.add_guard(SameObject(alias[1].source, source))
             output.wrapped[source] = alias[1]
             return alias[1]
     tracker = _wrap(tx, value, source)
     if source is not None:
         output.wrapped[source] = tracker
-        if type(value) in (list, dict, set):
+        if type(value) in (list, dict, set) or type(tracker) is UserObjectVariable:
             output.containers[id(value)] = (value, tracker)
     return tracker
 

@@ -250,11 +250,11 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(None)
 
     def _call_type(self, tx, obj, *rest, **_):
-        from dynamo.variables.objects import UserClassVariable
+        from dynamo.variables.objects import class_of
 
         if rest:
             raise Unsupported("type() with three arguments (creating a class)")
-        return UserClassVariable(obj.python_type())
+        return class_of(obj)
 
     def _call_range(self, tx, *args, **_):
         return ConstantVariable(range(*[concrete_int(a) for a in args]))
@@ -309,7 +309,11 @@ class BuiltinVariable(VariableTracker):
         return SetVariable({v.as_constant() for v in obj.items(tx)} if obj is not None else set())
 
     def _call_dict(self, tx, obj=None, **kwargs):
+        from dynamo.variables.objects import UserObjectVariable, builtin_base
+
         entries: dict = {}
+        if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) is not object:
+            obj = obj.dict_items(tx)  # a dict subclass: its items, as dict() reads them
         if isinstance(obj, DictVariable):
             entries.update(obj.entries)
         elif obj is not None:

@@ -43,6 +43,7 @@ from dynamo.variables.tensor import TensorVariable
 from guards import (
     AttrSource,
     DictContains,
+    GetItemSource,
     Identity,
     Length,
     ModuleTraining,
@@ -76,6 +77,15 @@ class ObjectVariable(VariableTracker):
     def _attr_source(self, name: str) -> Any:
         return AttrSource(self.source, name) if self.source is not None else None
 
+    def defines(self, name: str) -> bool:
+        """Whether the class has special method `name` beyond `object`'s."""
+        found, member = _class_attribute(self.python_type(), name)
+        return found and getattr(member, "__objclass__", None) is not object
+
+    def defines_in_python(self, name: str) -> bool:
+        """Whether the class has special method `name` written in Python."""
+        return isinstance(_class_attribute(self.python_type(), name)[1], types.FunctionType)
+
     def _member_source(self, name: str) -> Any:
         """Where class member `name` is read, so that it (and its closure cells and defaults,
         when the trace reads them) is guarded; not for modules: a guard per layer on every
@@ -107,7 +117,8 @@ class ObjectVariable(VariableTracker):
             return BaseMethodVariable(member.__objclass__, name, self)
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
-        return wrap(tx, member, self._attr_source(name) or on_class)
+        custom = self.source is not None and self.defines_in_python("__getattribute__")
+        return wrap(tx, member, on_class if custom else self._attr_source(name) or on_class)
 
     def _guard_class_member(self, tx: Translator, name: str, member: Any,
                             on_class: Any) -> None:
@@ -155,21 +166,26 @@ class UserObjectVariable(ObjectVariable):
         """`obj.name`, as `type(obj).__getattribute__` and then `__getattr__` answer it: the
         class's own versions of these, when it has them, inlined."""
         cls = self.python_type()
-        if name == "__class__":  # its type guard pins it
-            return UserClassVariable(cls)
+        if name == "__class__":
+            return class_of(self)
         if self.defines_in_python("__getattribute__"):
             return self.call_method(tx, "__getattribute__", [ConstantVariable(name)], {})
         found = self.generic_getattr(tx, name)
         if found is not MISSING:
             return found
         if self.defines_in_python("__getattr__"):
-            if self.source is not None:  # it could be set on the instance later
-                for where in self._instance_dicts():
-                    tx.output.add_guard(DictContains(AttrSource(self.source, where), name,
-                                                     False))
+            self._guard_absent(tx, name)  # it could be set on the instance later
             return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
+        self._guard_absent(tx, name)
         raise Raised(AttributeError(name), f"{cls.__qualname__} object has no attribute "
                      f"{name!r} (an AttributeError while tracing)")
+
+    def _guard_absent(self, tx: Translator, name: str) -> None:
+        """The instance has no attribute `name`: guarded to stay so (a code path taken because
+        of it, `__getattr__` or an `except AttributeError`, depends on it)."""
+        if self.source is not None:
+            for where in self._instance_dicts():
+                tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
 
     def generic_getattr(self, tx: Translator, name: str) -> Any:
         """`object.__getattribute__(obj, name)`: data descriptors of the class, the instance's
@@ -189,7 +205,12 @@ class UserObjectVariable(ObjectVariable):
         if found and hasattr(type(member), "__set__"):  # data descriptors come first
             return self._class_member(tx, name)
         if name in instance:
-            return wrap(tx, instance[name], self._attr_source(name))
+            source = self._attr_source(name)
+            if source is not None and self.defines_in_python("__getattribute__"):
+                # Guards read it as the trace did, from the instance's dict: one call of the
+                # class's own `__getattribute__` (for `__dict__`) per check, not one per name.
+                source = GetItemSource(AttrSource(self.source, "__dict__"), name)
+            return wrap(tx, instance[name], source)
         return self._class_member(tx, name) if found else MISSING
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
@@ -213,15 +234,6 @@ class UserObjectVariable(ObjectVariable):
         if name.startswith("__") and name.endswith("__"):
             return self._class_member(tx, name).call(tx, args, kwargs)
         return self.getattr(tx, name).call(tx, args, kwargs)
-
-    def defines(self, name: str) -> bool:
-        """Whether the class has special method `name` beyond `object`'s."""
-        found, member = _class_attribute(self.python_type(), name)
-        return found and getattr(member, "__objclass__", None) is not object
-
-    def defines_in_python(self, name: str) -> bool:
-        """Whether the class has special method `name` written in Python."""
-        return isinstance(_class_attribute(self.python_type(), name)[1], types.FunctionType)
 
     def truth(self, tx: Translator) -> bool:
         for name in ("__bool__", "__len__"):
@@ -261,6 +273,7 @@ class UserObjectVariable(ObjectVariable):
         if name == "__getattribute__":
             found = self.generic_getattr(tx, args[0].as_constant())
             if found is MISSING:
+                self._guard_absent(tx, args[0].as_constant())
                 raise Raised(AttributeError(args[0].as_constant()),
                              f"{self.python_type().__qualname__} object has no attribute "
                              f"{args[0].as_constant()!r} (an AttributeError while tracing)")
@@ -408,6 +421,16 @@ class BaseMethodVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"BaseMethodVariable({self.base.__name__}.{self.name})"
+
+
+def class_of(obj: VariableTracker) -> UserClassVariable:
+    """`type(obj)`, with a source when `obj` has one, so that what the code reads from the
+    class (an attribute, a method, its `__init__` when called) is guarded."""
+    if isinstance(obj, NewObjectVariable):
+        return UserClassVariable(obj.cls, obj.class_source)
+    source = TypeSource(obj.source) if obj.source is not None and isinstance(
+        obj, ObjectVariable) else None
+    return UserClassVariable(obj.python_type(), source)
 
 
 class NNModuleVariable(ObjectVariable):
