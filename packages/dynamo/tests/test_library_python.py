@@ -476,3 +476,37 @@ def test_dict_of_a_dict_subclass_and_attribute_order():
     f(torch.zeros(1), eager)
     assert plain == {"ab": 1, "cd": 2} and extended == {"ab": 1, "cd": 2, "z": 3}
     assert list(vars(compiled).items()) == list(vars(eager).items())
+
+
+class Lazy:
+    def __init__(self):
+        self.store = {}
+
+    def __getattr__(self, key):
+        try:
+            return self.store[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+class Gate:
+    ready = False
+
+    @property
+    def value(self):
+        if not self.ready:
+            raise AttributeError("value")
+        return 1
+
+
+def test_hasattr_answered_by_the_objects_own_code_is_traced_and_guarded():
+    lazy, gate = Lazy(), Gate()
+
+    def f(x):
+        return x + hasattr(lazy, "b") + 10 * hasattr(gate, "value")
+
+    compiled = dynamo.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(torch.zeros(1)), torch.zeros(1))
+    lazy.store["b"] = 1
+    gate.ready = True
+    torch.testing.assert_close(compiled(torch.zeros(1)), torch.full((1,), 11.0))

@@ -213,6 +213,19 @@ class UserObjectVariable(ObjectVariable):
             return wrap(tx, instance[name], source)
         return self._class_member(tx, name) if found else MISSING
 
+    def has_attribute(self, tx: Translator, name: str) -> bool:
+        if self.defines_in_python("__getattr__") or self.defines_in_python("__getattribute__") \
+                or isinstance(_class_attribute(self.python_type(), name)[1], property):
+            # Its own code decides the answer: traced, so that what it reads is guarded.
+            try:
+                self.getattr(tx, name)
+            except Raised as error:
+                if isinstance(error.exception, AttributeError):
+                    return False
+                raise
+            return True
+        return super().has_attribute(tx, name)
+
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         cls = type(self.value)
         found, member = _class_attribute(cls, name)
