@@ -124,5 +124,5 @@ def conformance(session: nox.Session) -> None:
 @nox.session(venv_params=VENV_PARAMS)
 def bench(session: nox.Session) -> None:
     """The benchmarks, ours beside the peer in the same run; writes docs/performance.md."""
-    _install(session, PACKAGES)
+    _install(session, PACKAGES, "transformers")  # a Hugging Face GPT-2 in the dynamo benchmark
     session.run("python", "benchmarks/run.py", *session.posargs)

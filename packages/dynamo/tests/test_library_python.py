@@ -510,3 +510,39 @@ def test_hasattr_answered_by_the_objects_own_code_is_traced_and_guarded():
     lazy.store["b"] = 1
     gate.ready = True
     torch.testing.assert_close(compiled(torch.zeros(1)), torch.full((1,), 11.0))
+
+
+class AttrDict(dict):
+    pass
+
+
+class Forwarding:
+    def __getattribute__(self, key):
+        return super().__getattribute__(key)
+
+    def __getattr__(self, key):
+        return 42
+
+
+def test_dict_subclass_init_vars_and_getattr_after_getattribute():
+    def f(x):
+        made = AttrDict(b=2)
+        return x + Forwarding().missing, made, vars(Pair(x, 1))
+
+    (y, made, attrs), graphs = _one_graph(f, torch.zeros(1))
+    assert type(made) is AttrDict and made == {"b": 2} and len(graphs) == 1
+    torch.testing.assert_close(y, torch.full((1,), 42.0))
+    assert set(attrs) == {"a", "b"}
+
+
+def test_changing_an_outside_dict_subclass_is_a_clean_graph_break():
+    registry = Registry(a=1)
+
+    def f(x):
+        value = registry.pop("a", None)
+        return x + 1, value
+
+    report = dynamo.explain(f)(torch.zeros(1))
+    assert report.eager == [] and len(report.breaks) == 1 and registry == {}
+    registry["a"] = 1
+    assert dynamo.compile(f)(torch.zeros(1))[1] == 1 and registry == {}

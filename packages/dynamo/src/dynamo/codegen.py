@@ -43,6 +43,7 @@ from dynamo.variables.functions import (
     UserMethodVariable,
 )
 from dynamo.variables.objects import (
+    BaseMethodVariable,
     ExitVariable,
     GradModeExit,
     GradModeVariable,
@@ -108,6 +109,11 @@ class ResultBuilder:
             return f"getattr({self.expression(v.obj)}, {v.name!r})"
         if isinstance(v, SuperVariable):
             return f"super({self.constant(v.cls)}, {self.expression(v.obj)})"
+        if isinstance(v, BaseMethodVariable):  # `dict.pop` bound to a dict subclass's instance
+            method = self.constant(getattr(v.base, v.name))
+            if v.obj is None:
+                return method
+            return f"{self.constant(types.MethodType)}({method}, {self.expression(v.obj)})"
         if isinstance(v, UserMethodVariable):
             return (f"{self.constant(types.MethodType)}({self.expression(v.function)}, "
                     f"{self.expression(v.obj)})")

@@ -245,6 +245,13 @@ class BuiltinVariable(VariableTracker):
     def _call_hasattr(self, tx, obj, name, **_):
         return ConstantVariable(_has_attribute(tx, obj, name.as_constant()))
 
+    def _call_vars(self, tx, obj=None, **_):
+        from dynamo.variables.objects import UserObjectVariable
+
+        if isinstance(obj, UserObjectVariable):
+            return obj.getattr(tx, "__dict__")
+        return None
+
     def _call_setattr(self, tx, obj, name, value, **_):
         obj.setattr(tx, name.as_constant(), value)
         return ConstantVariable(None)

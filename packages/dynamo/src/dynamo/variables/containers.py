@@ -263,7 +263,7 @@ class DictVariable(VariableTracker):
         tx.output.side_effects.mutated(self)
         if name == "__setitem__":
             entries[args[0].as_constant()] = args[1]
-        elif name == "update":
+        elif name in ("update", "__init__"):  # `__init__`: a dict subclass's, through super()
             other = args[0] if args else None
             if other is not None:
                 if not isinstance(other, DictVariable):

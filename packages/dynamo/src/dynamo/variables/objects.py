@@ -169,7 +169,13 @@ class UserObjectVariable(ObjectVariable):
         if name == "__class__":
             return class_of(self)
         if self.defines_in_python("__getattribute__"):
-            return self.call_method(tx, "__getattribute__", [ConstantVariable(name)], {})
+            try:
+                return self.call_method(tx, "__getattribute__", [ConstantVariable(name)], {})
+            except Raised as error:  # Python then asks `__getattr__`, when there is one
+                if not (isinstance(error.exception, AttributeError)
+                        and self.defines_in_python("__getattr__")):
+                    raise
+                return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
         found = self.generic_getattr(tx, name)
         if found is not MISSING:
             return found
