@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from dynamo.interpreter import Translator
 
 
-def _index(tx: Translator, key: VariableTracker) -> Any:
+def as_index(tx: Translator, key: VariableTracker) -> Any:
+    """A subscript's key as a Python int or slice (a symbolic size specialises)."""
     from dynamo.variables.tensor import concrete_int
 
     return key.as_slice(tx) if isinstance(key, SliceVariable) else concrete_int(key)
@@ -51,7 +52,7 @@ class SequenceVariable(VariableTracker):
         return bool(self.values)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        index = _index(tx, key)
+        index = as_index(tx, key)
         if isinstance(index, slice):
             return type(self)(self.values[index]) if self.kind is not torch.Size else \
                 SizeVariable(self.values[index])
@@ -158,7 +159,7 @@ class ListVariable(SequenceVariable):
         elif name == "insert":
             values.insert(args[0].as_constant(), args[1])
         elif name == "pop":
-            return values.pop(*[_index(tx, a) for a in args])
+            return values.pop(*[as_index(tx, a) for a in args])
         elif name == "clear":
             values.clear()
         elif name == "reverse":
@@ -169,13 +170,13 @@ class ListVariable(SequenceVariable):
             reverse = kwargs["reverse"].as_constant() if kwargs else False
             values.sort(key=lambda v: v.as_constant(), reverse=reverse)
         elif name == "__setitem__":
-            index = _index(tx, args[0])
+            index = as_index(tx, args[0])
             if isinstance(index, slice):
                 values[index] = args[1].items(tx)
             else:
                 values[index] = args[1]
         elif name == "__delitem__":
-            del values[_index(tx, args[0])]
+            del values[as_index(tx, args[0])]
         elif name == "remove" and args[0].is_constant():
             constants = [v.as_constant() if v.is_constant() else object() for v in values]
             del values[constants.index(args[0].as_constant())]

@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import inspect
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import torch
 from torch.nn.modules import module as nn_module
@@ -32,7 +32,7 @@ from dynamo.variables.containers import (
     ListVariable,
     SizeVariable,
     TupleVariable,
-    _index,
+    as_index,
 )
 from dynamo.variables.functions import (
     PartialVariable,
@@ -165,7 +165,6 @@ class UserObjectVariable(ObjectVariable):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         """`obj.name`, as `type(obj).__getattribute__` and then `__getattr__` answer it: the
         class's own versions of these, when it has them, inlined."""
-        cls = self.python_type()
         if name == "__class__":
             return class_of(self)
         if self.defines_in_python("__getattribute__"):
@@ -182,9 +181,7 @@ class UserObjectVariable(ObjectVariable):
         if self.defines_in_python("__getattr__"):
             self._guard_absent(tx, name)  # it could be set on the instance later
             return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
-        self._guard_absent(tx, name)
-        raise Raised(AttributeError(name), f"{cls.__qualname__} object has no attribute "
-                     f"{name!r} (an AttributeError while tracing)")
+        self._missing(tx, name)
 
     def _guard_absent(self, tx: Translator, name: str) -> None:
         """The instance has no attribute `name`: guarded to stay so (a code path taken because
@@ -192,6 +189,12 @@ class UserObjectVariable(ObjectVariable):
         if self.source is not None:
             for where in self._instance_dicts():
                 tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
+
+    def _missing(self, tx: Translator, name: str) -> NoReturn:
+        """No attribute `name` (guarded to stay so): the AttributeError the code may catch."""
+        self._guard_absent(tx, name)
+        raise Raised(AttributeError(name), f"{self.python_type().__qualname__} object has no "
+                     f"attribute {name!r} (an AttributeError while tracing)")
 
     def generic_getattr(self, tx: Translator, name: str) -> Any:
         """`object.__getattribute__(obj, name)`: data descriptors of the class, the instance's
@@ -292,10 +295,7 @@ class UserObjectVariable(ObjectVariable):
         if name == "__getattribute__":
             found = self.generic_getattr(tx, args[0].as_constant())
             if found is MISSING:
-                self._guard_absent(tx, args[0].as_constant())
-                raise Raised(AttributeError(args[0].as_constant()),
-                             f"{self.python_type().__qualname__} object has no attribute "
-                             f"{args[0].as_constant()!r} (an AttributeError while tracing)")
+                self._missing(tx, args[0].as_constant())
             return found
         if name in ("__eq__", "__ne__"):
             if not _identical(tx, self, args[0]):
@@ -522,7 +522,7 @@ class NNModuleVariable(ObjectVariable):
         if container and name == "__len__":
             return ConstantVariable(len(self._children(tx)))
         if container and name == "__getitem__":
-            key = _index(tx, args[0])
+            key = as_index(tx, args[0])
             children = self._children(tx)
             if isinstance(module, torch.nn.ModuleDict):
                 return dict(children)[key]
