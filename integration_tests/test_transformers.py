@@ -65,3 +65,20 @@ def test_more_architectures_are_one_graph(name: str) -> None:
         torch.testing.assert_close(got[0], model(tokens)[0])
     report = dynamo.explain(model.forward)(tokens)  # with gradients recorded, too
     assert report.eager == [] and report.graph_count == 1 and not report.breaks
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_generate_with_the_compiled_forward(name: str) -> None:
+    torch.manual_seed(0)
+    model = MODELS[name]().eval()
+    prompt = torch.randint(0, 1000, (1, 8))
+    expected = model.generate(prompt, max_new_tokens=12, do_sample=False)
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    model.forward = dynamo.compile(model.forward, backend=counting, fullgraph=True)
+    assert torch.equal(model.generate(prompt, max_new_tokens=12, do_sample=False), expected)
+    assert len(graphs) <= 3  # the prompt, the first step, then every step (a symbolic length)
