@@ -68,9 +68,24 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     if code.co_flags & 0x20:
         return "no graph break in a generator"
     handler = exception_handler(code, index)
-    if handler is not None and instructions(code)[handler[0]].opname != "PUSH_EXC_INFO":
+    if handler is not None and not _resumable_handler(code, handler[0]):
         return "no graph break inside an exception handler's cleanup"
     return None
+
+
+def _resumable_handler(code: types.CodeType, target: int) -> bool:
+    """Whether a resume function can start at handler `target`: an except/finally/with
+    handler (it begins with PUSH_EXC_INFO), or a cleanup that only restores stack values and
+    locals before re-raising (3.12's inlined comprehensions put their loop variable back)."""
+    ours = instructions(code)
+    if ours[target].opname == "PUSH_EXC_INFO":
+        return True
+    for ins in ours[target:]:
+        if ins.opname == "RERAISE":
+            return True
+        if ins.opname not in ("SWAP", "COPY", "POP_TOP", "STORE_FAST", "LOAD_CONST"):
+            return False
+    return False
 
 
 def exception_handler(code: types.CodeType, index: int) -> tuple[int, int, bool] | None:
