@@ -546,3 +546,68 @@ def test_changing_an_outside_dict_subclass_is_a_clean_graph_break():
     assert report.eager == [] and len(report.breaks) == 1 and registry == {}
     registry["a"] = 1
     assert dynamo.compile(f)(torch.zeros(1))[1] == 1 and registry == {}
+
+
+class MappedConfig:
+    """Attribute names mapped on the way in, as Hugging Face's configs do."""
+
+    attribute_map = {"hidden_size": "n_embd"}
+
+    def __init__(self):
+        self.n_embd = 4
+        self.problem_type = None
+
+    def __setattr__(self, key, value):
+        if key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        super().__setattr__(key, value)
+
+
+class Slotted:
+    __slots__ = ("scale",)
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+VALIDATORS = {list: len, tuple: len}
+
+
+def test_setting_attributes_through_the_classs_own_setattr_and_setters():
+    config, gate, slotted = MappedConfig(), Gate(), Slotted(3.0)
+
+    def f(x):
+        if config.problem_type is None:
+            config.problem_type = "regression"
+        config.hidden_size = 8  # lands in n_embd
+        return x * config.n_embd + slotted.scale + VALIDATORS[list]([1, 2])
+
+    (y, graphs) = _one_graph(f, torch.ones(1))
+    assert len(graphs) == 1 and config.problem_type == "regression"
+    assert config.n_embd == 8 and "hidden_size" not in vars(config)
+    torch.testing.assert_close(y, torch.full((1,), 13.0))
+    slotted.scale = 1.0  # a slot is guarded like an attribute
+    config.n_embd = 4
+    torch.testing.assert_close(dynamo.compile(f)(torch.ones(1)), f(torch.ones(1)))
+    assert not gate.ready
+
+
+class RotaryLike(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    @torch.no_grad()
+    def rope(self, x):
+        return x * 2
+
+    def forward(self, x):
+        return self.fc(x) + self.rope(x)
+
+
+def test_aot_eager_lowers_a_no_grad_block_that_changes_nothing(recwarn):
+    model, x = RotaryLike(), torch.randn(2, 4)
+    dynamo.reset()
+    with torch.no_grad():  # the decorator's switch is no change: lowered, no warning
+        torch.testing.assert_close(dynamo.compile(model, backend="aot_eager")(x), model(x))
+    assert not [w for w in recwarn if "aot_eager" in str(w.message)]

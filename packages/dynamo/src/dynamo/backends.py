@@ -45,6 +45,18 @@ def list_backends() -> list[str]:
     return sorted(names)
 
 
+def _switches_grad_mode(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph's grad-mode switches change the mode it runs under (the grad mode is
+    guarded: it is the one now). A `no_grad` block inside `torch.no_grad()` changes nothing."""
+    mode = torch.is_grad_enabled()
+    for node in gm.graph.nodes:
+        if node.target is torch._C._set_grad_enabled:
+            if node.args[0] != mode:
+                return True
+            mode = node.args[0]
+    return False
+
+
 def _is_function_apply(target: Any) -> bool:
     owner = getattr(target, "__self__", None)
     return isinstance(owner, type) and issubclass(owner, torch.autograd.Function)
@@ -60,7 +72,7 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     """Lower to aten with make_fx (symbolic when the graph has symbolic sizes), then run."""
     from fxtrace import make_fx
 
-    if any(n.target is torch._C._set_grad_enabled for n in gm.graph.nodes) and any(
+    if _switches_grad_mode(gm) and any(
         isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
     ):
         raise NotImplementedError("aot_eager does not lower grad-mode switches on inputs that "

@@ -216,7 +216,11 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
         temp = f"___new{len(values)}"
         values.append(f"{temp} = {builder.expression(value)}")
         if kind == "attr":
-            writes.append(f"setattr({builder.expression(target)}, {name!r}, {temp})")
+            # Past a `__setattr__` of the class's own: the trace already ran it.
+            raw = isinstance(target, UserObjectVariable) and target.defines_in_python(
+                "__setattr__")
+            setter = builder.constant(object.__setattr__) if raw else "setattr"
+            writes.append(f"{setter}({builder.expression(target)}, {name!r}, {temp})")
         elif kind == "global":
             writes.append(f"{builder.constant(target)}[{name!r}] = {temp}")
         else:

@@ -48,9 +48,10 @@ class SideEffects:
         # lands in `__dict__` where Python would put it).
         self.writes[(kind, id(target), name)] = (kind, target, name, value)
 
-    def writes_to(self, target: Any) -> bool:
-        """Whether an attribute of `target` (a tracker) was set."""
-        return any(kind == "attr" and t is target for kind, t, _, _ in self.writes.values())
+    def attributes_set(self, target: Any) -> dict[str, VariableTracker]:
+        """The attributes of `target` (a tracker) set so far, by name, in order."""
+        return {name: value for kind, t, name, value in self.writes.values()
+                if kind == "attr" and t is target}
 
     def load(self, kind: str, target: Any, name: Any) -> Any:
         """The value recorded for a location, or `MISSING`."""

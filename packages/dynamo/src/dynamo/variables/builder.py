@@ -207,7 +207,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             return TupleVariable(items, source)
         return NamedTupleVariable(items, type(value), tuple_fields(value), source)
     if type(value) is dict:
-        if not all(is_literal(k) for k in value):  # keys are guarded and looked up by value
+        if not all(is_literal(k) or type(k).__eq__ is object.__eq__ for k in value):  # by identity
             raise Unsupported("a dict whose keys are not constants (tensors or objects)")
         _guard(tx, source, TypeMatch, dict)
         _guard(tx, source, DictKeys, tuple(value))

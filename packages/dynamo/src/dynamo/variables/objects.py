@@ -206,11 +206,21 @@ class UserObjectVariable(ObjectVariable):
             return written
         instance = getattr(self.value, "__dict__", {})
         if name == "__dict__" and isinstance(instance, dict):  # read only (side_effects)
-            if tx.output.side_effects.writes_to(self):
-                raise Unsupported(f"reading the __dict__ of a {type(self.value).__qualname__} "
-                                  "after setting its attributes")
-            return wrap(tx, instance, self._attr_source(name))
+            real = wrap(tx, instance, self._attr_source(name))
+            written = tx.output.side_effects.attributes_set(self)
+            if not written:
+                return real
+            # What it holds now: the attributes set while tracing over the real ones (a view
+            # for reading; writing into it, like into the real one, is refused).
+            entries = {**real._entries, **written}
+            return DictVariable(entries, real.source, read=lambda k: real.lookup(k))
         found, member = _class_attribute(type(self.value), name)
+        if isinstance(member, types.MemberDescriptorType):  # a slot
+            try:
+                value = member.__get__(self.value)
+            except AttributeError:
+                return MISSING
+            return wrap(tx, value, self._attr_source(name))
         if found and hasattr(type(member), "__set__"):  # data descriptors come first
             return self._class_member(tx, name)
         if name in instance:
@@ -236,14 +246,25 @@ class UserObjectVariable(ObjectVariable):
         return super().has_attribute(tx, name)
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        cls = type(self.value)
+        """`obj.name = value`: through the class's own `__setattr__` when it has one."""
+        if self.defines_in_python("__setattr__"):
+            self.call_method(tx, "__setattr__", [ConstantVariable(name), value], {})
+        else:
+            self.generic_setattr(tx, name, value)
+
+    def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """`object.__setattr__(obj, name, value)`: a property's setter, or the instance's
+        attribute (recorded, and made for real after the graph)."""
+        cls = self.python_type()
         found, member = _class_attribute(cls, name)
-        if self.defines_in_python("__setattr__") or (found and hasattr(type(member), "__set__")):
-            raise Unsupported(f"setting {name!r} of a {cls.__qualname__}, which customises "
-                              "attribute assignment")
-        if not hasattr(self.value, "__dict__"):
+        if isinstance(member, property) and member.fset is not None:
+            UserFunctionVariable(member.fset).call(tx, [self, value], {})
+        elif found and hasattr(type(member), "__set__"):
+            raise Unsupported(f"setting {name!r} of a {cls.__qualname__} (a descriptor)")
+        elif not hasattr(self.value, "__dict__"):
             raise Unsupported(f"setting {name!r} of a {cls.__qualname__} (no __dict__)")
-        tx.output.side_effects.store("attr", self, name, value)
+        else:
+            tx.output.side_effects.store("attr", self, name, value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         found, call = _class_attribute(self.python_type(), "__call__")
@@ -291,6 +312,9 @@ class UserObjectVariable(ObjectVariable):
         from dynamo.variables.builtins import _identical
 
         if name == "__init__" and not args:
+            return ConstantVariable(None)
+        if name == "__setattr__":
+            self.generic_setattr(tx, args[0].as_constant(), args[1])
             return ConstantVariable(None)
         if name == "__getattribute__":
             found = self.generic_getattr(tx, args[0].as_constant())
@@ -347,22 +371,15 @@ class NewObjectVariable(UserObjectVariable):
                               "attribute access")
         return name in self.attrs or _class_attribute(self.cls, name)[0]
 
-    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        if self.defines_in_python("__setattr__"):
-            self.call_method(tx, "__setattr__", [ConstantVariable(name), value], {})
-            return
+    def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         found, member = _class_attribute(self.cls, name)
-        if isinstance(member, property):
-            if member.fset is None:
-                raise Unsupported(f"setting {name!r} of a {self.cls.__qualname__} (a property "
-                                  "with no setter)")
+        if isinstance(member, property) and member.fset is not None:
             UserFunctionVariable(member.fset).call(tx, [self, value], {})
-            return
-        if found and hasattr(type(member), "__set__") and not isinstance(
+        elif found and hasattr(type(member), "__set__") and not isinstance(
                 member, types.MemberDescriptorType):
-            raise Unsupported(f"setting {name!r} of a {self.cls.__qualname__}, which customises "
-                              "attribute assignment")
-        self._store(tx, name, value)
+            raise Unsupported(f"setting {name!r} of a {self.cls.__qualname__} (a descriptor)")
+        else:
+            self._store(tx, name, value)
 
     def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
         tx.output.side_effects.mutated(self)  # counted: a generator's items must not do this
@@ -370,12 +387,6 @@ class NewObjectVariable(UserObjectVariable):
 
     def dict_items(self, tx: Translator) -> VariableTracker:
         return self.items_
-
-    def _object_method(self, tx: Translator, name: str, args) -> VariableTracker:
-        if name == "__setattr__":
-            self._store(tx, args[0].as_constant(), args[1])
-            return ConstantVariable(None)
-        return super()._object_method(tx, name, args)
 
     def __repr__(self) -> str:
         return f"NewObjectVariable({self.cls.__qualname__})"
