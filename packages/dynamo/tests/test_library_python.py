@@ -611,3 +611,33 @@ def test_aot_eager_lowers_a_no_grad_block_that_changes_nothing(recwarn):
     with torch.no_grad():  # the decorator's switch is no change: lowered, no warning
         torch.testing.assert_close(dynamo.compile(model, backend="aot_eager")(x), model(x))
     assert not [w for w in recwarn if "aot_eager" in str(w.message)]
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_forward_hooks_of_submodules_are_inlined_and_guarded():
+    model, seen = TwoLayers(), []
+    for layer in model.layers:
+        layer.register_forward_hook(lambda module, args, out: seen.append(out))
+    model.layers[0].register_forward_pre_hook(lambda module, args: (args[0] * 2,))
+    model.layers[1].register_forward_hook(lambda module, args, kwargs, out: out + 1,
+                                          with_kwargs=True)
+    x = torch.randn(2, 4)
+    got, graphs = _one_graph(model.forward, x)
+    recorded = list(seen)
+    seen.clear()
+    torch.testing.assert_close(got, model(x))
+    assert len(graphs) == 1 and len(recorded) == len(seen) == 2
+    for a, b in zip(recorded, seen):
+        torch.testing.assert_close(a, b)
+    model.layers[1].register_forward_hook(lambda module, args, out: out * 0)  # a new hook
+    torch.testing.assert_close(dynamo.compile(model.forward)(x), model(x))

@@ -43,6 +43,7 @@ from dynamo.variables.tensor import TensorVariable
 from guards import (
     AttrSource,
     DictContains,
+    DictKeys,
     GetItemSource,
     Identity,
     Length,
@@ -558,22 +559,63 @@ class NNModuleVariable(ObjectVariable):
         return self.getattr(tx, name).call(tx, args, kwargs)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        """`module(*args)`, as `Module.__call__` runs it: its forward pre-hooks, `forward`, its
+        forward hooks, each inlined (the hooks, by key, are guarded to stay the same)."""
         from dynamo.variables.builder import wrap
 
         module = self.value
         hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                  "_backward_pre_hooks")
-        if any(getattr(module, h, None) or getattr(nn_module, f"_global{h}") for h in hooks):
-            raise Unsupported(f"calling a {type(module).__qualname__} that has hooks, or while "
-                              "global module hooks are registered (inside a compiled frame; "
-                              "the outermost module's own hooks run eagerly)")
-        if self.source is not None:
-            for h in hooks[:2]:
-                tx.output.add_guard(Length(AttrSource(self.source, h), 0))
+        if module._backward_hooks or module._backward_pre_hooks or any(
+                getattr(nn_module, f"_global{h}") for h in hooks):
+            raise Unsupported(f"calling a {type(module).__qualname__} that has backward hooks, "
+                              "or while global module hooks are registered (inside a compiled "
+                              "frame; the outermost module's own hooks run eagerly)")
+        args = list(args)
+        for hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
+            if with_kwargs:
+                result = hook.call(tx, [self, TupleVariable(args), DictVariable(kwargs)], {})
+                if not _is_none(result):
+                    args, kwargs = result.items(tx)
+                    args, kwargs = args.items(tx), dict(kwargs.entries)
+            else:
+                result = hook.call(tx, [self, TupleVariable(args)], {})
+                if not _is_none(result):
+                    args = result.items(tx) if isinstance(result, TupleVariable) else [result]
         forward = module.__dict__.get("forward")
         if forward is not None:
-            return wrap(tx, forward, self._attr_source("forward")).call(tx, args, kwargs)
-        return self._class_member(tx, "forward").call(tx, args, kwargs)
+            output = wrap(tx, forward, self._attr_source("forward")).call(tx, args, kwargs)
+        else:
+            output = self._class_member(tx, "forward").call(tx, args, kwargs)
+        for hook, with_kwargs in self._hooks(tx, "_forward_hooks"):
+            hook_args = [self, TupleVariable(args), *([DictVariable(kwargs)] if with_kwargs
+                                                      else []), output]
+            result = hook.call(tx, hook_args, {})
+            if not _is_none(result):
+                output = result
+        return output
+
+    def _hooks(self, tx: Translator, kind: str) -> list[tuple[VariableTracker, bool]]:
+        """The module's hooks of `kind` (`_forward_hooks`, `_forward_pre_hooks`), in order, and
+        whether each takes the keyword arguments; guarded: the same keys, the same functions."""
+        from dynamo.variables.builder import wrap
+
+        hooks = getattr(self.value, kind)
+        where = self._attr_source(kind)
+        if where is not None:
+            tx.output.add_guard(DictKeys(where, tuple(hooks)) if hooks else Length(where, 0))
+        if not hooks:
+            return []
+        with_kwargs = getattr(self.value, f"{kind}_with_kwargs")
+        if where is not None:
+            tx.output.add_guard(DictKeys(self._attr_source(f"{kind}_with_kwargs"),
+                                         tuple(with_kwargs)))
+        return [(wrap(tx, hook, where and GetItemSource(where, key)), key in with_kwargs)
+                for key, hook in hooks.items()]
+
+
+def _is_none(v: VariableTracker) -> bool:
+    return v.is_constant() and v.as_constant() is None
 
 
 class ModuleChainVariable(VariableTracker):
