@@ -641,3 +641,22 @@ def test_forward_hooks_of_submodules_are_inlined_and_guarded():
         torch.testing.assert_close(a, b)
     model.layers[1].register_forward_hook(lambda module, args, out: out * 0)  # a new hook
     torch.testing.assert_close(dynamo.compile(model.forward)(x), model(x))
+
+
+class LossHead(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 3)
+
+    def forward(self, x, labels):
+        logits = self.fc(torch.nn.ReLU()(x))
+        loss = torch.nn.CrossEntropyLoss(label_smoothing=0.1)(logits, labels)
+        return loss, torch.nn.Tanh()
+
+
+def test_torch_modules_made_in_forward():
+    model, x, y = LossHead(), torch.randn(4, 8), torch.tensor([0, 1, 2, 0])
+    (loss, made), graphs = _one_graph(model, x, y)
+    torch.testing.assert_close(loss, model(x, y)[0])
+    assert len(graphs) == 1 and type(made) is torch.nn.Tanh
+    assert dynamo.compile(model)(x, y)[1] is not made  # a new module per call, as in eager

@@ -101,7 +101,8 @@ class ResultBuilder:
             return f"{self.constant(v.kind)}(({items},))"
         if isinstance(v, TupleVariable):
             return "(" + "".join(self.expression(x) + ", " for x in v.values) + ")"
-        if isinstance(v, (ListVariable, DictVariable, SetVariable, NewObjectVariable)):
+        if isinstance(v, (ListVariable, DictVariable, SetVariable, NewObjectVariable)) or (
+                isinstance(v, NNModuleVariable) and v.make is not None):
             return self._made_once(v)
         if v.source is not None:
             return v.source.expr
@@ -150,9 +151,9 @@ class ResultBuilder:
 
 
     def _made_once(self, v: VariableTracker) -> str:
-        """A list, dict or set the traced code made: built once (a `prelude` line), so that
-        every reference to it (a local, an attribute it was stored in, the return value) is
-        one object, as in the frame."""
+        """A list, dict, set, object or module the traced code made: built once (`prelude`
+        lines), so that every reference to it (a local, an attribute it was stored in, the
+        return value) is one object, as in the frame."""
         made = self._made.get(id(v))
         if made is not None:
             return made[0]
@@ -164,7 +165,9 @@ class ResultBuilder:
             items = "None" if v.items_ is None else self.expression(v.items_)
             self.prelude.append(f"{self.constant(fill_object)}({name}, {attrs}}}, {items})")
             return name
-        if isinstance(v, ListVariable):
+        if isinstance(v, NNModuleVariable):  # a module the trace created: created anew
+            text = f"{self.constant(v.make)}()"
+        elif isinstance(v, ListVariable):
             text = "[" + ", ".join(self.expression(x) for x in v.values) + "]"
         elif isinstance(v, DictVariable):
             text = "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"

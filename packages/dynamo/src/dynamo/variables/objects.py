@@ -465,7 +465,15 @@ def class_of(obj: VariableTracker) -> UserClassVariable:
 
 
 class NNModuleVariable(ObjectVariable):
-    """An nn.Module from the frame: its parameters are graph inputs, its calls are inlined."""
+    """An nn.Module from the frame: its parameters are graph inputs, its calls are inlined.
+
+    One the traced code creates (`nn.ReLU()`, `nn.CrossEntropyLoss(ignore_index=-100)`: torch's
+    own modules with no parameters or buffers, from constant arguments) is created while
+    tracing too; `make` creates it anew, for real, if it leaves the trace."""
+
+    def __init__(self, value: Any, source: Any = None, make: Any = None) -> None:
+        super().__init__(value, source)
+        self.make = make
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
@@ -614,6 +622,21 @@ class NNModuleVariable(ObjectVariable):
                 for key, hook in hooks.items()]
 
 
+def _new_module(cls: type, args, kwargs) -> NNModuleVariable:
+    """A torch module the traced code creates, when it is stateless and made of constants."""
+    if not (cls.__module__.startswith("torch.nn.") and all(
+            a.is_constant() for a in [*args, *kwargs.values()])):
+        raise Unsupported(f"creating an instance of {cls.__qualname__} (only torch's own modules, "
+                          "from constant arguments)")
+    make = functools.partial(cls, *[a.as_constant() for a in args],
+                             **{k: v.as_constant() for k, v in kwargs.items()})
+    module = make()
+    if any(True for _ in module.parameters()) or any(True for _ in module.buffers()):
+        raise Unsupported(f"creating an instance of {cls.__qualname__} (it has parameters or "
+                          "buffers)")
+    return NNModuleVariable(module, None, make)
+
+
 def _is_none(v: VariableTracker) -> bool:
     return v.is_constant() and v.as_constant() is None
 
@@ -697,6 +720,8 @@ class UserClassVariable(VariableTracker):
             return BuiltinVariable(cls).call(tx, args, kwargs)
         if can_create(cls):
             return NewObjectVariable.create(tx, cls, self.source, args, kwargs)
+        if issubclass(cls, torch.nn.Module):
+            return _new_module(cls, args, kwargs)
         if issubclass(cls, BaseException):
             from dynamo.variables.builtins import make_exception
 
