@@ -660,3 +660,32 @@ def test_torch_modules_made_in_forward():
     torch.testing.assert_close(loss, model(x, y)[0])
     assert len(graphs) == 1 and type(made) is torch.nn.Tanh
     assert dynamo.compile(model)(x, y)[1] is not made  # a new module per call, as in eager
+
+
+def test_an_exception_leaving_the_frame_through_its_handlers_is_a_clean_break(recwarn):
+    log = []
+
+    def through_finally(x):
+        try:
+            y = x + 1
+            if x.shape[0] > 1:
+                raise ValueError("boom")
+        finally:
+            log.append(1)
+        return y
+
+    def handled_then_break(x, table):
+        try:
+            v = table["missing"]
+        except KeyError:
+            v = 2.0
+        y = x * v
+        print(end="")  # a graph break after the handler is done
+        return y + 1
+
+    with pytest.raises(ValueError, match="boom"):
+        dynamo.compile(through_finally)(torch.ones(3))
+    assert log == [1]
+    report = dynamo.explain(handled_then_break)(torch.ones(2), {})
+    assert report.graph_count == 2 and report.breaks[0].reason == "print()"
+    assert not [w for w in recwarn if "runs eagerly" in str(w.message)]

@@ -111,6 +111,7 @@ class Translator:
         self.stop_at: int | None = None  # the top frame stops before this instruction
         self.made_closures = False  # a nested function captured this frame's cells
         self.handling: list[VariableTracker] = []  # exceptions whose handlers are running
+        self.entered_handler_at: int | None = None  # where the first of them was raised
 
     @property
     def stopped(self) -> bool:
@@ -155,6 +156,8 @@ class Translator:
         cut to the block's depth, the exception pushed. False: no block of this code."""
         for handler in handlers(self.code):
             if handler.start <= ins.offset < handler.end:
+                if self.entered_handler_at is None:
+                    self.entered_handler_at = self.ip - 1
                 del self.stack[handler.depth:]
                 if handler.lasti:
                     self.push(ConstantVariable(ins.offset))
@@ -168,7 +171,10 @@ class Translator:
         if not self.code.co_filename.startswith(_TORCH_DIR):
             error.locate(self.code.co_filename, ins.lineno)
         if self.depth == 0 and error.index is None:
-            error.index = self.ip - 1
+            # Inside a handler the frame cannot break: it breaks where the exception came from
+            # (the real step raises there, and a resume function runs the handler).
+            at = self.entered_handler_at
+            error.index = at if at is not None else self.ip - 1
 
     def push(self, v: VariableTracker) -> None:
         self.stack.append(v)
@@ -679,6 +685,8 @@ class Translator:
     def POP_EXCEPT(self, ins) -> None:
         self.pop()
         self.handling.pop()
+        if not self.handling and self.instructions[self.ip].opname != "RERAISE":
+            self.entered_handler_at = None  # the handler is done: no exception in flight
 
     def CHECK_EXC_MATCH(self, ins) -> None:
         kinds = self.pop().as_constant()
