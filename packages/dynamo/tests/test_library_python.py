@@ -689,3 +689,21 @@ def test_an_exception_leaving_the_frame_through_its_handlers_is_a_clean_break(re
     report = dynamo.explain(handled_then_break)(torch.ones(2), {})
     assert report.graph_count == 2 and report.breaks[0].reason == "print()"
     assert not [w for w in recwarn if "runs eagerly" in str(w.message)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Key:
+    a: int
+    b: str
+
+
+def test_hash_of_a_frozen_dataclass_is_its_fields_hash():
+    key = Key(1, "x")
+    table = {hash(key): 3.0}
+
+    def f(x):
+        return x * table[hash(Key(1, "x"))] + (hash(key) == hash(Key(1, "x")))
+
+    got, graphs = _one_graph(f, torch.ones(1))
+    assert len(graphs) == 1
+    torch.testing.assert_close(got, torch.full((1,), 4.0))

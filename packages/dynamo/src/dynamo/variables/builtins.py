@@ -245,6 +245,13 @@ class BuiltinVariable(VariableTracker):
     def _call_hasattr(self, tx, obj, name, **_):
         return ConstantVariable(_has_attribute(tx, obj, name.as_constant()))
 
+    def _call_hash(self, tx, obj, **_):
+        from dynamo.variables.objects import UserObjectVariable
+
+        if isinstance(obj, UserObjectVariable) and obj.defines_in_python("__hash__"):
+            return obj.call_method(tx, "__hash__", [], {})  # a dataclass's, of its fields
+        return None
+
     def _call_vars(self, tx, obj=None, **_):
         from dynamo.variables.objects import UserObjectVariable
 
