@@ -47,17 +47,19 @@ from dynamo.variables.objects import (
     ExitVariable,
     GradModeExit,
     GradModeVariable,
-    NewObjectVariable,
     NNModuleVariable,
     PythonModuleVariable,
     SuperVariable,
     TorchFunctionVariable,
     UserClassVariable,
+)
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+from dynamo.variables.user_objects import (
+    NewObjectVariable,
     UserObjectVariable,
     build_object,
     fill_object,
 )
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable
 from guards import key_names
 
 

@@ -46,9 +46,9 @@ from dynamo.variables.objects import (
     PythonModuleVariable,
     SuperVariable,
     UserClassVariable,
-    class_of,
 )
 from dynamo.variables.tensor import SymNodeVariable
+from dynamo.variables.user_objects import class_of
 from guards import GlobalSource, LocalSource
 
 MAX_INLINE_DEPTH = 32

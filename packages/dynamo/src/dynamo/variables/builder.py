@@ -51,9 +51,9 @@ from dynamo.variables.objects import (
     PythonModuleVariable,
     TorchFunctionVariable,
     UserClassVariable,
-    UserObjectVariable,
     function_apply,
 )
+from dynamo.variables.user_objects import UserObjectVariable
 from guards import (
     AttrSource,
     DictKeys,

@@ -139,7 +139,7 @@ class BuiltinVariable(VariableTracker):
         if fn is operator.delitem:
             return args[0].call_method(tx, "__delitem__", args[1:], {})
         if fn is operator.contains:
-            from dynamo.variables.objects import UserObjectVariable
+            from dynamo.variables.user_objects import UserObjectVariable
 
             container, item = args
             if isinstance(container, DictVariable):
@@ -246,14 +246,14 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(_has_attribute(tx, obj, name.as_constant()))
 
     def _call_hash(self, tx, obj, **_):
-        from dynamo.variables.objects import UserObjectVariable
+        from dynamo.variables.user_objects import UserObjectVariable
 
         if isinstance(obj, UserObjectVariable) and obj.defines_in_python("__hash__"):
             return obj.call_method(tx, "__hash__", [], {})  # a dataclass's, of its fields
         return None
 
     def _call_vars(self, tx, obj=None, **_):
-        from dynamo.variables.objects import UserObjectVariable
+        from dynamo.variables.user_objects import UserObjectVariable
 
         if isinstance(obj, UserObjectVariable):
             return obj.getattr(tx, "__dict__")
@@ -264,7 +264,7 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(None)
 
     def _call_type(self, tx, obj, *rest, **_):
-        from dynamo.variables.objects import class_of
+        from dynamo.variables.user_objects import class_of
 
         if rest:
             raise Unsupported("type() with three arguments (creating a class)")
@@ -323,7 +323,7 @@ class BuiltinVariable(VariableTracker):
         return SetVariable({v.as_constant() for v in obj.items(tx)} if obj is not None else set())
 
     def _call_dict(self, tx, obj=None, **kwargs):
-        from dynamo.variables.objects import UserObjectVariable, builtin_base
+        from dynamo.variables.user_objects import UserObjectVariable, builtin_base
 
         entries: dict = {}
         if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) is not object:
@@ -401,7 +401,8 @@ def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTr
 
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
-    from dynamo.variables.objects import NNModuleVariable, UserObjectVariable
+    from dynamo.variables.objects import NNModuleVariable
+    from dynamo.variables.user_objects import UserObjectVariable
 
     if isinstance(obj, (NNModuleVariable, UserObjectVariable)):
         return obj.has_attribute(tx, name)
@@ -415,7 +416,8 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
 def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """`a is b` for two trackers. The answer about an object from the frame holds for that very
     object only, so it is guarded by identity (unless the types alone decide it)."""
-    from dynamo.variables.objects import NewObjectVariable, ObjectVariable
+    from dynamo.variables.objects import ObjectVariable
+    from dynamo.variables.user_objects import NewObjectVariable
 
     if a is b:
         return True
@@ -447,7 +449,7 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
 def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     """`a == b` for objects: the `__eq__` of their class, inlined (the reflected one when it
     answers NotImplemented), else identity, as Python does."""
-    from dynamo.variables.objects import UserObjectVariable
+    from dynamo.variables.user_objects import UserObjectVariable
 
     for x, y in ((a, b), (b, a)):
         if isinstance(x, UserObjectVariable) and x.python_type().__eq__ is not object.__eq__:

@@ -1,0 +1,325 @@
+"""User objects while tracing: instances of the user's (and libraries') Python classes.
+
+An object from the frame (`UserObjectVariable`) is read through its source: attributes as
+`object.__getattribute__` finds them (data descriptors, the instance's `__dict__`, the class),
+or through the class's own `__getattribute__`/`__getattr__`, inlined; Python's operators call
+the special methods the class defines, inlined; methods inherited from `dict`/`OrderedDict`
+act on its items. Writes are side effects, replayed after the graph. An object the traced code
+creates (`NewObjectVariable`: a dataclass, a KV cache, a model output) lives only as a tracker
+until it leaves the trace, when the transformed frame builds it for real, once
+(`build_object`, `fill_object`).
+"""
+
+from __future__ import annotations
+
+import abc
+import collections
+import collections.abc
+import types
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import torch
+
+from dynamo.exc import Raised, Unsupported
+from dynamo.side_effects import MISSING
+from dynamo.sources import DictItemsSource
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.containers import DictVariable
+from dynamo.variables.functions import UserFunctionVariable
+from dynamo.variables.objects import (
+    BUILTIN_BASES,
+    ObjectVariable,
+    UserClassVariable,
+    _class_attribute,
+)
+from guards import AttrSource, DictContains, GetItemSource, TypeSource
+
+if TYPE_CHECKING:
+    from dynamo.interpreter import Translator
+
+
+class UserObjectVariable(ObjectVariable):
+    """An instance of a user class (a config, a dataclass, any object with attributes).
+
+    Python's operators on it (`obj[k]`, `k in obj`, `len(obj)`, `for v in obj`, `if obj:`,
+    `obj == other`) call the methods its class defines, inlined. Methods a class inherits from
+    `dict` or `OrderedDict` (a registry, Hugging Face's ModelOutput) act on its items."""
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        """`obj.name`, as `type(obj).__getattribute__` and then `__getattr__` answer it: the
+        class's own versions of these, when it has them, inlined."""
+        if name == "__class__":
+            return class_of(self)
+        if self.defines_in_python("__getattribute__"):
+            try:
+                return self.call_method(tx, "__getattribute__", [ConstantVariable(name)], {})
+            except Raised as error:  # Python then asks `__getattr__`, when there is one
+                if not (isinstance(error.exception, AttributeError)
+                        and self.defines_in_python("__getattr__")):
+                    raise
+                return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
+        found = self.generic_getattr(tx, name)
+        if found is not MISSING:
+            return found
+        if self.defines_in_python("__getattr__"):
+            self._guard_absent(tx, name)  # it could be set on the instance later
+            return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
+        self._missing(tx, name)
+
+    def _guard_absent(self, tx: Translator, name: str) -> None:
+        """The instance has no attribute `name`: guarded to stay so (a code path taken because
+        of it, `__getattr__` or an `except AttributeError`, depends on it)."""
+        if self.source is not None:
+            for where in self._instance_dicts():
+                tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
+
+    def _missing(self, tx: Translator, name: str) -> NoReturn:
+        """No attribute `name` (guarded to stay so): the AttributeError the code may catch."""
+        self._guard_absent(tx, name)
+        raise Raised(AttributeError(name), f"{self.python_type().__qualname__} object has no "
+                     f"attribute {name!r} (an AttributeError while tracing)")
+
+    def generic_getattr(self, tx: Translator, name: str) -> Any:
+        """`object.__getattribute__(obj, name)`: data descriptors of the class, the instance's
+        attributes, then the class's members; `MISSING` if none has it."""
+        from dynamo.variables.builder import wrap
+
+        written = tx.output.side_effects.load("attr", self, name)
+        if written is not MISSING:
+            return written
+        instance = getattr(self.value, "__dict__", {})
+        if name == "__dict__" and isinstance(instance, dict):  # read only (side_effects)
+            real = wrap(tx, instance, self._attr_source(name))
+            written = tx.output.side_effects.attributes_set(self)
+            if not written:
+                return real
+            # What it holds now: the attributes set while tracing over the real ones (a view
+            # for reading; writing into it, like into the real one, is refused).
+            entries = {**real._entries, **written}
+            return DictVariable(entries, real.source, read=lambda k: real.lookup(k))
+        found, member = _class_attribute(type(self.value), name)
+        if isinstance(member, types.MemberDescriptorType):  # a slot
+            try:
+                value = member.__get__(self.value)
+            except AttributeError:
+                return MISSING
+            return wrap(tx, value, self._attr_source(name))
+        if found and hasattr(type(member), "__set__"):  # data descriptors come first
+            return self._class_member(tx, name)
+        if name in instance:
+            source = self._attr_source(name)
+            if source is not None and self.defines_in_python("__getattribute__"):
+                # Guards read it as the trace did, from the instance's dict: one call of the
+                # class's own `__getattribute__` (for `__dict__`) per check, not one per name.
+                source = GetItemSource(AttrSource(self.source, "__dict__"), name)
+            return wrap(tx, instance[name], source)
+        return self._class_member(tx, name) if found else MISSING
+
+    def has_attribute(self, tx: Translator, name: str) -> bool:
+        if self.defines_in_python("__getattr__") or self.defines_in_python("__getattribute__") \
+                or isinstance(_class_attribute(self.python_type(), name)[1], property):
+            # Its own code decides the answer: traced, so that what it reads is guarded.
+            try:
+                self.getattr(tx, name)
+            except Raised as error:
+                if isinstance(error.exception, AttributeError):
+                    return False
+                raise
+            return True
+        return super().has_attribute(tx, name)
+
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """`obj.name = value`: through the class's own `__setattr__` when it has one."""
+        if self.defines_in_python("__setattr__"):
+            self.call_method(tx, "__setattr__", [ConstantVariable(name), value], {})
+        else:
+            self.generic_setattr(tx, name, value)
+
+    def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """`object.__setattr__(obj, name, value)`: a property's setter, or the instance's
+        attribute (recorded, and made for real after the graph)."""
+        cls = self.python_type()
+        found, member = _class_attribute(cls, name)
+        if isinstance(member, property) and member.fset is not None:
+            UserFunctionVariable(member.fset).call(tx, [self, value], {})
+        elif found and hasattr(type(member), "__set__"):
+            raise Unsupported(f"setting {name!r} of a {cls.__qualname__} (a descriptor)")
+        elif not hasattr(self.value, "__dict__"):
+            raise Unsupported(f"setting {name!r} of a {cls.__qualname__} (no __dict__)")
+        else:
+            tx.output.side_effects.store("attr", self, name, value)
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        found, call = _class_attribute(self.python_type(), "__call__")
+        if found and isinstance(call, types.FunctionType):
+            return self._class_member(tx, "__call__").call(tx, args, kwargs)
+        raise Unsupported(f"calling a {self.python_type().__qualname__}")
+
+    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        """`obj.name(...)`; a special method is looked up on the class, as Python does."""
+        if name.startswith("__") and name.endswith("__"):
+            return self._class_member(tx, name).call(tx, args, kwargs)
+        return self.getattr(tx, name).call(tx, args, kwargs)
+
+    def truth(self, tx: Translator) -> bool:
+        for name in ("__bool__", "__len__"):
+            if self.defines(name):
+                return self.call_method(tx, name, [], {}).truth(tx)
+        return True
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        if not self.defines("__iter__"):
+            raise Unsupported(f"iterating over a {self.python_type().__qualname__} (it has no "
+                              "__iter__)")
+        if _class_attribute(self.python_type(), "__iter__")[1] is collections.abc.Sequence.__iter__:
+            # The ABC's generator stops at the IndexError of `self[len(self)]`: the same items.
+            count = self.call_method(tx, "__len__", [], {}).as_constant()
+            return [self.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
+                    for i in range(count)]
+        return self.call_method(tx, "__iter__", [], {}).items(tx)
+
+    def dict_items(self, tx: Translator) -> VariableTracker:
+        """The items of a dict subclass's instance, as its inherited dict methods see them."""
+        from dynamo.variables.builder import wrap
+
+        source = DictItemsSource(self.source) if self.source is not None else None
+        return wrap(tx, dict.copy(self.value), source)
+
+    def call_base(self, tx: Translator, base: type, name: str, args, kwargs) -> VariableTracker:
+        """`base.name(self, *args)` for a method of `object`, `dict` or `OrderedDict`."""
+        if base is object:
+            return self._object_method(tx, name, args)
+        return self.dict_items(tx).call_method(tx, name, args, kwargs)
+
+    def _object_method(self, tx: Translator, name: str, args) -> VariableTracker:
+        from dynamo.variables.builtins import _identical
+
+        if name == "__init__" and not args:
+            return ConstantVariable(None)
+        if name == "__setattr__":
+            self.generic_setattr(tx, args[0].as_constant(), args[1])
+            return ConstantVariable(None)
+        if name == "__getattribute__":
+            found = self.generic_getattr(tx, args[0].as_constant())
+            if found is MISSING:
+                self._missing(tx, args[0].as_constant())
+            return found
+        if name in ("__eq__", "__ne__"):
+            if not _identical(tx, self, args[0]):
+                return ConstantVariable(NotImplemented)
+            return ConstantVariable(name == "__eq__")
+        raise Unsupported(f"object.{name}() on a {self.python_type().__qualname__}")
+
+
+class NewObjectVariable(UserObjectVariable):
+    """An instance of a user class that the traced code creates (a dataclass, a cache, a model
+    output). It exists only as this tracker while tracing: its attributes (and, for a dict
+    subclass, its items) are trackers, and it is built for real, once, when it leaves the
+    trace (returned, stored somewhere, or handed on at a graph break)."""
+
+    def __init__(self, cls: type, class_source: Any) -> None:
+        super().__init__(None)
+        self.cls = cls
+        self.class_source = class_source
+        self.attr_dict = DictVariable({})  # its `__dict__`
+        self.attrs = self.attr_dict.entries
+        self.items_ = DictVariable({}) if builtin_base(cls) is not object else None
+
+    @staticmethod
+    def create(tx: Translator, cls: type, class_source: Any, args, kwargs) -> NewObjectVariable:
+        obj = NewObjectVariable(cls, class_source)
+        obj.call_method(tx, "__init__", args, kwargs)
+        return obj
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def _member_source(self, name: str) -> Any:
+        return AttrSource(self.class_source, name) if self.class_source is not None else None
+
+    def generic_getattr(self, tx: Translator, name: str) -> Any:
+        if name == "__dict__":
+            return self.attr_dict
+        found, member = _class_attribute(self.cls, name)
+        slot = isinstance(member, types.MemberDescriptorType)
+        if found and hasattr(type(member), "__set__") and not slot:
+            return self._class_member(tx, name)  # a property
+        if name in self.attrs:
+            return self.attrs[name]
+        return self._class_member(tx, name) if found and not slot else MISSING
+
+    def has_attribute(self, tx: Translator, name: str) -> bool:
+        if self.defines_in_python("__getattr__"):
+            raise Unsupported(f"hasattr() on a {self.cls.__qualname__}, which customises "
+                              "attribute access")
+        return name in self.attrs or _class_attribute(self.cls, name)[0]
+
+    def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        found, member = _class_attribute(self.cls, name)
+        if isinstance(member, property) and member.fset is not None:
+            UserFunctionVariable(member.fset).call(tx, [self, value], {})
+        elif found and hasattr(type(member), "__set__") and not isinstance(
+                member, types.MemberDescriptorType):
+            raise Unsupported(f"setting {name!r} of a {self.cls.__qualname__} (a descriptor)")
+        else:
+            self._store(tx, name, value)
+
+    def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        tx.output.side_effects.mutated(self)  # counted: a generator's items must not do this
+        self.attrs[name] = value
+
+    def dict_items(self, tx: Translator) -> VariableTracker:
+        return self.items_
+
+    def __repr__(self) -> str:
+        return f"NewObjectVariable({self.cls.__qualname__})"
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+
+
+def builtin_base(cls: type) -> type | None:
+    """The builtin class that an instance of `cls` is, underneath its Python classes:
+    `object`, `dict` or `OrderedDict`; None for any other (list, int, a C extension's)."""
+    for klass in cls.__mro__:
+        if not klass.__flags__ & _HEAP_TYPE:
+            return klass if klass in BUILTIN_BASES else None
+    return None
+
+
+def can_create(cls: type) -> bool:
+    """Whether the trace can create an instance of `cls` itself (NewObjectVariable): a Python
+    class over object, dict or OrderedDict, made by `__init__` alone."""
+    base = builtin_base(cls)
+    return (base is not None and cls.__flags__ & _HEAP_TYPE and type(cls) in (type, abc.ABCMeta)
+            and cls.__new__ is base.__new__ and not getattr(cls, "__abstractmethods__", None)
+            and not issubclass(cls, (torch.nn.Module, torch.Tensor)))
+
+
+def build_object(cls: type) -> Any:
+    """An empty instance of `cls`, as the transformed frame makes one (filled by `fill`)."""
+    base = builtin_base(cls)
+    obj = base.__new__(cls)
+    base.__init__(obj)
+    return obj
+
+
+def fill_object(obj: Any, attrs: dict, items: dict | None) -> None:
+    """Set what the trace recorded on a new object, past any `__setattr__`/`__setitem__` its
+    class defines (the trace already ran those)."""
+    base = builtin_base(type(obj))
+    for key, value in (items or {}).items():
+        base.__setitem__(obj, key, value)
+    for name, value in attrs.items():
+        object.__setattr__(obj, name, value)
+
+
+def class_of(obj: VariableTracker) -> UserClassVariable:
+    """`type(obj)`, with a source when `obj` has one, so that what the code reads from the
+    class (an attribute, a method, its `__init__` when called) is guarded."""
+    if isinstance(obj, NewObjectVariable):
+        return UserClassVariable(obj.cls, obj.class_source)
+    source = TypeSource(obj.source) if obj.source is not None and isinstance(
+        obj, ObjectVariable) else None
+    return UserClassVariable(obj.python_type(), source)
