@@ -17,6 +17,7 @@ from transformers import (
     Qwen2ForCausalLM,
     T5Config,
     T5EncoderModel,
+    T5ForConditionalGeneration,
 )
 
 MODELS = {
@@ -45,3 +46,8 @@ MORE_MODELS = {
     "t5_encoder": lambda: T5EncoderModel(T5Config(
         d_model=64, d_ff=128, num_layers=2, num_heads=4, vocab_size=1000, d_kv=16)),
 }
+
+def t5() -> T5ForConditionalGeneration:
+    """An encoder-decoder (its decoder deep-copies the config: copy.deepcopy is traced)."""
+    return T5ForConditionalGeneration(T5Config(
+        d_model=64, d_ff=128, num_layers=2, num_heads=4, vocab_size=1000, d_kv=16))

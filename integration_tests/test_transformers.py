@@ -11,7 +11,7 @@ import copy
 
 import pytest
 import torch
-from hf_models import MODELS, MORE_MODELS
+from hf_models import MODELS, MORE_MODELS, t5
 
 import dynamo
 
@@ -84,3 +84,16 @@ def test_generate_with_the_compiled_forward(name: str) -> None:
     model.forward = dynamo.compile(model.forward, backend=counting, fullgraph=True)
     assert torch.equal(model.generate(prompt, max_new_tokens=12, do_sample=False), expected)
     assert len(graphs) <= 3  # the prompt, the first step, then every step (a symbolic length)
+
+
+def test_encoder_decoder_is_one_graph() -> None:
+    torch.manual_seed(0)
+    model = t5().eval()
+    tokens, decoder_tokens = torch.randint(0, 1000, (2, 12)), torch.randint(0, 1000, (2, 5))
+    with torch.no_grad():
+        got = dynamo.compile(model, fullgraph=True)(input_ids=tokens,
+                                                    decoder_input_ids=decoder_tokens)
+        want = model(input_ids=tokens, decoder_input_ids=decoder_tokens)
+    torch.testing.assert_close(got.logits, want.logits)
+    report = dynamo.explain(model)(input_ids=tokens, decoder_input_ids=decoder_tokens)
+    assert report.eager == [] and report.graph_count == 1 and not report.breaks

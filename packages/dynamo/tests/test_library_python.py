@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import copy
 import dataclasses
 import inspect
 import os
@@ -707,3 +708,30 @@ def test_hash_of_a_frozen_dataclass_is_its_fields_hash():
     got, graphs = _one_graph(f, torch.ones(1))
     assert len(graphs) == 1
     torch.testing.assert_close(got, torch.full((1,), 4.0))
+
+
+class Settings2:
+    def __init__(self):
+        self.scale = 2.0
+        self.table = {"a": [1, 2]}
+        self.alias = self.table
+        self.prefix_layers = 3
+
+
+def test_deepcopy_and_delattr_of_objects_are_traced():
+    settings = Settings2()
+
+    def f(x):
+        copied = copy.deepcopy(settings)
+        copied.scale = 3.0
+        copied.table["a"].append(3)
+        copied.layers = copied.prefix_layers
+        del copied.prefix_layers
+        return x * copied.scale + len(copied.alias["a"]), copied
+
+    (y, copied), graphs = _one_graph(f, torch.ones(1))
+    assert len(graphs) == 1 and type(copied) is Settings2
+    torch.testing.assert_close(y, torch.full((1,), 6.0))
+    assert copied.alias is copied.table and copied.table == {"a": [1, 2, 3]}
+    assert settings.table == {"a": [1, 2]} and settings.scale == 2.0  # the original is untouched
+    assert copied.layers == 3 and not hasattr(copied, "prefix_layers")

@@ -380,6 +380,9 @@ class Translator:
             self.push(NullVariable())
         self.push(attr)
 
+    def DELETE_ATTR(self, ins) -> None:
+        self.pop().delattr(self, ins.argval)
+
     def STORE_ATTR(self, ins) -> None:
         obj = self.pop()
         obj.setattr(self, ins.argval, self.pop())

@@ -48,6 +48,9 @@ class VariableTracker:
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         raise Unsupported(f"setting attribute {name!r} of {self}")
 
+    def delattr(self, tx: Translator, name: str) -> None:
+        raise Unsupported(f"deleting attribute {name!r} of {self}")
+
     def call(self, tx: Translator, args: list[VariableTracker],
              kwargs: dict[str, VariableTracker]) -> VariableTracker:
         raise Unsupported(f"calling {self}")

@@ -10,6 +10,7 @@ read from torch) needs no guard.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import types
@@ -53,7 +54,7 @@ from dynamo.variables.objects import (
     UserClassVariable,
     function_apply,
 )
-from dynamo.variables.user_objects import UserObjectVariable
+from dynamo.variables.user_objects import DeepCopyVariable, UserObjectVariable
 from guards import (
     AttrSource,
     DictKeys,
@@ -173,6 +174,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             value.__objclass__ in BUILTIN_BASES:  # `object.__setattr__`, `dict.__setitem__`
         _guard(tx, source, Identity.of, value)
         return BaseMethodVariable(value.__objclass__, value.__name__)
+    if value is copy.deepcopy:
+        _guard(tx, source, Identity.of, value)
+        return DeepCopyVariable()
     if any(value is query for query in INTROSPECTION):
         _guard(tx, source, Identity.of, value)
         return IntrospectionVariable(value)

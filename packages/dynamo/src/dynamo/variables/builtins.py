@@ -263,6 +263,10 @@ class BuiltinVariable(VariableTracker):
         obj.setattr(tx, name.as_constant(), value)
         return ConstantVariable(None)
 
+    def _call_delattr(self, tx, obj, name, **_):
+        obj.delattr(tx, name.as_constant())
+        return ConstantVariable(None)
+
     def _call_type(self, tx, obj, *rest, **_):
         from dynamo.variables.user_objects import class_of
 

@@ -136,6 +136,17 @@ class UserObjectVariable(ObjectVariable):
         else:
             self.generic_setattr(tx, name, value)
 
+    def delattr(self, tx: Translator, name: str) -> None:
+        """`del obj.name`: through the class's own `__delattr__` when it has one."""
+        if self.defines_in_python("__delattr__"):
+            self.call_method(tx, "__delattr__", [ConstantVariable(name)], {})
+        else:
+            self.generic_delattr(tx, name)
+
+    def generic_delattr(self, tx: Translator, name: str) -> None:
+        raise Unsupported(f"deleting {name!r} of a {self.python_type().__qualname__} from "
+                          "outside the trace")
+
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         """`object.__setattr__(obj, name, value)`: a property's setter, or the instance's
         attribute (recorded, and made for real after the graph)."""
@@ -199,6 +210,9 @@ class UserObjectVariable(ObjectVariable):
             return ConstantVariable(None)
         if name == "__setattr__":
             self.generic_setattr(tx, args[0].as_constant(), args[1])
+            return ConstantVariable(None)
+        if name == "__delattr__":
+            self.generic_delattr(tx, args[0].as_constant())
             return ConstantVariable(None)
         if name == "__getattribute__":
             found = self.generic_getattr(tx, args[0].as_constant())
@@ -265,6 +279,12 @@ class NewObjectVariable(UserObjectVariable):
         else:
             self._store(tx, name, value)
 
+    def generic_delattr(self, tx: Translator, name: str) -> None:
+        if name not in self.attrs:
+            self._missing(tx, name)
+        tx.output.side_effects.mutated(self)
+        del self.attrs[name]
+
     def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
         tx.output.side_effects.mutated(self)  # counted: a generator's items must not do this
         self.attrs[name] = value
@@ -323,3 +343,52 @@ def class_of(obj: VariableTracker) -> UserClassVariable:
     source = TypeSource(obj.source) if obj.source is not None and isinstance(
         obj, ObjectVariable) else None
     return UserClassVariable(obj.python_type(), source)
+
+
+class DeepCopyVariable(VariableTracker):
+    """`copy.deepcopy(x)` of what the trace can copy itself: constants, containers, and
+    objects of plain Python classes (their `__dict__` copied, as the default protocol does);
+    the copies are made by the trace (new containers, new objects), sharing kept."""
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        if len(args) != 1 or kwargs:
+            raise Unsupported("copy.deepcopy() with a memo")
+        return _deep_copy(tx, args[0], {})
+
+
+_COPY_PROTOCOL = ("__deepcopy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__",
+                  "__copy__")
+
+
+def _deep_copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker]
+               ) -> VariableTracker:
+    from dynamo.variables.containers import ListVariable, SetVariable, TupleVariable
+    from dynamo.variables.functions import UserFunctionVariable as Function
+    from dynamo.variables.objects import PythonModuleVariable
+
+    if id(v) in memo:
+        return memo[id(v)]
+    mutable = isinstance(v, (ListVariable, DictVariable, SetVariable))
+    if not mutable and (v.is_constant() or isinstance(v, (Function, PythonModuleVariable))):
+        return v  # immutable, or copied by reference (functions, classes, modules)
+    if isinstance(v, TupleVariable):
+        copy = type(v)(v.values) if type(v) is TupleVariable else v
+        copy.values = [_deep_copy(tx, x, memo) for x in v.values]
+    elif isinstance(v, ListVariable):
+        copy = memo[id(v)] = ListVariable([])
+        copy.values.extend(_deep_copy(tx, x, memo) for x in v.values)
+    elif isinstance(v, DictVariable):
+        copy = memo[id(v)] = DictVariable({})
+        copy.entries.update({k: _deep_copy(tx, x, memo) for k, x in v.entries.items()})
+    elif isinstance(v, SetVariable):
+        copy = SetVariable(v.values)
+    elif isinstance(v, UserObjectVariable) and builtin_base(v.python_type()) is object and \
+            can_create(v.python_type()) and not any(
+                v.defines_in_python(name) for name in _COPY_PROTOCOL):
+        copy = memo[id(v)] = NewObjectVariable(v.python_type(), class_of(v).source)
+        state = v.generic_getattr(tx, "__dict__")
+        copy.attrs.update({k: _deep_copy(tx, x, memo) for k, x in state.entries.items()})
+    else:
+        raise Unsupported(f"copy.deepcopy() of {v}")
+    memo[id(v)] = copy
+    return copy
