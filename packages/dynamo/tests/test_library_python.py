@@ -735,3 +735,22 @@ def test_deepcopy_and_delattr_of_objects_are_traced():
     assert copied.alias is copied.table and copied.table == {"a": [1, 2, 3]}
     assert settings.table == {"a": [1, 2]} and settings.scale == 2.0  # the original is untouched
     assert copied.layers == 3 and not hasattr(copied, "prefix_layers")
+
+
+Point = collections.namedtuple("Point", "a b")
+
+
+def test_an_element_read_from_a_tuple_is_the_element_itself():
+    holder = Settings()
+    holder.p = Point([1], (2, [3]))
+
+    def f(x):
+        t = (1, [2])
+        t[1].append(3)
+        copied = copy.deepcopy(holder)
+        copied.p.b[1].append(8)
+        return x + 1, t, copied.p
+
+    (_, t, p), _ = _one_graph(f, torch.ones(1))
+    assert t == (1, [2, 3]) and p == Point([1], (2, [3, 8]))
+    assert holder.p == Point([1], (2, [3]))

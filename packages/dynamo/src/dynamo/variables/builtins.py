@@ -100,6 +100,8 @@ class BuiltinVariable(VariableTracker):
                 return result
         if fn in (operator.is_, operator.is_not):
             return self._on_objects(tx, args, kwargs)
+        if fn is operator.getitem and isinstance(args[0], (SequenceVariable, DictVariable)):
+            return args[0].getitem(tx, args[1])  # the element itself (a list in a tuple, say)
         if fn in PURE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             try:
                 value = fn(*[a.as_constant() for a in args],

@@ -362,18 +362,26 @@ _COPY_PROTOCOL = ("__deepcopy__", "__reduce_ex__", "__reduce__", "__getstate__",
 
 def _deep_copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker]
                ) -> VariableTracker:
-    from dynamo.variables.containers import ListVariable, SetVariable, TupleVariable
+    from dynamo.variables.builtins import BuiltinVariable
+    from dynamo.variables.containers import (
+        ListVariable,
+        NamedTupleVariable,
+        SetVariable,
+        SizeVariable,
+        TupleVariable,
+    )
     from dynamo.variables.functions import UserFunctionVariable as Function
     from dynamo.variables.objects import PythonModuleVariable
 
     if id(v) in memo:
         return memo[id(v)]
-    mutable = isinstance(v, (ListVariable, DictVariable, SetVariable))
-    if not mutable and (v.is_constant() or isinstance(v, (Function, PythonModuleVariable))):
+    if isinstance(v, (ConstantVariable, SizeVariable, Function, PythonModuleVariable,
+                      UserClassVariable, BuiltinVariable)):
         return v  # immutable, or copied by reference (functions, classes, modules)
     if isinstance(v, TupleVariable):
-        copy = type(v)(v.values) if type(v) is TupleVariable else v
-        copy.values = [_deep_copy(tx, x, memo) for x in v.values]
+        items = [_deep_copy(tx, x, memo) for x in v.values]
+        copy = NamedTupleVariable(items, v.kind, v.fields) if isinstance(
+            v, NamedTupleVariable) else TupleVariable(items)
     elif isinstance(v, ListVariable):
         copy = memo[id(v)] = ListVariable([])
         copy.values.extend(_deep_copy(tx, x, memo) for x in v.values)
