@@ -753,4 +753,12 @@ def test_an_element_read_from_a_tuple_is_the_element_itself():
 
     (_, t, p), _ = _one_graph(f, torch.ones(1))
     assert t == (1, [2, 3]) and p == Point([1], (2, [3, 8]))
+
+    def repeated(x):
+        a = [[1]] * 2
+        a[0].append(5)
+        return x + 1, a
+
+    (_, a), _ = _one_graph(repeated, torch.ones(1))
+    assert a == [[1, 5], [1, 5]] and a[0] is a[1]
     assert holder.p == Point([1], (2, [3]))

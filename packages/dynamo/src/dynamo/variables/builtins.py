@@ -102,6 +102,8 @@ class BuiltinVariable(VariableTracker):
             return self._on_objects(tx, args, kwargs)
         if fn is operator.getitem and isinstance(args[0], (SequenceVariable, DictVariable)):
             return args[0].getitem(tx, args[1])  # the element itself (a list in a tuple, say)
+        if fn in (operator.add, operator.mul) and any(_holds_containers(a) for a in args):
+            return _sequence_arith(tx, fn, *args)  # `[[1]] * 2`: one inner list, twice
         if fn in PURE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             try:
                 value = fn(*[a.as_constant() for a in args],
@@ -493,6 +495,13 @@ def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableT
     result = sequence.items(tx) * concrete_int(count)
     kind = type(sequence) if isinstance(sequence, (ListVariable, SizeVariable)) else TupleVariable
     return kind(result)
+
+
+def _holds_containers(v: VariableTracker) -> bool:
+    """Whether a sequence holds lists, dicts or sets (whose identity its copies must keep)."""
+    return isinstance(v, SequenceVariable) and any(
+        isinstance(x, (ListVariable, DictVariable, SetVariable)) or _holds_containers(x)
+        for x in v.values)
 
 
 def _as_sequence(v: VariableTracker) -> SequenceVariable | None:
