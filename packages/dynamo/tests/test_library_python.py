@@ -762,3 +762,36 @@ def test_an_element_read_from_a_tuple_is_the_element_itself():
     (_, a), _ = _one_graph(repeated, torch.ones(1))
     assert a == [[1, 5], [1, 5]] and a[0] is a[1]
     assert holder.p == Point([1], (2, [3]))
+
+
+class Recorder:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("in")
+        return self
+
+    def __exit__(self, *exc):
+        self.log.append("out")
+        return False
+
+
+def test_context_managers_written_in_python(recwarn):
+    import contextlib
+
+    def f(x, log):
+        with contextlib.nullcontext():
+            y = x + 1
+        with Recorder(log) as recorder:
+            y = y * len(recorder.log)
+        with Recorder(log):
+            print(end="")  # a graph break inside the block
+            y = y - 1
+        return y
+
+    compiled_log, eager_log = [], []
+    torch.testing.assert_close(dynamo.compile(f)(torch.ones(1), compiled_log),
+                               f(torch.ones(1), eager_log))
+    assert compiled_log == eager_log == ["in", "out", "in", "out"]
+    assert not [w for w in recwarn if "runs eagerly" in str(w.message)]

@@ -48,7 +48,7 @@ from dynamo.variables.objects import (
     UserClassVariable,
 )
 from dynamo.variables.tensor import SymNodeVariable
-from dynamo.variables.user_objects import class_of
+from dynamo.variables.user_objects import UserObjectVariable, class_of
 from guards import GlobalSource, LocalSource
 
 MAX_INLINE_DEPTH = 32
@@ -652,8 +652,14 @@ class Translator:
 
     def BEFORE_WITH(self, ins) -> None:
         ctx = self.pop()
+        if isinstance(ctx, UserObjectVariable) and ctx.defines_in_python("__enter__") and \
+                ctx.defines_in_python("__exit__"):  # a context manager written in Python
+            self.push(ctx.getattr(self, "__exit__"))
+            self.push(ctx.call_method(self, "__enter__", [], {}))
+            return
         if not isinstance(ctx, GradModeVariable):
-            raise Unsupported(f"the context manager {ctx} (only torch grad-mode contexts)")
+            raise Unsupported(f"the context manager {ctx} (torch's grad-mode contexts and "
+                              "classes with __enter__/__exit__ written in Python)")
         self.push(ExitVariable(ctx))
         self.push(ctx.call_method(self, "__enter__", [], {}))
 
