@@ -795,3 +795,60 @@ def test_context_managers_written_in_python(recwarn):
                                f(torch.ones(1), eager_log))
     assert compiled_log == eager_log == ["in", "out", "in", "out"]
     assert not [w for w in recwarn if "runs eagerly" in str(w.message)]
+
+
+SHARED = None
+
+
+def test_values_reached_through_inputs_are_read_before_the_side_effects():
+    global SHARED
+
+    def rebind(x, a):
+        p = a[0]
+        a[0] = [9]
+        return x + 1, p
+
+    def pop(x, d):
+        return x + 1, d.pop("k")
+
+    def through_a_global(x, a):
+        SHARED.insert(0, [0])
+        a.append(7)
+        return x + 1
+
+    def at_a_break(x, a):
+        p = a[1]
+        a.reverse()
+        print(end="")
+        return x + len(p), p
+
+    assert dynamo.compile(rebind)(torch.ones(1), [[1], [2]])[1] == [1]
+    assert dynamo.compile(pop)(torch.ones(1), {"k": [1]})[1] == [1]
+    a = [1]
+    SHARED = [a]
+    dynamo.compile(through_a_global)(torch.ones(1), a)
+    assert a == [1, 7] and SHARED == [[0], [1, 7]]
+    assert dynamo.compile(at_a_break)(torch.ones(1), [[1], [2, 3]])[1] == [2, 3]
+    t = ([1],)
+    assert dynamo.compile(lambda x, t: (x + 1, t))(torch.ones(1), t)[1] is t
+
+
+def test_min_max_keys_live_list_iteration_and_shallow_copies():
+    obj = Pair([1], 2)
+
+    def f(x, rows):
+        grown = [1, 2]
+        for value in grown:
+            if len(grown) < 5:
+                grown.append(value)
+        it = iter(grown)
+        grown.append(100)
+        shallow = copy.copy(obj)
+        shallow.b = 3
+        return (x + 1, min(rows, key=len), max(rows, key=len), max([], default=7), list(it),
+                copy.copy(rows), shallow.a is obj.a, shallow.b, obj.b)
+
+    rows = [[3], [1, 2], [1]]
+    got, graphs = _one_graph(f, torch.ones(1), rows)
+    assert len(graphs) == 1 and got[1:] == f(torch.ones(1), rows)[1:]
+    assert got[5] is not rows and got[5][0] is rows[0]

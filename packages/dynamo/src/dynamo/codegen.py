@@ -60,7 +60,7 @@ from dynamo.variables.user_objects import (
     build_object,
     fill_object,
 )
-from guards import key_names
+from guards import LocalSource, key_names
 
 
 class ResultBuilder:
@@ -69,8 +69,11 @@ class ResultBuilder:
     def __init__(self) -> None:
         self.outputs: list[torch.fx.Node] = []
         self.constants: dict[str, Any] = {}
-        self.prelude: list[str] = []  # containers the traced code made, each built once
+        # Inputs read through their sources, and containers the traced code made, each once,
+        # before any side effect is replayed (a write may change what a source leads to).
+        self.prelude: list[str] = []
         self._made: dict[int, tuple[str, VariableTracker]] = {}
+        self._reads: dict[Any, str] = {}
 
     def constant(self, value: Any) -> str:
         """A name for `value` in the generated code's namespace."""
@@ -78,12 +81,23 @@ class ResultBuilder:
         self.constants[name] = value
         return name
 
+    def read(self, source: Any) -> str:
+        """The value at `source` as the frame holds it now, before the side effects: a local
+        as it is, anything reached from it read once into a name of its own."""
+        if isinstance(source, LocalSource):
+            return source.expr
+        name = self._reads.get(source)
+        if name is None:
+            name = self._reads[source] = f"___read{len(self._reads)}"
+            self.prelude.append(f"{name} = {source.expr}")
+        return name
+
     def expression(self, v: VariableTracker) -> str:
         if v.source is not None and isinstance(v, (TensorVariable, ListVariable, DictVariable,
-                                                     SetVariable)):
-            return v.source.expr  # an input: the very object the frame holds
+                                                     SetVariable, TupleVariable)):
+            return self.read(v.source)  # an input: the very object the frame holds
         if isinstance(v, SymNodeVariable) and v.node.op == "placeholder":
-            return v.node.meta["source"].expr  # an int input, as it came
+            return self.read(v.node.meta["source"])  # an int input, as it came
         if isinstance(v, (TensorVariable, SymNodeVariable)):
             if v.node in self.outputs:
                 return f"___out[{self.outputs.index(v.node)}]"
@@ -107,7 +121,7 @@ class ResultBuilder:
                 isinstance(v, NNModuleVariable) and v.make is not None):
             return self._made_once(v)
         if v.source is not None:
-            return v.source.expr
+            return self.read(v.source)
         if isinstance(v, (BoundMethodVariable, DeferredAttribute)):
             return f"getattr({self.expression(v.obj)}, {v.name!r})"
         if isinstance(v, SuperVariable):
@@ -205,7 +219,7 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
     writes: list[str] = []
     for container in effects.containers.values():
         temp = f"___new{len(values)}"
-        where = container.source.expr
+        where = builder.read(container.source)
         if isinstance(container, ListVariable):
             values.append(f"{temp} = [{', '.join(builder.expression(v) for v in container.values)}]")
             writes.append(f"{where}[:] = {temp}")

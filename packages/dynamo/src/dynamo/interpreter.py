@@ -635,7 +635,7 @@ class Translator:
     def GET_ITER(self, ins) -> None:
         value = self.pop()
         self.push(value if isinstance(value, (IteratorVariable, OpaqueIteratorVariable))
-                  else IteratorVariable(value.items(self)))
+                  else IteratorVariable.over(value, self))
 
     def FOR_ITER(self, ins) -> None:
         iterator = self.stack[-1]

@@ -54,7 +54,7 @@ from dynamo.variables.objects import (
     UserClassVariable,
     function_apply,
 )
-from dynamo.variables.user_objects import DeepCopyVariable, UserObjectVariable
+from dynamo.variables.user_objects import CopyVariable, UserObjectVariable
 from guards import (
     AttrSource,
     DictKeys,
@@ -174,9 +174,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             value.__objclass__ in BUILTIN_BASES:  # `object.__setattr__`, `dict.__setitem__`
         _guard(tx, source, Identity.of, value)
         return BaseMethodVariable(value.__objclass__, value.__name__)
-    if value is copy.deepcopy:
+    if value is copy.deepcopy or value is copy.copy:
         _guard(tx, source, Identity.of, value)
-        return DeepCopyVariable()
+        return CopyVariable(deep=value is copy.deepcopy)
     if any(value is query for query in INTROSPECTION):
         _guard(tx, source, Identity.of, value)
         return IntrospectionVariable(value)

@@ -284,7 +284,7 @@ class BuiltinVariable(VariableTracker):
     def _call_iter(self, tx, obj, **_):
         if isinstance(obj, IteratorVariable):
             return obj
-        return IteratorVariable(obj.items(tx))
+        return IteratorVariable.over(obj, tx)
 
     def _call_next(self, tx, it, *default, **_):
         if not isinstance(it, IteratorVariable):
@@ -365,20 +365,30 @@ class BuiltinVariable(VariableTracker):
     def _call_any(self, tx, obj, **_):
         return ConstantVariable(any(v.truth(tx) for v in obj.items(tx)))
 
-    def _call_min(self, tx, *args, **_):
-        return self._extremum(tx, args, operator.lt)
+    def _call_min(self, tx, *args, key=None, default=None):
+        return self._extremum(tx, args, operator.lt, key, default)
 
-    def _call_max(self, tx, *args, **_):
-        return self._extremum(tx, args, operator.gt)
+    def _call_max(self, tx, *args, key=None, default=None):
+        return self._extremum(tx, args, operator.gt, key, default)
 
-    def _extremum(self, tx, args, better) -> VariableTracker | None:
+    def _extremum(self, tx, args, better, key, default) -> VariableTracker | None:
+        """The first value that no later one beats (by `key`, when given), as Python's
+        min/max pick it; None: the generic path (tensors compared elementwise)."""
         values = args[0].items(tx) if len(args) == 1 else list(args)
-        if not values or any(isinstance(v, TensorVariable) for v in values):
+        if not values:
+            if default is None:
+                raise Raised(ValueError("min()/max() of an empty sequence"),
+                             "min()/max() of an empty sequence (a ValueError while tracing)")
+            return default
+        if any(isinstance(v, TensorVariable) for v in values):
             return None
-        best = values[0]
+        rank = (lambda v: v) if key is None or _is_none_constant(key) else \
+            (lambda v: key.call(tx, [v], {}))
+        best, best_rank = values[0], rank(values[0])
         for v in values[1:]:
-            if BuiltinVariable(better).call(tx, [v, best], {}).truth(tx):
-                best = v
+            v_rank = rank(v)
+            if BuiltinVariable(better).call(tx, [v_rank, best_rank], {}).truth(tx):
+                best, best_rank = v, v_rank
         return best
 
     def _call_bool(self, tx, obj=None, **_):
@@ -406,6 +416,10 @@ def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTr
         raise Unsupported(f"creating the exception {cls.__qualname__} (with a constructor of its "
                           "own, or arguments that are not constants)")
     return ConstantVariable(cls(*[a.as_constant() for a in args]))
+
+
+def _is_none_constant(v: VariableTracker) -> bool:
+    return v.is_constant() and v.as_constant() is None
 
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:

@@ -357,6 +357,13 @@ class IteratorVariable(VariableTracker):
         self.values = values
         self.position = 0
 
+    @staticmethod
+    def over(value: VariableTracker, tx: Translator) -> IteratorVariable:
+        """`iter(value)`: over a list, its very items list, so that appends made while
+        iterating are seen, as in Python."""
+        return IteratorVariable(value.values if isinstance(value, ListVariable)
+                                else value.items(tx))
+
     def python_type(self) -> type:
         return type(iter(()))
 

@@ -345,23 +345,29 @@ def class_of(obj: VariableTracker) -> UserClassVariable:
     return UserClassVariable(obj.python_type(), source)
 
 
-class DeepCopyVariable(VariableTracker):
-    """`copy.deepcopy(x)` of what the trace can copy itself: constants, containers, and
-    objects of plain Python classes (their `__dict__` copied, as the default protocol does);
-    the copies are made by the trace (new containers, new objects), sharing kept."""
+class CopyVariable(VariableTracker):
+    """`copy.copy(x)` or `copy.deepcopy(x)` of what the trace can copy itself: constants,
+    containers, and objects of plain Python classes (their `__dict__` copied, as the default
+    protocol does); the copies are made by the trace (new containers, new objects), and a deep
+    copy keeps the sharing among what it copies."""
+
+    def __init__(self, deep: bool) -> None:
+        self.deep = deep
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         if len(args) != 1 or kwargs:
-            raise Unsupported("copy.deepcopy() with a memo")
-        return _deep_copy(tx, args[0], {})
+            raise Unsupported("copy.copy()/deepcopy() with a memo")
+        return _copy(tx, args[0], {}, shallow=not self.deep)
 
 
 _COPY_PROTOCOL = ("__deepcopy__", "__reduce_ex__", "__reduce__", "__getstate__", "__setstate__",
                   "__copy__")
 
 
-def _deep_copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker]
-               ) -> VariableTracker:
+def _copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker],
+          shallow: bool = False) -> VariableTracker:
+    """A copy of `v`: its parts copied deeply (through `memo`, which keeps sharing), or, for a
+    shallow copy, the parts themselves."""
     from dynamo.variables.builtins import BuiltinVariable
     from dynamo.variables.containers import (
         ListVariable,
@@ -373,21 +379,25 @@ def _deep_copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTrack
     from dynamo.variables.functions import UserFunctionVariable as Function
     from dynamo.variables.objects import PythonModuleVariable
 
+    def part(x: VariableTracker) -> VariableTracker:
+        return x if shallow else _copy(tx, x, memo)
+
     if id(v) in memo:
         return memo[id(v)]
     if isinstance(v, (ConstantVariable, SizeVariable, Function, PythonModuleVariable,
-                      UserClassVariable, BuiltinVariable)):
+                      UserClassVariable, BuiltinVariable)) or (
+            shallow and isinstance(v, TupleVariable)):
         return v  # immutable, or copied by reference (functions, classes, modules)
     if isinstance(v, TupleVariable):
-        items = [_deep_copy(tx, x, memo) for x in v.values]
+        items = [part(x) for x in v.values]
         copy = NamedTupleVariable(items, v.kind, v.fields) if isinstance(
             v, NamedTupleVariable) else TupleVariable(items)
     elif isinstance(v, ListVariable):
         copy = memo[id(v)] = ListVariable([])
-        copy.values.extend(_deep_copy(tx, x, memo) for x in v.values)
+        copy.values.extend(part(x) for x in v.values)
     elif isinstance(v, DictVariable):
         copy = memo[id(v)] = DictVariable({})
-        copy.entries.update({k: _deep_copy(tx, x, memo) for k, x in v.entries.items()})
+        copy.entries.update({k: part(x) for k, x in v.entries.items()})
     elif isinstance(v, SetVariable):
         copy = SetVariable(v.values)
     elif isinstance(v, UserObjectVariable) and builtin_base(v.python_type()) is object and \
@@ -395,8 +405,8 @@ def _deep_copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTrack
                 v.defines_in_python(name) for name in _COPY_PROTOCOL):
         copy = memo[id(v)] = NewObjectVariable(v.python_type(), class_of(v).source)
         state = v.generic_getattr(tx, "__dict__")
-        copy.attrs.update({k: _deep_copy(tx, x, memo) for k, x in state.entries.items()})
+        copy.attrs.update({k: part(x) for k, x in state.entries.items()})
     else:
-        raise Unsupported(f"copy.deepcopy() of {v}")
+        raise Unsupported(f"copying {v} (copy.copy, copy.deepcopy)")
     memo[id(v)] = copy
     return copy
