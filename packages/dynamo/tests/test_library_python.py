@@ -831,6 +831,8 @@ def test_values_reached_through_inputs_are_read_before_the_side_effects():
     assert dynamo.compile(at_a_break)(torch.ones(1), [[1], [2, 3]])[1] == [2, 3]
     t = ([1],)
     assert dynamo.compile(lambda x, t: (x + 1, t))(torch.ones(1), t)[1] is t
+    _, u, v = dynamo.compile(lambda x, t: (x + 1, *((t,),) * 2))(torch.ones(1), t)
+    assert u is v  # one tuple made in the trace, returned twice
 
 
 def test_min_max_keys_live_list_iteration_and_shallow_copies():

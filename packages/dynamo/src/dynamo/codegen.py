@@ -108,16 +108,8 @@ class ResultBuilder:
             if value is None or isinstance(value, (bool, int, str)):
                 return repr(value)
             return self.constant(value)
-        if isinstance(v, SizeVariable):
-            return f"{self.constant(torch.Size)}(({''.join(self.expression(x) + ', ' for x in v.values)}))"
-        if isinstance(v, NamedTupleVariable):
-            items = ", ".join(self.expression(x) for x in v.values)
-            if hasattr(v.kind, "_fields"):
-                return f"{self.constant(v.kind)}({items})"
-            return f"{self.constant(v.kind)}(({items},))"
-        if isinstance(v, TupleVariable):
-            return "(" + "".join(self.expression(x) + ", " for x in v.values) + ")"
-        if isinstance(v, (ListVariable, DictVariable, SetVariable, NewObjectVariable)) or (
+        if isinstance(v, (ListVariable, DictVariable, SetVariable, TupleVariable,
+                          NewObjectVariable)) or (
                 isinstance(v, NNModuleVariable) and v.make is not None):
             return self._made_once(v)
         if v.source is not None:
@@ -167,9 +159,9 @@ class ResultBuilder:
 
 
     def _made_once(self, v: VariableTracker) -> str:
-        """A list, dict, set, object or module the traced code made: built once (`prelude`
-        lines), so that every reference to it (a local, an attribute it was stored in, the
-        return value) is one object, as in the frame."""
+        """A tuple, list, dict, set, object or module the traced code made: built once
+        (`prelude` lines), so that every reference to it (a local, an attribute it was stored
+        in, the return value) is one object, as in the frame."""
         made = self._made.get(id(v))
         if made is not None:
             return made[0]
@@ -183,6 +175,15 @@ class ResultBuilder:
             return name
         if isinstance(v, NNModuleVariable):  # a module the trace created: created anew
             text = f"{self.constant(v.make)}()"
+        elif isinstance(v, TupleVariable):
+            items = "".join(self.expression(x) + ", " for x in v.values)
+            if isinstance(v, SizeVariable):
+                text = f"{self.constant(torch.Size)}(({items}))"
+            elif isinstance(v, NamedTupleVariable):
+                text = (f"{self.constant(v.kind)}({items})" if hasattr(v.kind, "_fields")
+                        else f"{self.constant(v.kind)}(({items}))")
+            else:
+                text = f"({items})"
         elif isinstance(v, ListVariable):
             text = "[" + ", ".join(self.expression(x) for x in v.values) + "]"
         elif isinstance(v, DictVariable):
