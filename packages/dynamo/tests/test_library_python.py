@@ -854,3 +854,52 @@ def test_min_max_keys_live_list_iteration_and_shallow_copies():
     got, graphs = _one_graph(f, torch.ones(1), rows)
     assert len(graphs) == 1 and got[1:] == f(torch.ones(1), rows)[1:]
     assert got[5] is not rows and got[5][0] is rows[0]
+
+
+class TwoSlots:
+    __slots__ = ("a", "b")
+
+
+def test_hasattr_yes_and_slots_are_guarded():
+    holder, slotted = Settings(), TwoSlots()
+    holder.b = 1
+
+    def f(x):
+        return x + hasattr(holder, "b") + 10 * hasattr(slotted, "b")
+
+    def g(x):
+        return x + getattr(slotted, "b", 100)
+
+    compiled_f, compiled_g = dynamo.compile(f), dynamo.compile(g)
+    for change in (lambda: delattr(holder, "b"), lambda: setattr(slotted, "b", 3),
+                   lambda: delattr(slotted, "b")):
+        torch.testing.assert_close(compiled_f(torch.zeros(1)), f(torch.zeros(1)))
+        torch.testing.assert_close(compiled_g(torch.zeros(1)), g(torch.zeros(1)))
+        change()
+    torch.testing.assert_close(compiled_f(torch.zeros(1)), f(torch.zeros(1)))
+    copied = dynamo.compile(lambda x, o: (x + 1, copy.copy(o)))(torch.zeros(1), slotted)[1]
+    assert type(copied) is TwoSlots  # slots are not traced: copied for real
+
+
+def test_an_exception_after_a_break_inside_a_with_or_try_block():
+    def in_no_grad(x, d):
+        with torch.no_grad():
+            print(end="")  # a graph break
+            y = x + d["k"]  # a KeyError in the resumed part
+        return y
+
+    def in_a_loop(x, d):
+        out = []
+        for _ in range(2):
+            try:
+                print(end="")
+                out.append(x + d["k"])
+            except KeyError:
+                out.append(x)
+        return out
+
+    with pytest.raises(KeyError):
+        dynamo.compile(in_no_grad)(torch.zeros(1), {})
+    assert torch.is_grad_enabled()
+    got = dynamo.compile(in_a_loop)(torch.zeros(1), {})
+    assert len(got) == 2 and all(torch.equal(t, torch.zeros(1)) for t in got)

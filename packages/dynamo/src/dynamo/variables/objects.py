@@ -138,13 +138,16 @@ class ObjectVariable(VariableTracker):
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
-        """`hasattr`; an answer of no is guarded: the attribute may be added later."""
+        """`hasattr`, guarded: an attribute the instance holds must stay (it may be deleted),
+        one it lacks must stay missing (it may be added); one found on the class is not."""
         if tx.output.side_effects.load("attr", self, name) is not MISSING:
             return True
         found = hasattr(self.value, name)
-        if not found and self.source is not None:
-            for where in self._instance_dicts():
-                tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
+        if self.source is not None:
+            holders = [where for where in self._instance_dicts()
+                       if name in getattr(self.value, where, {})]
+            for where in holders[:1] if found else self._instance_dicts():
+                tx.output.add_guard(DictContains(AttrSource(self.source, where), name, found))
         return found
 
     def _instance_dicts(self) -> tuple[str, ...]:

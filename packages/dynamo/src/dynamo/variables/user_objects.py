@@ -102,9 +102,10 @@ class UserObjectVariable(ObjectVariable):
         if isinstance(member, types.MemberDescriptorType):  # a slot
             try:
                 value = member.__get__(self.value)
-            except AttributeError:
-                return MISSING
-            return wrap(tx, value, self._attr_source(name))
+            except AttributeError:  # no guard says a slot stays empty: read it for real
+                raise Unsupported(f"reading the empty slot {name!r} of a "
+                                  f"{type(self.value).__qualname__}") from None
+            return wrap(tx, value, self._attr_source(name))  # guarded: it must stay set
         if found and hasattr(type(member), "__set__"):  # data descriptors come first
             return self._class_member(tx, name)
         if name in instance:
@@ -117,8 +118,9 @@ class UserObjectVariable(ObjectVariable):
         return self._class_member(tx, name) if found else MISSING
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
+        member = _class_attribute(self.python_type(), name)[1]
         if self.defines_in_python("__getattr__") or self.defines_in_python("__getattribute__") \
-                or isinstance(_class_attribute(self.python_type(), name)[1], property):
+                or isinstance(member, (property, types.MemberDescriptorType)):
             # Its own code decides the answer: traced, so that what it reads is guarded.
             try:
                 self.getattr(tx, name)
@@ -402,7 +404,8 @@ def _copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker],
         copy = SetVariable(v.values)
     elif isinstance(v, UserObjectVariable) and builtin_base(v.python_type()) is object and \
             can_create(v.python_type()) and not any(
-                v.defines_in_python(name) for name in _COPY_PROTOCOL):
+                v.defines_in_python(name) for name in _COPY_PROTOCOL) and not any(
+                "__slots__" in vars(klass) for klass in v.python_type().__mro__):
         copy = memo[id(v)] = NewObjectVariable(v.python_type(), class_of(v).source)
         state = v.generic_getattr(tx, "__dict__")
         copy.attrs.update({k: part(x) for k, x in state.entries.items()})
