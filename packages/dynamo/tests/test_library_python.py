@@ -903,3 +903,23 @@ def test_an_exception_after_a_break_inside_a_with_or_try_block():
     assert torch.is_grad_enabled()
     got = dynamo.compile(in_a_loop)(torch.zeros(1), {})
     assert len(got) == 2 and all(torch.equal(t, torch.zeros(1)) for t in got)
+
+
+def test_a_break_inside_a_with_inside_a_try_resumes(recwarn):
+    log = []
+
+    def f(x, flag):
+        try:
+            with Recorder(log):
+                print(end="")  # a graph break two blocks deep
+                if flag:
+                    raise KeyError("x")
+        except KeyError:
+            return x - 1
+        return x + 1
+
+    compiled = dynamo.compile(f)
+    torch.testing.assert_close(compiled(torch.zeros(1), True), -torch.ones(1))
+    torch.testing.assert_close(compiled(torch.zeros(1), False), torch.ones(1))
+    assert log == ["in", "out", "in", "out"]
+    assert not [w for w in recwarn if "runs eagerly" in str(w.message)]

@@ -266,7 +266,14 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     program.name = f"__resume_{code.co_name}_at_line_{line}"
     if PY312 or hasattr(program, "qualname"):
         program.qualname = f"{code.co_qualname}.<resume at line {line}>"
-    return _with_original_handler_depths(program.to_code(), code, len(prologue))
+    # No stack-size pass: it follows the code from the prologue and cannot enter the blocks
+    # the prologue jumps into; the depths and the size come from the original code.
+    for block in program:
+        if isinstance(block, bc.TryBegin):
+            block.stack_depth = 0  # a placeholder: set from the original below
+    assembled = program.to_code(stacksize=code.co_stacksize,
+                                compute_exception_stack_depths=False)
+    return _with_original_handler_depths(assembled, code, len(prologue))
 
 
 def _with_original_handler_depths(resume: types.CodeType, code: types.CodeType,
@@ -284,8 +291,7 @@ def _with_original_handler_depths(resume: types.CodeType, code: types.CodeType,
     for entry in concrete.exception_table:
         position = _position(resume, index[entry.target * 2]) - skipped
         entry.stack_depth = original[position]
-    return concrete.to_code(stacksize=max(resume.co_stacksize, code.co_stacksize),
-                            compute_exception_stack_depths=False)
+    return concrete.to_code(stacksize=code.co_stacksize, compute_exception_stack_depths=False)
 
 
 RUN_EAGERLY = object()  # what a runner returns when its graph raised: run the frame as it is
