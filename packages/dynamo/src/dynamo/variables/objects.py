@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from dynamo.interpreter import Translator
 
 
-def _class_attribute(cls: type, name: str) -> tuple[bool, Any]:
+def class_attribute(cls: type, name: str) -> tuple[bool, Any]:
     """(found, value) for `name` looked up on `cls`'s MRO without invoking descriptors."""
     for klass in cls.__mro__:
         if name in klass.__dict__:
@@ -79,12 +79,12 @@ class ObjectVariable(VariableTracker):
 
     def defines(self, name: str) -> bool:
         """Whether the class has special method `name` beyond `object`'s."""
-        found, member = _class_attribute(self.python_type(), name)
+        found, member = class_attribute(self.python_type(), name)
         return found and getattr(member, "__objclass__", None) is not object
 
     def defines_in_python(self, name: str) -> bool:
         """Whether the class has special method `name` written in Python."""
-        return isinstance(_class_attribute(self.python_type(), name)[1], types.FunctionType)
+        return isinstance(class_attribute(self.python_type(), name)[1], types.FunctionType)
 
     def _member_source(self, name: str) -> Any:
         """Where class member `name` is read, so that it (and its closure cells and defaults,
@@ -98,7 +98,7 @@ class ObjectVariable(VariableTracker):
         from dynamo.variables.builder import wrap
 
         cls = self.python_type()
-        found, member = _class_attribute(cls, name)
+        found, member = class_attribute(cls, name)
         if not found:
             raise Unsupported(f"{cls.__qualname__} has no attribute {name!r}")
         on_class = self._member_source(name)
@@ -216,7 +216,7 @@ class NNModuleVariable(ObjectVariable):
         if name in module.__dict__.get("_modules", {}):
             value = module._modules[name]
             return wrap(tx, value, SubmoduleSource(source, name) if source else None)
-        found, member = _class_attribute(type(module), name)
+        found, member = class_attribute(type(module), name)
         if found and hasattr(type(member), "__set__"):
             return self._class_member(tx, name)
         if name in module.__dict__:
@@ -401,7 +401,7 @@ class UserClassVariable(VariableTracker):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
 
-        found, member = _class_attribute(self.cls, name)
+        found, member = class_attribute(self.cls, name)
         if issubclass(self.cls, torch.autograd.Function) and name == "apply":
             return function_apply(self.cls)
         if isinstance(member, (staticmethod, classmethod)):

@@ -31,7 +31,7 @@ from dynamo.variables.objects import (
     BUILTIN_BASES,
     ObjectVariable,
     UserClassVariable,
-    _class_attribute,
+    class_attribute,
 )
 from guards import AttrSource, DictContains, GetItemSource, TypeSource
 
@@ -98,7 +98,7 @@ class UserObjectVariable(ObjectVariable):
             # for reading; writing into it, like into the real one, is refused).
             entries = {**real._entries, **written}
             return DictVariable(entries, real.source, read=lambda k: real.lookup(k))
-        found, member = _class_attribute(type(self.value), name)
+        found, member = class_attribute(type(self.value), name)
         if isinstance(member, types.MemberDescriptorType):  # a slot
             try:
                 value = member.__get__(self.value)
@@ -118,7 +118,7 @@ class UserObjectVariable(ObjectVariable):
         return self._class_member(tx, name) if found else MISSING
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
-        member = _class_attribute(self.python_type(), name)[1]
+        member = class_attribute(self.python_type(), name)[1]
         if self.defines_in_python("__getattr__") or self.defines_in_python("__getattribute__") \
                 or isinstance(member, (property, types.MemberDescriptorType)):
             # Its own code decides the answer: traced, so that what it reads is guarded.
@@ -153,7 +153,7 @@ class UserObjectVariable(ObjectVariable):
         """`object.__setattr__(obj, name, value)`: a property's setter, or the instance's
         attribute (recorded, and made for real after the graph)."""
         cls = self.python_type()
-        found, member = _class_attribute(cls, name)
+        found, member = class_attribute(cls, name)
         if isinstance(member, property) and member.fset is not None:
             UserFunctionVariable(member.fset).call(tx, [self, value], {})
         elif found and hasattr(type(member), "__set__"):
@@ -164,7 +164,7 @@ class UserObjectVariable(ObjectVariable):
             tx.output.side_effects.store("attr", self, name, value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        found, call = _class_attribute(self.python_type(), "__call__")
+        found, call = class_attribute(self.python_type(), "__call__")
         if found and isinstance(call, types.FunctionType):
             return self._class_member(tx, "__call__").call(tx, args, kwargs)
         raise Unsupported(f"calling a {self.python_type().__qualname__}")
@@ -185,7 +185,7 @@ class UserObjectVariable(ObjectVariable):
         if not self.defines("__iter__"):
             raise Unsupported(f"iterating over a {self.python_type().__qualname__} (it has no "
                               "__iter__)")
-        if _class_attribute(self.python_type(), "__iter__")[1] is collections.abc.Sequence.__iter__:
+        if class_attribute(self.python_type(), "__iter__")[1] is collections.abc.Sequence.__iter__:
             # The ABC's generator stops at the IndexError of `self[len(self)]`: the same items.
             count = self.call_method(tx, "__len__", [], {}).as_constant()
             return [self.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
@@ -257,7 +257,7 @@ class NewObjectVariable(UserObjectVariable):
     def generic_getattr(self, tx: Translator, name: str) -> Any:
         if name == "__dict__":
             return self.attr_dict
-        found, member = _class_attribute(self.cls, name)
+        found, member = class_attribute(self.cls, name)
         slot = isinstance(member, types.MemberDescriptorType)
         if found and hasattr(type(member), "__set__") and not slot:
             return self._class_member(tx, name)  # a property
@@ -269,10 +269,10 @@ class NewObjectVariable(UserObjectVariable):
         if self.defines_in_python("__getattr__"):
             raise Unsupported(f"hasattr() on a {self.cls.__qualname__}, which customises "
                               "attribute access")
-        return name in self.attrs or _class_attribute(self.cls, name)[0]
+        return name in self.attrs or class_attribute(self.cls, name)[0]
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        found, member = _class_attribute(self.cls, name)
+        found, member = class_attribute(self.cls, name)
         if isinstance(member, property) and member.fset is not None:
             UserFunctionVariable(member.fset).call(tx, [self, value], {})
         elif found and hasattr(type(member), "__set__") and not isinstance(
