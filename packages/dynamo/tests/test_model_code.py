@@ -183,3 +183,9 @@ def test_custom_function_is_a_graph_node_and_keeps_its_backward() -> None:
         torch.testing.assert_close(x.grad, torch.full((3,), 6.0))  # not round's zero gradient
         with torch.no_grad():  # no gradients recorded: lowered like any op
             assert dynamo.compile(f, backend=backend)(x).item() == 14.0
+    graph = []
+    dynamo.reset()
+    with torch.no_grad():  # the graph's own code can call the Function (no backend fallback)
+        dynamo.compile(f, backend=lambda gm, example_inputs: graph.append(gm) or gm,
+                       raise_backend_errors=True)(x)
+        assert graph[0](x)[0].item() == 14.0

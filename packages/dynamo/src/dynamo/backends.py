@@ -58,8 +58,7 @@ def _switches_grad_mode(gm: torch.fx.GraphModule) -> bool:
 
 
 def _is_function_apply(target: Any) -> bool:
-    owner = getattr(target, "__self__", None)
-    return isinstance(owner, type) and issubclass(owner, torch.autograd.Function)
+    return getattr(target, "autograd_function", None) is not None  # objects.graph_apply
 
 
 @register_backend("eager")

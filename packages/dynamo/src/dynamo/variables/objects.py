@@ -463,8 +463,20 @@ def function_apply(cls: type, source: Any = None) -> VariableTracker:
     forward = inspect.getattr_static(cls, "forward", None)
     forward = getattr(forward, "__func__", forward)
     if isinstance(forward, types.FunctionType) and "mark_dirty" not in forward.__code__.co_names:
-        return TorchFunctionVariable(cls.apply, source)
+        return TorchFunctionVariable(graph_apply(cls), source)
     return OpaqueFunctionVariable(cls.apply, source)
+
+
+@functools.cache
+def graph_apply(cls: type) -> Any:
+    """`cls.apply` as a graph node's target: a function of our own, which the FX graph's code
+    can name (it names `apply` itself after torch's module, where it cannot be found)."""
+    def apply(*args: Any, **kwargs: Any) -> Any:
+        return cls.apply(*args, **kwargs)
+
+    apply.__name__ = apply.__qualname__ = f"{cls.__name__}_apply"
+    apply.autograd_function = cls  # type: ignore[attr-defined]
+    return apply
 
 
 class PythonModuleVariable(VariableTracker):
