@@ -266,32 +266,13 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     program.name = f"__resume_{code.co_name}_at_line_{line}"
     if PY312 or hasattr(program, "qualname"):
         program.qualname = f"{code.co_qualname}.<resume at line {line}>"
-    # No stack-size pass: it follows the code from the prologue and cannot enter the blocks
-    # the prologue jumps into; the depths and the size come from the original code.
-    for block in program:
-        if isinstance(block, bc.TryBegin):
-            block.stack_depth = 0  # a placeholder: set from the original below
-    assembled = program.to_code(stacksize=code.co_stacksize,
-                                compute_exception_stack_depths=False)
-    return _with_original_handler_depths(assembled, code, len(prologue))
-
-
-def _with_original_handler_depths(resume: types.CodeType, code: types.CodeType,
-                                  skipped: int) -> types.CodeType:
-    """`resume` with each exception handler's stack depth as in `code`. The assembler computes
-    depths by following the code from its start; the prologue jumps over the setup of the
-    blocks the resume point is in (a `try`, a `with`), so their depths come out unknown. The
-    prologue rebuilds the stack as it was at that point: every handler's depth is the
-    original's, and the original's stack size bounds the resume function's."""
-    # Handlers are matched by position, EXTENDED_ARG prefixes (which jumps may gain or lose
-    # when the code moves) not counted.
-    original = {_position(code, entry.target): entry.depth for entry in handlers(code)}
-    concrete = bc.ConcreteBytecode.from_code(resume)
-    index = {ins.offset: i for i, ins in enumerate(instructions(resume))}
-    for entry in concrete.exception_table:
-        position = _position(resume, index[entry.target * 2]) - skipped
-        entry.stack_depth = original[position]
-    return concrete.to_code(stacksize=code.co_stacksize, compute_exception_stack_depths=False)
+    # The stack size and every handler's depth are the original code's: the prologue rebuilds
+    # the stack as it was at this point. (The assembler's stack-size pass follows the code from
+    # its start, so it cannot enter the blocks the prologue jumps into.)
+    blocks = [item for item in program if isinstance(item, bc.TryBegin)]
+    for block, entry in zip(blocks, handlers(code), strict=True):
+        block.stack_depth = entry.depth
+    return program.to_code(stacksize=code.co_stacksize, compute_exception_stack_depths=False)
 
 
 RUN_EAGERLY = object()  # what a runner returns when its graph raised: run the frame as it is

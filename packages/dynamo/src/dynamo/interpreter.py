@@ -20,7 +20,8 @@ from typing import Any
 
 import torch
 
-from dynamo.bytecode import PY312, handlers, instructions
+from dynamo.breaks import exception_handler
+from dynamo.bytecode import PY312, instructions
 from dynamo.exc import Raised, Unsupported
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
@@ -29,7 +30,7 @@ from dynamo.sources import ModuleGlobalSource
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
 from dynamo.variables.builtins import BuiltinVariable, make_exception
-from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
     DictVariable,
     IteratorVariable,
@@ -154,17 +155,18 @@ class Translator:
     def _catch(self, error: Raised, ins) -> bool:
         """Go on in the handler of the `try` block that `ins` is in, as CPython does: the stack
         cut to the block's depth, the exception pushed. False: no block of this code."""
-        for handler in handlers(self.code):
-            if handler.start <= ins.offset < handler.end:
-                if self.entered_handler_at is None:
-                    self.entered_handler_at = self.ip - 1
-                del self.stack[handler.depth:]
-                if handler.lasti:
-                    self.push(ConstantVariable(ins.offset))
-                self.push(ExceptionVariable(error.exception, error.reason))
-                self.ip = handler.target
-                return True
-        return False
+        handler = exception_handler(self.code, self.ip - 1)
+        if handler is None:
+            return False
+        target, depth, lasti = handler
+        if self.entered_handler_at is None:
+            self.entered_handler_at = self.ip - 1
+        del self.stack[depth:]
+        if lasti:
+            self.push(ConstantVariable(ins.offset))
+        self.push(ExceptionVariable(error.exception, error.reason))
+        self.ip = target
+        return True
 
     def _note(self, error: Unsupported, ins) -> None:
         """Record where `error` happened: the user's line, and the top frame's instruction."""
@@ -613,11 +615,11 @@ class Translator:
             self.jump(ins)
 
     def POP_JUMP_IF_NONE(self, ins) -> None:
-        if _is_none(self.pop()):
+        if is_none(self.pop()):
             self.jump(ins)
 
     def POP_JUMP_IF_NOT_NONE(self, ins) -> None:
-        if not _is_none(self.pop()):
+        if not is_none(self.pop()):
             self.jump(ins)
 
     def JUMP_IF_FALSE_OR_POP(self, ins) -> None:
@@ -706,10 +708,6 @@ class Translator:
         if ins.arg:
             self.pop()  # the lasti the handler was entered with
         self._raise(exc)
-
-
-def _is_none(v: VariableTracker) -> bool:
-    return v.is_constant() and v.as_constant() is None
 
 
 def _construct(opname: str) -> str:

@@ -23,7 +23,6 @@ from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
 from dynamo.variables.constant import ConstantVariable, is_literal
 from dynamo.variables.containers import (
-    _UNREAD,
     DictVariable,
     ListVariable,
     NamedTupleVariable,
@@ -41,7 +40,6 @@ from dynamo.variables.functions import (
     UserMethodVariable,
 )
 from dynamo.variables.objects import (
-    BUILTIN_BASES,
     INTROSPECTION,
     BaseMethodVariable,
     ExitVariable,
@@ -170,10 +168,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
                                                            False):
         _guard(tx, source, Identity.of, value)
         return TorchFunctionVariable(value, source)
-    if isinstance(value, (types.WrapperDescriptorType, types.MethodDescriptorType)) and \
-            value.__objclass__ in BUILTIN_BASES:  # `object.__setattr__`, `dict.__setitem__`
+    method = BaseMethodVariable.of(value)  # `object.__setattr__`, `dict.__setitem__`
+    if method is not None:
         _guard(tx, source, Identity.of, value)
-        return BaseMethodVariable(value.__objclass__, value.__name__)
+        return method
     if value is copy.deepcopy or value is copy.copy:
         _guard(tx, source, Identity.of, value)
         return CopyVariable(deep=value is copy.deepcopy)
@@ -215,7 +213,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             raise Unsupported("a dict whose keys are not constants (tensors or objects)")
         _guard(tx, source, TypeMatch, dict)
         _guard(tx, source, DictKeys, tuple(value))
-        return DictVariable(dict.fromkeys(value, _UNREAD), source, read=lambda k: wrap(
+        return DictVariable.of_frame(value, source, lambda k: wrap(
             tx, value[k], _child(source, GetItemSource, k)))
     if type(value) in (set, frozenset) and all(is_literal(v) for v in value):
         _guard(tx, source, TypeMatch, type(value))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
-from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
     DictVariable,
     IteratorVariable,
@@ -81,12 +81,10 @@ class BuiltinVariable(VariableTracker):
         return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
-        member = getattr(self.fn, name, None) if self.fn in (object, dict) else None
-        if isinstance(member, (types.WrapperDescriptorType, types.MethodDescriptorType)):
-            from dynamo.variables.objects import BaseMethodVariable
+        from dynamo.variables.objects import BaseMethodVariable
 
-            return BaseMethodVariable(self.fn, name)  # `object.__setattr__(obj, k, v)`
-        return super().getattr(tx, name)
+        method = BaseMethodVariable.of(getattr(self.fn, name, None))  # object.__setattr__
+        return method if method is not None else super().getattr(tx, name)
 
     def call(self, tx: Translator, args: list[VariableTracker],
              kwargs: dict[str, VariableTracker]) -> VariableTracker:
@@ -382,7 +380,7 @@ class BuiltinVariable(VariableTracker):
             return default
         if any(isinstance(v, TensorVariable) for v in values):
             return None
-        rank = (lambda v: v) if key is None or _is_none_constant(key) else \
+        rank = (lambda v: v) if key is None or is_none(key) else \
             (lambda v: key.call(tx, [v], {}))
         best, best_rank = values[0], rank(values[0])
         for v in values[1:]:
@@ -416,10 +414,6 @@ def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTr
         raise Unsupported(f"creating the exception {cls.__qualname__} (with a constructor of its "
                           "own, or arguments that are not constants)")
     return ConstantVariable(cls(*[a.as_constant() for a in args]))
-
-
-def _is_none_constant(v: VariableTracker) -> bool:
-    return v.is_constant() and v.as_constant() is None
 
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:

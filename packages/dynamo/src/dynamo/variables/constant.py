@@ -70,6 +70,11 @@ class ConstantVariable(VariableTracker):
         return f"ConstantVariable({self.value!r})"
 
 
+def is_none(v: VariableTracker) -> bool:
+    """Whether the tracker stands for None."""
+    return v.is_constant() and v.as_constant() is None
+
+
 # Immutable Python values that stand for themselves.
 def is_literal(value: Any) -> bool:
     import torch

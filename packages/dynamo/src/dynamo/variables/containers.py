@@ -202,6 +202,17 @@ class DictVariable(VariableTracker):
         self.kind = kind
         self._read = read
 
+    @staticmethod
+    def of_frame(keys: Any, source: Any, read: Callable[[Any], VariableTracker]
+                 ) -> DictVariable:
+        """A dict from the frame: its keys, each value wrapped by `read` when first read."""
+        return DictVariable(dict.fromkeys(keys, _UNREAD), source, read=read)
+
+    def overlaid(self, entries: dict[Any, VariableTracker]) -> DictVariable:
+        """A view of this dict with `entries` set on top (values not read yet are read from
+        this one when needed)."""
+        return DictVariable({**self._entries, **entries}, self.source, read=self.lookup)
+
     @property
     def entries(self) -> dict[Any, VariableTracker]:
         """Every entry, each value read."""

@@ -25,7 +25,7 @@ from torch.nn.modules import module as nn_module
 from dynamo.exc import Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.variables.base import VariableTracker
-from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
     DictVariable,
     ListVariable,
@@ -113,8 +113,9 @@ class ObjectVariable(VariableTracker):
                 tx, [self], {})
         if isinstance(member, types.FunctionType):  # a method, inlined even if torch's own
             return UserMethodVariable(UserFunctionVariable(member, on_class), self)
-        if inspect.isroutine(member) and getattr(member, "__objclass__", None) in BUILTIN_BASES:
-            return BaseMethodVariable(member.__objclass__, name, self)
+        method = BaseMethodVariable.of(member, self)
+        if method is not None:
+            return method
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
@@ -169,6 +170,14 @@ class BaseMethodVariable(VariableTracker):
         self.base = base
         self.name = name
         self.obj = obj
+
+    @staticmethod
+    def of(member: Any, obj: VariableTracker | None = None) -> BaseMethodVariable | None:
+        """`member` (as found on a class) as such a method, or None if it is not one."""
+        base = getattr(member, "__objclass__", None)
+        if inspect.isroutine(member) and base in BUILTIN_BASES:
+            return BaseMethodVariable(base, member.__name__, obj)
+        return None
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         from dynamo.variables.user_objects import UserObjectVariable
@@ -303,12 +312,12 @@ class NNModuleVariable(ObjectVariable):
         for hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
             if with_kwargs:
                 result = hook.call(tx, [self, TupleVariable(args), DictVariable(kwargs)], {})
-                if not _is_none(result):
+                if not is_none(result):
                     args, kwargs = result.items(tx)
                     args, kwargs = args.items(tx), dict(kwargs.entries)
             else:
                 result = hook.call(tx, [self, TupleVariable(args)], {})
-                if not _is_none(result):
+                if not is_none(result):
                     args = result.items(tx) if isinstance(result, TupleVariable) else [result]
         forward = module.__dict__.get("forward")
         if forward is not None:
@@ -319,7 +328,7 @@ class NNModuleVariable(ObjectVariable):
             hook_args = [self, TupleVariable(args), *([DictVariable(kwargs)] if with_kwargs
                                                       else []), output]
             result = hook.call(tx, hook_args, {})
-            if not _is_none(result):
+            if not is_none(result):
                 output = result
         return output
 
@@ -355,10 +364,6 @@ def _new_module(cls: type, args, kwargs) -> NNModuleVariable:
         raise Unsupported(f"creating an instance of {cls.__qualname__} (it has parameters or "
                           "buffers)")
     return NNModuleVariable(module, None, make)
-
-
-def _is_none(v: VariableTracker) -> bool:
-    return v.is_constant() and v.as_constant() is None
 
 
 class ModuleChainVariable(VariableTracker):
@@ -669,8 +674,9 @@ class SuperVariable(VariableTracker):
                     return UserMethodVariable(UserFunctionVariable(member), self.obj)
                 if isinstance(member, staticmethod):
                     return wrap(tx, member.__func__, None)
-                if getattr(member, "__objclass__", None) in BUILTIN_BASES:
-                    return BaseMethodVariable(member.__objclass__, name, self.obj)
+                method = BaseMethodVariable.of(member, self.obj)
+                if method is not None:
+                    return method
                 if inspect.isroutine(member):
                     raise Unsupported(f"super().{name} (a builtin method)")
                 return wrap(tx, member, None)

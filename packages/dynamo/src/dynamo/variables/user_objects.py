@@ -46,6 +46,8 @@ class UserObjectVariable(ObjectVariable):
     `obj == other`) call the methods its class defines, inlined. Methods a class inherits from
     `dict` or `OrderedDict` (a registry, Hugging Face's ModelOutput) act on its items."""
 
+    slots_here = False  # whether its slots' values are held by the tracker (a new object's)
+
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         """`obj.name`, as `type(obj).__getattribute__` and then `__getattr__` answer it: the
         class's own versions of these, when it has them, inlined."""
@@ -96,8 +98,7 @@ class UserObjectVariable(ObjectVariable):
                 return real
             # What it holds now: the attributes set while tracing over the real ones (a view
             # for reading; writing into it, like into the real one, is refused).
-            entries = {**real._entries, **written}
-            return DictVariable(entries, real.source, read=lambda k: real.lookup(k))
+            return real.overlaid(written)
         found, member = class_attribute(type(self.value), name)
         if isinstance(member, types.MemberDescriptorType):  # a slot
             try:
@@ -151,17 +152,23 @@ class UserObjectVariable(ObjectVariable):
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         """`object.__setattr__(obj, name, value)`: a property's setter, or the instance's
-        attribute (recorded, and made for real after the graph)."""
-        cls = self.python_type()
-        found, member = class_attribute(cls, name)
+        attribute (`_store`)."""
+        member = class_attribute(self.python_type(), name)[1]
         if isinstance(member, property) and member.fset is not None:
             UserFunctionVariable(member.fset).call(tx, [self, value], {})
-        elif found and hasattr(type(member), "__set__"):
-            raise Unsupported(f"setting {name!r} of a {cls.__qualname__} (a descriptor)")
-        elif not hasattr(self.value, "__dict__"):
-            raise Unsupported(f"setting {name!r} of a {cls.__qualname__} (no __dict__)")
+        elif hasattr(type(member), "__set__") and not (
+                self.slots_here and isinstance(member, types.MemberDescriptorType)):
+            raise Unsupported(f"setting {name!r} of a {self.python_type().__qualname__} (a "
+                              "descriptor)")
         else:
-            tx.output.side_effects.store("attr", self, name, value)
+            self._store(tx, name, value)
+
+    def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """The instance's attribute: recorded, and set for real after the graph."""
+        if not hasattr(self.value, "__dict__"):
+            raise Unsupported(f"setting {name!r} of a {self.python_type().__qualname__} (no "
+                              "__dict__)")
+        tx.output.side_effects.store("attr", self, name, value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         found, call = class_attribute(self.python_type(), "__call__")
@@ -234,6 +241,8 @@ class NewObjectVariable(UserObjectVariable):
     subclass, its items) are trackers, and it is built for real, once, when it leaves the
     trace (returned, stored somewhere, or handed on at a graph break)."""
 
+    slots_here = True
+
     def __init__(self, cls: type, class_source: Any) -> None:
         super().__init__(None)
         self.cls = cls
@@ -270,16 +279,6 @@ class NewObjectVariable(UserObjectVariable):
             raise Unsupported(f"hasattr() on a {self.cls.__qualname__}, which customises "
                               "attribute access")
         return name in self.attrs or class_attribute(self.cls, name)[0]
-
-    def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        found, member = class_attribute(self.cls, name)
-        if isinstance(member, property) and member.fset is not None:
-            UserFunctionVariable(member.fset).call(tx, [self, value], {})
-        elif found and hasattr(type(member), "__set__") and not isinstance(
-                member, types.MemberDescriptorType):
-            raise Unsupported(f"setting {name!r} of a {self.cls.__qualname__} (a descriptor)")
-        else:
-            self._store(tx, name, value)
 
     def generic_delattr(self, tx: Translator, name: str) -> None:
         if name not in self.attrs:
