@@ -42,6 +42,7 @@ from dynamo.variables.functions import (
     UserFunctionVariable,
     UserMethodVariable,
 )
+from dynamo.variables.generators import GeneratorVariable
 from dynamo.variables.objects import (
     BaseMethodVariable,
     ExitVariable,
@@ -145,6 +146,8 @@ class ResultBuilder:
             return f"{self.constant(torch.enable_grad if v.target else torch.no_grad)}()"
         if isinstance(v, ExitVariable):
             return self.constant(GradModeExit(v.ctx.initial))
+        if isinstance(v, GeneratorVariable) and not v.finished:
+            raise v.unbuildable()
         if isinstance(v, IteratorVariable):
             return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,

@@ -76,10 +76,25 @@ class Options:
 
 def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
                   options: Options) -> CacheEntry:
+    opaque_generators: set[types.CodeType] = set()
+    while True:
+        try:
+            return _convert_with_breaks(fn, f_locals, f_globals, options, opaque_generators)
+        except Unsupported as error:
+            # A generator made in the trace failed (its body, or rebuilding it half-run at a
+            # break): convert again with that generator function called for real.
+            if error.generator is None or error.generator in opaque_generators or \
+                    not options.allow_breaks:
+                raise
+            opaque_generators.add(error.generator)
+
+
+def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict,
+                         options: Options, opaque_generators: set[types.CodeType]) -> CacheEntry:
     try:
-        return _convert(fn, f_locals, f_globals, options, stop_at=None)
+        return _convert(fn, f_locals, f_globals, options, None, opaque_generators)
     except Unsupported as error:
-        if not options.allow_breaks or error.index is None:
+        if not options.allow_breaks or error.index is None or error.generator is not None:
             raise
         why_not = refusal(fn.__code__, error.index)
         if why_not is not None:
@@ -88,16 +103,17 @@ def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
         log = logger("graph_breaks")
         if log.isEnabledFor(logging.DEBUG):
             log.debug("graph break in %s: %s", fn.__qualname__, error)
-        entry = _convert(fn, f_locals, f_globals, options, stop_at=error.index)
+        entry = _convert(fn, f_locals, f_globals, options, error.index, opaque_generators)
         entry.breaks.insert(0, error)
         return entry
 
 
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
-             stop_at: int | None) -> CacheEntry:
+             stop_at: int | None, opaque_generators: set[types.CodeType]) -> CacheEntry:
     output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints,
                          options.automatic_dynamic)
     output.f_globals = f_globals
+    output.opaque_generators = opaque_generators
     cells = {
         name: ClosureCell(cell, AttrSource(GetItemSource(LocalSource("__closure__"), i),
                                            "cell_contents"))

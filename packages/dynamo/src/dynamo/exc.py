@@ -9,6 +9,7 @@ eager run, or, with `fullgraph=True`, lets it reach the caller.
 from __future__ import annotations
 
 import linecache
+from types import CodeType
 
 
 class Unsupported(Exception):
@@ -20,6 +21,12 @@ class Unsupported(Exception):
         self.filename: str | None = None
         self.lineno: int | None = None
         self.index: int | None = None  # the top frame's instruction where it happened
+        self.generator: CodeType | None = None  # a generator whose tracing failed: call it for real
+
+    def blame_generator(self, code: CodeType) -> None:
+        """Record the innermost generator function whose body or half-run object failed."""
+        if self.generator is None:
+            self.generator = code
 
     def locate(self, filename: str, lineno: int | None) -> None:
         """Record the innermost user location (the first call wins: it is the deepest)."""

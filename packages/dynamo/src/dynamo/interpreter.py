@@ -41,6 +41,7 @@ from dynamo.variables.containers import (
     TupleVariable,
 )
 from dynamo.variables.functions import Cell, ClosureCell, NestedFunctionVariable
+from dynamo.variables.generators import GeneratorVariable
 from dynamo.variables.objects import (
     ExitVariable,
     GradModeVariable,
@@ -107,7 +108,7 @@ class Translator:
         self.ip = 0
         self.kw_names: tuple[str, ...] = ()
         self.result: VariableTracker | None = None
-        self.yielded: list[VariableTracker] = []  # a generator's values, in order
+        self.suspended: VariableTracker | None = None  # a generator's value at its `yield`
         self.steps = 0
         self.stop_at: int | None = None  # the top frame stops before this instruction
         self.made_closures = False  # a nested function captured this frame's cells
@@ -123,7 +124,7 @@ class Translator:
 
     def run(self) -> VariableTracker | None:
         """The return value's tracker; None when the trace stopped at `stop_at`."""
-        while self.result is None:
+        while self.result is None and self.suspended is None:
             if self.ip == self.stop_at:
                 return None
             ins = self.instructions[self.ip]
@@ -209,20 +210,22 @@ class Translator:
             raise Unsupported(f"calling {name}, a coroutine or async generator function")
         if self.depth >= MAX_INLINE_DEPTH:
             raise Unsupported(f"inlining {name}: calls nest deeper than {MAX_INLINE_DEPTH}")
-        generator = code.co_flags & _GENERATOR
-        if generator and code.co_name != "<genexpr>":
-            raise Unsupported(f"calling the generator function {name} (its items interleave "
-                              "with the loop that takes them)")
-        before = self.output.side_effects.changes
         callee = Translator(self.output, code, f_globals, bound, cells, self.depth + 1)
-        result = callee.run()
-        if generator:
-            # A generator expression runs to its end at once and the caller iterates over what
-            # it yielded: the same, as long as making its items changes nothing.
-            if self.output.side_effects.changes != before:
-                raise Unsupported(f"{name} has side effects (they would all happen at once)")
-            return IteratorVariable(callee.yielded)
-        return result
+        if not code.co_flags & _GENERATOR:
+            return callee.run()
+        generator = GeneratorVariable(callee, name)
+        if code not in self.output.opaque_generators:
+            return generator
+        if code.co_name != "<genexpr>":
+            raise Unsupported(f"calling the generator function {name} (its items could not be "
+                              "followed in the trace)")
+        # A generator expression runs to its end at once and the caller iterates over what it
+        # yielded: the same, as long as making its items changes nothing.
+        before = self.output.side_effects.changes
+        values = generator.items(self)
+        if self.output.side_effects.changes != before:
+            raise Unsupported(f"{name} has side effects (they would all happen at once)")
+        return IteratorVariable(values)
 
     def make_super(self, args: list[VariableTracker]) -> VariableTracker:
         if args:
@@ -435,6 +438,12 @@ class Translator:
             return self.UNARY_POSITIVE(ins)
         if ins.arg == 6:  # INTRINSIC_LIST_TO_TUPLE
             return self.push(TupleVariable(self.pop().items(self)))
+        if ins.arg == 3:  # INTRINSIC_STOPITERATION_ERROR: PEP 479, in a generator's handler
+            exc = self.stack[-1]
+            if isinstance(exc.as_constant(), StopIteration):
+                self.stack[-1] = ExceptionVariable(RuntimeError("generator raised StopIteration"),
+                                                   f"{self.code.co_name} raised StopIteration")
+            return None
         raise Unsupported(f"the intrinsic function number {ins.arg}")
 
     def BINARY_SUBSCR(self, ins) -> None:
@@ -589,9 +598,35 @@ class Translator:
     def RETURN_GENERATOR(self, ins) -> None:
         self.push(ConstantVariable(None))
 
+    def GET_YIELD_FROM_ITER(self, ins) -> None:
+        self.GET_ITER(ins)
+
+    def SEND(self, ins) -> None:
+        """`yield from`: the next item of the iterator below the sent value; once it is
+        exhausted, what it returned, and on past the loop (3.12: to END_SEND)."""
+        sent = self.pop()
+        receiver = self.stack[-1]
+        if not isinstance(receiver, IteratorVariable):
+            raise Unsupported(f"yield from {receiver}")
+        value = receiver.next(self, sent) if isinstance(receiver, GeneratorVariable) \
+            else receiver.next(self)
+        if value is not None:
+            self.push(value)
+            return
+        returned = receiver.frame.result if isinstance(receiver, GeneratorVariable) else None
+        returned = returned or ConstantVariable(None)
+        if PY312:
+            self.push(returned)
+        else:
+            self.stack[-1] = returned
+        self.jump(ins)
+
+    def END_SEND(self, ins) -> None:
+        value = self.pop()
+        self.stack[-1] = value
+
     def YIELD_VALUE(self, ins) -> None:
-        self.yielded.append(self.pop())
-        self.push(ConstantVariable(None))  # what `send` would have sent
+        self.suspended = self.pop()  # run() returns; the generator's next item resumes it
 
     def RETURN_VALUE(self, ins) -> None:
         self.result = self.pop()
@@ -604,7 +639,7 @@ class Translator:
     def JUMP_FORWARD(self, ins) -> None:
         self.jump(ins)
 
-    JUMP_BACKWARD = JUMP_ABSOLUTE = JUMP_FORWARD
+    JUMP_BACKWARD = JUMP_ABSOLUTE = JUMP_BACKWARD_NO_INTERRUPT = JUMP_FORWARD
 
     def POP_JUMP_IF_FALSE(self, ins) -> None:
         if not self.truth(self.pop()):
@@ -645,7 +680,7 @@ class Translator:
             raise Unsupported("the next item of an iterator from outside the trace")
         if not isinstance(iterator, IteratorVariable):
             raise Unsupported(f"iterating over {iterator}")
-        value = iterator.next()
+        value = iterator.next(self)
         if value is not None:
             self.push(value)
             return
@@ -713,7 +748,7 @@ class Translator:
 def _construct(opname: str) -> str:
     """The Python construct behind an instruction the interpreter does not follow."""
     for prefix, words in (
-        (("SEND", "GET_YIELD"), "yield from"),
+        (("CLEANUP_THROW",), "throw() into a generator"),
         (("GET_AWAIT", "BEFORE_ASYNC", "GET_AITER", "GET_ANEXT", "END_ASYNC"), "async code"),
         (("MATCH", "GET_LEN", "COPY_DICT"), "a match statement"),
         (("LOAD_BUILD_CLASS",), "a class statement"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
+import types
 from typing import Any
 
 import torch
@@ -80,6 +81,8 @@ class OutputGraph:
         self.constants: dict[str, torch.Tensor] = {}
         self.side_effects = SideEffects()
         self.initial_grad_mode = torch.is_grad_enabled()
+        # Generator functions called for real: following their items failed in an earlier try.
+        self.opaque_generators: set[types.CodeType] = set()
 
     # ----- inputs and guards ------------------------------------------------------------------
 

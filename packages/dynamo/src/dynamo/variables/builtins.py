@@ -9,9 +9,11 @@ functions and objects each builtin does what Python does, with trackers as the e
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 import operator
 import types
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Raised, Unsupported
@@ -27,6 +29,7 @@ from dynamo.variables.containers import (
     SliceVariable,
     TupleVariable,
 )
+from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
 from guards import DistinctObjects, Identity
 
@@ -287,7 +290,7 @@ class BuiltinVariable(VariableTracker):
     def _call_next(self, tx, it, *default, **_):
         if not isinstance(it, IteratorVariable):
             raise Unsupported(f"next() on {it}")
-        value = it.next()
+        value = it.next(tx)
         if value is None:
             if default:
                 return default[0]
@@ -296,25 +299,43 @@ class BuiltinVariable(VariableTracker):
         return value
 
     def _call_enumerate(self, tx, obj, start=None, **_):
-        first = concrete_int(start) if start is not None else 0
-        return IteratorVariable([TupleVariable([ConstantVariable(i), v])
-                                 for i, v in enumerate(obj.items(tx), first)])
+        count = itertools.count(concrete_int(start) if start is not None else 0)
+        lazy = lazy_map(tx, lambda row: TupleVariable([ConstantVariable(next(count)), row[0]]),
+                        [obj])
+        if lazy is not None:
+            return lazy
+        return IteratorVariable([TupleVariable([ConstantVariable(next(count)), v])
+                                 for v in obj.items(tx)])
 
     def _call_zip(self, tx, *iterables, strict=None, **_):
+        if strict is not None and strict.as_constant():
+            columns = [it.items(tx) for it in iterables]
+            if len({len(c) for c in columns}) > 1:
+                raise Unsupported("zip(strict=True) over iterables of different lengths")
+            return IteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
+        lazy = lazy_map(tx, TupleVariable, list(iterables))
+        if lazy is not None:
+            return lazy
         columns = [it.items(tx) for it in iterables]
-        if strict is not None and strict.as_constant() and len({len(c) for c in columns}) > 1:
-            raise Unsupported("zip(strict=True) over iterables of different lengths")
         return IteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
 
     def _call_map(self, tx, fn, *iterables, **_):
+        lazy = lazy_map(tx, lambda row: fn.call(tx, row, {}), list(iterables))
+        if lazy is not None:
+            return lazy
         return IteratorVariable([fn.call(tx, list(row), {})
                                  for row in zip(*[it.items(tx) for it in iterables])])
 
     def _call_filter(self, tx, fn, iterable, **_):
-        keep = [v for v in iterable.items(tx)
-                if (v.truth(tx) if fn.is_constant() and fn.as_constant() is None
-                    else fn.call(tx, [v], {}).truth(tx))]
-        return IteratorVariable(keep)
+        def keep(v: VariableTracker) -> bool:
+            if fn.is_constant() and fn.as_constant() is None:
+                return v.truth(tx)
+            return fn.call(tx, [v], {}).truth(tx)
+
+        lazy = lazy_map(tx, lambda row: row[0] if keep(row[0]) else None, [iterable])
+        if lazy is not None:
+            return lazy
+        return IteratorVariable([v for v in iterable.items(tx) if keep(v)])
 
     def _call_reversed(self, tx, obj, **_):
         return IteratorVariable(list(reversed(obj.items(tx))))
@@ -358,10 +379,10 @@ class BuiltinVariable(VariableTracker):
         return total
 
     def _call_all(self, tx, obj, **_):
-        return ConstantVariable(all(v.truth(tx) for v in obj.items(tx)))
+        return ConstantVariable(all(v.truth(tx) for v in _taken(tx, obj)))
 
     def _call_any(self, tx, obj, **_):
-        return ConstantVariable(any(v.truth(tx) for v in obj.items(tx)))
+        return ConstantVariable(any(v.truth(tx) for v in _taken(tx, obj)))
 
     def _call_min(self, tx, *args, key=None, default=None):
         return self._extremum(tx, args, operator.lt, key, default)
@@ -532,3 +553,11 @@ def is_builtin_callable(value: Any) -> bool:
     name = getattr(value, "__name__", "")
     return (isinstance(name, str) and getattr(builtins, name, None) is value
             or module in ("_operator", "operator", "math"))
+
+
+def _taken(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracker]:
+    """The items of `iterable`, each taken when asked for (`any`/`all` stop early)."""
+    iterator = iterable if isinstance(iterable, IteratorVariable) \
+        else IteratorVariable.over(iterable, tx)
+    while (value := iterator.next(tx)) is not None:
+        yield value

@@ -378,7 +378,7 @@ class IteratorVariable(VariableTracker):
     def python_type(self) -> type:
         return type(iter(()))
 
-    def next(self) -> VariableTracker | None:
+    def next(self, tx: Translator) -> VariableTracker | None:
         if self.position >= len(self.values):
             return None
         self.position += 1

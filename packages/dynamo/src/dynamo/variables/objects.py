@@ -28,12 +28,14 @@ from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
     DictVariable,
+    IteratorVariable,
     ListVariable,
     SizeVariable,
     TupleVariable,
     as_index,
 )
 from dynamo.variables.functions import (
+    BoundMethodVariable,
     PartialVariable,
     UserFunctionVariable,
     UserMethodVariable,
@@ -193,6 +195,11 @@ class BaseMethodVariable(VariableTracker):
         return f"BaseMethodVariable({self.base.__name__}.{self.name})"
 
 
+# nn.Module's methods that walk its tree of submodules, parameters and buffers
+_WALKS = ("parameters", "named_parameters", "buffers", "named_buffers", "children",
+          "named_children", "modules", "named_modules")
+
+
 class NNModuleVariable(ObjectVariable):
     """An nn.Module from the frame: its parameters are graph inputs, its calls are inlined.
 
@@ -230,6 +237,8 @@ class NNModuleVariable(ObjectVariable):
             return self._class_member(tx, name)
         if name in module.__dict__:
             return wrap(tx, module.__dict__[name], self._attr_source(name))
+        if name in _WALKS and member is getattr(torch.nn.Module, name):
+            return BoundMethodVariable(self, name)
         return self._class_member(tx, name)
 
     def _instance_dicts(self) -> tuple[str, ...]:
@@ -253,6 +262,62 @@ class NNModuleVariable(ObjectVariable):
             tx.output.add_guard(Length(AttrSource(self.source, "_modules"), len(modules)))
         return [(name, wrap(tx, m, SubmoduleSource(self.source, name) if self.source else None))
                 for name, m in modules.items()]
+
+    def _walk(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        """`parameters()`, `named_modules()` and the like, taken from the module tree read
+        through trackers (the dicts' keys guarded): an iterator over their items."""
+        bound = inspect.signature(getattr(torch.nn.Module, name)).bind(
+            None, *[a.as_constant() for a in args],
+            **{k: v.as_constant() for k, v in kwargs.items()})
+        bound.apply_defaults()
+        options = bound.arguments
+        if name in ("children", "named_children"):
+            found = self._named_children(tx)
+        else:
+            prefix = options.get("prefix", "")
+            unique = options.get("remove_duplicate", True)
+            if name in ("modules", "named_modules"):
+                found = self._named_modules(tx, prefix, unique, set())
+            else:
+                table = "_parameters" if name.endswith("parameters") else "_buffers"
+                modules = self._named_modules(tx, prefix, unique, set()) \
+                    if options.get("recurse", True) else [(prefix, self)]
+                found = self._named_tensors(tx, table, modules, unique)
+        if name.startswith("named_"):
+            return IteratorVariable([TupleVariable([ConstantVariable(k), v]) for k, v in found])
+        return IteratorVariable([v for _, v in found])
+
+    def _named_children(self, tx: Translator) -> list[tuple[str, NNModuleVariable]]:
+        if self.source is not None:
+            tx.output.add_guard(DictKeys(AttrSource(self.source, "_modules"),
+                                         tuple(self.value._modules)))
+        return [(n, c) for n, c in self._children(tx) if isinstance(c, NNModuleVariable)]
+
+    def _named_modules(self, tx: Translator, prefix: str, unique: bool,
+                       seen: set[int]) -> list[tuple[str, NNModuleVariable]]:
+        if unique and id(self.value) in seen:
+            return []
+        seen.add(id(self.value))
+        found: list[tuple[str, NNModuleVariable]] = [(prefix, self)]
+        for name, child in self._named_children(tx):
+            found += child._named_modules(tx, f"{prefix}.{name}" if prefix else name, unique,
+                                          seen)
+        return found
+
+    @staticmethod
+    def _named_tensors(tx: Translator, table: str, modules: list[tuple[str, NNModuleVariable]],
+                       unique: bool) -> list[tuple[str, VariableTracker]]:
+        found, seen = [], set()
+        for prefix, module in modules:
+            tensors = getattr(module.value, table)
+            if module.source is not None:
+                tx.output.add_guard(DictKeys(AttrSource(module.source, table), tuple(tensors)))
+            for name, tensor in tensors.items():
+                if tensor is None or (unique and id(tensor) in seen):
+                    continue
+                seen.add(id(tensor))
+                found.append((f"{prefix}.{name}" if prefix else name, module.getattr(tx, name)))
+        return found
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         module = self.value
@@ -288,8 +353,9 @@ class NNModuleVariable(ObjectVariable):
             if name == "values":
                 return TupleVariable([v for _, v in children])
             return TupleVariable([TupleVariable([ConstantVariable(k), v]) for k, v in children])
-        if name in ("parameters", "named_parameters", "buffers", "children", "modules",
-                    "named_modules", "named_children", "state_dict", "register_buffer",
+        if name in _WALKS and getattr(type(module), name) is getattr(torch.nn.Module, name):
+            return self._walk(tx, name, args, kwargs)
+        if name in ("state_dict", "register_buffer",
                     "register_parameter", "add_module", "apply", "to", "cuda", "cpu", "train",
                     "eval", "zero_grad", "requires_grad_"):
             raise Unsupported(f"nn.Module.{name}() inside a compiled frame")

@@ -1,0 +1,163 @@
+"""Generators made in the trace: a suspended Translator per generator object.
+
+Calling a generator function in Python runs none of its body: it makes a generator object, and
+each `next()` runs the body up to its next `yield`. The tracer does the same. The call makes a
+`GeneratorVariable` that holds the body's own Translator; taking an item (`for`, `next()`,
+`list()`, a `@contextmanager`'s `__enter__`/`__exit__`) runs that Translator until it
+yields, and the next item resumes it where it stopped. So the generator's work interleaves with
+the loop that takes its items exactly as in Python: side effects, tensor ops and exceptions
+happen in program order, and an exception the body raises goes to the caller's handlers.
+
+A generator object cannot be rebuilt half-run outside the trace (to pass it on at a graph
+break, or to return it): that, or anything the body cannot trace, raises `Unsupported` tagged
+with the generator's code, and the frame is converted again with that generator function
+called for real (a graph break at the call; see `convert_frame`).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from dynamo.exc import Raised, Unsupported
+from dynamo.variables.base import VariableTracker
+from dynamo.variables.constant import ConstantVariable, is_none
+from dynamo.variables.containers import IteratorVariable
+
+if TYPE_CHECKING:
+    from dynamo.interpreter import Translator
+
+
+class LazyIteratorVariable(IteratorVariable):
+    """An iterator whose items are computed when they are taken (`_step`), not up front."""
+
+    finished = False
+
+    def _step(self, tx: Translator, sent: VariableTracker | None) -> VariableTracker | None:
+        raise NotImplementedError
+
+    def next(self, tx: Translator, sent: VariableTracker | None = None
+             ) -> VariableTracker | None:
+        """The next item, or None once the iterator is exhausted."""
+        if self.finished:
+            return None
+        value = self._step(tx, sent)
+        if value is None:
+            self.finished = True
+        return value
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        rest = []
+        while (value := self.next(tx)) is not None:
+            rest.append(value)
+        return rest
+
+
+class GeneratorVariable(LazyIteratorVariable):
+    """A generator object made in the trace; `frame` is its body's suspended Translator."""
+
+    def __init__(self, frame: Translator, name: str) -> None:
+        super().__init__([])
+        self.frame = frame
+        self.name = name
+        self.started = False
+
+    def python_type(self) -> type:
+        return types.GeneratorType
+
+    def _step(self, tx: Translator, sent: VariableTracker | None) -> VariableTracker | None:
+        """Run the body to its next `yield`: the value yielded, or None once it returned."""
+        frame = self.frame
+        if self.started:
+            frame.push(sent or ConstantVariable(None))  # what the `yield` expression evaluates to
+        elif sent is not None and not is_none(sent):
+            raise Raised(TypeError("can't send non-None value to a just-started generator"),
+                         f"send() to the just-started generator {self.name}")
+        self.started = True
+        frame.suspended = None
+        try:
+            frame.run()
+        except Raised as error:
+            self.finished = True
+            if isinstance(error.exception, StopIteration):  # PEP 479
+                raise Raised(RuntimeError("generator raised StopIteration"),
+                             f"the generator {self.name} raised StopIteration") from None
+            raise
+        except Unsupported as error:
+            self.finished = True
+            error.blame_generator(frame.code)
+            raise
+        return frame.suspended
+
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if name in ("__next__", "send"):
+            value = self.next(tx, args[0] if name == "send" else None)
+            if value is None:
+                raise Raised(StopIteration(), f"{name}() on the exhausted generator {self.name}")
+            return value
+        if name == "__iter__":
+            return self
+        if name == "close" and (self.finished or not self.started):
+            self.finished = True
+            return ConstantVariable(None)
+        raise Unsupported(f"{name}() on the generator {self.name} while it is suspended "
+                          "(only next, send and iteration are followed)")
+
+    def unbuildable(self) -> Unsupported:
+        """Why this generator cannot be handed on outside the trace, blamed on its code."""
+        error = Unsupported(f"the generator {self.name} cannot be rebuilt half-run outside the "
+                            "trace (to return it, or to pass it on at a graph break)")
+        error.blame_generator(self.frame.code)
+        return error
+
+    def __repr__(self) -> str:
+        return f"GeneratorVariable({self.name})"
+
+
+
+class StepIteratorVariable(LazyIteratorVariable):
+    """`zip`, `enumerate`, `map` or `filter` over a generator made in the trace: `step` takes
+    the arguments' next items when the loop asks, so the generator runs in step with it."""
+
+    def __init__(self, step: Callable[[Translator], VariableTracker | None],
+                 generator: GeneratorVariable) -> None:
+        super().__init__([])
+        self.step = step
+        self.generator = generator  # the one blamed when this cannot be handed on
+
+    def _step(self, tx: Translator, sent: VariableTracker | None) -> VariableTracker | None:
+        return self.step(tx)
+
+    def unbuildable(self) -> Unsupported:
+        return self.generator.unbuildable()
+
+
+def lazy_map(tx: Translator, fn: Callable[[list[VariableTracker]], VariableTracker | None],
+             iterables: list[VariableTracker]) -> IteratorVariable | None:
+    """An iterator of `fn(row)` over the rows of `iterables` taken in step (rows for which `fn`
+    says None are skipped), when one of them is a generator made in the trace; else None (the
+    caller computes the items up front)."""
+    generators = [it for it in iterables if isinstance(it, LazyIteratorVariable)]
+    if not generators:
+        return None
+    blamed = generators[0]
+    while isinstance(blamed, StepIteratorVariable):
+        blamed = blamed.generator
+    iterators = [it if isinstance(it, IteratorVariable) else IteratorVariable.over(it, tx)
+                 for it in iterables]
+
+    def step(tx: Translator) -> VariableTracker | None:
+        while True:
+            row = []
+            for it in iterators:
+                value = it.next(tx)
+                if value is None:
+                    return None
+                row.append(value)
+            result = fn(row)
+            if result is not None:
+                return result
+
+    return StepIteratorVariable(step, blamed)

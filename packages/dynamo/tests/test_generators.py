@@ -1,0 +1,266 @@
+"""Generators made in the trace, `@contextmanager` blocks, `yield from`, and nn.Module's tree
+walks (`parameters()`, `named_modules()`, ...). A generator's body runs when its items are taken,
+so side effects interleave with the loop as in eager; programs that cannot be followed (a break
+inside the body, a half-run generator handed on) still give eager's results, the generator
+function then called for real."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import pytest
+import torch
+
+import dynamo
+
+
+def _compiled(fn, *args, fullgraph=True):
+    """`fn` compiled on `args`: its result and the number of graphs."""
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    return dynamo.compile(fn, backend=counting, fullgraph=fullgraph)(*args), len(graphs)
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return a == b
+
+
+log: list = []
+
+
+def numbered(x, n):
+    for i in range(n):
+        log.append(("made", i))
+        yield x * i
+
+
+def _eager_and_compiled(fn, *args, fullgraph=True):
+    """eager's result and log, the compiled result and log, and the compiled graph count."""
+    log.clear()
+    expected = fn(*args)
+    expected_log = list(log)
+    log.clear()
+    result, graphs = _compiled(fn, *args, fullgraph=fullgraph)
+    return expected, expected_log, result, list(log), graphs
+
+
+def test_items_are_made_when_the_loop_takes_them():
+    def f(x):
+        total = x
+        for y in numbered(x, 3):
+            log.append("body")
+            total = total + y
+        return total
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.randn(3))
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+    assert got_log[:3] == [("made", 0), "body", ("made", 1)]
+
+
+def test_zip_enumerate_map_filter_and_any_take_items_in_step():
+    def f(x):
+        pairs = [(i, a + b) for i, (a, b) in enumerate(zip(numbered(x, 2), numbered(x, 3)))]
+        doubled = list(map(lambda t: t * 2, numbered(x, 2)))
+        kept = list(filter(lambda pair: pair[0] % 2, enumerate(numbered(x, 4))))
+        found = any(log.append("asked") or True for _ in numbered(x, 5))
+        return pairs, doubled, kept, found
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.ones(2))
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+    assert got_log.count("asked") == 1  # any() stopped at the first item
+
+
+def test_next_send_return_value_and_yield_from():
+    def accumulate():
+        total = 0
+        while True:
+            value = yield total
+            if value is None:
+                return total
+            total = total + value
+
+    def outer(x):
+        result = yield from accumulate()
+        yield result * 10
+
+    def f(x):
+        g = accumulate()
+        next(g)
+        g.send(x)
+        partial = g.send(x * 2)
+        h = outer(x)
+        next(h)
+        h.send(x)
+        return partial, h.send(None), next(g, "done")
+
+    expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(3))
+    assert _same(result[:2], expected[:2]) and graphs == 1
+
+
+def test_recursive_yield_from():
+    def leaves(tree):
+        if isinstance(tree, (list, tuple)):
+            for branch in tree:
+                yield from leaves(branch)
+        else:
+            yield tree
+
+    def f(x):
+        return torch.stack(list(leaves([x, (x * 2, [x * 3])])))
+
+    expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(2))
+    assert _same(result, expected) and graphs == 1
+
+
+def test_exceptions_leave_the_generator_for_the_callers_handler():
+    def failing(x):
+        yield x
+        raise KeyError("no more")
+
+    def stops(x):
+        yield x
+        next(iter(()))  # a StopIteration inside a generator becomes a RuntimeError (PEP 479)
+
+    def f(x):
+        out = []
+        try:
+            for y in failing(x):
+                out.append(y + 1)
+        except KeyError:
+            out.append(x - 1)
+        try:
+            list(stops(x))
+        except RuntimeError:
+            out.append(x * 0)
+        return out
+
+    expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(3))
+    assert _same(result, expected) and graphs == 1
+
+
+@contextlib.contextmanager
+def scoped(name, x):
+    log.append(("enter", name))
+    try:
+        yield x + 1
+    finally:
+        log.append(("exit", name))
+
+
+def test_contextmanager_blocks_are_one_graph():
+    def f(x):
+        with scoped("outer", x) as a:
+            with scoped("inner", a) as b:
+                log.append("body")
+                y = a * b
+        return y
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.randn(3))
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+    assert got_log[-1] == ("exit", "outer")
+
+
+def test_contextmanager_as_a_decorator():
+    @scoped("decorator", 0)
+    def helper(x):
+        log.append("helper")
+        return x.sin()
+
+    def f(x):
+        return helper(x) + 1
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.randn(3))
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+
+
+def test_a_break_inside_the_generator_calls_it_for_real():
+    def chatty(x, n):
+        for i in range(n):
+            print("item", i)  # a graph break inside the generator's body
+            log.append(i)
+            yield x * i
+
+    def f(x):
+        total = x
+        for y in chatty(x, 3):
+            log.append("body")
+            total = total + y
+        return total
+
+    with warnings.catch_warnings(), contextlib.redirect_stdout(None):
+        warnings.simplefilter("ignore")
+        expected, expected_log, result, got_log, graphs = _eager_and_compiled(
+            f, torch.randn(3), fullgraph=False)
+    assert _same(result, expected) and got_log == expected_log and graphs >= 1
+
+    with pytest.raises(dynamo.Unsupported, match=r"print\(\)[\s\S]*test_generators.py"):
+        dynamo.compile(f, backend="eager", fullgraph=True)(torch.randn(3))
+
+
+def test_a_half_run_generator_returned_or_kept_across_a_break():
+    def f(x):
+        it = numbered(x, 3)
+        first = next(it)
+        return first, it
+
+    def g(x):
+        total = x
+        for y in numbered(x, 3):
+            print("break in the loop body")
+            total = total + y
+        return total
+
+    with warnings.catch_warnings(), contextlib.redirect_stdout(None):
+        warnings.simplefilter("ignore")
+        x = torch.randn(3)
+        (first, it), _ = _compiled(f, x, fullgraph=False)
+        assert _same(first, x * 0) and _same(list(it), [x * 1, x * 2])
+        expected, expected_log, result, got_log, _ = _eager_and_compiled(g, x, fullgraph=False)
+    assert _same(result, expected) and got_log == expected_log
+
+
+class Tied(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 4)
+        self.blocks = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(2))
+        self.norm = torch.nn.LayerNorm(4)
+        self.head = torch.nn.Linear(4, 10, bias=False)
+        self.head.weight = self.embed.weight  # tied: one parameter under two names
+        self.register_buffer("scale", torch.tensor(2.0))
+
+    def forward(self, x):
+        for name, block in self.named_children():
+            if name == "blocks":
+                for layer in block.children():
+                    x = layer(x)
+        squares = sum((p * p).sum() for p in self.parameters())
+        names = [n for n, _ in self.named_parameters()]
+        kinds = [type(m).__name__ for m in self.modules()]
+        buffers = dict(self.named_buffers())
+        return x * buffers["scale"] + squares, names, kinds, len(list(self.named_modules()))
+
+
+def test_module_walks_are_followed_and_guarded():
+    model = Tied()
+    x = torch.randn(2, 4)
+    expected = model(x)
+    result, graphs = _compiled(model, x)
+    assert _same(result, expected) and graphs == 1
+    assert "head.weight" not in result[1]  # the tied parameter counted once, as in eager
+
+    compiled = dynamo.compile(model, backend="eager", fullgraph=True)
+    compiled(x)
+    model.extra = torch.nn.Linear(1, 1)  # a new submodule changes every walk
+    assert _same(compiled(x), model(x))
+    model.blocks[0].register_parameter("gain", torch.nn.Parameter(torch.ones(1)))
+    assert _same(compiled(x), model(x))
