@@ -33,6 +33,13 @@ from dynamo.variables.containers import (
     SliceVariable,
     TupleVariable,
 )
+from dynamo.variables.contexts import (
+    AutocastVariable,
+    ExitVariable,
+    GradModeExit,
+    GradModeVariable,
+    reopen_autocast,
+)
 from dynamo.variables.functions import (
     BoundMethodVariable,
     ClosureCell,
@@ -45,9 +52,6 @@ from dynamo.variables.functions import (
 from dynamo.variables.generators import GeneratorVariable
 from dynamo.variables.objects import (
     BaseMethodVariable,
-    ExitVariable,
-    GradModeExit,
-    GradModeVariable,
     NNModuleVariable,
     PythonModuleVariable,
     SuperVariable,
@@ -144,8 +148,12 @@ class ResultBuilder:
             if v.switches_at_creation:
                 return f"{self.constant(torch.set_grad_enabled)}({v.target!r})"
             return f"{self.constant(torch.enable_grad if v.target else torch.no_grad)}()"
-        if isinstance(v, ExitVariable):
+        if isinstance(v, ExitVariable) and isinstance(v.ctx, GradModeVariable):
             return self.constant(GradModeExit(v.ctx.initial))
+        if isinstance(v, ExitVariable) and isinstance(v.ctx, AutocastVariable):
+            # An autocast block open at a graph break (the graph closed it): entered anew
+            settings = AutocastVariable.settings(v.ctx.mode)
+            return f"{self.constant(reopen_autocast)}({', '.join(map(self.constant, settings))})"
         if isinstance(v, GeneratorVariable) and not v.finished:
             raise v.unbuildable()
         if isinstance(v, IteratorVariable):

@@ -136,7 +136,7 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         effects = replay(builder, output.side_effects)
         gm = output.finish(builder.outputs)
     finally:
-        torch._C._set_grad_enabled(output.initial_grad_mode)
+        output.restore_global_state()
     guards = output.guard_set()
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
         return CacheEntry(guards, None, "", None,

@@ -32,6 +32,14 @@ from dynamo.variables.containers import (
     TupleVariable,
     tuple_fields,
 )
+from dynamo.variables.contexts import (
+    AUTOCAST,
+    GRAD_MODES,
+    AutocastVariable,
+    ExitVariable,
+    GradModeExit,
+    GradModeVariable,
+)
 from dynamo.variables.functions import (
     BoundMethodVariable,
     OpaqueFunctionVariable,
@@ -42,9 +50,6 @@ from dynamo.variables.functions import (
 from dynamo.variables.objects import (
     INTROSPECTION,
     BaseMethodVariable,
-    ExitVariable,
-    GradModeExit,
-    GradModeVariable,
     IntrospectionVariable,
     NNModuleVariable,
     PythonModuleVariable,
@@ -72,7 +77,6 @@ _ITERATORS = tuple(type(it) for it in (iter([]), iter(()), iter(range(0)), iter(
                                         iter({}.values()), iter({}.items()), iter(set()),
                                         enumerate([]), zip(), map(abs, []), reversed([])))
 
-_GRAD_MODE_TYPES = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)
 
 # Values Equals can guard: compared by value, with their exact type.
 _EQUALS_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device)
@@ -138,17 +142,26 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         else:
             _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
-    if isinstance(value, _GRAD_MODE_TYPES):
+    if isinstance(value, GRAD_MODES):
         # A grad-mode context object made outside the trace (a decorator's `with self:`).
         target = value.mode if isinstance(value, torch.set_grad_enabled) else \
             isinstance(value, torch.enable_grad)
         _guard(tx, source, TypeMatch, type(value))
         return GradModeVariable(bool(target), torch.is_grad_enabled())
+    if isinstance(value, types.MethodType) and isinstance(value.__self__, AUTOCAST):
+        # The `__exit__` of an autocast block that a graph break left open: called for real
+        _guard(tx, source, TypeMatch, types.MethodType)
+        _guard(tx, _child(source, AttrSource, "__self__"), TypeMatch, type(value.__self__))
+        return OpaqueFunctionVariable(value, source, "the end of an autocast block that a "
+                                      "graph break left open")
+    if isinstance(value, AUTOCAST):  # an autocast object made outside (a decorator's)
+        _guard(tx, source, Identity.of, value)
+        return AutocastVariable(AUTOCAST(*AutocastVariable.settings(value)))
     if isinstance(value, GradModeExit):  # a grad-mode block left open by a graph break
         _guard(tx, source, TypeMatch, GradModeExit)
         _guard(tx, _child(source, AttrSource, "initial"), Equals, value.initial)
         return ExitVariable(GradModeVariable(torch.is_grad_enabled(), value.initial))
-    if isinstance(value, types.MethodType) and isinstance(value.__self__, _GRAD_MODE_TYPES) \
+    if isinstance(value, types.MethodType) and isinstance(value.__self__, GRAD_MODES) \
             and value.__name__ == "clone":  # `self.clone` in the grad-mode decorators
         _guard(tx, source, TypeMatch, types.MethodType)
         return BoundMethodVariable(wrap(tx, value.__self__, _child(source, AttrSource,
@@ -235,8 +248,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
 
 def _is_torch_function(value: Any) -> bool:
     if isinstance(value, type):
-        return value in (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, torch.finfo,
-                         torch.iinfo)
+        return value in (*GRAD_MODES, torch.finfo, torch.iinfo) or issubclass(value, AUTOCAST)
     module = getattr(value, "__module__", None) or ""
     if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         self = getattr(value, "__self__", None)

@@ -177,12 +177,15 @@ class PartialVariable(VariableTracker):
 
 
 class OpaqueFunctionVariable(VariableTracker):
-    """A function implemented in C outside torch (`time.perf_counter`, a C extension's): it
-    cannot be traced, so a call to it breaks the graph and is made for real."""
+    """A function implemented in C outside torch (`time.perf_counter`, a C extension's), or
+    one that must not run while tracing (`what` says which): a call to it breaks the graph and
+    is made for real."""
 
-    def __init__(self, fn: Any, source: Any = None) -> None:
+    def __init__(self, fn: Any, source: Any = None, what: str = "a C function outside torch"
+                 ) -> None:
         self.fn = fn
         self.source = source
+        self.what = what
 
     def python_type(self) -> type:
         return type(self.fn)
@@ -191,5 +194,4 @@ class OpaqueFunctionVariable(VariableTracker):
         return self.fn
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        raise Unsupported(f"calling {getattr(self.fn, '__qualname__', self.fn)}, a C function "
-                          "outside torch")
+        raise Unsupported(f"calling {getattr(self.fn, '__qualname__', self.fn)}, {self.what}")

@@ -34,6 +34,7 @@ from dynamo.variables.containers import (
     TupleVariable,
     as_index,
 )
+from dynamo.variables.contexts import AUTOCAST, GRAD_MODES, AutocastVariable, GradModeVariable
 from dynamo.variables.functions import (
     BoundMethodVariable,
     PartialVariable,
@@ -593,14 +594,19 @@ class TorchFunctionVariable(VariableTracker):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         fn = self.fn
-        if fn in _GRAD_MODES:
+        if fn in GRAD_MODES:
             return GradModeVariable.create(tx, fn, args)
-        if fn in _STATE_QUERIES:
-            return ConstantVariable(fn())  # guarded by the global-state guard
+        if isinstance(fn, type) and issubclass(fn, AUTOCAST):
+            return AutocastVariable.create(fn, args, kwargs)
+        if fn in _STATE_QUERIES:  # the state at the frame's start is guarded
+            return ConstantVariable(fn(*[a.as_constant() for a in args],
+                                       **{k: v.as_constant() for k, v in kwargs.items()}))
         if fn in _COMPILING_QUERIES:  # libraries take their compile-friendly paths
             return ConstantVariable(True)
         if fn in _UNSUPPORTED_TORCH:
             raise Unsupported(f"{_name(fn)}() inside a compiled frame")
+        if _sets_global_state(fn):
+            raise Unsupported(f"{_name(fn)}() (it changes torch's global state)")
         if fn in _CONSTANT_FOLDABLE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
@@ -614,14 +620,26 @@ def _name(fn: Any) -> str:
     return f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', fn)}".lstrip(".")
 
 
-_GRAD_MODES = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled)
 _STATE_QUERIES = (torch.is_grad_enabled, torch.get_default_dtype,
                   torch.are_deterministic_algorithms_enabled, torch.is_autocast_enabled)
 _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
                       torch._utils.is_compiling)
 _UNSUPPORTED_TORCH = (torch.manual_seed, torch.seed, torch.set_default_dtype,
-                      torch.use_deterministic_algorithms, torch.autocast, torch.inference_mode,
+                      torch.use_deterministic_algorithms, torch.inference_mode,
                       torch.autograd.grad, torch.autograd.backward)
+_STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nesting,
+                  torch.clear_autocast_cache)
+
+
+def _sets_global_state(fn: Any) -> bool:
+    """A torch function that switches a global setting (`torch.set_autocast_enabled`,
+    `torch.set_num_threads`, ...): made for real at a graph break, never during the trace."""
+    name = getattr(fn, "__name__", "")
+    return (fn in _STATE_SETTERS or name.startswith("set_") or name.startswith("_set_")) \
+        and fn is not torch._C._set_grad_enabled \
+        and not isinstance(fn, type | torch._ops.OpOverload | torch._ops.OpOverloadPacket)
+
+
 _CONSTANT_FOLDABLE = (torch.finfo, torch.iinfo, torch.promote_types, torch.is_tensor,
                       torch.is_floating_point, torch.is_complex, torch.device, torch.dtype)
 
@@ -655,71 +673,6 @@ def _signature(fn: VariableTracker) -> inspect.Signature:
 
 
 INTROSPECTION = (dataclasses.fields, dataclasses.is_dataclass, inspect.signature)
-
-
-class GradModeVariable(VariableTracker):
-    """`torch.no_grad()`, `enable_grad()`, `set_grad_enabled(b)` as context managers.
-
-    Entering switches grad mode both while tracing (so fake results get the right
-    requires_grad) and in the graph (a `torch._C._set_grad_enabled` node); leaving restores it.
-    `set_grad_enabled(b)` switches at creation, as it does in eager mode.
-    """
-
-    def __init__(self, target: bool, initial: bool, switches_at_creation: bool = False) -> None:
-        self.target = target
-        self.initial = initial
-        self.switches_at_creation = switches_at_creation  # set_grad_enabled(b), not no_grad()
-
-    @staticmethod
-    def create(tx: Translator, fn: Any, args: list[VariableTracker]) -> GradModeVariable:
-        if fn is torch.set_grad_enabled:
-            target = bool(args[0].as_constant())
-            ctx = GradModeVariable(target, torch.is_grad_enabled(), switches_at_creation=True)
-            tx.output.set_grad_enabled(target)
-            return ctx
-        return GradModeVariable(fn is torch.enable_grad, torch.is_grad_enabled())
-
-    def enter(self, tx: Translator) -> VariableTracker:
-        tx.output.set_grad_enabled(self.target)
-        return ConstantVariable(None)
-
-    def exit(self, tx: Translator) -> VariableTracker:
-        tx.output.set_grad_enabled(self.initial)
-        return ConstantVariable(None)
-
-    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
-        if name == "__enter__":
-            return self.enter(tx)
-        if name == "clone":  # what the grad-mode decorators call: the same context, anew
-            if self.switches_at_creation:
-                return GradModeVariable.create(tx, torch.set_grad_enabled,
-                                               [ConstantVariable(self.target)])
-            return GradModeVariable(self.target, torch.is_grad_enabled())
-        if name == "__exit__":
-            return self.exit(tx)
-        raise Unsupported(f"grad mode context .{name}()")
-
-
-class ExitVariable(VariableTracker):
-    """The `__exit__` of a grad-mode context, left on the stack by BEFORE_WITH."""
-
-    def __init__(self, ctx: GradModeVariable) -> None:
-        self.ctx = ctx
-
-    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        return self.ctx.call_method(tx, "__exit__", [], {})
-
-
-class GradModeExit:
-    """A grad-mode block's `__exit__` outside the trace (handed to a resume function when a
-    graph breaks inside the block): restores the grad mode the block was entered with."""
-
-    def __init__(self, initial: bool) -> None:
-        self.initial = initial
-
-    def __call__(self, *exc_info: Any) -> bool:
-        torch._C._set_grad_enabled(self.initial)
-        return False  # exceptions propagate
 
 
 class SuperVariable(VariableTracker):

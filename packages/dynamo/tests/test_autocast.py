@@ -1,0 +1,136 @@
+"""`torch.autocast` blocks inside a compiled frame: entered while tracing (the fake ops get
+autocast's dtypes) and in the graph (`enter_autocast`/`exit_autocast` nodes), so the compiled
+results, dtypes and gradients are eager's; a graph break inside a block closes it in the
+partial graph and opens it again for the resume function. Torch functions that switch global
+state are made for real at a graph break, never while tracing."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+
+import pytest
+import torch
+
+import dynamo
+
+lin = torch.nn.Linear(8, 8)
+
+
+def _compiled(fn, *args, backend="eager", fullgraph=True):
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
+
+    return dynamo.compile(fn, backend=counting, fullgraph=fullgraph,
+                          raise_backend_errors=True)(*args), len(graphs)
+
+
+def mixed(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = lin(x)
+        with torch.autocast("cpu", enabled=False):
+            full = lin(x)
+        inside = torch.is_autocast_enabled("cpu")
+    return low.float() + full, low.dtype, full.dtype, inside, torch.is_autocast_enabled("cpu")
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_autocast_block_is_one_graph_with_eagers_dtypes_and_gradients(backend):
+    x = torch.randn(4, 8, requires_grad=True)
+    expected = mixed(x)
+    result, graphs = _compiled(mixed, x, backend=backend)
+    assert graphs == 1 and result[1:] == expected[1:] == (torch.bfloat16, torch.float32,
+                                                          True, False)
+    torch.testing.assert_close(result[0], expected[0])
+    grad, = torch.autograd.grad(result[0].sum(), x)
+    expected_grad, = torch.autograd.grad(expected[0].sum(), x)
+    torch.testing.assert_close(grad, expected_grad)
+    assert not torch.is_autocast_enabled("cpu")
+
+
+@torch.autocast("cpu", dtype=torch.bfloat16)
+def decorated(x):
+    return lin(x)
+
+
+def test_autocast_subclass_and_decorator():
+    def f(x):
+        with torch.cpu.amp.autocast():
+            a = lin(x)
+        return a, decorated(x)
+
+    x = torch.randn(4, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch.cpu.amp.autocast is deprecated
+        expected = f(x)
+        result, graphs = _compiled(f, x)
+    assert graphs == 1
+    for got, want in zip(result, expected):
+        assert got.dtype == want.dtype == torch.bfloat16
+        torch.testing.assert_close(got, want)
+
+
+def test_a_graph_break_inside_the_block_reopens_it_for_the_rest():
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = lin(x)
+            print("inside")
+            z = lin(y.float())
+        return z.float() * 2, y.dtype, z.dtype
+
+    x = torch.randn(4, 8)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        expected = f(x)
+        compiled = dynamo.compile(f, backend="eager")
+        for _ in range(2):  # the first call compiles, the second runs the cached entries
+            result = compiled(x)
+            assert result[1:] == expected[1:] == (torch.bfloat16, torch.bfloat16)
+            assert torch.equal(result[0], expected[0])
+            assert not torch.is_autocast_enabled("cpu")
+
+
+def test_state_is_restored_when_the_trace_fails_inside_the_block():
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            print("inside")
+            return lin(x)
+
+    with contextlib.redirect_stdout(io.StringIO()), pytest.raises(dynamo.Unsupported):
+        dynamo.compile(f, backend="eager", fullgraph=True)(torch.randn(2, 8))
+    assert not torch.is_autocast_enabled("cpu")
+    assert torch.get_autocast_dtype("cpu") == torch.bfloat16  # the default, untouched
+
+
+def test_compiled_under_an_outer_autocast_recompiles():
+    def f(x):
+        return lin(x)
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.randn(2, 8)
+    assert compiled(x).dtype == torch.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert compiled(x).dtype == torch.bfloat16
+    assert compiled(x).dtype == torch.float32
+
+
+def test_global_state_setters_run_for_real_at_a_graph_break():
+    precision = torch._tensor_str.PRINT_OPTS.precision
+
+    def f(x, digits):
+        torch.set_printoptions(precision=digits)
+        return x + 1
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            explained = dynamo.explain(f)(torch.ones(2), 3)
+            dynamo.compile(f, backend="eager")(torch.ones(2), 2)
+        assert torch._tensor_str.PRINT_OPTS.precision == 2
+        assert any("global state" in b.reason for b in explained.breaks)
+    finally:
+        torch.set_printoptions(precision=precision)
