@@ -337,3 +337,27 @@ def test_automatic_dynamic_compiles_a_changing_size_once_more_then_reuses_it() -
     assert not second.check({"x": torch.randn(3, 5), "y": y}, {})  # dim 1 stays static
     assert not second.check({"x": torch.randn(3, 4), "y": torch.randn(6)}, {})
     assert len(dynamo.compile(f, dynamic=False)(torch.randn(7, 4), y).shape) == 1
+
+
+def test_attributes_written_through_the_compiled_module_reach_the_original():
+    class Scale(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.t = 1.0
+            self.drop = torch.nn.Dropout(0.5)
+
+        def forward(self, x):
+            return self.drop(x) / self.t
+
+    model = Scale()
+    compiled = dynamo.compile(model, backend="eager")
+    x = torch.ones(4)
+    compiled.eval()
+    assert not model.training and not model.drop.training and not compiled.training
+    torch.testing.assert_close(compiled(x), x)
+    compiled.t = 2.0  # torch.compile's OptimizedModule passes the write on as well
+    assert model.t == 2.0
+    torch.testing.assert_close(compiled(x), x / 2)
+    compiled.extra = 3
+    del compiled.extra
+    assert not hasattr(model, "extra")

@@ -320,12 +320,14 @@ class CompiledFunction:
 class OptimizedModule(torch.nn.Module):
     """An nn.Module whose calls go through the compiled `forward` of the module it wraps.
 
-    Attributes, `state_dict`, parameters pass through to the original module. Hooks registered
-    on the original module run, eagerly, around the compiled forward.
+    Attributes (read, written and deleted; `training` too), `state_dict`, parameters pass
+    through to the original module: `compiled.scale = 2.0` changes what the next call computes.
+    Hooks registered on the original module run, eagerly, around the compiled forward.
     """
 
     def __init__(self, module: torch.nn.Module, compiled_forward: CompiledFunction) -> None:
         super().__init__()
+        del self.__dict__["training"]  # read from, and written to, the original module
         self._orig_mod = module
         self._compiled_forward = compiled_forward
 
@@ -344,15 +346,30 @@ class OptimizedModule(torch.nn.Module):
         return self._compiled_forward(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("_orig_mod", "_compiled_forward"):
+        if name in _OWN_ATTRIBUTES:
             return super().__getattr__(name)
         return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _OWN_ATTRIBUTES or hasattr(type(self), name):
+            super().__setattr__(name, value)
+        else:
+            setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _OWN_ATTRIBUTES or hasattr(type(self), name):
+            super().__delattr__(name)
+        else:
+            delattr(self._orig_mod, name)
 
     def state_dict(self, *args: Any, **kwargs: Any) -> Any:
         return self._orig_mod.state_dict(*args, **kwargs)
 
     def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
         return self._orig_mod.load_state_dict(*args, **kwargs)
+
+
+_OWN_ATTRIBUTES = ("_orig_mod", "_compiled_forward")
 
 
 def _global_hooks() -> bool:
