@@ -45,3 +45,23 @@ def test_break_program(name, fn, make, graphs, state) -> None:
             first_call = len(compiled_graphs)
     assert first_call == graphs
     assert len(compiled_graphs) == graphs  # the second call hit the caches
+
+
+def test_an_f_string_of_a_tensor_breaks_there_and_formats_for_real() -> None:
+    import dynamo
+
+    def f(x):
+        y = x.relu() * 2
+        text = f"{y.sum():.3f}|{y.shape[0]!r}|{y.mean()}"
+        return y + 1, text
+
+    x = torch.randn(4)
+    explained = dynamo.explain(f)(x)
+    assert explained.graph_count >= 2 and not explained.eager  # the frame is not given up
+    assert any("formatting a tensor" in b.reason for b in explained.breaks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result, text = dynamo.compile(f, backend="eager")(x)
+    expected, expected_text = f(x)
+    assert text == expected_text
+    torch.testing.assert_close(result, expected)

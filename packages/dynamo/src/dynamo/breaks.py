@@ -54,7 +54,7 @@ OPERATORS: dict[str, tuple[int, bool, Any]] = {
 }
 BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
                        "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
-                       "LOAD_ATTR", "STORE_ATTR", *OPERATORS})
+                       "LOAD_ATTR", "STORE_ATTR", "FORMAT_VALUE", *OPERATORS})
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -132,6 +132,11 @@ def operator_of(ins: Instruction) -> tuple[int, bool, Any]:
     if ins.opname == "STORE_ATTR":
         name = ins.argval
         return 2, False, lambda value, obj: setattr(obj, name, value)
+    if ins.opname == "FORMAT_VALUE":  # an f-string's field: converted, then formatted
+        convert = (None, str, repr, ascii)[ins.arg & 3]
+        if ins.arg & 4:
+            return 2, True, lambda value, spec: format(convert(value) if convert else value, spec)
+        return 1, True, lambda value: format(convert(value) if convert else value)
     raise KeyError(ins.opname)
 
 

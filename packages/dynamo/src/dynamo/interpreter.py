@@ -48,7 +48,7 @@ from dynamo.variables.objects import (
     SuperVariable,
     UserClassVariable,
 )
-from dynamo.variables.tensor import SymNodeVariable
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable
 from dynamo.variables.user_objects import UserObjectVariable, class_of
 from guards import GlobalSource, LocalSource
 
@@ -494,6 +494,9 @@ class Translator:
     def FORMAT_VALUE(self, ins) -> None:
         spec = self.pop().as_constant() if ins.arg & 0x04 else ""
         raw = self.pop()
+        if isinstance(raw, TensorVariable):
+            raise Unsupported("formatting a tensor into a string (its value is not known "
+                              "while tracing)")
         raw = raw.as_python() if isinstance(raw, SymNodeVariable) else raw.as_constant()
         convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
         self.push(ConstantVariable(format(convert(raw), spec)))
