@@ -42,6 +42,7 @@ from dynamo.variables.contexts import (
 )
 from dynamo.variables.functions import (
     BoundMethodVariable,
+    CachedFunctionVariable,
     ClosureCell,
     NestedFunctionVariable,
     OpaqueFunctionVariable,
@@ -159,7 +160,8 @@ class ResultBuilder:
         if isinstance(v, IteratorVariable):
             return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,
-                          UserClassVariable, PythonModuleVariable, OpaqueFunctionVariable)):
+                          UserClassVariable, PythonModuleVariable, OpaqueFunctionVariable,
+                          CachedFunctionVariable)):
             return self.constant(v.as_constant())
         if isinstance(v, (NNModuleVariable, UserObjectVariable)):
             return self.constant(v.value)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from dynamo.exc import Unsupported
+from dynamo.polyfills import POLYFILLS
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
 from dynamo.variables.constant import ConstantVariable, is_literal
@@ -42,6 +43,7 @@ from dynamo.variables.contexts import (
 )
 from dynamo.variables.functions import (
     BoundMethodVariable,
+    CachedFunctionVariable,
     OpaqueFunctionVariable,
     PartialVariable,
     UserFunctionVariable,
@@ -177,6 +179,15 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, TypeMatch, types.MethodType)  # a custom Function's apply
         _guard(tx, _child(source, AttrSource, "__self__"), Identity.of, value.__self__)
         return function_apply(value.__self__, source)
+    if isinstance(value, functools._lru_cache_wrapper):
+        # `@lru_cache` functions are inlined, cache aside (as torch.compile does): the same
+        # result for code whose result depends only on its arguments
+        _guard(tx, source, Identity.of, value)
+        inner = wrap(tx, value.__wrapped__, _child(source, AttrSource, "__wrapped__"))
+        return CachedFunctionVariable(value, inner, source)
+    if callable(value) and _polyfill(value) is not None:  # itertools.chain, functools.reduce
+        _guard(tx, source, Identity.of, value)
+        return UserFunctionVariable(_polyfill(value))  # no source: the twin is ours, constant
     if _is_torch_function(value) or inspect.getattr_static(value, "_dynamo_allow_in_graph",
                                                            False):
         _guard(tx, source, Identity.of, value)
@@ -244,6 +255,13 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return OpaqueFunctionVariable(value, source)
     _guard(tx, source, TypeMatch, type(value))
     return UserObjectVariable(value, source)
+
+
+def _polyfill(value: Any) -> Any:
+    try:
+        return POLYFILLS.get(value)
+    except TypeError:  # unhashable
+        return None
 
 
 def _is_torch_function(value: Any) -> bool:

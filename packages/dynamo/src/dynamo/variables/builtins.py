@@ -9,6 +9,7 @@ functions and objects each builtin does what Python does, with trackers as the e
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 import operator
@@ -365,12 +366,13 @@ class BuiltinVariable(VariableTracker):
         return DictVariable(entries)
 
     def _call_sorted(self, tx, obj, key=None, reverse=None, **_):
-        values = obj.items(tx)
-        if key is None and all(v.is_constant() for v in values):
-            ordered = sorted(values, key=lambda v: v.as_constant(),
-                             reverse=bool(reverse and reverse.as_constant()))
-            return ListVariable(ordered)
-        raise Unsupported("sorted() of values that are not constants, or with a key function")
+        return ListVariable(sort_values(tx, obj.items(tx), key, reverse))
+
+    def _call_divmod(self, tx, a, b, **_):
+        if a.is_constant() and b.is_constant():
+            return None  # folded like any pure builtin
+        return TupleVariable([BuiltinVariable(operator.floordiv).call(tx, [a, b], {}),
+                              BuiltinVariable(operator.mod).call(tx, [a, b], {})])
 
     def _call_sum(self, tx, obj, start=None, **_):
         total = start if start is not None else ConstantVariable(0)
@@ -561,3 +563,23 @@ def _taken(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracke
         else IteratorVariable.over(iterable, tx)
     while (value := iterator.next(tx)) is not None:
         yield value
+
+
+def sort_values(tx: Translator, values: list[VariableTracker], key: VariableTracker | None,
+                reverse: VariableTracker | None) -> list[VariableTracker]:
+    """`sorted(values, key=key, reverse=reverse)`: Python's stable sort, each comparison a
+    traced `<` of the keys (constants, or symbolic sizes decided under a guard)."""
+    keys = values if key is None or is_none(key) else [key.call(tx, [v], {}) for v in values]
+
+    def less(i: int, j: int) -> int:
+        return -1 if BuiltinVariable(operator.lt).call(tx, [keys[i], keys[j]], {}).truth(tx) \
+            else 0
+
+    order = list(range(len(values)))
+    backwards = reverse is not None and reverse.truth(tx)
+    if backwards:  # reversed, sorted, reversed again: equal keys keep their order
+        order.reverse()
+    order.sort(key=functools.cmp_to_key(less))
+    if backwards:
+        order.reverse()
+    return [values[i] for i in order]

@@ -7,6 +7,7 @@ effect: it is recorded (`side_effects`) and replayed on the real container after
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -67,11 +68,25 @@ class SequenceVariable(VariableTracker):
             return self.getitem(tx, args[0])
         if name == "__len__":
             return ConstantVariable(len(self.values))
-        if name == "index" and all(a.is_constant() for a in args):
+        if name == "index" and all(a.is_constant() for a in args) and self.is_constant():
             return ConstantVariable(self.as_constant().index(*[a.as_constant() for a in args]))
+        if name == "index" and len(args) == 1:
+            return ConstantVariable(self._index(tx, args[0]))
         if name == "count" and self.is_constant() and args[0].is_constant():
             return ConstantVariable(self.as_constant().count(args[0].as_constant()))
         return self._mutate(tx, name, args, kwargs)
+
+    def _index(self, tx: Translator, target: VariableTracker) -> int:
+        """`seq.index(target)`: the first item that is `target` or equals it (`==` traced: on
+        a tensor, a data-dependent break)."""
+        from dynamo.variables.builtins import BuiltinVariable
+
+        for i, item in enumerate(self.values):
+            if item is target or BuiltinVariable(operator.eq).call(tx, [item, target], {}).truth(
+                    tx):
+                return i
+        raise Raised(ValueError(f"{target} is not in {self.kind.__name__}"),
+                     f"{self.kind.__name__}.index(): the value is not in it (ValueError)")
 
     def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
         raise Unsupported(f"{self.kind.__name__}.{name}()")
@@ -100,7 +115,26 @@ class NamedTupleVariable(TupleVariable):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in self.fields:
             return self.values[self.fields.index(name)]
+        if name == "_fields":
+            return ConstantVariable(self.fields)
+        if name in ("_replace", "_asdict") and hasattr(self.kind, "_fields"):
+            from dynamo.variables.functions import BoundMethodVariable
+
+            return BoundMethodVariable(self, name)
         raise Unsupported(f"attribute {name!r} of a {self.kind.__qualname__}")
+
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if name == "_asdict":
+            return DictVariable(dict(zip(self.fields, self.values)))
+        if name == "_replace":
+            unknown = set(kwargs) - set(self.fields)
+            if unknown:
+                raise Raised(ValueError(f"Got unexpected field names: {sorted(unknown)}"),
+                             f"{self.kind.__qualname__}._replace() of unknown fields")
+            return NamedTupleVariable([kwargs.get(f, v) for f, v in zip(self.fields, self.values)],
+                                      self.kind, self.fields)
+        return super().call_method(tx, name, args, kwargs)
 
 
 def tuple_fields(value: tuple) -> tuple[str, ...]:
@@ -164,11 +198,10 @@ class ListVariable(SequenceVariable):
             values.clear()
         elif name == "reverse":
             values.reverse()
-        elif name == "sort" and not args and set(kwargs) <= {"reverse"} and all(
-            v.is_constant() for v in values
-        ):
-            reverse = kwargs["reverse"].as_constant() if kwargs else False
-            values.sort(key=lambda v: v.as_constant(), reverse=reverse)
+        elif name == "sort" and not args:
+            from dynamo.variables.builtins import sort_values
+
+            values[:] = sort_values(tx, values, kwargs.get("key"), kwargs.get("reverse"))
         elif name == "__setitem__":
             index = as_index(tx, args[0])
             if isinstance(index, slice):

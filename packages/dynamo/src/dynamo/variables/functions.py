@@ -176,6 +176,27 @@ class PartialVariable(VariableTracker):
         return self.fn.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
 
 
+class CachedFunctionVariable(VariableTracker):
+    """An `@functools.lru_cache` function (`wrapper`): its body (`inner`) is inlined, the cache
+    aside, as torch.compile does: the same result for code whose result depends only on its
+    arguments. At a graph break inside the body the wrapper itself is called for real, the
+    cache kept (a library's `warning_once` still warns once)."""
+
+    def __init__(self, wrapper: Any, inner: VariableTracker, source: Any = None) -> None:
+        self.wrapper = wrapper
+        self.inner = inner
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.wrapper)
+
+    def as_constant(self) -> Any:
+        return self.wrapper
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        return self.inner.call(tx, args, kwargs)
+
+
 class OpaqueFunctionVariable(VariableTracker):
     """A function implemented in C outside torch (`time.perf_counter`, a C extension's), or
     one that must not run while tracing (`what` says which): a call to it breaks the graph and

@@ -116,6 +116,8 @@ class ObjectVariable(VariableTracker):
                 tx, [self], {})
         if isinstance(member, types.FunctionType):  # a method, inlined even if torch's own
             return UserMethodVariable(UserFunctionVariable(member, on_class), self)
+        if isinstance(member, functools._lru_cache_wrapper):  # an `@lru_cache` method
+            return UserMethodVariable(wrap(tx, member, on_class), self)
         method = BaseMethodVariable.of(member, self)
         if method is not None:
             return method
@@ -249,8 +251,10 @@ class NNModuleVariable(ObjectVariable):
         module = self.value
         registers = isinstance(value, NNModuleVariable) or (
             isinstance(value, TensorVariable) and isinstance(value.fake, torch.nn.Parameter))
+        new_buffer = name in module._buffers and isinstance(value, TensorVariable) \
+            and not registers  # `self.count = self.count + 1`: replayed through __setattr__
         if registers or name == "training" or name in module._parameters \
-                or name in module._buffers or name in module._modules:
+                or (name in module._buffers and not new_buffer) or name in module._modules:
             raise Unsupported(f"assigning {type(module).__qualname__}.{name} (a parameter, "
                               "buffer, submodule or training flag)")
         tx.output.side_effects.store("attr", self, name, value)

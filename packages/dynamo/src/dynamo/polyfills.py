@@ -1,0 +1,208 @@
+"""Python versions of C functions from the standard library, inlined in their place.
+
+`itertools.chain`, `functools.reduce` or `operator.itemgetter` are written in C: the tracer
+cannot step through their bodies, so a call to one would be a graph break. Each has a plain
+Python twin here with the same behaviour (the lazy itertools are generators, so their items are
+made when the loop takes them, as in C), and the builder hands the tracer the twin instead,
+after guarding that the name still means the C original (`POLYFILLS`).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+
+def chain(*iterables: Iterable) -> Iterator:
+    for iterable in iterables:
+        yield from iterable
+
+
+def chain_from_iterable(iterables: Iterable[Iterable]) -> Iterator:
+    for iterable in iterables:
+        yield from iterable
+
+
+chain.from_iterable = chain_from_iterable  # type: ignore[attr-defined]
+
+
+def islice(iterable: Iterable, *bounds: int | None) -> Iterator:
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, None)[:3]
+    start, step = start or 0, step or 1
+    iterator = iter(iterable)
+    index = 0
+    while stop is None or index < stop:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        if index >= start and (index - start) % step == 0:
+            yield item
+        index += 1
+
+
+def accumulate(iterable: Iterable, func: Callable | None = None, *,
+               initial: Any = None) -> Iterator:
+    started = initial is not None
+    total = initial
+    if started:
+        yield total
+    for item in iterable:
+        if started:
+            total = func(total, item) if func is not None else total + item
+        else:
+            total, started = item, True
+        yield total
+
+
+def zip_longest(*iterables: Iterable, fillvalue: Any = None) -> Iterator[tuple]:
+    iterators = [iter(iterable) for iterable in iterables]
+    done = [False] * len(iterators)
+    while True:
+        row = []
+        for i, iterator in enumerate(iterators):
+            if not done[i]:
+                try:
+                    row.append(next(iterator))
+                    continue
+                except StopIteration:
+                    done[i] = True
+            row.append(fillvalue)
+        if all(done):
+            return
+        yield tuple(row)
+
+
+def product(*iterables: Iterable, repeat: int = 1) -> Iterator[tuple]:
+    rows: list[tuple] = [()]
+    for pool in [tuple(iterable) for iterable in iterables] * repeat:
+        rows = [row + (item,) for row in rows for item in pool]
+    yield from rows
+
+
+def combinations(iterable: Iterable, r: int) -> Iterator[tuple]:
+    pool = tuple(iterable)
+
+    def pick(start: int, left: int) -> Iterator[tuple]:
+        if left == 0:
+            yield ()
+            return
+        for i in range(start, len(pool) - left + 1):
+            for rest in pick(i + 1, left - 1):
+                yield (pool[i], *rest)
+
+    yield from pick(0, r)
+
+
+def permutations(iterable: Iterable, r: int | None = None) -> Iterator[tuple]:
+    pool = tuple(iterable)
+    size = len(pool) if r is None else r
+
+    def arrange(used: tuple[int, ...]) -> Iterator[tuple]:
+        if len(used) == size:
+            yield tuple(pool[i] for i in used)
+            return
+        for i in range(len(pool)):
+            if i not in used:
+                yield from arrange((*used, i))
+
+    if size <= len(pool):
+        yield from arrange(())
+
+
+def pairwise(iterable: Iterable) -> Iterator[tuple]:
+    iterator = iter(iterable)
+    try:
+        previous = next(iterator)
+    except StopIteration:
+        return
+    for item in iterator:
+        yield previous, item
+        previous = item
+
+
+def starmap(function: Callable, iterable: Iterable) -> Iterator:
+    for args in iterable:
+        yield function(*args)
+
+
+def takewhile(predicate: Callable, iterable: Iterable) -> Iterator:
+    for item in iterable:
+        if not predicate(item):
+            return
+        yield item
+
+
+def dropwhile(predicate: Callable, iterable: Iterable) -> Iterator:
+    iterator = iter(iterable)
+    for item in iterator:
+        if not predicate(item):
+            yield item
+            break
+    yield from iterator
+
+
+def repeat(value: Any, times: int | None = None) -> Iterator:
+    made = 0
+    while times is None or made < times:
+        yield value
+        made += 1
+
+
+def count(start: Any = 0, step: Any = 1) -> Iterator:
+    value = start
+    while True:
+        yield value
+        value += step
+
+
+def reduce(function: Callable, iterable: Iterable, *initial: Any) -> Any:
+    iterator = iter(iterable)
+    if initial:
+        value = initial[0]
+    else:
+        try:
+            value = next(iterator)
+        except StopIteration:
+            raise TypeError("reduce() of empty iterable with no initial value") from None
+    for item in iterator:
+        value = function(value, item)
+    return value
+
+
+def itemgetter(*items: Any) -> Callable:
+    if len(items) == 1:
+        item = items[0]
+        return lambda obj: obj[item]
+    return lambda obj: tuple(obj[i] for i in items)
+
+
+def attrgetter(*names: str) -> Callable:
+    def resolve(obj: Any, name: str) -> Any:
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    if len(names) == 1:
+        name = names[0]
+        return lambda obj: resolve(obj, name)
+    return lambda obj: tuple(resolve(obj, name) for name in names)
+
+
+def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable:
+    return lambda obj: getattr(obj, name)(*args, **kwargs)
+
+
+# The C original -> its Python twin
+POLYFILLS: dict[Any, Callable] = {
+    itertools.chain: chain, itertools.islice: islice, itertools.accumulate: accumulate,
+    itertools.zip_longest: zip_longest, itertools.product: product,
+    itertools.combinations: combinations, itertools.permutations: permutations,
+    itertools.pairwise: pairwise, itertools.starmap: starmap, itertools.takewhile: takewhile,
+    itertools.dropwhile: dropwhile, itertools.repeat: repeat, itertools.count: count,
+    functools.reduce: reduce, operator.itemgetter: itemgetter,
+    operator.attrgetter: attrgetter, operator.methodcaller: methodcaller,
+}

@@ -1,0 +1,158 @@
+"""The standard library around models: itertools, functools.reduce/lru_cache, operator's
+getters, sorting with a key, namedtuple methods, `list.index`, `divmod` of symbolic sizes, and
+buffers reassigned in a forward (running statistics). Each program is one graph with
+fullgraph=True and gives eager's results."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import io
+import itertools
+import logging
+import operator
+
+import torch
+
+import dynamo
+
+
+def _one_graph(fn, *args):
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    result = dynamo.compile(fn, backend=counting, fullgraph=True)(*args)
+    assert len(graphs) == 1
+    return result
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return torch.allclose(a, b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return a == b
+
+
+def test_itertools_reduce_and_getters():
+    def f(x, ys):
+        chained = [a + 1 for a in itertools.chain([x], ys, (x * 3,))]
+        flat = [a * 2 for a in itertools.chain.from_iterable([[x], ys])]
+        picked = list(itertools.islice(itertools.count(), 2, 8, 2))
+        running = list(itertools.accumulate(ys, operator.mul))
+        padded = [b is None for _, b in itertools.zip_longest(ys, [x])]
+        pairs = [a * b for a, b in itertools.product(ys, repeat=2)]
+        diffs = [a - b for a, b in itertools.combinations(ys, 2)]
+        orders = len(list(itertools.permutations(range(4), 2)))
+        steps = [b - a for a, b in itertools.pairwise(ys)]
+        total = functools.reduce(operator.add, ys)
+        scaled = functools.reduce(lambda a, b: a * b, ys, x)
+        second = operator.itemgetter(1)(ys)
+        shape = operator.attrgetter("shape")(x)
+        return (chained, flat, picked, running, padded, pairs, diffs, orders, steps, total,
+                scaled, second, shape)
+
+    x, ys = torch.randn(3), [torch.randn(3) for _ in range(3)]
+    assert _same(_one_graph(f, x, ys), f(x, ys))
+
+
+def test_lazy_itertools_stop_where_python_stops():
+    taken = []
+
+    def numbers(x):
+        for i in range(10):
+            taken.append(i)
+            yield x * i
+
+    def f(x):
+        return list(itertools.islice(numbers(x), 3)), list(itertools.takewhile(
+            lambda t: len(taken) < 6, numbers(x)))
+
+    x = torch.randn(2)
+    expected = f(x)
+    expected_taken = list(taken)
+    taken.clear()
+    assert _same(_one_graph(f, x), expected) and taken == expected_taken
+
+
+def test_sorting_with_a_key_and_index_and_divmod():
+    Item = collections.namedtuple("Item", "score value")
+
+    def f(x, n):
+        items = [Item(3, x), Item(1, x * 2), Item(2, x * 3)]
+        ranked = sorted(items, key=operator.attrgetter("score"), reverse=True)
+        ascending = list(items)
+        ascending.sort(key=lambda item: item.score)
+        best = ranked[0]._replace(score=10)
+        position = items.index(items[2])
+        rows, rest = divmod(x.shape[0], n)
+        return [i.value for i in ranked], ascending[0].value, best._asdict(), position, rows, rest
+
+    x = torch.randn(7)
+    result = _one_graph(f, x, 2)
+    expected = f(x, 2)
+    assert _same(result[:2], expected[:2]) and result[3:] == expected[3:]
+    assert result[2]["score"] == 10 and torch.equal(result[2]["value"], expected[2]["value"])
+
+
+def test_divmod_of_a_symbolic_size():
+    def f(x):
+        rows, rest = divmod(x.shape[0], 4)
+        return x[: rows * 4].reshape(rows, 4).sum(1), rest
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True, fullgraph=True)
+    for n in (9, 14):
+        x = torch.randn(n)
+        assert _same(compiled(x), f(x))
+
+
+def test_running_statistics_reassigned_to_buffers():
+    class Running(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros((), dtype=torch.long))
+            self.register_buffer("mean", torch.zeros(3))
+
+        def forward(self, x):
+            self.count += 1
+            self.mean = 0.9 * self.mean + 0.1 * x.mean(0)
+            return x - self.mean
+
+    eager, traced = Running(), Running()
+    compiled = dynamo.compile(traced, backend="eager", fullgraph=True)
+    for _ in range(3):
+        x = torch.randn(4, 3)
+        assert torch.allclose(compiled(x), eager(x))
+    assert int(traced.count) == 3 and torch.allclose(traced.mean, eager.mean)
+    assert dict(traced.named_buffers()).keys() == {"count", "mean"}
+
+
+@functools.lru_cache(maxsize=None)
+def squares(n):
+    return tuple(i * i for i in range(n))
+
+
+class Once(logging.Logger):
+    @functools.lru_cache(None)  # noqa: B019 - the pattern Hugging Face's warning_once uses
+    def warning_once(self, message):
+        self.warning(message)
+
+
+def test_lru_cache_functions_are_inlined_and_keep_their_cache_at_a_break():
+    stream = io.StringIO()
+    logger = Once("dynamo-test-once")
+    logger.addHandler(logging.StreamHandler(stream))
+
+    def f(x):
+        logger.warning_once("said once")
+        return x * sum(squares(4))
+
+    x = torch.ones(2)
+    assert torch.equal(_one_graph(lambda x: x * sum(squares(4)), x), x * 14)
+    compiled = dynamo.compile(f, backend="eager")
+    for _ in range(3):
+        assert torch.equal(compiled(x), x * 14)
+    assert stream.getvalue() == "said once\n"
