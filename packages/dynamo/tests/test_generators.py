@@ -264,3 +264,47 @@ def test_module_walks_are_followed_and_guarded():
     assert _same(compiled(x), model(x))
     model.blocks[0].register_parameter("gain", torch.nn.Parameter(torch.ones(1)))
     assert _same(compiled(x), model(x))
+
+
+@contextlib.contextmanager
+def swallowing():
+    try:
+        yield
+    except KeyError:
+        log.append("swallowed")
+
+
+def test_exceptions_leaving_with_blocks_reach_exit_and_contextmanagers():
+    def f(x, table):
+        with contextlib.suppress(KeyError):
+            x = x + table["missing"]
+        with swallowing():
+            x = x * table["absent"]
+        y = x + 1
+        try:
+            with scoped("cleanup", y):
+                y = y + table["gone"]
+        except KeyError:
+            log.append("caught outside")
+        return y
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.randn(3), {})
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+    assert got_log == ["swallowed", ("enter", "cleanup"), ("exit", "cleanup"), "caught outside"]
+
+
+def test_throw_into_a_generator():
+    def catcher(x):
+        while True:
+            try:
+                yield x
+            except ValueError:
+                x = x * 2
+
+    def f(x):
+        g = catcher(x)
+        next(g)
+        return g.throw(ValueError("twice")), g.throw(ValueError("again"))
+
+    expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(3))
+    assert _same(result, expected) and graphs == 1

@@ -81,6 +81,12 @@ class ExceptionVariable(ConstantVariable):
         super().__init__(value)
         self.reason = reason
 
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        if name not in ("__traceback__", "__context__", "__cause__", "__suppress_context__") \
+                or not value.is_constant():
+            super().setattr(tx, name, value)
+        setattr(self.value, name, value.as_constant())  # the trace's exceptions have no frames
+
 
 class CellVariable(VariableTracker):
     """A closure cell on the stack (LOAD_CLOSURE), on its way into a nested function."""
@@ -736,6 +742,14 @@ class Translator:
         if not self.handling and self.instructions[self.ip].opname != "RERAISE":
             self.entered_handler_at = None  # the handler is done: no exception in flight
 
+    def WITH_EXCEPT_START(self, ins) -> None:
+        """An exception leaves a `with` block: its `__exit__` (4th on the stack) is called with
+        it; a true result swallows it."""
+        exc = self.stack[-1]
+        error = exc.as_constant()
+        self.push(self.call(self.stack[-4], [ConstantVariable(type(error)), exc,
+                                             ConstantVariable(None)], {}))
+
     def CHECK_EXC_MATCH(self, ins) -> None:
         kinds = self.pop().as_constant()
         self.push(ConstantVariable(isinstance(self.stack[-1].as_constant(), kinds)))
@@ -755,7 +769,7 @@ def _construct(opname: str) -> str:
         (("MATCH", "GET_LEN", "COPY_DICT"), "a match statement"),
         (("LOAD_BUILD_CLASS",), "a class statement"),
         (("SETUP_ANNOTATIONS",), "annotations"),
-        (("PUSH_EXC", "POP_EXCEPT", "RERAISE", "CHECK_EXC", "WITH_EXCEPT", "CLEANUP"),
+        (("PUSH_EXC", "POP_EXCEPT", "RERAISE", "CHECK_EXC", "CLEANUP"),
          "exception handling"),
         (("DELETE_", "LOAD_NAME", "STORE_NAME", "LOAD_CLASSDEREF", "LOAD_FROM_DICT"),
          "a name operation"),

@@ -66,10 +66,17 @@ class GeneratorVariable(LazyIteratorVariable):
     def python_type(self) -> type:
         return types.GeneratorType
 
-    def _step(self, tx: Translator, sent: VariableTracker | None) -> VariableTracker | None:
-        """Run the body to its next `yield`: the value yielded, or None once it returned."""
+    def _step(self, tx: Translator, sent: VariableTracker | None,
+              thrown: Raised | None = None) -> VariableTracker | None:
+        """Run the body to its next `yield` (raising `thrown` at the `yield` it stopped at,
+        for `throw()`): the value yielded, or None once it returned."""
         frame = self.frame
-        if self.started:
+        if thrown is not None:
+            # CPython raises it at the suspended `yield`: that instruction's handler, if any
+            if not frame._catch(thrown, frame.instructions[frame.ip - 1]):
+                self.finished = True
+                raise thrown
+        elif self.started:
             frame.push(sent or ConstantVariable(None))  # what the `yield` expression evaluates to
         elif sent is not None and not is_none(sent):
             raise Raised(TypeError("can't send non-None value to a just-started generator"),
@@ -102,8 +109,18 @@ class GeneratorVariable(LazyIteratorVariable):
         if name == "close" and (self.finished or not self.started):
             self.finished = True
             return ConstantVariable(None)
-        raise Unsupported(f"{name}() on the generator {self.name} while it is suspended "
-                          "(only next, send and iteration are followed)")
+        thrown = args[1] if len(args) == 3 else args[0] if len(args) == 1 else None  # 3.11: 3
+        if name == "throw" and self.started and not self.finished and thrown is not None \
+                and thrown.is_constant() and isinstance(thrown.as_constant(), BaseException):
+            error = thrown.as_constant()
+            value = self._step(tx, None, Raised(error, f"{type(error).__name__} thrown into "
+                                                       f"the generator {self.name}"))
+            if value is None:
+                self.finished = True
+                raise Raised(StopIteration(), f"throw() into {self.name}: it returned")
+            return value
+        raise Unsupported(f"{name}() on the generator {self.name} (next, send, throw into a "
+                          "suspended one and iteration are followed)")
 
     def unbuildable(self) -> Unsupported:
         """Why this generator cannot be handed on outside the trace, blamed on its code."""
