@@ -189,3 +189,31 @@ def test_custom_function_is_a_graph_node_and_keeps_its_backward() -> None:
         dynamo.compile(f, backend=lambda gm, example_inputs: graph.append(gm) or gm,
                        raise_backend_errors=True)(x)
         assert graph[0](x)[0].item() == 14.0
+
+
+def test_gradient_clipping_reads_the_parameters_grads():
+    import copy
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 4)
+    twin = copy.deepcopy(model)
+
+    def clip(module, max_norm):
+        grads = [p.grad for p in module.parameters() if p.grad is not None]
+        total = torch.norm(torch.stack([torch.norm(g) for g in grads]))
+        scale = (max_norm / (total + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(scale)
+        return total
+
+    compiled = dynamo.compile(clip, backend="eager", fullgraph=True)
+    for step in range(3):
+        x = torch.randn(8, 4)
+        model(x).pow(2).sum().backward()
+        twin(x).pow(2).sum().backward()
+        if step == 2:  # a parameter without a gradient: the guard on its .grad notices
+            model.bias.grad = twin.bias.grad = None
+        torch.testing.assert_close(compiled(twin, 0.5), clip(model, 0.5))
+        torch.testing.assert_close(twin.weight.grad, model.weight.grad)
+        model.zero_grad()
+        twin.zero_grad()

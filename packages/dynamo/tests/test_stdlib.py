@@ -130,7 +130,7 @@ def test_running_statistics_reassigned_to_buffers():
     assert dict(traced.named_buffers()).keys() == {"count", "mean"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def squares(n):
     return tuple(i * i for i in range(n))
 

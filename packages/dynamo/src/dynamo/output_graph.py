@@ -109,6 +109,10 @@ class OutputGraph:
         self._tensor_inputs[id(value)] = (source, tracker)
         return tracker
 
+    def input_value(self, source: Source) -> torch.Tensor | None:
+        """The real tensor the graph input read through `source` has in this call."""
+        return next((value for s, value, _ in self.inputs if s == source), None)
+
     def add_int_input(self, value: int, source: Source) -> VariableTracker:
         """An int the graph takes as an input, as a symbol (0 and 1 stay constants)."""
         sym = self.shape_env.create_symint(value, SizeOrigin(source, "value"))

@@ -59,8 +59,13 @@ class TensorVariable(VariableTracker):
             return tx.output.size_variable(self, self.fake.shape)
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
             return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
-        if name == "grad":
-            raise Unsupported("reading a tensor's .grad")
+        if name == "grad":  # of an input: read through its source (None or a graph input)
+            real = tx.output.input_value(self.source) if self.source is not None else None
+            if real is None:
+                raise Unsupported("reading .grad of a tensor computed inside the frame")
+            from dynamo.variables.builder import wrap
+
+            return wrap(tx, real.grad, AttrSource(self.source, "grad"))
         if not callable(getattr(torch.Tensor, name, None)):  # grad_fn, _version, output_nr, ...
             raise Unsupported(f"tensor attribute {name!r}")
         from dynamo.variables.functions import BoundMethodVariable
