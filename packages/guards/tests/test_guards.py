@@ -214,7 +214,8 @@ def test_generated_check_fetches_each_value_once_and_reads_well() -> None:
         gs.add(ModuleTraining(sub, True))
     assert gs.check({"self": model}, {})
     assert gs.source.count("L['self']") == 1
-    assert gs.source.count("._modules['0']") == 1
+    assert gs.source.count("._modules") == 1  # one read of the table, for both children
+    assert gs.source.count("['0']") == 1
     assert gs.source.startswith("def check(L, G):")
     model[1].eval()
     assert not gs.check({"self": model}, {})
@@ -264,3 +265,61 @@ def test_constants_checked_together_may_also_be_compared_by_identity() -> None:
     assert gs.check({"a": 1, "b": 2}, {})
     gs = GuardSet([Equals(a, 1), Equals(b, 1), SameObject(a, b)])
     assert gs.check({"a": 1, "b": 1}, {})
+
+
+def test_tensors_of_another_layout_do_not_match_strided_ones() -> None:
+    # a sparse or mkldnn tensor can have the sizes, and even the strides, of a dense one
+    cases = [torch.ones(1).to_sparse()]
+    if torch.backends.mkldnn.is_available():
+        cases.append(torch.ones(3).to_mkldnn())
+    for other in cases:
+        ok, reasons = _both(TensorMatch.of(X, torch.zeros(other.shape)), {"x": other})
+        assert not ok and "layout" in reasons[0]
+
+
+def _parameter_guards(model: torch.nn.Module) -> GuardSet:
+    gs = GuardSet()
+    for i, layer in enumerate(model):
+        for name, p in layer.named_parameters():
+            gs.add(TensorMatch.of(ParameterSource(SubmoduleSource(LocalSource("m"), str(i)), name),
+                                  p))
+    return gs
+
+
+def test_many_parameters_are_checked_together_and_each_change_is_caught() -> None:
+    with torch.inference_mode():
+        inference = torch.ones(3, 4)
+    changes = {
+        "dtype": lambda p: setattr(p, "data", p.data.double()),
+        "requires_grad": lambda p: p.requires_grad_(False),
+        "size(1)": lambda p: setattr(p, "data", torch.ones(3, 5)),
+        "stride(0)": lambda p: setattr(p, "data", torch.ones(4, 3).t()),
+        "is_inference": lambda p: setattr(p, "data", inference),
+        "is a Tensor": lambda p: p.__setattr__("__class__", torch.Tensor),
+    }
+    for what, change in changes.items():
+        model = torch.nn.Sequential(*[torch.nn.Linear(4, 3) for _ in range(10)])
+        gs = _parameter_guards(model)
+        assert "___tensors" in gs.source and gs.check({"m": model}, {})
+        change(model[7].weight)
+        assert not gs.check({"m": model}, {}), what
+        reasons = gs.explain({"m": model}, {})
+        assert len(reasons) == 1 and what in reasons[0], (what, reasons)
+        assert reasons[0].startswith("L['m']._modules['7']._parameters['weight']")
+
+
+def test_contiguity_stands_for_the_strides_exactly() -> None:
+    import itertools
+    import random
+
+    rng = random.Random(0)
+    storage = torch.zeros(400)
+    for _ in range(400):
+        sizes = tuple(rng.choice((0, 1, 2, 3)) for _ in range(rng.randint(0, 3)))
+        example = torch.zeros(sizes)
+        guard = TensorMatch.of(X, example)
+        gs = GuardSet([guard])
+        for strides in itertools.islice(
+                itertools.product(*[(0, 1, 2, 3, 6, 9) for _ in sizes]), 0, None, 7):
+            value = storage.as_strided(sizes, strides)
+            assert gs.check({"x": value}, {}) == guard.holds(value), (sizes, strides)

@@ -10,6 +10,7 @@ GuardSet can drop guards that others already cover.
 
 from __future__ import annotations
 
+import operator
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -302,12 +303,29 @@ def _strides(t: torch.Tensor, dynamic: set[int]) -> tuple[int | DenseAfter | Non
                  for d, s in enumerate(strides))
 
 
+def _contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(sizes):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+# Readers of tensor attributes for checking many tensors at once (`map(reader, tensors)`), shared
+# by all guards so that their expectations line up in one column per attribute. Methods are read
+# from the tensor's (exact, already checked) type instead: `Tensor.stride(t)` spares a bound
+# method per tensor.
+_ATTRIBUTES = {name: operator.attrgetter(name) for name in
+               ("dtype", "is_cpu", "device", "layout", "requires_grad", "shape")}
+
+
 @dataclass(frozen=True)
 class TensorMatch(Guard):
-    """A tensor like the example: type, dtype, device, requires_grad, dispatch flags (inference,
-    conjugate and negative bits), the sizes of every dim not listed as dynamic, and the strides
-    (a stride that follows a dynamic size is checked as that relation: `stride(0) == stride(1) *
-    size(1)` for a dense matrix with a dynamic number of columns; dims of size 1 have none)."""
+    """A tensor like the example: type, dtype, device, layout, requires_grad, dispatch flags
+    (inference, conjugate and negative bits), the sizes of every dim not listed as dynamic, and
+    the strides (a stride that follows a dynamic size is checked as that relation: `stride(0) ==
+    stride(1) * size(1)` for a dense matrix with a dynamic number of columns; dims of size 1
+    have none)."""
 
     source: Source
     type: type
@@ -317,6 +335,7 @@ class TensorMatch(Guard):
     flags: tuple[bool, bool, bool]
     sizes: tuple  # None at dynamic dims
     strides: tuple
+    layout: torch.layout = torch.strided
 
     cost = 3
 
@@ -325,7 +344,7 @@ class TensorMatch(Guard):
         dynamic = {d % t.dim() for d in dynamic_dims} if t.dim() else set()
         sizes = tuple(None if d in dynamic else s for d, s in enumerate(t.shape))
         return TensorMatch(source, type(t), t.dtype, t.device, t.requires_grad,
-                           _dispatch_flags(t), sizes, _strides(t, dynamic))
+                           _dispatch_flags(t), sizes, _strides(t, dynamic), t.layout)
 
     def _mismatches(self, t: Any) -> list[str]:
         if type(t) is not self.type:
@@ -335,6 +354,7 @@ class TensorMatch(Guard):
             for what, want, got in (
                 ("dtype", self.dtype, t.dtype),
                 ("device", self.device, t.device),
+                ("layout", self.layout, t.layout),
                 ("requires_grad", self.requires_grad, t.requires_grad),
                 ("dim()", len(self.sizes), t.dim()),
                 ("(is_inference, is_conj, is_neg)", self.flags, _dispatch_flags(t)),
@@ -360,15 +380,56 @@ class TensorMatch(Guard):
     def holds(self, value: Any) -> bool:
         return not self._mismatches(value)
 
+    def _contiguous(self) -> bool:
+        """Whether, once the sizes match, the strides hold exactly when `is_contiguous()` does.
+        It does for a strided tensor with static sizes, at least one element, and the row-major
+        strides of those sizes: `is_contiguous()` (a flag kept with the sizes and strides) compares
+        every stride with the product of the sizes after it, skipping dims of size 1, which are
+        the dims whose strides this guard leaves out. One method call instead of building and
+        comparing the tuple of strides."""
+        sizes = self.sizes
+        return (self.layout == torch.strided and None not in sizes and 0 not in sizes
+                and all(want is None or want == row_major for want, row_major
+                        in zip(self.strides, _contiguous_strides(sizes))))
+
+    def columns(self) -> list[tuple[str, Any, Any]] | None:
+        """This guard, beyond the type, as (property, reader, expected) triples, `reader(t) ==
+        expected` for each, so that a GuardSet can check many tensors at once, one property at a
+        time over all of them (`list(map(reader, tensors)) == expected_values`). None when the
+        guard needs more than that (dynamic sizes, strides that are relations or left out at a
+        dim of size 1 of a tensor that is not contiguous)."""
+        if None in self.sizes or (not self._contiguous() and None in self.strides):
+            return None
+        kind = self.type  # exact: checked before any of these
+        columns = [
+            ("dtype", _ATTRIBUTES["dtype"], self.dtype),
+            ("is_cpu", _ATTRIBUTES["is_cpu"], True) if self.device.type == "cpu" else
+            ("device", _ATTRIBUTES["device"], self.device),
+            ("layout", _ATTRIBUTES["layout"], self.layout),
+            ("requires_grad", _ATTRIBUTES["requires_grad"], self.requires_grad),
+            ("shape", _ATTRIBUTES["shape"], self.sizes),
+            ("is_contiguous()", kind.is_contiguous, True) if self._contiguous() else
+            ("stride()", kind.stride, self.strides),
+            ("is_inference()", kind.is_inference, self.flags[0]),
+        ]
+        if self.dtype.is_complex:
+            columns += [("is_conj()", kind.is_conj, self.flags[1]),
+                        ("is_neg()", kind.is_neg, self.flags[2])]
+        return columns
+
     def code(self, name: str, consts: Constants) -> str:
         parts = [
             f"type({name}) is {consts.name(self.type)}",
             f"{name}.dtype is {consts.name(self.dtype)}",
             self._device_code(name, consts),
+            f"{name}.layout is {consts.name(self.layout)}",
             f"{name}.requires_grad is {self.requires_grad}",
         ]
         parts += self._layout_code(name, "shape", self.sizes)
-        parts += self._layout_code(name, "stride()", self.strides)
+        if self._contiguous():
+            parts.append(f"{name}.is_contiguous()")
+        else:
+            parts += self._layout_code(name, "stride()", self.strides)
         parts.append(f"{name}.is_inference() is {self.flags[0]}")
         if self.dtype.is_complex:  # the conjugate and negative bits exist for complex tensors
             parts += [f"{name}.is_conj() is {self.flags[1]}", f"{name}.is_neg() is {self.flags[2]}"]
@@ -397,8 +458,9 @@ class TensorMatch(Guard):
 
     def describe(self) -> str:
         sizes = ", ".join("*" if s is None else str(s) for s in self.sizes)
-        return (f"{self.source} is a {self.type.__qualname__}({sizes}) of {self.dtype} on "
-                f"{self.device}, requires_grad={self.requires_grad}")
+        layout = "" if self.layout == torch.strided else f" ({self.layout})"
+        return (f"{self.source} is a {self.type.__qualname__}({sizes}){layout} of {self.dtype} "
+                f"on {self.device}, requires_grad={self.requires_grad}")
 
     def failure(self, value: Any) -> str:
         return "; ".join(self._mismatches(value))

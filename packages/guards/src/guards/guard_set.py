@@ -3,12 +3,15 @@
 Guards are added one by one; duplicates and guards implied by others (a tensor match implies
 the type match) are dropped. `compile()` writes a single function `check(L, G)`. Sources form a
 tree by prefix (`L['self']` → `L['self']._modules['fc']` → `..._parameters['weight']`), and the
-function walks it depth first: each value is fetched once into a local variable, and the guards
-on it are tested, cheapest first, right after its fetch, so a failing check stops early. Guards
-over several sources (aliasing, symbolic shapes) and global state come after the walk. A value
-that cannot be fetched (a missing local, an attribute gone) makes the check return False: the
-whole body sits in one `try`. `explain()` evaluates every guard on its own and says, in words,
-which fail and why. `source` is the generated code, for reading.
+function walks it depth first: each value is fetched once into a local variable (siblings that
+are items of one dict, `._parameters`, read it once), and the guards on it are tested, cheapest
+first, right after its fetch, so a failing check stops early. Guards over several sources
+(aliasing, symbolic shapes) and global state come after the walk; last come the tensors reached
+through other values (a model's parameters), when there are many: checked together, one C loop
+(`map`) per property over all of them. A value that cannot be fetched (a missing local, an
+attribute gone) makes the check return False: the whole body sits in one `try`. `explain()`
+evaluates every guard on its own and says, in words, which fail and why. `source` is the
+generated code, for reading.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from guards.guard_kinds import Constants, Equals, Guard, plain_constant
+from guards.guard_kinds import Constants, Equals, Guard, TensorMatch, plain_constant
 from guards.sources import LocalSource, Source, key_names
 
 CheckFn = Callable[[dict, dict], bool]
@@ -123,8 +126,8 @@ def _is_singleton(value: Any) -> bool:
 _RESERVED = {"L", "G", "check", "math"} | set(dir(builtins)) | set(keyword.kwlist)
 
 
-def _variable_name(source: Source, taken: set[str]) -> str:
-    name = re.sub(r"\W+", "_", source.expr).strip("_")[-40:] or "v"
+def _variable_name(expr: str, taken: set[str]) -> str:
+    name = re.sub(r"\W+", "_", expr).strip("_")[-40:] or "v"
     if not name[0].isalpha() or name in _RESERVED:
         name = "v_" + name
     candidate, n = name, 1
@@ -132,6 +135,36 @@ def _variable_name(source: Source, taken: set[str]) -> str:
         candidate, n = f"{name}_{n}", n + 1
     taken.add(candidate)
     return candidate
+
+
+# How many tensors it takes to check them together rather than each in place.
+_TOGETHER = 16
+
+
+def _tensors_together(tensors: list[TensorMatch], names: dict[Source, str],
+                      consts: Constants) -> list[str]:
+    """Check the tensors' types (by identity, before reading anything else), then each property
+    over all the tensors that have it: `list(map(reader, tensors)) == expected`. The readers
+    return objects that compare by identity (dtypes, layouts), bools, devices and tuples of
+    ints, so `==` compares them exactly."""
+    group = "(" + ", ".join(names[g.source] for g in tensors) + ",)"
+    types = consts.name(tuple(g.type for g in tensors))
+    lines = [f"___tensors = {group}",
+             f"if not all(map(___is, map(type, ___tensors), {types})):",
+             "    return False"]
+    # reader -> (property, tensors, expected values)
+    columns: dict[Any, tuple[str, list[str], list[Any]]] = {}
+    for guard in tensors:
+        for what, reader, expected in guard.columns() or ():
+            column = columns.setdefault(reader, (what, [], []))
+            column[1].append(names[guard.source])
+            column[2].append(expected)
+    for reader, (what, some, expected) in columns.items():
+        values = "___tensors" if len(some) == len(tensors) else "(" + ", ".join(some) + ",)"
+        lines.append(f"if list(map({consts.name(reader)}, {values})) != {consts.name(expected)}:"
+                     f"  # {what}")
+        lines.append("    return False")
+    return lines
 
 
 def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
@@ -194,26 +227,52 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
             lines.append("    return False")
         children[None] = [root for root in children[None] if root not in batch]
 
-    def walk(source: Source) -> None:
-        parent = source.base
-        names[source] = _variable_name(source, taken)
-        lines.append(f"{names[source]} = {source.access(names[parent] if parent else '')}")
+    # Tensors reached through other values (a module's parameters and buffers: hundreds of
+    # them) are checked after everything else, together: one C loop (`map`) per property over
+    # all of them, which spares the interpreter its work per tensor and property. Only leaves
+    # (a tensor whose properties are read further, `.size()[0]`, is checked before those reads)
+    # and not the frame's own values (inputs, which change the most, so a check that fails on
+    # them fails early).
+    tensors = [guard for source, on_it in on_source.items()
+               if source.base is not None and not children.get(source)
+               for guard in on_it if isinstance(guard, TensorMatch) and guard.columns()]
+    if len(tensors) < _TOGETHER:
+        tensors = []
+    for guard in tensors:
+        on_source[guard.source].remove(guard)
+
+    def walk(source: Source, fetch: str) -> None:
+        names[source] = _variable_name(source.expr, taken)
+        lines.append(f"{names[source]} = {fetch}")
         for guard in sorted(on_source.get(source, []), key=lambda g: g.cost):
             lines.append(f"if not ({guard.code(names[source], consts)}):")
             lines.append("    return False")
-        for child in sorted(children.get(source, []), key=first_cost):
-            walk(child)
+        # Children that are items of one table of this value (`._parameters`) read it once.
+        kids = sorted(children.get(source, []), key=first_cost)
+        shared = {kid.table for kid in kids if kid.table and
+                  sum(other.table == kid.table for other in kids) > 1}
+        tables: dict[str, str] = {}
+        for kid in kids:
+            if kid.table in shared:
+                if kid.table not in tables:
+                    tables[kid.table] = _variable_name(f"{source.expr}.{kid.table}", taken)
+                    lines.append(f"{tables[kid.table]} = {names[source]}.{kid.table}")
+                walk(kid, kid.index(tables[kid.table]))
+            else:
+                walk(kid, kid.access(names[source]))
 
     def first_cost(source: Source) -> int:
         # Siblings with cheap guards of their own go first; bare steps on the way down last.
         return min((g.cost for g in on_source.get(source, [])), default=9)
 
     for root in sorted(children.get(None, []), key=first_cost):
-        walk(root)
+        walk(root, root.access(""))
     for guard in sorted(late, key=lambda g: g.cost):
         args = [names[s] for s in guard.sources]
         lines.append(f"if not ({guard.code(*args, consts)}):")
         lines.append("    return False")
+    if tensors:
+        lines += _tensors_together(tensors, names, consts)
 
     body = "\n".join("        " + line for line in lines) or "        pass"
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"

@@ -29,6 +29,16 @@ class Source:
         """The expression of this source given its base's expression (or variable)."""
         raise NotImplementedError
 
+    @property
+    def table(self) -> str | None:
+        """The dict attribute of the base that this source is an item of (`_parameters`), or
+        None. Siblings that read the same table can share one read of it (`index`)."""
+        return None
+
+    def index(self, table_expr: str) -> str:
+        """The expression of this source given its base's table (for sources with a `table`)."""
+        raise NotImplementedError
+
     def fetch(self, f_locals: dict, f_globals: dict) -> Any:
         """The value, read from a frame's locals and globals (raises if it cannot be read)."""
         raise NotImplementedError
@@ -201,9 +211,15 @@ class ParameterSource(ChainedSource):
     name: str
     buffer: bool = False
 
+    @property
+    def table(self) -> str:
+        return "_buffers" if self.buffer else "_parameters"
+
     def access(self, base_expr: str) -> str:
-        table = "_buffers" if self.buffer else "_parameters"
-        return f"{base_expr}.{table}[{self.name!r}]"
+        return self.index(f"{base_expr}.{self.table}")
+
+    def index(self, table_expr: str) -> str:
+        return f"{table_expr}[{self.name!r}]"
 
     def step(self, value: Any) -> Any:
         return (value._buffers if self.buffer else value._parameters)[self.name]
@@ -215,8 +231,15 @@ class SubmoduleSource(ChainedSource):
 
     name: str
 
+    @property
+    def table(self) -> str:
+        return "_modules"
+
     def access(self, base_expr: str) -> str:
-        return f"{base_expr}._modules[{self.name!r}]"
+        return self.index(f"{base_expr}._modules")
+
+    def index(self, table_expr: str) -> str:
+        return f"{table_expr}[{self.name!r}]"
 
     def step(self, value: Any) -> Any:
         return value._modules[self.name]
