@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import io
+import warnings
 
 import pytest
 import torch
@@ -473,3 +474,40 @@ def test_closure_cells_and_defaults_of_methods_are_guarded() -> None:
     torch.testing.assert_close(compiled(x, o), f(x, o))
     cls.m.__closure__[0].cell_contents = 5
     torch.testing.assert_close(compiled(x, o), f(x, o))
+
+
+def _tagged(x):
+    return x + 1
+
+
+def test_a_missing_function_attribute_is_an_attribute_error_and_guarded():
+    def f(x):
+        return getattr(_tagged, "scale", 1) * x
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.ones(2)
+    assert torch.equal(compiled(x), x)
+    _tagged.scale = 5
+    try:
+        assert torch.equal(compiled(x), x * 5)  # the guard on its absence noticed
+    finally:
+        del _tagged.scale
+
+
+def test_functions_torch_keeps_out_of_graphs_are_called_for_real():
+    model = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x):
+        optimizer.zero_grad()  # torch._disable_dynamo: a graph break, the call made for real
+        loss = model(x).sum()
+        return loss
+
+    model(torch.ones(2)).sum().backward()
+    explained = dynamo.explain(step)(torch.ones(2))
+    assert any("torch._disable_dynamo" in b.reason for b in explained.breaks)
+    model(torch.ones(2)).sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dynamo.compile(step, backend="eager")(torch.ones(2))
+    assert model.weight.grad is None

@@ -13,11 +13,16 @@ import inspect
 import types
 from typing import TYPE_CHECKING, Any
 
-from dynamo.exc import Unsupported
+import torch._compile
+
+from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import DictVariable, TupleVariable
-from guards import AttrSource, ClosureCellSource, DefaultSource
+from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains
+
+# torch's `_disable_dynamo` wraps functions in a closure defined in this file
+_TORCH_DISABLED = torch._compile.__file__
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -74,6 +79,12 @@ class UserFunctionVariable(VariableTracker):
 
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.fn, name))
+        if not hasattr(self.fn, name):  # a function's own attributes live in its __dict__
+            if self.source is not None:
+                tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name,
+                                                 False))
+            raise Raised(AttributeError(name), f"function {self.fn.__qualname__} has no "
+                         f"attribute {name!r} (an AttributeError while tracing)")
         return wrap(tx, getattr(self.fn, name), AttrSource(self.source, name)
                     if self.source else None)
 
@@ -83,6 +94,9 @@ class UserFunctionVariable(VariableTracker):
         fn = self.fn
         if getattr(fn, "_dynamo_disable", False):
             raise Unsupported(f"calling {fn.__qualname__}, marked dynamo.disable")
+        if fn.__code__.co_filename == _TORCH_DISABLED:
+            raise Unsupported(f"calling {fn.__qualname__}, which torch keeps out of compiled "
+                              "graphs (torch._disable_dynamo)")
         src = self.source
 
         def default(key: int | str, value: Any) -> VariableTracker:
