@@ -361,3 +361,20 @@ def test_attributes_written_through_the_compiled_module_reach_the_original():
     compiled.extra = 3
     del compiled.extra
     assert not hasattr(model, "extra")
+
+
+def test_a_float_passed_along_is_not_guarded_but_a_float_used_is():
+    def carry(x, value):
+        return x + 1, [value, (value, 1)]  # only passed along: read from the frame every call
+
+    def scale(x, value):
+        return x * value  # used: its value is guarded
+
+    carried = dynamo.compile(carry, backend="eager", fullgraph=True)
+    scaled = dynamo.compile(scale, backend="eager", fullgraph=True)
+    x = torch.ones(2)
+    for value in (0.5, 0.25, 2.0):
+        out, kept = carried(x, value)
+        assert kept == [value, (value, 1)] and torch.equal(out, x + 1)
+        assert torch.equal(scaled(x, value), x * value)
+    assert len(carried.cache.entries) == 1 and len(scaled.cache.entries) == 3

@@ -4,6 +4,7 @@ side effects' identity, and grad mode across a break."""
 from __future__ import annotations
 
 import logging
+import warnings
 
 import pytest
 import torch
@@ -216,3 +217,32 @@ def test_breaks_with_captured_variables() -> None:
     assert dynamo.explain(read_only)(x).eager == []
     with pytest.warns(UserWarning, match="nested function captured"):
         torch.testing.assert_close(dynamo.compile(before)(x), before(x))
+
+
+def test_a_method_handed_to_a_resume_function_is_guarded_by_name_and_owner():
+    import contextlib
+    import io
+
+    def f(x, name):
+        method = getattr(x, name)
+        print("", end="")  # `method` crosses the break: a bound method of the tensor
+        return method(2)
+
+    def train(losses, x):
+        for _ in range(3):
+            loss = (x * 2).sum()
+            losses.append(loss.item())  # the break leaves `losses.append` on the stack
+        return losses
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.ones(2)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.equal(compiled(x, "add"), x + 2)
+        assert torch.equal(compiled(x, "mul"), x * 2)  # was add's result, from the cache
+        looped = dynamo.compile(train, backend="eager")
+        assert looped([], x) == train([], x)
+        compiled_once = [len(r.cache.entries) for r in looped._resumes.values()]
+        for step in range(2, 5):  # a new list, a new bound method and new floats every call
+            assert looped([], x * step) == train([], x * step)
+    assert compiled_once == [len(r.cache.entries) for r in looped._resumes.values()]

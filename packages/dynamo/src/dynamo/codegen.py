@@ -22,7 +22,7 @@ from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import SideEffects
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
-from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.constant import ConstantVariable, LazyConstantVariable
 from dynamo.variables.containers import (
     DictVariable,
     IteratorVariable,
@@ -109,6 +109,8 @@ class ResultBuilder:
                 return f"___out[{self.outputs.index(v.node)}]"
             self.outputs.append(v.node)
             return f"___out[{len(self.outputs) - 1}]"
+        if isinstance(v, LazyConstantVariable) and not v.used:
+            return self.read(v.source)  # passed along, never looked at: as it comes
         if isinstance(v, ConstantVariable):
             value = v.value
             if value is None or isinstance(value, (bool, int, str)):

@@ -22,7 +22,7 @@ from dynamo.exc import Unsupported
 from dynamo.polyfills import POLYFILLS
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
-from dynamo.variables.constant import ConstantVariable, is_literal
+from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal
 from dynamo.variables.containers import (
     DictVariable,
     ListVariable,
@@ -131,6 +131,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if isinstance(value, torch.Size):
         _guard(tx, source, Equals, value)
         return SizeVariable([ConstantVariable(v) for v in value])
+    if type(value) is float and source is not None:
+        _guard(tx, source, TypeMatch, float)
+        return LazyConstantVariable(value, source, lambda: _guard(tx, source, Equals, value))
     if isinstance(value, _EQUALS_TYPES) or (
         isinstance(value, tuple) and type(value) is tuple and is_literal(value)
         and all(isinstance(v, _EQUALS_TYPES) for v in value)
@@ -246,10 +249,14 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if type(value) is set and source is not None:
             raise Unsupported("a set from the frame's inputs (its contents cannot be guarded)")
         return SetVariable(value, source)
-    if isinstance(value, types.BuiltinMethodType) and isinstance(value.__self__, torch.Tensor):
+    if isinstance(value, types.BuiltinMethodType) and (
+            isinstance(value.__self__, torch.Tensor) or type(value.__self__) in (list, dict, set)):
+        # `x.add`, `losses.append`, passed on at a break: the method of the object it is bound to
+        # (guarded as that object is), not one method object (a new one every call)
         _guard(tx, source, TypeMatch, type(value))
+        _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
         owner = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))
-        return BoundMethodVariable(owner, value.__name__)  # `x.add`, passed on at a break
+        return BoundMethodVariable(owner, value.__name__)
     if isinstance(value, (type(print), types.BuiltinMethodType)):
         _guard(tx, source, Identity.of, value)
         return OpaqueFunctionVariable(value, source)

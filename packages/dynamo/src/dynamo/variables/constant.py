@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Raised, Unsupported
@@ -68,6 +69,36 @@ class ConstantVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"ConstantVariable({self.value!r})"
+
+
+class LazyConstantVariable(ConstantVariable):
+    """A float from the frame (a loss's `.item()` handed to a resume function, a learning rate):
+    its type is guarded at once, its value only once the trace uses it (`guard`, on the first
+    read of `value`). A float the trace only passes along (appended to a list, returned) is read
+    again from the frame on every call, so a new value needs no new compilation."""
+
+    def __init__(self, value: Any, source: Any, guard: Callable[[], None]) -> None:
+        self._value = value
+        self.source = source
+        self._guard: Callable[[], None] | None = guard
+
+    @property
+    def value(self) -> Any:
+        if self._guard is not None:
+            self._guard()
+            self._guard = None
+        return self._value
+
+    @property
+    def used(self) -> bool:
+        """Whether the trace read the value (and so guarded it)."""
+        return self._guard is None
+
+    def python_type(self) -> type:
+        return type(self._value)
+
+    def __repr__(self) -> str:
+        return f"LazyConstantVariable({self._value!r})"
 
 
 def is_none(v: VariableTracker) -> bool:
