@@ -156,3 +156,27 @@ def test_lru_cache_functions_are_inlined_and_keep_their_cache_at_a_break():
     for _ in range(3):
         assert torch.equal(compiled(x), x * 14)
     assert stream.getvalue() == "said once\n"
+
+
+def test_defaultdict_and_ordereddict_made_in_the_frame_and_from_it():
+    seen = collections.defaultdict(list)
+
+    def f(xs):
+        groups = collections.defaultdict(list)
+        for i, x in enumerate(xs):
+            groups[i % 2].append(x * 2)
+        counts = collections.defaultdict(int)
+        for i in range(5):
+            counts[i % 3] += 1
+        ordered = collections.OrderedDict(first=xs[0])
+        ordered["second"] = xs[1]
+        seen["calls"].append(len(xs))  # a defaultdict from the frame makes the missing key
+        return groups, counts, ordered
+
+    xs = [torch.randn(2) for _ in range(4)]
+    groups, counts, ordered = _one_graph(f, xs)
+    assert type(groups) is collections.defaultdict and groups.default_factory is list
+    assert all(torch.equal(a, b * 2) for a, b in zip(groups[0] + groups[1], xs[::2] + xs[1::2]))
+    assert dict(counts) == {0: 2, 1: 2, 2: 1} and counts.default_factory is int
+    assert type(ordered) is collections.OrderedDict and list(ordered) == ["first", "second"]
+    assert seen == {"calls": [4]}

@@ -9,6 +9,7 @@ objects returned as they came in). Its source is kept for reading (`entry.source
 
 from __future__ import annotations
 
+import collections
 import functools
 import types
 from collections.abc import Callable
@@ -204,6 +205,12 @@ class ResultBuilder:
         elif isinstance(v, DictVariable):
             text = "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"
                                    for k, x in v.entries.items()) + "}"
+            if v.kind is collections.defaultdict:
+                factory = "None" if v.default_factory is None else \
+                    self.expression(v.default_factory)
+                text = f"{self.constant(collections.defaultdict)}({factory}, {text})"
+            elif v.kind is collections.OrderedDict:
+                text = f"{self.constant(collections.OrderedDict)}({text})"
         else:
             text = self.constant(set(v.values)) + ".copy()"
         name = f"___made{len(self._made)}"  # after the items: they may have made names of theirs

@@ -10,6 +10,7 @@ read from torch) needs no guard.
 
 from __future__ import annotations
 
+import collections
 import copy
 import functools
 import inspect
@@ -22,7 +23,7 @@ from dynamo.exc import Unsupported
 from dynamo.polyfills import POLYFILLS
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
-from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal
+from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal, is_none
 from dynamo.variables.containers import (
     DictVariable,
     ListVariable,
@@ -235,13 +236,19 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if type(value) is tuple:
             return TupleVariable(items, source)
         return NamedTupleVariable(items, type(value), tuple_fields(value), source)
-    if type(value) is dict:
+    if type(value) in (dict, collections.defaultdict):
         if not all(is_literal(k) or type(k).__eq__ is object.__eq__ for k in value):  # by identity
             raise Unsupported("a dict whose keys are not constants (tensors or objects)")
-        _guard(tx, source, TypeMatch, dict)
+        _guard(tx, source, TypeMatch, type(value))
         _guard(tx, source, DictKeys, tuple(value))
-        return DictVariable.of_frame(value, source, lambda k: wrap(
+        made = DictVariable.of_frame(value, source, lambda k: wrap(
             tx, value[k], _child(source, GetItemSource, k)))
+        if type(value) is collections.defaultdict:
+            made.kind = collections.defaultdict
+            factory = wrap(tx, value.default_factory,
+                           _child(source, AttrSource, "default_factory"))
+            made.default_factory = None if is_none(factory) else factory
+        return made
     if type(value) in (set, frozenset) and all(is_literal(v) for v in value):
         _guard(tx, source, TypeMatch, type(value))
         if type(value) is frozenset:

@@ -229,11 +229,13 @@ class DictVariable(VariableTracker):
     entries the code uses."""
 
     def __init__(self, entries: dict[Any, Any], source: Any = None, kind: type = dict,
-                 read: Callable[[Any], VariableTracker] | None = None) -> None:
+                 read: Callable[[Any], VariableTracker] | None = None,
+                 default_factory: VariableTracker | None = None) -> None:
         self._entries = dict(entries)
         self.source = source
-        self.kind = kind
+        self.kind = kind  # dict, OrderedDict or defaultdict (made in the trace), a frame's kind
         self._read = read
+        self.default_factory = default_factory  # a defaultdict's, made in the trace
 
     @staticmethod
     def of_frame(keys: Any, source: Any, read: Callable[[Any], VariableTracker]
@@ -277,6 +279,10 @@ class DictVariable(VariableTracker):
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         k = key.as_constant()
         if k not in self._entries:
+            if self.default_factory is not None:  # defaultdict: made, stored and returned
+                tx.output.side_effects.mutated(self)
+                self._entries[k] = self.default_factory.call(tx, [], {})
+                return self._entries[k]
             raise Raised(KeyError(k), f"dict key {k!r} is missing (a KeyError while tracing)")
         return self.lookup(k)
 
@@ -304,7 +310,8 @@ class DictVariable(VariableTracker):
             return TupleVariable([TupleVariable([ConstantVariable(k), v])
                                   for k, v in entries.items()])
         if name == "copy":
-            return DictVariable(entries)
+            return DictVariable(entries, kind=self.kind if self.source is None else dict,
+                                default_factory=self.default_factory)
         tx.output.side_effects.mutated(self)
         if name == "__setitem__":
             entries[args[0].as_constant()] = args[1]

@@ -505,6 +505,14 @@ class UserClassVariable(VariableTracker):
             return NamedTupleVariable(values, cls, tuple(cls._fields))
         if cls is functools.partial:
             return PartialVariable(args[0], list(args[1:]), dict(kwargs))
+        if cls in (collections.OrderedDict, collections.defaultdict):
+            from dynamo.variables.builtins import BuiltinVariable
+
+            factory = None
+            if cls is collections.defaultdict:
+                factory, args = (args[0] if args and not is_none(args[0]) else None), args[1:]
+            made = BuiltinVariable(dict).call(tx, list(args), kwargs)
+            return DictVariable(made.entries, kind=cls, default_factory=factory)
         if cls is torch.Size:
             return SizeVariable(args[0].items(tx) if args else [])
         from dynamo.variables.builtins import BuiltinVariable
