@@ -134,3 +134,30 @@ def test_global_state_setters_run_for_real_at_a_graph_break():
         assert any("global state" in b.reason for b in explained.breaks)
     finally:
         torch.set_printoptions(precision=precision)
+
+
+@torch.inference_mode()
+def inferred(x):
+    return lin(x) + 1
+
+
+def test_inference_mode_blocks_and_decorators():
+    def f(x):
+        trained = lin(x)
+        with torch.inference_mode():
+            frozen = lin(x) * 2
+            inside = torch.is_inference_mode_enabled()
+        return trained, frozen, inferred(x), inside
+
+    x = torch.randn(2, 8)
+    expected = f(x)
+    for backend in ("eager", "aot_eager"):  # aot_eager leaves such a graph as it is: a warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = dynamo.compile(f, backend=backend)(x)
+        assert result[3] is True and not torch.is_inference_mode_enabled()
+        for got, want in zip(result[:3], expected[:3]):
+            torch.testing.assert_close(got, want)
+            assert (got.is_inference(), got.requires_grad) == (want.is_inference(),
+                                                               want.requires_grad)
+    assert dynamo.explain(f)(x).graph_count == 1

@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from dynamo.variables.contexts import enter_context
+
 Backend = Callable[[torch.fx.GraphModule, list], Callable]
 _REGISTRY: dict[str, Backend] = {}
 
@@ -81,6 +83,10 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
            for n in gm.graph.nodes):
         raise NotImplementedError("aot_eager does not lower requires_grad_(), detach_() or "
                                   "factories with requires_grad=True (no aten op records them)")
+    if any(n.target is enter_context and n.args[0] == "inference_mode" and n.args[1]
+           for n in gm.graph.nodes):
+        raise NotImplementedError("aot_eager does not lower an inference_mode block (the aten "
+                                  "graph would not make inference tensors)")
     if torch.is_grad_enabled() and any(_is_function_apply(n.target) for n in gm.graph.nodes) \
             and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs):
         raise NotImplementedError("aot_eager does not lower a custom autograd.Function while "

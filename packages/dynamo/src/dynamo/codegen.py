@@ -35,11 +35,11 @@ from dynamo.variables.containers import (
     TupleVariable,
 )
 from dynamo.variables.contexts import (
-    AutocastVariable,
     ExitVariable,
     GradModeExit,
     GradModeVariable,
-    reopen_autocast,
+    StateContextVariable,
+    reopen_context,
 )
 from dynamo.variables.functions import (
     BoundMethodVariable,
@@ -154,10 +154,11 @@ class ResultBuilder:
             return f"{self.constant(torch.enable_grad if v.target else torch.no_grad)}()"
         if isinstance(v, ExitVariable) and isinstance(v.ctx, GradModeVariable):
             return self.constant(GradModeExit(v.ctx.initial))
-        if isinstance(v, ExitVariable) and isinstance(v.ctx, AutocastVariable):
-            # An autocast block open at a graph break (the graph closed it): entered anew
-            settings = AutocastVariable.settings(v.ctx.mode)
-            return f"{self.constant(reopen_autocast)}({', '.join(map(self.constant, settings))})"
+        if isinstance(v, ExitVariable) and isinstance(v.ctx, StateContextVariable):
+            # An autocast or inference-mode block open at a graph break (the graph closed it):
+            # entered anew
+            args = (v.ctx.kind, *StateContextVariable.settings(v.ctx.mode))
+            return f"{self.constant(reopen_context)}({', '.join(map(self.constant, args))})"
         if isinstance(v, GeneratorVariable) and not v.finished:
             raise v.unbuildable()
         if isinstance(v, IteratorVariable):

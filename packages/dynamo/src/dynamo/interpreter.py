@@ -40,7 +40,7 @@ from dynamo.variables.containers import (
     SliceVariable,
     TupleVariable,
 )
-from dynamo.variables.contexts import AutocastVariable, ExitVariable, GradModeVariable
+from dynamo.variables.contexts import ExitVariable, GradModeVariable, StateContextVariable
 from dynamo.variables.functions import Cell, ClosureCell, NestedFunctionVariable
 from dynamo.variables.generators import GeneratorVariable
 from dynamo.variables.objects import (
@@ -702,9 +702,10 @@ class Translator:
             self.push(ctx.getattr(self, "__exit__"))
             self.push(ctx.call_method(self, "__enter__", [], {}))
             return
-        if not isinstance(ctx, GradModeVariable | AutocastVariable):
-            raise Unsupported(f"the context manager {ctx} (torch's grad-mode and autocast "
-                              "contexts and classes with __enter__/__exit__ written in Python)")
+        if not isinstance(ctx, GradModeVariable | StateContextVariable):
+            raise Unsupported(f"the context manager {ctx} (torch's grad-mode, autocast and "
+                              "inference-mode contexts and classes with __enter__/__exit__ "
+                              "written in Python)")
         self.push(ExitVariable(ctx))
         self.push(ctx.call_method(self, "__enter__", [], {}))
 

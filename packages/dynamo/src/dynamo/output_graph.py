@@ -32,7 +32,7 @@ from dynamo.variables.containers import (
     TupleVariable,
     tuple_fields,
 )
-from dynamo.variables.contexts import enter_autocast, exit_autocast
+from dynamo.variables.contexts import enter_context, exit_context
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable
 from fakecore import (
     DataDependentError,
@@ -82,8 +82,9 @@ class OutputGraph:
         self.constants: dict[str, torch.Tensor] = {}
         self.side_effects = SideEffects()
         self.initial_grad_mode = torch.is_grad_enabled()
-        # autocast objects entered while tracing, and their enter nodes; innermost last
-        self.entered_autocasts: list[tuple[Any, torch.fx.Node]] = []
+        # autocast and inference-mode objects entered while tracing, and their enter nodes;
+        # innermost last
+        self.entered_contexts: list[tuple[Any, torch.fx.Node]] = []
         # Generator functions called for real: following their items failed in an earlier try.
         self.opaque_generators: set[types.CodeType] = set()
 
@@ -238,31 +239,32 @@ class OutputGraph:
         torch._C._set_grad_enabled(mode)
         self.graph.call_function(torch._C._set_grad_enabled, (mode,))
 
-    def enter_autocast(self, mode: Any, settings: tuple) -> torch.fx.Node:
-        """Enter the autocast object `mode` while tracing; the graph's node that enters it."""
+    def enter_context(self, mode: Any, kind: str, settings: tuple) -> torch.fx.Node:
+        """Enter the autocast or inference-mode object `mode` while tracing; the graph's node
+        that enters one like it."""
         mode.__enter__()
-        node = self.graph.call_function(enter_autocast, settings)
-        self.entered_autocasts.append((mode, node))
+        node = self.graph.call_function(enter_context, (kind, *settings))
+        self.entered_contexts.append((mode, node))
         return node
 
-    def exit_autocast(self, mode: Any, node: torch.fx.Node) -> None:
-        self.entered_autocasts.remove((mode, node))
+    def exit_context(self, mode: Any, node: torch.fx.Node) -> None:
+        self.entered_contexts.remove((mode, node))
         mode.__exit__(None, None, None)
-        self.graph.call_function(exit_autocast, (node,))
+        self.graph.call_function(exit_context, (node,))
 
     def restore_global_state(self) -> None:
-        """Put back the grad mode and autocast state the trace started with (a trace may stop
+        """Put back the grad mode, autocast and inference mode the trace started with (a trace may stop
         inside a block; the graph's own nodes switch them when it runs)."""
-        while self.entered_autocasts:
-            self.entered_autocasts.pop()[0].__exit__(None, None, None)
+        while self.entered_contexts:
+            self.entered_contexts.pop()[0].__exit__(None, None, None)
         torch._C._set_grad_enabled(self.initial_grad_mode)
 
     # ----- the end of the trace ---------------------------------------------------------------
 
     def finish(self, outputs: list[torch.fx.Node]) -> torch.fx.GraphModule | None:
         """Close the graph with `outputs`; None when it does no tensor work at all."""
-        for _, node in reversed(self.entered_autocasts):  # a graph break inside the block:
-            self.graph.call_function(exit_autocast, (node,))  # the runner enters it anew
+        for _, node in reversed(self.entered_contexts):  # a graph break inside the block:
+            self.graph.call_function(exit_context, (node,))  # the runner enters it anew
         self.restore_global_state()  # the graph's nodes switch it
         self.graph.output(tuple(outputs))
         _eliminate_dead_code(self.graph)
@@ -323,7 +325,7 @@ def _is_impure(node: torch.fx.Node) -> bool:
     target = node.target
     name = target if isinstance(target, str) else getattr(target, "__name__", "")
     return (
-        target in (torch._C._set_grad_enabled, operator.setitem, enter_autocast, exit_autocast)
+        target in (torch._C._set_grad_enabled, operator.setitem, enter_context, exit_context)
         or target in INPLACE_OPERATORS
         or (name.endswith("_") and not name.endswith("__"))
         or "out" in node.kwargs
@@ -340,5 +342,5 @@ def _eliminate_dead_code(graph: torch.fx.Graph) -> None:
 
 def mutates_inputs(graph: torch.fx.Graph) -> bool:
     return any(n.op in ("call_function", "call_method") and _is_impure(n)
-               and n.target not in (torch._C._set_grad_enabled, enter_autocast, exit_autocast)
+               and n.target not in (torch._C._set_grad_enabled, enter_context, exit_context)
                for n in graph.nodes)

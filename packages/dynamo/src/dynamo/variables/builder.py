@@ -35,12 +35,12 @@ from dynamo.variables.containers import (
     tuple_fields,
 )
 from dynamo.variables.contexts import (
-    AUTOCAST,
+    CONTEXTS,
     GRAD_MODES,
-    AutocastVariable,
     ExitVariable,
     GradModeExit,
     GradModeVariable,
+    StateContextVariable,
 )
 from dynamo.variables.functions import (
     BoundMethodVariable,
@@ -80,6 +80,9 @@ _ITERATORS = tuple(type(it) for it in (iter([]), iter(()), iter(range(0)), iter(
                                         iter({}.values()), iter({}.items()), iter(set()),
                                         enumerate([]), zip(), map(abs, []), reversed([])))
 
+
+# torch's autocast and inference-mode context classes
+STATE_CONTEXTS = tuple(CONTEXTS.values())
 
 # Values Equals can guard: compared by value, with their exact type.
 _EQUALS_TYPES = (type(None), bool, int, float, str, bytes, torch.dtype, torch.device)
@@ -154,15 +157,23 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             isinstance(value, torch.enable_grad)
         _guard(tx, source, TypeMatch, type(value))
         return GradModeVariable(bool(target), torch.is_grad_enabled())
-    if isinstance(value, types.MethodType) and isinstance(value.__self__, AUTOCAST):
-        # The `__exit__` of an autocast block that a graph break left open: called for real
+    if isinstance(value, types.MethodType) and isinstance(value.__self__, STATE_CONTEXTS) \
+            and value.__name__ == "__exit__":
+        # The `__exit__` of an autocast or inference-mode block that a graph break left open:
+        # called for real
         _guard(tx, source, TypeMatch, types.MethodType)
         _guard(tx, _child(source, AttrSource, "__self__"), TypeMatch, type(value.__self__))
-        return OpaqueFunctionVariable(value, source, "the end of an autocast block that a "
-                                      "graph break left open")
-    if isinstance(value, AUTOCAST):  # an autocast object made outside (a decorator's)
+        return OpaqueFunctionVariable(value, source, "the end of a block that a graph break "
+                                      "left open")
+    if isinstance(value, STATE_CONTEXTS):  # made outside (a decorator's)
         _guard(tx, source, Identity.of, value)
-        return AutocastVariable(AUTOCAST(*AutocastVariable.settings(value)))
+        kind = CONTEXTS["autocast"] if isinstance(value, CONTEXTS["autocast"]) else type(value)
+        return StateContextVariable(kind(*StateContextVariable.settings(value)))
+    if isinstance(value, types.MethodType) and isinstance(value.__self__, STATE_CONTEXTS) \
+            and value.__name__ == "clone":  # `self.clone` in inference_mode's decorator
+        _guard(tx, source, TypeMatch, types.MethodType)
+        return BoundMethodVariable(wrap(tx, value.__self__, _child(source, AttrSource,
+                                                                   "__self__")), "clone")
     if isinstance(value, GradModeExit):  # a grad-mode block left open by a graph break
         _guard(tx, source, TypeMatch, GradModeExit)
         _guard(tx, _child(source, AttrSource, "initial"), Equals, value.initial)
@@ -280,7 +291,8 @@ def _polyfill(value: Any) -> Any:
 
 def _is_torch_function(value: Any) -> bool:
     if isinstance(value, type):
-        return value in (*GRAD_MODES, torch.finfo, torch.iinfo) or issubclass(value, AUTOCAST)
+        return value in (*GRAD_MODES, torch.finfo, torch.iinfo) or issubclass(value,
+                                                                              STATE_CONTEXTS)
     module = getattr(value, "__module__", None) or ""
     if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         self = getattr(value, "__self__", None)

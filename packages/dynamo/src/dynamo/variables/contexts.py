@@ -71,9 +71,10 @@ class GradModeVariable(VariableTracker):
 
 
 class ExitVariable(VariableTracker):
-    """The `__exit__` of a grad-mode or autocast context, left on the stack by BEFORE_WITH."""
+    """The `__exit__` of a grad-mode, autocast or inference-mode context, left on the stack by
+    BEFORE_WITH."""
 
-    def __init__(self, ctx: GradModeVariable | AutocastVariable) -> None:
+    def __init__(self, ctx: GradModeVariable | StateContextVariable) -> None:
         self.ctx = ctx
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
@@ -92,36 +93,41 @@ class GradModeExit:
         return False  # exceptions propagate
 
 
-class AutocastVariable(VariableTracker):
-    """`torch.autocast(device, dtype, enabled, cache_enabled)` (or a `torch.amp`,
-    `torch.cpu.amp`, `torch.cuda.amp` autocast) as a context manager; `mode` is a real autocast
-    object with the same settings, entered while tracing."""
+class StateContextVariable(VariableTracker):
+    """`torch.autocast(...)` (or its `torch.amp`/`cpu.amp`/`cuda.amp` forms) or
+    `torch.inference_mode(mode)` as a context manager; `mode` is a real object with the same
+    settings, entered while tracing, and `kind` names it in the graph's nodes."""
 
     def __init__(self, mode: Any) -> None:
         self.mode = mode
-        self.node: torch.fx.Node | None = None  # the graph's enter_autocast, while entered
+        self.kind = "autocast" if isinstance(mode, AUTOCAST) else "inference_mode"
+        self.node: torch.fx.Node | None = None  # the graph's enter_context, while entered
 
     @staticmethod
     def create(cls: type, args: list[VariableTracker],
-               kwargs: dict[str, VariableTracker]) -> AutocastVariable:
-        return AutocastVariable(cls(*[a.as_constant() for a in args],
-                                    **{k: v.as_constant() for k, v in kwargs.items()}))
+               kwargs: dict[str, VariableTracker]) -> StateContextVariable:
+        return StateContextVariable(cls(*[a.as_constant() for a in args],
+                                        **{k: v.as_constant() for k, v in kwargs.items()}))
 
     @staticmethod
-    def settings(mode: Any) -> tuple[str, torch.dtype, bool, bool]:
-        return mode.device, mode.fast_dtype, mode._enabled, mode._cache_enabled
+    def settings(mode: Any) -> tuple:
+        """The arguments that make a context like `mode` (`enter_context` takes them)."""
+        if isinstance(mode, AUTOCAST):
+            return mode.device, mode.fast_dtype, mode._enabled, mode._cache_enabled
+        return (mode.mode,)
 
     def python_type(self) -> type:
         return type(self.mode)
 
     def enter(self, tx: Translator) -> VariableTracker:
         if self.node is not None:
-            raise Unsupported("entering a torch.autocast object that is already entered")
-        self.node = tx.output.enter_autocast(self.mode, self.settings(self.mode))
-        return self  # autocast's __enter__ returns the autocast object
+            raise Unsupported(f"entering a torch.{self.kind} object that is already entered")
+        self.node = tx.output.enter_context(self.mode, self.kind, self.settings(self.mode))
+        # autocast's __enter__ returns the autocast object, inference_mode's None
+        return self if self.kind == "autocast" else ConstantVariable(None)
 
     def exit(self, tx: Translator) -> VariableTracker:
-        tx.output.exit_autocast(self.mode, self.node)
+        tx.output.exit_context(self.mode, self.node)
         self.node = None
         return ConstantVariable(False)
 
@@ -130,23 +136,28 @@ class AutocastVariable(VariableTracker):
             return self.enter(tx)
         if name == "__exit__":
             return self.exit(tx)
-        raise Unsupported(f"torch.autocast().{name}()")
+        if name == "clone":  # what inference_mode's decorator calls: the same context, anew
+            return StateContextVariable(CONTEXTS[self.kind](*self.settings(self.mode)))
+        raise Unsupported(f"torch.{self.kind}().{name}()")
 
 
-def enter_autocast(device: str, dtype: torch.dtype, enabled: bool, cache_enabled: bool) -> Any:
-    """The graph's node that opens an autocast block: the entered autocast object."""
-    mode = AUTOCAST(device, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+# The contexts entered in the trace and in the graph, by the name the graph's nodes give them
+CONTEXTS = {"autocast": AUTOCAST, "inference_mode": torch.inference_mode}
+
+
+def enter_context(kind: str, *settings: Any) -> Any:
+    """The graph's node that opens an autocast or inference-mode block: the entered object."""
+    mode = CONTEXTS[kind](*settings)
     mode.__enter__()
     return mode
 
 
-def exit_autocast(mode: Any) -> None:
-    """The graph's node that closes the autocast block `enter_autocast` opened."""
+def exit_context(mode: Any) -> None:
+    """The graph's node that closes the block `enter_context` opened."""
     mode.__exit__(None, None, None)
 
 
-def reopen_autocast(device: str, dtype: torch.dtype, enabled: bool,
-                    cache_enabled: bool) -> Any:
-    """An autocast block left open at a graph break, entered again outside the graph (where
-    the partial graph closed it): the `__exit__` that the resume function calls."""
-    return enter_autocast(device, dtype, enabled, cache_enabled).__exit__
+def reopen_context(kind: str, *settings: Any) -> Any:
+    """A block left open at a graph break, entered again outside the graph (where the partial
+    graph closed it): the `__exit__` that the resume function calls."""
+    return enter_context(kind, *settings).__exit__

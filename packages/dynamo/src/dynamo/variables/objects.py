@@ -34,7 +34,12 @@ from dynamo.variables.containers import (
     TupleVariable,
     as_index,
 )
-from dynamo.variables.contexts import AUTOCAST, GRAD_MODES, AutocastVariable, GradModeVariable
+from dynamo.variables.contexts import (
+    CONTEXTS,
+    GRAD_MODES,
+    GradModeVariable,
+    StateContextVariable,
+)
 from dynamo.variables.functions import (
     BoundMethodVariable,
     PartialVariable,
@@ -608,8 +613,8 @@ class TorchFunctionVariable(VariableTracker):
         fn = self.fn
         if fn in GRAD_MODES:
             return GradModeVariable.create(tx, fn, args)
-        if isinstance(fn, type) and issubclass(fn, AUTOCAST):
-            return AutocastVariable.create(fn, args, kwargs)
+        if isinstance(fn, type) and issubclass(fn, tuple(CONTEXTS.values())):
+            return StateContextVariable.create(fn, args, kwargs)
         if fn in _STATE_QUERIES:  # the state at the frame's start is guarded
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
@@ -637,7 +642,7 @@ _STATE_QUERIES = (torch.is_grad_enabled, torch.get_default_dtype,
 _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
                       torch._utils.is_compiling)
 _UNSUPPORTED_TORCH = (torch.manual_seed, torch.seed, torch.set_default_dtype,
-                      torch.use_deterministic_algorithms, torch.inference_mode,
+                      torch.use_deterministic_algorithms,
                       torch.autograd.grad, torch.autograd.backward)
 _STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nesting,
                   torch.clear_autocast_cache)
