@@ -180,3 +180,25 @@ def test_defaultdict_and_ordereddict_made_in_the_frame_and_from_it():
     assert dict(counts) == {0: 2, 1: 2, 2: 1} and counts.default_factory is int
     assert type(ordered) is collections.OrderedDict and list(ordered) == ["first", "second"]
     assert seen == {"calls": [4]}
+
+
+def test_deques_made_in_the_frame_and_from_it():
+    def f(x, window):
+        window.append(x)  # a deque from the frame, trimmed to its maxlen
+        smooth = torch.stack(list(window)).mean(0)
+        local = collections.deque([x, x * 2], maxlen=4)
+        local.appendleft(x * 3)
+        local.extend([x * 4, x * 5])
+        local.rotate(1)
+        first = local.popleft()
+        return smooth, local, first, len(window)
+
+    eager_window, window = collections.deque(maxlen=3), collections.deque(maxlen=3)
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    for i in range(5):
+        x = torch.full((2,), float(i))
+        got, want = compiled(x, window), f(x, eager_window)
+        assert type(got[1]) is collections.deque and got[1].maxlen == 4
+        assert _same(got[0], want[0]) and _same(list(got[1]), list(want[1]))
+        assert _same(got[2], want[2]) and got[3] == want[3]
+        assert _same(list(window), list(eager_window))

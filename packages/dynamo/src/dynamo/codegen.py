@@ -25,6 +25,7 @@ from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable
 from dynamo.variables.containers import (
+    DequeVariable,
     DictVariable,
     IteratorVariable,
     ListVariable,
@@ -203,6 +204,8 @@ class ResultBuilder:
                 text = f"({items})"
         elif isinstance(v, ListVariable):
             text = "[" + ", ".join(self.expression(x) for x in v.values) + "]"
+            if isinstance(v, DequeVariable):
+                text = f"{self.constant(collections.deque)}({text}, {v.maxlen!r})"
         elif isinstance(v, DictVariable):
             text = "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"
                                    for k, x in v.entries.items()) + "}"
@@ -246,7 +249,10 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
         where = builder.read(container.source)
         if isinstance(container, ListVariable):
             values.append(f"{temp} = [{', '.join(builder.expression(v) for v in container.values)}]")
-            writes.append(f"{where}[:] = {temp}")
+            if isinstance(container, DequeVariable):  # no slice assignment on a deque
+                writes += [f"{where}.clear()", f"{where}.extend({temp})"]
+            else:
+                writes.append(f"{where}[:] = {temp}")
         else:
             fresh = container.entries if isinstance(container, DictVariable) else None
             values.append(f"{temp} = " + (

@@ -25,6 +25,7 @@ from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal, is_none
 from dynamo.variables.containers import (
+    DequeVariable,
     DictVariable,
     ListVariable,
     NamedTupleVariable,
@@ -247,6 +248,12 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if type(value) is tuple:
             return TupleVariable(items, source)
         return NamedTupleVariable(items, type(value), tuple_fields(value), source)
+    if type(value) is collections.deque:
+        _guard(tx, source, TypeMatch, collections.deque)
+        _guard(tx, source, Length, len(value))
+        _guard(tx, _child(source, AttrSource, "maxlen"), Equals, value.maxlen)
+        return DequeVariable([wrap(tx, v, _child(source, GetItemSource, i))
+                              for i, v in enumerate(value)], source, value.maxlen)
     if type(value) in (dict, collections.defaultdict):
         if not all(is_literal(k) or type(k).__eq__ is object.__eq__ for k in value):  # by identity
             raise Unsupported("a dict whose keys are not constants (tensors or objects)")

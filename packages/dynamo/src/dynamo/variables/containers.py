@@ -7,6 +7,7 @@ effect: it is recorded (`side_effects`) and replayed on the real container after
 
 from __future__ import annotations
 
+import collections
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -215,6 +216,54 @@ class ListVariable(SequenceVariable):
             del values[constants.index(args[0].as_constant())]
         else:
             raise Unsupported(f"list.{name}()")
+        return ConstantVariable(None)
+
+
+class DequeVariable(ListVariable):
+    """A `collections.deque` (made in the trace, or from the frame): a list of trackers whose
+    ends both grow and shrink, trimmed to `maxlen` from the other end as it grows."""
+
+    kind = collections.deque
+
+    def __init__(self, items: list[VariableTracker], source: Any = None,
+                 maxlen: int | None = None) -> None:
+        super().__init__(items[-maxlen:] if maxlen is not None and maxlen < len(items)
+                         else items, source)
+        self.maxlen = maxlen
+
+    def as_constant(self) -> Any:
+        return collections.deque((v.as_constant() for v in self.values), self.maxlen)
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name == "maxlen":
+            return ConstantVariable(self.maxlen)
+        return super().getattr(tx, name)
+
+    def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
+        values = self.values
+        if name == "copy":
+            return DequeVariable(list(values), maxlen=self.maxlen)
+        if name not in ("appendleft", "popleft", "extendleft", "rotate"):
+            result = super()._mutate(tx, name, args, kwargs)
+            if self.maxlen is not None and len(values) > self.maxlen:  # grown at the right
+                del values[:len(values) - self.maxlen]
+            return result
+        tx.output.side_effects.mutated(self)
+        if name == "popleft":
+            if not values:
+                raise Raised(IndexError("pop from an empty deque"), "popleft() of an empty deque")
+            return values.pop(0)
+        if name == "rotate":
+            steps = as_index(tx, args[0]) if args else 1
+            if values:
+                steps %= len(values)
+                values[:] = values[-steps:] + values[:-steps]
+            return ConstantVariable(None)
+        added = [args[0]] if name == "appendleft" else args[0].items(tx)
+        for value in added:
+            values.insert(0, value)
+        if self.maxlen is not None and len(values) > self.maxlen:  # grown at the left
+            del values[self.maxlen:]
         return ConstantVariable(None)
 
 

@@ -27,6 +27,7 @@ from dynamo.side_effects import MISSING
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
+    DequeVariable,
     DictVariable,
     IteratorVariable,
     ListVariable,
@@ -510,6 +511,12 @@ class UserClassVariable(VariableTracker):
             return NamedTupleVariable(values, cls, tuple(cls._fields))
         if cls is functools.partial:
             return PartialVariable(args[0], list(args[1:]), dict(kwargs))
+        if cls is collections.deque:
+            iterable, maxlen = (*args, None, None)[:2] if args else (kwargs.get("iterable"),
+                                                                     kwargs.get("maxlen"))
+            maxlen = kwargs.get("maxlen", maxlen)
+            return DequeVariable(iterable.items(tx) if iterable is not None else [],
+                                 maxlen=None if maxlen is None else maxlen.as_constant())
         if cls in (collections.OrderedDict, collections.defaultdict):
             from dynamo.variables.builtins import BuiltinVariable
 
