@@ -308,3 +308,25 @@ def test_throw_into_a_generator():
 
     expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(3))
     assert _same(result, expected) and graphs == 1
+
+
+def test_close_runs_the_generators_finally():
+    def closing(x):
+        try:
+            while True:
+                value = yield x
+                log.append("got")
+                x = x + value
+        finally:
+            log.append("closed")
+
+    def f(x):
+        g = closing(x)
+        next(g)
+        out = g.send(x)
+        g.close()
+        return out
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.randn(3))
+    assert _same(result, expected) and got_log == expected_log == ["got", "closed"]
+    assert graphs == 1

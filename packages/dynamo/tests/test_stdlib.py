@@ -202,3 +202,34 @@ def test_deques_made_in_the_frame_and_from_it():
         assert _same(got[0], want[0]) and _same(list(got[1]), list(want[1]))
         assert _same(got[2], want[2]) and got[3] == want[3]
         assert _same(list(window), list(eager_window))
+
+
+def test_tuple_ordering_ordereddict_reordering_and_symbolic_dict_keys():
+    import contextlib
+    import warnings
+
+    table = {0: "zero", 1: "one", 20: "twenty"}
+
+    def f(x):
+        groups = collections.defaultdict(list)
+        groups["b"].append(x)
+        groups["a"].append(x * 2)
+        ordered = [k for k, _ in sorted(groups.items())]  # tuples: the keys decide
+        d = collections.OrderedDict((f"r{i}", x * i) for i in range(3))
+        d.move_to_end("r0")
+        d.move_to_end("r2", last=False)
+        last, first = d.popitem()[0], d.popitem(last=False)[0]
+        return ordered, (1, x) < (2, x), list(d), last, first, d["r1"]
+
+    assert _same(_one_graph(f, torch.ones(2)), f(torch.ones(2)))
+
+    def g(x, level):  # `level` crosses the break as a symbolic int
+        y = x + 1
+        print("", end="")
+        return y, table[level], table.get(level), level in table
+
+    compiled = dynamo.compile(g, backend="eager")
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for level in (20, 0, 1):
+            assert _same(compiled(torch.ones(1), level), g(torch.ones(1), level))

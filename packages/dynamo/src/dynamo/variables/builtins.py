@@ -29,6 +29,7 @@ from dynamo.variables.containers import (
     SizeVariable,
     SliceVariable,
     TupleVariable,
+    dict_key,
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
@@ -126,7 +127,7 @@ class BuiltinVariable(VariableTracker):
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
             if fn in PURE:
                 if not any(isinstance(a, SequenceVariable) and not isinstance(a, SizeVariable)
-                           for a in args):
+                           or isinstance(a, DictVariable) for a in args):
                     return tx.output.call_function(fn, args, kwargs)
         return self._on_objects(tx, args, kwargs)
 
@@ -149,7 +150,7 @@ class BuiltinVariable(VariableTracker):
 
             container, item = args
             if isinstance(container, DictVariable):
-                return ConstantVariable(container.has_key(item.as_constant()))
+                return ConstantVariable(container.has_key(dict_key(item)))
             if isinstance(container, UserObjectVariable) and container.defines("__contains__"):
                 found = container.call_method(tx, "__contains__", [item], {})
                 return ConstantVariable(found.truth(tx))
@@ -157,6 +158,15 @@ class BuiltinVariable(VariableTracker):
         if fn in (operator.is_, operator.is_not):
             same = _identical(tx, args[0], args[1])
             return ConstantVariable(same if fn is operator.is_ else not same)
+        if fn in (operator.lt, operator.le, operator.gt, operator.ge):
+            sequences = _as_sequence(args[0]), _as_sequence(args[1])
+            if None not in sequences and sequences[0].python_type() is sequences[1].python_type():
+                # Python's order of sequences: the first items that differ decide
+                a, b = sequences[0].values, sequences[1].values
+                for x, y in zip(a, b):
+                    if not BuiltinVariable(operator.eq).call(tx, [x, y], {}).truth(tx):
+                        return BuiltinVariable(fn).call(tx, [x, y], {})
+                return ConstantVariable(fn(len(a), len(b)))
         if fn in (operator.eq, operator.ne) and not any(_graph_value(a) for a in args):
             sequences = _as_sequence(args[0]), _as_sequence(args[1])
             if None not in sequences:

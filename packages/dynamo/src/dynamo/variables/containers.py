@@ -270,6 +270,13 @@ class DequeVariable(ListVariable):
 _UNREAD = object()  # a value of a frame's dict that the trace has not read yet
 
 
+def dict_key(key: VariableTracker) -> Any:
+    """The Python key a tracker stands for (a symbolic int is decided, under a guard)."""
+    from dynamo.variables.tensor import concrete_int
+
+    return concrete_int(key)
+
+
 class DictVariable(VariableTracker):
     """A dict with constant keys (strings, ints, ...) and tracker values.
 
@@ -326,7 +333,7 @@ class DictVariable(VariableTracker):
         return bool(self._entries)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        k = key.as_constant()
+        k = dict_key(key)
         if k not in self._entries:
             if self.default_factory is not None:  # defaultdict: made, stored and returned
                 tx.output.side_effects.mutated(self)
@@ -342,11 +349,11 @@ class DictVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(len(self._entries))
         if name == "__contains__":
-            return ConstantVariable(args[0].as_constant() in self._entries)
+            return ConstantVariable(dict_key(args[0]) in self._entries)
         if name == "__iter__":
             return IteratorVariable(self.items(tx))
         if name == "get":
-            k = args[0].as_constant()
+            k = dict_key(args[0])
             if k in self._entries:
                 return self.lookup(k)
             return args[1] if len(args) > 1 else ConstantVariable(None)
@@ -363,7 +370,7 @@ class DictVariable(VariableTracker):
                                 default_factory=self.default_factory)
         tx.output.side_effects.mutated(self)
         if name == "__setitem__":
-            entries[args[0].as_constant()] = args[1]
+            entries[dict_key(args[0])] = args[1]
         elif name in ("update", "__init__"):  # `__init__`: a dict subclass's, through super()
             other = args[0] if args else None
             if other is not None:
@@ -372,19 +379,33 @@ class DictVariable(VariableTracker):
                 entries.update(other.entries)
             entries.update(kwargs)
         elif name == "pop":
-            key = args[0].as_constant()
+            key = dict_key(args[0])
             if key in entries:
                 return entries.pop(key)
             if len(args) > 1:
                 return args[1]
             raise Unsupported(f"dict.pop({key!r}) of a missing key")
         elif name == "setdefault":
-            return entries.setdefault(args[0].as_constant(),
+            return entries.setdefault(dict_key(args[0]),
                                       args[1] if len(args) > 1 else ConstantVariable(None))
         elif name == "__delitem__":
-            del entries[args[0].as_constant()]
+            del entries[dict_key(args[0])]
         elif name == "clear":
             entries.clear()
+        elif name == "move_to_end" and self.kind is collections.OrderedDict:
+            key = dict_key(args[0])
+            value = entries.pop(key)
+            last = args[1] if len(args) > 1 else kwargs.get("last", ConstantVariable(True))
+            if last.as_constant():
+                entries[key] = value
+            else:
+                entries = {key: value, **entries}
+                self._entries.clear()
+                self._entries.update(entries)
+        elif name == "popitem" and entries:
+            last = args[0] if args else kwargs.get("last", ConstantVariable(True))
+            key = next(reversed(entries)) if last.as_constant() else next(iter(entries))
+            return TupleVariable([ConstantVariable(key), entries.pop(key)])
         else:
             raise Unsupported(f"dict.{name}()")
         return ConstantVariable(None)

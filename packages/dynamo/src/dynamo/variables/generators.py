@@ -106,7 +106,18 @@ class GeneratorVariable(LazyIteratorVariable):
             return value
         if name == "__iter__":
             return self
-        if name == "close" and (self.finished or not self.started):
+        if name == "close":  # GeneratorExit raised at the suspended `yield`
+            if not self.finished and self.started:
+                try:
+                    value = self._step(tx, None, Raised(GeneratorExit(), f"close() of the "
+                                                                         f"generator {self.name}"))
+                except Raised as error:
+                    if not isinstance(error.exception, GeneratorExit):
+                        raise
+                    value = None
+                if value is not None:
+                    raise Raised(RuntimeError("generator ignored GeneratorExit"),
+                                 f"the generator {self.name} yielded after close()")
             self.finished = True
             return ConstantVariable(None)
         thrown = args[1] if len(args) == 3 else args[0] if len(args) == 1 else None  # 3.11: 3
