@@ -217,3 +217,40 @@ def test_gradient_clipping_reads_the_parameters_grads():
         torch.testing.assert_close(twin.weight.grad, model.weight.grad)
         model.zero_grad()
         twin.zero_grad()
+
+
+def test_training_step_with_clipping_and_optimizers_matches_eager():
+    import copy
+    import typing
+
+    import torch.nn.functional as F
+
+    def annotated(x):  # type annotations evaluated while running: constants
+        return typing.cast(typing.Optional[torch.Tensor], x) * 2  # noqa: UP045
+
+    assert torch.equal(dynamo.compile(annotated, backend="eager", fullgraph=True)(
+        torch.ones(2)), torch.full((2,), 2.0))
+    for make in (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9),
+                 lambda p: torch.optim.AdamW(p, lr=0.01)):
+        torch.manual_seed(0)
+        eager_model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        model = copy.deepcopy(eager_model)
+        eager_opt, opt = make(eager_model.parameters()), make(model.parameters())
+
+        def step(m, optimizer, x, y):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            norm = torch.nn.utils.clip_grad_norm_(m.parameters(), max_norm=0.5)  # followed
+            optimizer.step()  # its record_function block is a no-op
+            return loss.detach(), norm
+
+        compiled = dynamo.compile(step, backend="eager")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(3):
+                x, y = torch.randn(5, 4), torch.randint(0, 2, (5,))
+                got, want = compiled(model, opt, x, y), step(eager_model, eager_opt, x, y)
+                torch.testing.assert_close(got, want)
+        for p, q in zip(model.parameters(), eager_model.parameters()):
+            torch.testing.assert_close(p, q)

@@ -1,7 +1,8 @@
 """Python versions of C functions from the standard library, inlined in their place.
 
 `itertools.chain`, `functools.reduce` or `operator.itemgetter` are written in C: the tracer
-cannot step through their bodies, so a call to one would be a graph break. Each has a plain
+cannot step through their bodies, so a call to one would be a graph break. (One twin stands
+for a torch object instead: the profiler's `record_function`, a no-op in a compiled frame.) Each has a plain
 Python twin here with the same behaviour (the lazy itertools are generators, so their items are
 made when the loop takes them, as in C), and the builder hands the tracer the twin instead,
 after guarding that the name still means the C original (`POLYFILLS`).
@@ -9,11 +10,14 @@ after guarding that the name still means the C original (`POLYFILLS`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+import torch
 
 
 def chain(*iterables: Iterable) -> Iterator:
@@ -196,7 +200,13 @@ def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable:
     return lambda obj: getattr(obj, name)(*args, **kwargs)
 
 
-# The C original -> its Python twin
+def record_function(name: str, args: str | None = None) -> contextlib.nullcontext:
+    """The profiler's `record_function` block: a no-op inside a compiled frame (it would enter a
+    profiler range, a C object, in the graph)."""
+    return contextlib.nullcontext()
+
+
+# The C original (or, for `record_function`, torch's object) -> its Python twin
 POLYFILLS: dict[Any, Callable] = {
     itertools.chain: chain, itertools.islice: islice, itertools.accumulate: accumulate,
     itertools.zip_longest: zip_longest, itertools.product: product,
@@ -205,4 +215,5 @@ POLYFILLS: dict[Any, Callable] = {
     itertools.dropwhile: dropwhile, itertools.repeat: repeat, itertools.count: count,
     functools.reduce: reduce, operator.itemgetter: itemgetter,
     operator.attrgetter: attrgetter, operator.methodcaller: methodcaller,
+    torch.autograd.profiler.record_function: record_function,
 }

@@ -145,6 +145,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     ):
         _guard(tx, source, Equals, value)
         return ConstantVariable(value, source)
+    if type(value).__module__ == "typing" and not isinstance(value, type | types.FunctionType):
+        # `Optional`, `List[int]`: type annotations evaluated at run time, constants
+        _guard(tx, source, Identity.of, value)
+        return ConstantVariable(value, source)
     if is_literal(value):  # ranges, slices, layouts, Ellipsis: compared by value or identity
         _guard(tx, source, TypeMatch, type(value))
         if isinstance(value, (range, slice)):

@@ -634,6 +634,14 @@ class TorchFunctionVariable(VariableTracker):
         if fn in _CONSTANT_FOLDABLE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
+        from dynamo.variables.user_objects import UserObjectVariable
+
+        if isinstance(fn, types.FunctionType) and any(
+                isinstance(a, IteratorVariable | NNModuleVariable | UserObjectVariable)
+                for a in [*args, *kwargs.values()]):
+            # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`):
+            # followed like the user's code
+            return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
         return tx.output.call_function(fn, args, kwargs)
 
     def __repr__(self) -> str:
