@@ -323,3 +323,15 @@ def test_contiguity_stands_for_the_strides_exactly() -> None:
                 itertools.product(*[(0, 1, 2, 3, 6, 9) for _ in sizes]), 0, None, 7):
             value = storage.as_strided(sizes, strides)
             assert gs.check({"x": value}, {}) == guard.holds(value), (sizes, strides)
+
+
+def test_global_state_tells_autocast_devices_and_dtypes_apart():
+    plain = GuardSet([GlobalState()])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not plain.check({}, {})
+        bf16 = GuardSet([GlobalState()])
+        assert bf16.check({}, {})
+        with torch.autocast("cpu", dtype=torch.float16):
+            assert not bf16.check({}, {})
+            assert "autocast is (('cpu', torch.float16),)" in bf16.explain({}, {})[0]
+    assert plain.check({}, {}) and not bf16.check({}, {})

@@ -542,12 +542,16 @@ class ModuleTraining(Guard):
         return f"it is {value.training}"
 
 
-def _autocast() -> torch.dtype | None:
-    """The dtype autocast computes in, None when it is off."""
+_AUTOCAST_STATES: dict[tuple, tuple] = {}  # one object per state, so that `is` compares them
+
+
+def _autocast() -> tuple | None:
+    """The devices autocast is on for and the dtype of each, None when it is off everywhere."""
     if not torch._C._is_any_autocast_enabled():
         return None
-    device = "cuda" if torch.is_autocast_enabled("cuda") else "cpu"
-    return torch.get_autocast_dtype(device)
+    state = tuple((device, torch.get_autocast_dtype(device)) for device in ("cpu", "cuda")
+                  if torch.is_autocast_enabled(device))
+    return _AUTOCAST_STATES.setdefault(state, state)
 
 
 _HOOKS = (_nn_module._global_forward_hooks, _nn_module._global_forward_pre_hooks,
