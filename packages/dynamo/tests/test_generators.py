@@ -7,6 +7,7 @@ function then called for real."""
 from __future__ import annotations
 
 import contextlib
+import io
 import warnings
 
 import pytest
@@ -330,3 +331,54 @@ def test_close_runs_the_generators_finally():
     expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.randn(3))
     assert _same(result, expected) and got_log == expected_log == ["got", "closed"]
     assert graphs == 1
+
+
+def test_generators_handed_on_stay_lazy_and_list_iterators_stay_live():
+    def f(x, items):
+        y = x + 1
+        return y, (t * 2 for t in y), (v for v in items)
+
+    def g(x):
+        items = [1, 2, 3]
+        doubled = (v * x for v in items)
+        print("graph break", end="")
+        items.append(4)  # eager's generator sees it: it iterates over the very list
+        return list(doubled)
+
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        for fn in (f, dynamo.compile(f, backend="eager")):
+            items = [1, 2]
+            y, lazy, over_items = fn(torch.zeros(2), items)
+            y.add_(100)
+            items.append(3)
+            assert _same(list(lazy), [torch.tensor(202.0)] * 2) and list(over_items) == [1, 2, 3]
+        assert len(dynamo.compile(g, backend="eager")(torch.ones(1))) == len(g(torch.ones(1))) == 4
+
+
+def test_exception_context_and_cause_are_kept():
+    @contextlib.contextmanager
+    def replacing():
+        try:
+            yield
+        except ValueError:
+            raise KeyError("replaced")  # noqa: B904 - the implicit context is the point
+
+    def f(x):
+        seen = []
+        try:
+            with replacing():
+                raise ValueError("inner")
+        except KeyError as error:
+            seen.append(type(error.__context__).__name__)
+        try:
+            try:
+                raise ValueError("a")
+            except ValueError as first:
+                raise KeyError("b") from first
+        except KeyError as error:
+            seen.append((type(error.__cause__).__name__, error.__suppress_context__))
+        return x + 1, seen
+
+    expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(2))
+    assert result[1] == expected[1] == ["ValueError", ("ValueError", True)] and graphs == 1

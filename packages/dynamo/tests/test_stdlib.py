@@ -233,3 +233,54 @@ def test_tuple_ordering_ordereddict_reordering_and_symbolic_dict_keys():
         warnings.simplefilter("ignore")
         for level in (20, 0, 1):
             assert _same(compiled(torch.ones(1), level), g(torch.ones(1), level))
+
+
+def test_iterators_shared_with_islice_and_zip_are_consumed_as_in_python():
+    def f(x):
+        src = iter(range(10))
+        window = list(itertools.islice(src, 2, 4))
+        after_islice = next(src)
+        other = iter(range(10))
+        pairs = list(zip(other, "ab"))  # takes a third item from `other`, then stops
+        bounds = (*(2, 4), None)[:3]  # a None folded from constants stays None
+        return x + 1, window, after_islice, pairs, next(other), bounds[2] or 1
+
+    assert _same(_one_graph(f, torch.ones(1)), f(torch.ones(1)))
+
+
+def test_combinations_with_a_negative_r_raise_value_error():
+    def f(x):
+        messages = []
+        for make in (itertools.combinations, itertools.permutations):
+            try:
+                list(make([1, 2], -1))
+            except ValueError as error:
+                messages.append(str(error))
+        return x + 1, messages
+
+    assert _same(_one_graph(f, torch.ones(1)), f(torch.ones(1)))
+
+
+def test_tying_or_appending_parameters_after_compiling_is_noticed():
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+            self.extra = torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2))])
+
+        def forward(self, x):
+            for p in self.extra:
+                x = x + p
+            return x * sum(p.sum() for p in self.parameters()), len(list(self.parameters()))
+
+    torch.manual_seed(0)
+    model = Net()
+    compiled = dynamo.compile(model, backend="eager")
+    x = torch.ones(2)
+    steps = [lambda: None,
+             lambda: setattr(model.b, "weight", model.a.weight),  # tied: one parameter less
+             lambda: setattr(model.b, "weight", torch.nn.Parameter(torch.ones(2, 2))),  # untied
+             lambda: model.extra.append(torch.nn.Parameter(torch.full((2,), 10.0)))]
+    for change in steps:
+        change()
+        assert _same(compiled(x), model(x))

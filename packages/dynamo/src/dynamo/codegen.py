@@ -162,6 +162,9 @@ class ResultBuilder:
             return f"{self.constant(reopen_context)}({', '.join(map(self.constant, args))})"
         if isinstance(v, GeneratorVariable) and not v.finished:
             raise v.unbuildable()
+        if isinstance(v, IteratorVariable) and v.over_list is not None:
+            # an iterator over a list: over the very list (appends after the break are seen)
+            return f"{self.constant(_list_iterator)}({self.expression(v.over_list)}, {v.position})"
         if isinstance(v, IteratorVariable):
             return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,
@@ -230,6 +233,14 @@ class ResultBuilder:
         if cell.contents is None:
             return f"{self.constant(types.CellType)}()"
         return f"{self.constant(types.CellType)}({self.expression(cell.contents)})"
+
+
+def _list_iterator(items: list, taken: int) -> Any:
+    """An iterator over `items` that has already given `taken` of them."""
+    iterator = iter(items)
+    for _ in range(taken):
+        next(iterator)
+    return iterator
 
 
 def _make_function(code: types.CodeType, f_globals: dict, name: str, defaults: tuple,

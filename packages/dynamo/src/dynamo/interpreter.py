@@ -165,6 +165,10 @@ class Translator:
         if handler is None:
             return False
         target, depth, lasti = handler
+        handled = self.handling[-1].as_constant() if self.handling else None
+        if handled is not None and handled is not error.exception and \
+                error.exception.__context__ is None:
+            error.exception.__context__ = handled  # raised while handling another, as in Python
         if self.entered_handler_at is None:
             self.entered_handler_at = self.ip - 1
         del self.stack[depth:]
@@ -218,19 +222,10 @@ class Translator:
         callee = Translator(self.output, code, f_globals, bound, cells, self.depth + 1)
         if not code.co_flags & _GENERATOR:
             return callee.run()
-        generator = GeneratorVariable(callee, name)
-        if code not in self.output.opaque_generators:
-            return generator
-        if code.co_name != "<genexpr>":
+        if code in self.output.opaque_generators:
             raise Unsupported(f"calling the generator function {name} (its items could not be "
                               "followed in the trace)")
-        # A generator expression runs to its end at once and the caller iterates over what it
-        # yielded: the same, as long as making its items changes nothing.
-        before = self.output.side_effects.changes
-        values = generator.items(self)
-        if self.output.side_effects.changes != before:
-            raise Unsupported(f"{name} has side effects (they would all happen at once)")
-        return IteratorVariable(values)
+        return GeneratorVariable(callee, name)
 
     def make_super(self, args: list[VariableTracker]) -> VariableTracker:
         if args:
@@ -718,13 +713,21 @@ class Translator:
             if not self.handling:
                 raise Unsupported("raise (a re-raise while tracing, with no exception)")
             self._raise(self.handling[-1])
-        exc = args[0]
+        exc, cause = self._exception(args[0]), args[1] if len(args) > 1 else None
+        if cause is not None:  # `raise exc from cause`
+            reason = None if is_none(cause) else self._exception(cause).as_constant()
+            exc.as_constant().__cause__ = reason
+            exc.as_constant().__suppress_context__ = True
+        self._raise(exc)
+
+    def _exception(self, exc: VariableTracker) -> VariableTracker:
+        """The exception object `raise` raises: `exc`, or an instance of the class `exc`."""
         if isinstance(exc, (BuiltinVariable, UserClassVariable)) and isinstance(
                 exc.as_constant(), type) and issubclass(exc.as_constant(), BaseException):
             exc = make_exception(exc.as_constant(), [], {})
         if not (exc.is_constant() and isinstance(exc.as_constant(), BaseException)):
             raise Unsupported(f"raise {exc!r} (an exception raised while tracing)")
-        self._raise(exc)
+        return exc
 
     def _raise(self, exc: VariableTracker) -> None:
         reason = getattr(exc, "reason", None) or \

@@ -88,6 +88,8 @@ def product(*iterables: Iterable, repeat: int = 1) -> Iterator[tuple]:
 
 
 def combinations(iterable: Iterable, r: int) -> Iterator[tuple]:
+    if r < 0:
+        raise ValueError("r must be non-negative")
     pool = tuple(iterable)
 
     def pick(start: int, left: int) -> Iterator[tuple]:
@@ -102,6 +104,8 @@ def combinations(iterable: Iterable, r: int) -> Iterator[tuple]:
 
 
 def permutations(iterable: Iterable, r: int | None = None) -> Iterator[tuple]:
+    if r is not None and r < 0:
+        raise ValueError("r must be non-negative")
     pool = tuple(iterable)
     size = len(pool) if r is None else r
 

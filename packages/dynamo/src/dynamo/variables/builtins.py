@@ -327,15 +327,13 @@ class BuiltinVariable(VariableTracker):
         lazy = lazy_map(tx, TupleVariable, list(iterables))
         if lazy is not None:
             return lazy
-        columns = [it.items(tx) for it in iterables]
-        return IteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
+        return IteratorVariable([TupleVariable(row) for row in _rows(tx, iterables)])
 
     def _call_map(self, tx, fn, *iterables, **_):
         lazy = lazy_map(tx, lambda row: fn.call(tx, row, {}), list(iterables))
         if lazy is not None:
             return lazy
-        return IteratorVariable([fn.call(tx, list(row), {})
-                                 for row in zip(*[it.items(tx) for it in iterables])])
+        return IteratorVariable([fn.call(tx, row, {}) for row in _rows(tx, iterables)])
 
     def _call_filter(self, tx, fn, iterable, **_):
         def keep(v: VariableTracker) -> bool:
@@ -557,6 +555,8 @@ def _as_sequence(v: VariableTracker) -> SequenceVariable | None:
 
 def is_builtin_callable(value: Any) -> bool:
     """Whether `value` is handled by BuiltinVariable: a builtin, or from `operator`/`math`."""
+    if not callable(value):  # None has no `__name__` either, like a nameless builtin
+        return False
     try:
         hash(value)
     except TypeError:
@@ -565,6 +565,22 @@ def is_builtin_callable(value: Any) -> bool:
     name = getattr(value, "__name__", "")
     return (isinstance(name, str) and getattr(builtins, name, None) is value
             or module in ("_operator", "operator", "math"))
+
+
+def _rows(tx: Translator, iterables: tuple[VariableTracker, ...]) -> list[list[VariableTracker]]:
+    """The rows `zip` takes, as Python takes them: an item of each in turn, until one is
+    exhausted (the items taken from the others in that row are dropped, as in Python)."""
+    iterators = [it if isinstance(it, IteratorVariable) else IteratorVariable.over(it, tx)
+                 for it in iterables]
+    rows = []
+    while True:
+        row = []
+        for iterator in iterators:
+            value = iterator.next(tx)
+            if value is None:
+                return rows
+            row.append(value)
+        rows.append(row)
 
 
 def _taken(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracker]:

@@ -474,16 +474,18 @@ class SliceVariable(VariableTracker):
 class IteratorVariable(VariableTracker):
     """An iterator over a list of trackers computed up front (`iter`, `enumerate`, `zip`, ...)."""
 
-    def __init__(self, values: list[VariableTracker]) -> None:
+    def __init__(self, values: list[VariableTracker], over: ListVariable | None = None) -> None:
         self.values = values
         self.position = 0
+        self.over_list = over  # the list iterated, when `iter(list)` made it
 
     @staticmethod
     def over(value: VariableTracker, tx: Translator) -> IteratorVariable:
         """`iter(value)`: over a list, its very items list, so that appends made while
-        iterating are seen, as in Python."""
-        return IteratorVariable(value.values if isinstance(value, ListVariable)
-                                else value.items(tx))
+        iterating are seen, as in Python (and the iterator handed on is one over that list)."""
+        if isinstance(value, ListVariable):
+            return IteratorVariable(value.values, over=value)
+        return IteratorVariable(value.items(tx))
 
     def python_type(self) -> type:
         return type(iter(()))

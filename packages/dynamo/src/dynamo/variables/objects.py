@@ -52,6 +52,7 @@ from guards import (
     AttrSource,
     DictContains,
     DictKeys,
+    DistinctObjects,
     GetItemSource,
     Identity,
     Length,
@@ -324,10 +325,16 @@ class NNModuleVariable(ObjectVariable):
             if module.source is not None:
                 tx.output.add_guard(DictKeys(AttrSource(module.source, table), tuple(tensors)))
             for name, tensor in tensors.items():
-                if tensor is None or (unique and id(tensor) in seen):
+                if tensor is None:
+                    continue
+                tracker = module.getattr(tx, name)  # read even when dropped: guarded the same
+                if unique and id(tensor) in seen:
                     continue
                 seen.add(id(tensor))
-                found.append((f"{prefix}.{name}" if prefix else name, module.getattr(tx, name)))
+                found.append((f"{prefix}.{name}" if prefix else name, tracker))
+        sources = [t.source for _, t in found if t.source is not None]
+        if unique and len(sources) > 1:  # the tensors dropped as duplicates, and no others
+            tx.output.add_guard(DistinctObjects(tuple(sources)))
         return found
 
     def items(self, tx: Translator) -> list[VariableTracker]:
@@ -337,6 +344,9 @@ class NNModuleVariable(ObjectVariable):
         if isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential)):
             return [child for _, child in self._children(tx)]
         if isinstance(module, (torch.nn.ParameterList,)):
+            if self.source is not None:  # an appended parameter changes the loop
+                tx.output.add_guard(DictKeys(AttrSource(self.source, "_parameters"),
+                                             tuple(module._parameters)))
             return [self.getattr(tx, name) for name in module._parameters]
         raise Unsupported(f"iterating over a {type(module).__qualname__}")
 
