@@ -511,3 +511,25 @@ def test_functions_torch_keeps_out_of_graphs_are_called_for_real():
         warnings.simplefilter("ignore")
         dynamo.compile(step, backend="eager")(torch.ones(2))
     assert model.weight.grad is None
+
+
+def test_id_of_modules_from_the_frame():
+    shared = torch.nn.Linear(2, 2)
+    layers = torch.nn.ModuleList([shared, torch.nn.ReLU(), shared])
+
+    def f(x):
+        seen = set()
+        for layer in layers:
+            if id(layer) in seen:  # a module used twice runs once
+                continue
+            seen.add(id(layer))
+            x = layer(x)
+        return x, len(seen)
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.ones(2)
+    for change in (lambda: None, lambda: layers.__setitem__(2, torch.nn.Linear(2, 2))):
+        change()  # the identities are guarded: a new module recompiles
+        got, want = compiled(x), f(x)
+        assert got[1] == want[1]
+        torch.testing.assert_close(got[0], want[0])

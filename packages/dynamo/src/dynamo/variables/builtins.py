@@ -432,8 +432,12 @@ class BuiltinVariable(VariableTracker):
     def _call_print(self, tx, *args, **_):
         raise Unsupported("print()")
 
-    def _call_id(self, tx, *args, **_):
-        raise Unsupported("id() (object identity is not traced)")
+    def _call_id(self, tx, obj, **_):
+        from dynamo.variables.objects import NNModuleVariable
+
+        if isinstance(obj, NNModuleVariable) and obj.source is not None:
+            return ConstantVariable(id(obj.value))  # a module from the frame: its identity guarded
+        raise Unsupported(f"id() of {obj} (object identity is traced for modules only)")
 
 
 def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTracker:
