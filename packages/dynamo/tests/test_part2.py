@@ -246,3 +246,36 @@ def test_a_method_handed_to_a_resume_function_is_guarded_by_name_and_owner():
         for step in range(2, 5):  # a new list, a new bound method and new floats every call
             assert looped([], x * step) == train([], x * step)
     assert compiled_once == [len(r.cache.entries) for r in looped._resumes.values()]
+
+
+def test_logging_calls_cost_nothing_when_disabled_and_one_break_when_enabled():
+    import io
+
+    stream = io.StringIO()
+    log = logging.getLogger("dynamo-test-logging-calls")
+    log.addHandler(logging.StreamHandler(stream))
+    log.propagate = False
+    log.setLevel(logging.INFO)
+
+    def f(x):
+        y = x * 2
+        log.debug("debug %s", 1)  # disabled: traced as `isEnabledFor`, nothing else
+        log.info("info %d", 2)  # enabled: a graph break, the record made for real
+        return y + 1
+
+    log.isEnabledFor(logging.DEBUG)  # the logger's level cache, warm (a first, cold look
+    log.isEnabledFor(logging.INFO)  # takes the logging lock: one more break)
+    explained = dynamo.explain(f)(torch.ones(1))
+    assert [b.reason.split(" (")[0] for b in explained.breaks] == [
+        "logging.Logger.info() at an enabled level"]
+    stream.truncate(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = dynamo.compile(f, backend="eager")
+        for _ in range(2):
+            assert torch.equal(compiled(torch.ones(1)), torch.full((1,), 3.0))
+    assert stream.getvalue().endswith("info 2\ninfo 2\n")
+    log.setLevel(logging.WARNING)  # clears the cache: warm it again
+    log.isEnabledFor(logging.DEBUG)
+    log.isEnabledFor(logging.INFO)
+    assert dynamo.explain(f)(torch.ones(1)).graph_count == 1  # no break at all

@@ -15,6 +15,7 @@ import builtins
 import functools
 import inspect
 import logging
+import sysconfig
 import types
 import warnings
 import weakref
@@ -263,6 +264,7 @@ class CompiledFunction:
         elif isinstance(callee, types.FunctionType) and not (
             getattr(callee, "_dynamo_disable", False)
             or (callee.__module__ or "").startswith("torch")
+            or _in_stdlib(callee.__code__.co_filename)  # logging's, say: no tensors to capture
             or callee.__code__.co_flags & _SUSPENDS  # called, it makes a generator: no frame runs
         ):
             make = CompiledFunction
@@ -370,6 +372,11 @@ class OptimizedModule(torch.nn.Module):
 
 
 _OWN_ATTRIBUTES = ("_orig_mod", "_compiled_forward")
+_STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+def _in_stdlib(filename: str) -> bool:
+    return filename.startswith(_STDLIB) and "site-packages" not in filename
 
 
 def _global_hooks() -> bool:

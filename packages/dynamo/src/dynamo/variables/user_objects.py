@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import collections
 import collections.abc
+import logging
 import types
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -53,6 +54,10 @@ class UserObjectVariable(ObjectVariable):
         class's own versions of these, when it has them, inlined."""
         if name == "__class__":
             return class_of(self)
+        if name in _LOG_LEVELS and self.source is not None and \
+                isinstance(getattr(self, "value", None), logging.Logger) and \
+                name not in vars(self.value):
+            return LoggingCallVariable(self, name)
         if self.defines_in_python("__getattribute__"):
             try:
                 return self.call_method(tx, "__getattribute__", [ConstantVariable(name)], {})
@@ -412,3 +417,33 @@ def _copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker],
         raise Unsupported(f"copying {v} (copy.copy, copy.deepcopy)")
     memo[id(v)] = copy
     return copy
+
+
+# Logger methods that log at a level (`log` takes it as its first argument)
+_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+               "warn": logging.WARNING, "error": logging.ERROR, "exception": logging.ERROR,
+               "critical": logging.CRITICAL, "fatal": logging.CRITICAL, "log": None}
+
+
+class LoggingCallVariable(VariableTracker):
+    """`logger.info` (or another level's method) of a `logging.Logger` from the frame. A call
+    asks `logger.isEnabledFor(level)`, traced (a dict read once the logger's cache is warm):
+    a disabled level logs nothing and costs nothing; an enabled one is a graph break, the
+    record made for real (instead of breaking over and over inside the logging module)."""
+
+    def __init__(self, logger: UserObjectVariable, name: str) -> None:
+        self.logger = logger
+        self.name = name
+        self.source = AttrSource(logger.source, name)
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        from dynamo.variables.tensor import concrete_int
+
+        level = _LOG_LEVELS[self.name]
+        if level is None:
+            level = concrete_int(args[0])
+        enabled = self.logger.call_method(tx, "isEnabledFor", [ConstantVariable(level)], {})
+        if not enabled.truth(tx):
+            return ConstantVariable(None)
+        raise Unsupported(f"logging.Logger.{self.name}() at an enabled level (the record is "
+                          "made for real)")
