@@ -382,3 +382,16 @@ def test_exception_context_and_cause_are_kept():
 
     expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(2))
     assert result[1] == expected[1] == ["ValueError", ("ValueError", True)] and graphs == 1
+
+
+def test_in_takes_items_up_to_the_one_found_and_generator_names():
+    def f(x):
+        g = (i for i in range(10))
+        found = 3 in g
+        following = next(g)
+        missing = 100 in g
+        items = iter([1, 2, 3, 4])
+        return x + 1, found, following, missing, list(g), 2 in items, list(items), g.__name__
+
+    expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(2))
+    assert result[1:] == expected[1:] and graphs == 1

@@ -154,6 +154,8 @@ class BuiltinVariable(VariableTracker):
             if isinstance(container, UserObjectVariable) and container.defines("__contains__"):
                 found = container.call_method(tx, "__contains__", [item], {})
                 return ConstantVariable(found.truth(tx))
+            if isinstance(container, IteratorVariable):  # takes items up to the one found
+                return ConstantVariable(any(_in(tx, item, v) for v in _taken(tx, container)))
             return ConstantVariable(any(_in(tx, item, v) for v in container.items(tx)))
         if fn in (operator.is_, operator.is_not):
             same = _identical(tx, args[0], args[1])

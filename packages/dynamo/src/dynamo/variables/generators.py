@@ -66,6 +66,12 @@ class GeneratorVariable(LazyIteratorVariable):
     def python_type(self) -> type:
         return types.GeneratorType
 
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__"):
+            code = self.frame.code
+            return ConstantVariable(code.co_name if name == "__name__" else code.co_qualname)
+        return super().getattr(tx, name)
+
     def _step(self, tx: Translator, sent: VariableTracker | None,
               thrown: Raised | None = None) -> VariableTracker | None:
         """Run the body to its next `yield` (raising `thrown` at the `yield` it stopped at,
