@@ -26,6 +26,7 @@ from dynamo.variables.constant import ConstantVariable, is_literal
 from dynamo.variables.containers import (
     DictVariable,
     NamedTupleVariable,
+    OpaqueValueVariable,
     SequenceVariable,
     SizeVariable,
     SliceVariable,
@@ -318,7 +319,9 @@ def _graph_value(v: VariableTracker, example: bool) -> Any:
         return {k: _graph_value(x, example) for k, x in v.entries.items()}
     if v.is_constant():
         return v.as_constant()
-    raise Unsupported(f"passing {v} to a graph operation")
+    if isinstance(v, OpaqueValueVariable):
+        raise Unsupported(v.reason)
+    raise Unsupported(f"passing {v.words()} to a graph operation")
 
 
 def _is_impure(node: torch.fx.Node) -> bool:

@@ -26,12 +26,19 @@ class VariableTracker:
     def python_type(self) -> type:
         raise Unsupported(f"the type of {self} is not known while tracing")
 
+    def words(self) -> str:
+        """The value in a user's words, for messages: "a Tensor", "a list"."""
+        try:
+            return f"a {self.python_type().__qualname__}"
+        except Unsupported:
+            return repr(self)
+
     def is_constant(self) -> bool:
         return False
 
     def as_constant(self) -> Any:
         """The Python value, for trackers that stand for a known constant."""
-        raise Unsupported(f"{self} is not a constant")
+        raise Unsupported(f"{self.words()} where Python needs a constant")
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         """`self.name`; by default, a method whose calls go to `call_method`."""
@@ -43,30 +50,30 @@ class VariableTracker:
             from dynamo.variables.functions import BoundMethodVariable
 
             return BoundMethodVariable(self, name)
-        raise Unsupported(f"reading attribute {name!r} of {self}")
+        raise Unsupported(f"reading attribute {name!r} of {self.words()}")
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        raise Unsupported(f"setting attribute {name!r} of {self}")
+        raise Unsupported(f"setting attribute {name!r} of {self.words()}")
 
     def delattr(self, tx: Translator, name: str) -> None:
-        raise Unsupported(f"deleting attribute {name!r} of {self}")
+        raise Unsupported(f"deleting attribute {name!r} of {self.words()}")
 
     def call(self, tx: Translator, args: list[VariableTracker],
              kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        raise Unsupported(f"calling {self}")
+        raise Unsupported(f"calling {self.words()}")
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
         """`self.name(*args, **kwargs)`."""
-        raise Unsupported(f"{self}.{name}()")
+        raise Unsupported(f"the method {name}() of {self.words()}")
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         """The values iteration over this value yields, in order."""
-        raise Unsupported(f"iterating over {self}")
+        raise Unsupported(f"iterating over {self.words()}")
 
     def truth(self, tx: Translator) -> bool:
         """`bool(value)`, decided while tracing (a guard records the decision when needed)."""
-        raise Unsupported(f"the truth value of {self}")
+        raise Unsupported(f"the truth value of {self.words()}")
 
     def __repr__(self) -> str:
         return type(self).__name__

@@ -30,6 +30,7 @@ from dynamo.variables.containers import (
     ListVariable,
     NamedTupleVariable,
     OpaqueIteratorVariable,
+    OpaqueValueVariable,
     SetVariable,
     SizeVariable,
     TupleVariable,
@@ -260,7 +261,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
                               for i, v in enumerate(value)], source, value.maxlen)
     if type(value) in (dict, collections.defaultdict):
         if not all(is_literal(k) or type(k).__eq__ is object.__eq__ for k in value):  # by identity
-            raise Unsupported("a dict whose keys are not constants (tensors or objects)")
+            _guard(tx, source, TypeMatch, type(value))
+            return OpaqueValueVariable(value, source, "a dict keyed by tensors (or other objects "
+                                       "compared by value): only constant keys (str, int, "
+                                       "tuples of them, ...) and objects compared by identity "
+                                       "are traced")
         _guard(tx, source, TypeMatch, type(value))
         _guard(tx, source, DictKeys, tuple(value))
         made = DictVariable.of_frame(value, source, lambda k: wrap(

@@ -274,7 +274,13 @@ def dict_key(key: VariableTracker) -> Any:
     """The Python key a tracker stands for (a symbolic int is decided, under a guard)."""
     from dynamo.variables.tensor import concrete_int
 
-    return concrete_int(key)
+    try:
+        return concrete_int(key)
+    except Unsupported:
+        raise Unsupported(f"a dict key that is a {key.python_type().__name__}: only keys that "
+                          "are constants (str, int, tuples of them, ...) are traced; a dict "
+                          "keyed by tensors or other objects (an optimizer's state) is "
+                          "not") from None
 
 
 class DictVariable(VariableTracker):
@@ -500,6 +506,32 @@ class IteratorVariable(VariableTracker):
         rest = self.values[self.position:]
         self.position = len(self.values)
         return rest
+
+
+class OpaqueValueVariable(VariableTracker):
+    """A value from the frame that the trace can pass along but not look into (a dict keyed by
+    tensors): any use of it is a graph break, with `reason`."""
+
+    def __init__(self, value: Any, source: Any, reason: str) -> None:
+        self.value = value
+        self.source = source
+        self.reason = reason
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        raise Unsupported(self.reason)
+
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        raise Unsupported(self.reason)
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        raise Unsupported(self.reason)
+
+    def truth(self, tx: Translator) -> bool:
+        raise Unsupported(self.reason)
 
 
 class OpaqueIteratorVariable(VariableTracker):
