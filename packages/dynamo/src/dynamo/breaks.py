@@ -39,18 +39,38 @@ from dynamo.bytecode import PY312, Instruction, handlers, instructions
 from dynamo.exc import Unsupported
 from dynamo.operators import BINARY, COMPARE
 
+
+def _special_method(obj: Any, name: str) -> Any:
+    """`obj.name` looked up on the type only, as the interpreter looks up special methods."""
+    for klass in type(obj).__mro__:
+        if name in vars(klass):
+            found = vars(klass)[name]
+            get = getattr(type(found), "__get__", None)
+            return found if get is None else get(found, obj, type(obj))
+    raise TypeError(f"{type(obj).__qualname__!r} object does not support the context manager "
+                    "protocol")
+
+
+def enter_with(manager: Any) -> tuple[Any, Any]:
+    """BEFORE_WITH made for real: (the bound `__exit__`, what `__enter__` returned)."""
+    enter = _special_method(manager, "__enter__")
+    return _special_method(manager, "__exit__"), enter()
+
+
 # Operators the trace cannot apply (to an object it cannot see into) are applied for real at a
-# break: how many stack values each takes, whether it pushes a result, and the function.
-OPERATORS: dict[str, tuple[int, bool, Any]] = {
-    "BINARY_SUBSCR": (2, True, operator.getitem),
-    "BINARY_SLICE": (3, True, lambda obj, start, stop: obj[start:stop]),
-    "STORE_SUBSCR": (3, False, lambda value, obj, key: operator.setitem(obj, key, value)),
-    "DELETE_SUBSCR": (2, False, operator.delitem),
-    "CONTAINS_OP": (2, True, lambda item, container: item in container),
-    "GET_ITER": (1, True, iter),
-    "UNARY_NEGATIVE": (1, True, operator.neg),
-    "UNARY_INVERT": (1, True, operator.invert),
-    "UNARY_NOT": (1, True, operator.not_),
+# break: how many stack values each takes, how many it pushes (two: a tuple of them), and the
+# function. A `with` whose context manager the trace cannot enter is entered this way.
+OPERATORS: dict[str, tuple[int, int, Any]] = {
+    "BINARY_SUBSCR": (2, 1, operator.getitem),
+    "BINARY_SLICE": (3, 1, lambda obj, start, stop: obj[start:stop]),
+    "STORE_SUBSCR": (3, 0, lambda value, obj, key: operator.setitem(obj, key, value)),
+    "DELETE_SUBSCR": (2, 0, operator.delitem),
+    "CONTAINS_OP": (2, 1, lambda item, container: item in container),
+    "GET_ITER": (1, 1, iter),
+    "UNARY_NEGATIVE": (1, 1, operator.neg),
+    "UNARY_INVERT": (1, 1, operator.invert),
+    "UNARY_NOT": (1, 1, operator.not_),
+    "BEFORE_WITH": (1, 2, enter_with),
 }
 BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
                        "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
@@ -114,29 +134,29 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
     return frozenset(names)
 
 
-def operator_of(ins: Instruction) -> tuple[int, bool, Any]:
-    """(inputs, pushes a result, function) of an operator instruction, made for real."""
+def operator_of(ins: Instruction) -> tuple[int, int, Any]:
+    """(inputs, results pushed, function) of an operator instruction, made for real."""
     if ins.opname in OPERATORS:
         count, pushes, function = OPERATORS[ins.opname]
         if ins.opname == "CONTAINS_OP" and ins.arg:
             return count, pushes, lambda item, container: item not in container
         return count, pushes, function
     if ins.opname == "BINARY_OP":
-        return 2, True, BINARY[dis._nb_ops[ins.arg][1]]
+        return 2, 1, BINARY[dis._nb_ops[ins.arg][1]]
     if ins.opname == "COMPARE_OP":
-        return 2, True, COMPARE[ins.argval]
+        return 2, 1, COMPARE[ins.argval]
     if ins.opname == "IS_OP":
-        return 2, True, operator.is_not if ins.arg else operator.is_
+        return 2, 1, operator.is_not if ins.arg else operator.is_
     if ins.opname == "LOAD_ATTR":
-        return 1, True, operator.attrgetter(ins.argval)
+        return 1, 1, operator.attrgetter(ins.argval)
     if ins.opname == "STORE_ATTR":
         name = ins.argval
-        return 2, False, lambda value, obj: setattr(obj, name, value)
+        return 2, 0, lambda value, obj: setattr(obj, name, value)
     if ins.opname == "FORMAT_VALUE":  # an f-string's field: converted, then formatted
         convert = (None, str, repr, ascii)[ins.arg & 3]
         if ins.arg & 4:
-            return 2, True, lambda value, spec: format(convert(value) if convert else value, spec)
-        return 1, True, lambda value: format(convert(value) if convert else value)
+            return 2, 1, lambda value, spec: format(convert(value) if convert else value, spec)
+        return 1, 1, lambda value: format(convert(value) if convert else value)
     raise KeyError(ins.opname)
 
 

@@ -175,7 +175,7 @@ class ResultBuilder:
             return self.constant(v.value)
         if v.is_constant():
             return self.constant(v.as_constant())
-        raise Unsupported(f"{v} cannot be rebuilt outside the graph (to return it, or to pass "
+        raise Unsupported(f"{v.words()} cannot be rebuilt outside the graph (to return it, or to pass "
                           "it on at a graph break)")
 
 
@@ -358,7 +358,8 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
         name, stack, next_locals = loop["next"]
         lines.append(f"    {then((name, stack), '___item', locals_=next_locals)}")
     elif plan["kind"] == "call":
-        lines.append(f"    {then(plan['resume'], *(['___result'] if plan['pushes'] else []))}")
+        pushed = {0: [], 1: ["___result"], 2: ["___result[0]", "___result[1]"]}[plan["pushes"]]
+        lines.append(f"    {then(plan['resume'], *pushed)}")
     elif plan["kind"] == "branch":
         lines += ["    if ___result:", f"        {then(plan['if_true'])}",
                   f"    {then(plan['if_false'])}"]

@@ -237,7 +237,7 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         return {"kind": "call", "callee": builder.constant(function),
                 "args": [builder.expression(v) for v in stack[len(stack) - count:]],
                 "locals": local_exprs, "pushes": pushes,
-                "resume": resume(tracer.ip + 1, below, int(pushes)), "on_error": on_error}
+                "resume": resume(tracer.ip + 1, below, pushes), "on_error": on_error}
     if ins.opname == "FOR_ITER":
         iterator, below = stack[-1], stack[:-1]
         done = ins.target + (1 if PY312 else 0)  # 3.12: past the END_FOR
@@ -285,7 +285,7 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     else:
         call = f"{builder.constant(options.wrap_callee)}({builder.expression(callee)})"
     plan = {"kind": "call", "callee": call,
-            "args": call_args, "locals": local_exprs, "pushes": True,
+            "args": call_args, "locals": local_exprs, "pushes": 1,
             "resume": resume(tracer.ip + 1, below, 1), "on_error": on_error}
     loop = fast_forward(fn.__code__, tracer.ip + 1)
     if loop is not None and on_error is None:

@@ -536,7 +536,7 @@ class Translator:
     def DICT_UPDATE(self, ins) -> None:
         other = self.pop()
         if not isinstance(other, DictVariable):
-            raise Unsupported(f"** on {other}")
+            raise Unsupported(f"** on {other.words()}")
         self._building(ins.arg).entries.update(other.entries)
 
     DICT_MERGE = DICT_UPDATE
@@ -610,7 +610,7 @@ class Translator:
         sent = self.pop()
         receiver = self.stack[-1]
         if not isinstance(receiver, IteratorVariable):
-            raise Unsupported(f"yield from {receiver}")
+            raise Unsupported(f"yield from {receiver.words()}")
         value = receiver.next(self, sent) if isinstance(receiver, GeneratorVariable) \
             else receiver.next(self)
         if value is not None:
@@ -682,7 +682,7 @@ class Translator:
         if isinstance(iterator, OpaqueIteratorVariable):
             raise Unsupported("the next item of an iterator from outside the trace")
         if not isinstance(iterator, IteratorVariable):
-            raise Unsupported(f"iterating over {iterator}")
+            raise Unsupported(f"iterating over {iterator.words()}")
         value = iterator.next(self)
         if value is not None:
             self.push(value)
@@ -698,9 +698,9 @@ class Translator:
             self.push(ctx.call_method(self, "__enter__", [], {}))
             return
         if not isinstance(ctx, GradModeVariable | StateContextVariable):
-            raise Unsupported(f"the context manager {ctx} (torch's grad-mode, autocast and "
-                              "inference-mode contexts and classes with __enter__/__exit__ "
-                              "written in Python)")
+            raise Unsupported(f"entering {ctx.words()} as a context manager (traced: torch's "
+                              "grad-mode, autocast and inference-mode contexts, and classes "
+                              "whose __enter__/__exit__ are written in Python)")
         self.push(ExitVariable(ctx))
         self.push(ctx.call_method(self, "__enter__", [], {}))
 

@@ -292,7 +292,13 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         owner = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))
         return BoundMethodVariable(owner, value.__name__)
     if isinstance(value, (type(print), types.BuiltinMethodType)):
-        _guard(tx, source, Identity.of, value)
+        owner = value.__self__
+        if owner is None or isinstance(owner, types.ModuleType) or source is None:
+            _guard(tx, source, Identity.of, value)
+        else:  # `lock.__exit__`: a new method object on every read; its owner and name are not
+            _guard(tx, source, TypeMatch, type(value))
+            _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
+            _guard(tx, _child(source, AttrSource, "__self__"), Identity.of, owner)
         return OpaqueFunctionVariable(value, source)
     _guard(tx, source, TypeMatch, type(value))
     return UserObjectVariable(value, source)

@@ -302,7 +302,7 @@ class BuiltinVariable(VariableTracker):
 
     def _call_next(self, tx, it, *default, **_):
         if not isinstance(it, IteratorVariable):
-            raise Unsupported(f"next() on {it}")
+            raise Unsupported(f"next() on {it.words()}")
         value = it.next(tx)
         if value is None:
             if default:
@@ -439,7 +439,7 @@ class BuiltinVariable(VariableTracker):
 
         if isinstance(obj, NNModuleVariable) and obj.source is not None:
             return ConstantVariable(id(obj.value))  # a module from the frame: its identity guarded
-        raise Unsupported(f"id() of {obj} (object identity is traced for modules only)")
+        raise Unsupported(f"id() of {obj.words()} (object identity is traced for modules only)")
 
 
 def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTracker:

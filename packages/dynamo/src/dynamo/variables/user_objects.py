@@ -414,7 +414,7 @@ def _copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker],
         state = v.generic_getattr(tx, "__dict__")
         copy.attrs.update({k: part(x) for k, x in state.entries.items()})
     else:
-        raise Unsupported(f"copying {v} (copy.copy, copy.deepcopy)")
+        raise Unsupported(f"copying {v.words()} (copy.copy, copy.deepcopy)")
     memo[id(v)] = copy
     return copy
 

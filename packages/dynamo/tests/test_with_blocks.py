@@ -1,0 +1,127 @@
+"""`with` blocks whose context manager the trace cannot enter (a C lock, a @contextmanager
+that times, a class whose __enter__ prints): the frame breaks at the `with`, the manager is
+entered for real, and the block's body is compiled in the resume function."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+import pytest
+import torch
+
+import dynamo
+
+
+def _counting_backend():
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    return backend, graphs
+
+
+LOG: list = []
+
+
+@contextlib.contextmanager
+def timed(name):
+    start = time.perf_counter()
+    yield name.upper()
+    LOG.append((name, time.perf_counter() >= start))
+
+
+def with_a_timer(x):
+    y = x.sin()
+    with timed("block") as label:
+        z = y * 2
+    return z + 1, label
+
+
+LOCK = threading.Lock()
+
+
+def with_a_lock(x):
+    y = x.cos()
+    with LOCK:
+        z = y * 3
+        held = LOCK.locked()
+    return z - 1, held
+
+
+class Loud:
+    def __enter__(self):
+        LOG.append("enter")
+        print("entering")
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        LOG.append(("exit", kind))
+        print("leaving")
+        return kind is KeyError  # swallows a KeyError
+
+
+def with_a_loud_manager(x, fail):
+    y = x.relu()
+    with Loud():
+        y = y + 1
+        if fail:
+            raise KeyError("inside")
+        y = y * 2
+    return y.sum()
+
+
+@pytest.mark.parametrize("fn", [with_a_timer, with_a_lock])
+def test_a_manager_the_trace_cannot_enter_is_entered_for_real_and_the_body_compiled(fn):
+    backend, graphs = _counting_backend()
+    compiled = dynamo.compile(fn, backend=backend)
+    for seed in range(3):
+        x = torch.randn(5, generator=torch.Generator().manual_seed(seed))
+        LOG.clear()
+        got = compiled(x)
+        got_log = list(LOG)
+        LOG.clear()
+        expected = fn(x)
+        torch.testing.assert_close(got[0], expected[0])
+        assert got[1:] == expected[1:]
+        assert got_log == LOG
+        assert not LOCK.locked()
+        if seed == 0:
+            first = len(graphs)
+    assert first >= 2  # the part before the `with` and the block's body, both compiled
+    assert len(graphs) == first  # later calls hit the caches (the lock's method is guarded
+    #                              by its owner and name, not as one method object)
+    explained = dynamo.explain(fn)(torch.randn(5))
+    assert not explained.eager
+    if fn is with_a_lock:
+        assert any(b.reason.startswith("entering a lock") for b in explained.breaks)
+
+
+def test_a_manager_whose_exit_swallows_an_exception_raised_in_the_block(capsys):
+    compiled = dynamo.compile(with_a_loud_manager, backend="eager")
+    x = torch.randn(6)
+    for fail in (False, True, False):
+        LOG.clear()
+        got = compiled(x, fail)
+        got_log, got_out = list(LOG), capsys.readouterr().out
+        LOG.clear()
+        expected = with_a_loud_manager(x, fail)
+        torch.testing.assert_close(got, expected)
+        assert got_log == LOG and got_out == capsys.readouterr().out
+        assert got_log[-1] == ("exit", KeyError if fail else None)
+
+
+def test_a_manager_that_does_not_support_the_protocol_raises_as_in_eager():
+    def f(x):
+        y = x + 1
+        with object():
+            y = y * 2
+        return y
+
+    with pytest.raises(TypeError, match="context manager protocol"):
+        f(torch.ones(2))
+    with pytest.raises(TypeError, match="context manager protocol"):
+        dynamo.compile(f, backend="eager")(torch.ones(2))
