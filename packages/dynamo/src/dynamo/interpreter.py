@@ -12,6 +12,7 @@ Translator on the callee's code (inlining). Any instruction it cannot follow rai
 from __future__ import annotations
 
 import builtins
+import collections.abc
 import dis
 import operator
 import os
@@ -704,6 +705,60 @@ class Translator:
         self.push(ExitVariable(ctx))
         self.push(ctx.call_method(self, "__enter__", [], {}))
 
+    # ----- match statements: each test is a traced isinstance/len/hasattr, under its guards --
+
+    def GET_LEN(self, ins) -> None:
+        self.push(BuiltinVariable(len).call(self, [self.stack[-1]], {}))
+
+    def MATCH_MAPPING(self, ins) -> None:
+        kind = self.stack[-1].python_type()
+        self.push(ConstantVariable(issubclass(kind, collections.abc.Mapping)))
+
+    def MATCH_SEQUENCE(self, ins) -> None:
+        kind = self.stack[-1].python_type()
+        self.push(ConstantVariable(issubclass(kind, collections.abc.Sequence)
+                                   and not issubclass(kind, (str, bytes, bytearray))))
+
+    def MATCH_KEYS(self, ins) -> None:
+        subject, keys = self.stack[-2], self.stack[-1].as_constant()
+        if not isinstance(subject, DictVariable):
+            raise Unsupported(f"a mapping pattern matched against {subject.words()}")
+        found = all(subject.has_key(k) for k in keys)
+        self.push(TupleVariable([subject.lookup(k) for k in keys]) if found
+                  else ConstantVariable(None))
+
+    def COPY_DICT_WITHOUT_KEYS(self, ins) -> None:
+        keys = self.pop().as_constant()
+        rest = {k: v for k, v in self.stack[-1].entries.items() if k not in keys}
+        self.push(DictVariable(rest))
+
+    def MATCH_CLASS(self, ins) -> None:
+        subject, cls, names = self.popn(3)
+        kind = cls.as_constant()
+        if not isinstance(kind, type):
+            raise Unsupported("a class pattern whose class is not a class")
+        if not BuiltinVariable(isinstance).call(self, [subject, cls], {}).as_constant():
+            self.push(ConstantVariable(None))
+            return
+        attributes = list(names.as_constant())
+        values = []
+        if ins.arg:
+            positional = getattr(kind, "__match_args__", None)
+            if positional is None and ins.arg == 1 and issubclass(kind, _MATCH_SELF):
+                values.append(subject)  # `case int(n)`: the subject itself
+            elif positional is None or len(positional) < ins.arg:
+                raise Unsupported(f"{kind.__qualname__}() given {ins.arg} positional "
+                                  "sub-patterns, more than its __match_args__ (a TypeError)")
+            else:
+                attributes = [*positional[:ins.arg], *attributes]
+        for name in attributes:
+            if not BuiltinVariable(hasattr).call(self, [subject, ConstantVariable(name)],
+                                                 {}).as_constant():
+                self.push(ConstantVariable(None))
+                return
+            values.append(self._attribute(subject, name, False))
+        self.push(TupleVariable(values))
+
     def LOAD_ASSERTION_ERROR(self, ins) -> None:
         self.push(wrap(self, AssertionError, None))
 
@@ -765,12 +820,15 @@ class Translator:
         self._raise(exc)
 
 
+# Classes whose instances a single positional class pattern matches as a whole.
+_MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+
+
 def _construct(opname: str) -> str:
     """The Python construct behind an instruction the interpreter does not follow."""
     for prefix, words in (
         (("CLEANUP_THROW",), "throw() into a generator"),
         (("GET_AWAIT", "BEFORE_ASYNC", "GET_AITER", "GET_ANEXT", "END_ASYNC"), "async code"),
-        (("MATCH", "GET_LEN", "COPY_DICT"), "a match statement"),
         (("LOAD_BUILD_CLASS",), "a class statement"),
         (("SETUP_ANNOTATIONS",), "annotations"),
         (("PUSH_EXC", "POP_EXCEPT", "RERAISE", "CHECK_EXC", "CLEANUP"),
