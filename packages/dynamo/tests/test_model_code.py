@@ -254,3 +254,19 @@ def test_training_step_with_clipping_and_optimizers_matches_eager():
                 torch.testing.assert_close(got, want)
         for p, q in zip(model.parameters(), eager_model.parameters()):
             torch.testing.assert_close(p, q)
+
+
+def test_recurrent_modules_are_one_graph_and_see_a_replaced_weight() -> None:
+    """An RNN's forward first checks its weights against weak references to them: calling a
+    weak reference is traced (it broke the graph before the recurrent kernel)."""
+    torch.manual_seed(0)
+    for rnn in (nn.LSTM(8, 16, 2, batch_first=True), nn.GRU(8, 16, bidirectional=True),
+                nn.RNN(8, 16)):
+        rnn.eval()
+        explained = dynamo.explain(rnn)(torch.randn(3, 5, 8))
+        assert explained.graph_count == 1 and not explained.breaks and not explained.eager
+        compiled = dynamo.compile(rnn, backend="eager")
+        x = torch.randn(3, 5, 8)
+        torch.testing.assert_close(compiled(x)[0], rnn(x)[0])
+        rnn.weight_hh_l0 = nn.Parameter(torch.randn_like(rnn.weight_hh_l0))
+        torch.testing.assert_close(compiled(x)[0], rnn(x)[0])

@@ -1,5 +1,5 @@
 """Sources the frontend needs beyond the guard library's: a global of another module, the
-items of a dict subclass.
+items of a dict subclass, the object a weak reference refers to.
 
 A function inlined from another module reads that module's globals, not the frame's `G`;
 `ModuleGlobalSource` names such a value through `sys.modules`, so guards can check it.
@@ -40,3 +40,14 @@ class DictItemsSource(ChainedSource):
 
     def step(self, value: Any) -> Any:
         return dict.copy(value)
+
+
+@dataclass(frozen=True)
+class WeakRefCallSource(ChainedSource):
+    """What the weak reference at the base refers to (None once it is gone)."""
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}()"
+
+    def step(self, value: Any) -> Any:
+        return value()

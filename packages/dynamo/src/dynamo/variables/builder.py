@@ -15,6 +15,7 @@ import copy
 import functools
 import inspect
 import types
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -60,6 +61,7 @@ from dynamo.variables.objects import (
     PythonModuleVariable,
     TorchFunctionVariable,
     UserClassVariable,
+    WeakRefVariable,
     function_apply,
 )
 from dynamo.variables.user_objects import CopyVariable, UserObjectVariable
@@ -235,6 +237,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             wrap(tx, value.__func__, _child(source, AttrSource, "__func__")),
             wrap(tx, value.__self__, _child(source, AttrSource, "__self__")),
         )
+    if type(value) is weakref.ref and source is not None:  # an RNN's `_flat_weight_refs`
+        _guard(tx, source, TypeMatch, weakref.ref)
+        return WeakRefVariable(value, source)
     if isinstance(value, functools.partial):
         _guard(tx, source, TypeMatch, functools.partial)
         fn = wrap(tx, value.func, _child(source, AttrSource, "func"))

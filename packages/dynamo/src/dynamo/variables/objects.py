@@ -24,6 +24,7 @@ from torch.nn.modules import module as nn_module
 
 from dynamo.exc import Unsupported
 from dynamo.side_effects import MISSING
+from dynamo.sources import WeakRefCallSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
@@ -172,6 +173,19 @@ class ObjectVariable(VariableTracker):
 
 
 BUILTIN_BASES = (object, dict, collections.OrderedDict)
+
+
+class WeakRefVariable(ObjectVariable):
+    """A weak reference from the frame (an RNN's `_flat_weight_refs`): calling it reads the
+    object it refers to, through a source of its own, guarded like any value the frame holds."""
+
+    def call(self, tx: Translator, args: list[VariableTracker],
+             kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        from dynamo.variables.builder import wrap
+
+        if args or kwargs:
+            raise Unsupported("calling a weak reference with arguments (a TypeError)")
+        return wrap(tx, self.value(), WeakRefCallSource(self.source))
 
 
 class BaseMethodVariable(VariableTracker):
