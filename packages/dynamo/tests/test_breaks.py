@@ -91,3 +91,28 @@ def test_a_dict_keyed_by_tensors_breaks_with_a_reason_in_words() -> None:
     explained = dynamo.explain(g)(x, weight)  # a tensor as the key of a dict of constant keys
     (reason,) = [b.reason for b in explained.breaks]
     assert reason.startswith("a dict key that is a Tensor: only keys that are constants")
+
+
+def test_a_class_statement_is_a_break_and_the_class_is_made_for_real() -> None:
+    import dynamo
+
+    def f(x, k):
+        y = x * 2
+
+        class Local:
+            scale = k
+
+            def apply(self, t):
+                return t * self.scale
+
+        return Local().apply(y) + 1, Local.__qualname__
+
+    compiled = dynamo.compile(f, backend="eager")
+    for k in (2, 3, 3):
+        x = torch.randn(3)
+        got, expected = compiled(x, k), f(x, k)
+        torch.testing.assert_close(got[0], expected[0])
+        assert got[1] == expected[1]
+    explained = dynamo.explain(f)(x, 2)
+    assert explained.graph_count == 2 and not explained.eager
+    assert [b.reason for b in explained.breaks] == ["calling __build_class__, a class statement"]

@@ -126,14 +126,19 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     started = time.perf_counter()
     try:
         result = tracer.run()
-        if result is None:
-            plan = _break_plan(fn, tracer, builder, options)
-            # A closure's resume functions take its cells along: one function object's resume
-            # function serves every closure made from the same code.
-            plan["closure"] = bool(fn.__code__.co_freevars)
-        else:
-            plan = builder.expression(result)
-        effects = replay(builder, output.side_effects)
+        try:
+            if result is None:
+                plan = _break_plan(fn, tracer, builder, options)
+                # A closure's resume functions take its cells along: one function object's
+                # resume function serves every closure made from the same code.
+                plan["closure"] = bool(fn.__code__.co_freevars)
+            else:
+                plan = builder.expression(result)
+            effects = replay(builder, output.side_effects)
+        except Unsupported as error:  # the values at the break or the return cannot be rebuilt
+            at = tracer.ip if result is None else tracer.ip - 1  # the break, or the return
+            error.locate(fn.__code__.co_filename, tracer.instructions[at].lineno)
+            raise
         gm = output.finish(builder.outputs)
     finally:
         output.restore_global_state()

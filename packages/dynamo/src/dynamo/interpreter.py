@@ -42,7 +42,12 @@ from dynamo.variables.containers import (
     TupleVariable,
 )
 from dynamo.variables.contexts import ExitVariable, GradModeVariable, StateContextVariable
-from dynamo.variables.functions import Cell, ClosureCell, NestedFunctionVariable
+from dynamo.variables.functions import (
+    Cell,
+    ClosureCell,
+    NestedFunctionVariable,
+    OpaqueFunctionVariable,
+)
 from dynamo.variables.generators import GeneratorVariable
 from dynamo.variables.objects import (
     PythonModuleVariable,
@@ -759,6 +764,9 @@ class Translator:
             values.append(self._attribute(subject, name, False))
         self.push(TupleVariable(values))
 
+    def LOAD_BUILD_CLASS(self, ins) -> None:  # a class statement: the class is made for real
+        self.push(OpaqueFunctionVariable(builtins.__build_class__, None, "a class statement"))
+
     def LOAD_ASSERTION_ERROR(self, ins) -> None:
         self.push(wrap(self, AssertionError, None))
 
@@ -829,7 +837,6 @@ def _construct(opname: str) -> str:
     for prefix, words in (
         (("CLEANUP_THROW",), "throw() into a generator"),
         (("GET_AWAIT", "BEFORE_ASYNC", "GET_AITER", "GET_ANEXT", "END_ASYNC"), "async code"),
-        (("LOAD_BUILD_CLASS",), "a class statement"),
         (("SETUP_ANNOTATIONS",), "annotations"),
         (("PUSH_EXC", "POP_EXCEPT", "RERAISE", "CHECK_EXC", "CLEANUP"),
          "exception handling"),
