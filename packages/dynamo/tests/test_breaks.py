@@ -116,3 +116,23 @@ def test_a_class_statement_is_a_break_and_the_class_is_made_for_real() -> None:
     explained = dynamo.explain(f)(x, 2)
     assert explained.graph_count == 2 and not explained.eager
     assert [b.reason for b in explained.breaks] == ["calling __build_class__, a class statement"]
+
+
+def test_manual_seed_breaks_even_after_torch_dynamo_wrapped_it() -> None:
+    """Importing torch._dynamo (torch does it lazily) replaces `torch.manual_seed` with a
+    wrapper; it must still be recognised, not traced as a graph operation."""
+    import torch._dynamo  # noqa: F401
+
+    import dynamo
+
+    assert torch.manual_seed is not torch.random.manual_seed
+
+    def f(x):
+        torch.manual_seed(0)
+        return x + torch.rand(3)
+
+    explained = dynamo.explain(f)(torch.randn(3))
+    assert [b.reason for b in explained.breaks] == [
+        "torch.random.manual_seed() inside a compiled frame"]
+    x = torch.randn(3)
+    torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))

@@ -642,18 +642,21 @@ class TorchFunctionVariable(VariableTracker):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         fn = self.fn
+        # Known by the function it wraps, if any: importing torch._dynamo (which torch itself
+        # may do lazily) replaces `torch.manual_seed` with a wrapper.
+        original = inspect.unwrap(fn)
         if fn in GRAD_MODES:
             return GradModeVariable.create(tx, fn, args)
         if isinstance(fn, type) and issubclass(fn, tuple(CONTEXTS.values())):
             return StateContextVariable.create(fn, args, kwargs)
-        if fn in _STATE_QUERIES:  # the state at the frame's start is guarded
+        if original in _STATE_QUERIES:  # the state at the frame's start is guarded
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
-        if fn in _COMPILING_QUERIES:  # libraries take their compile-friendly paths
+        if original in _COMPILING_QUERIES:  # libraries take their compile-friendly paths
             return ConstantVariable(True)
-        if fn in _UNSUPPORTED_TORCH:
+        if original in _UNSUPPORTED_TORCH:
             raise Unsupported(f"{_name(fn)}() inside a compiled frame")
-        if _sets_global_state(fn):
+        if _sets_global_state(original):
             raise Unsupported(f"{_name(fn)}() (it changes torch's global state)")
         if fn in _CONSTANT_FOLDABLE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             return ConstantVariable(fn(*[a.as_constant() for a in args],
@@ -680,7 +683,7 @@ _STATE_QUERIES = (torch.is_grad_enabled, torch.get_default_dtype,
                   torch.are_deterministic_algorithms_enabled, torch.is_autocast_enabled)
 _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
                       torch._utils.is_compiling)
-_UNSUPPORTED_TORCH = (torch.manual_seed, torch.seed, torch.set_default_dtype,
+_UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_default_dtype,
                       torch.use_deterministic_algorithms,
                       torch.autograd.grad, torch.autograd.backward)
 _STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nesting,
