@@ -270,3 +270,31 @@ def test_recurrent_modules_are_one_graph_and_see_a_replaced_weight() -> None:
         torch.testing.assert_close(compiled(x)[0], rnn(x)[0])
         rnn.weight_hh_l0 = nn.Parameter(torch.randn_like(rnn.weight_hh_l0))
         torch.testing.assert_close(compiled(x)[0], rnn(x)[0])
+
+
+def _train_step_result(opt_cls, compiled: bool) -> list[float]:
+    model = nn.Linear(2, 1, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+    opt = opt_cls(model.parameters(), lr=0.1)
+
+    def step(x):  # closes over `opt` and `model`; breaks at zero_grad and backward
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+
+    if compiled:
+        step = dynamo.compile(step, backend="eager")
+    step(torch.ones(3, 2))
+    return model.weight.flatten().tolist()
+
+
+def test_resume_functions_of_closures_trace_the_cells_of_the_call() -> None:
+    """One resume function serves every closure made from the same code: its trace must read
+    the cells the call brings, not those of the closure that first made it (an Adam step
+    after an SGD one traced SGD's update)."""
+    for opt_cls in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW, torch.optim.RMSprop):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no compilation whose guards fail its own inputs
+            compiled = _train_step_result(opt_cls, True)
+        assert compiled == _train_step_result(opt_cls, False), opt_cls.__name__

@@ -114,10 +114,13 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
                          options.automatic_dynamic)
     output.f_globals = f_globals
     output.opaque_generators = opaque_generators
+    # The cells the frame runs with: a resume function's come with the call (one resume
+    # function object serves every closure made from the same code).
+    closure = f_locals.get("__closure__", fn.__closure__) or ()
     cells = {
         name: ClosureCell(cell, AttrSource(GetItemSource(LocalSource("__closure__"), i),
                                            "cell_contents"))
-        for i, (name, cell) in enumerate(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        for i, (name, cell) in enumerate(zip(fn.__code__.co_freevars, closure))
     }
     tracer = Translator(output, fn.__code__, f_globals, {}, cells,
                         frame_locals={k: v for k, v in f_locals.items() if k != "__closure__"})

@@ -305,6 +305,12 @@ class CompiledFunction:
             self._give_up(f"dynamo could not capture {_name(self.fn)}; it runs eagerly: "
                           f"{error}")
             return None
+        if not entry.guards.check(f_locals, f_globals):  # a frontend bug, never a wrong result
+            failed = "; ".join(entry.guards.explain(f_locals, f_globals))
+            warnings.warn(f"dynamo: the guards of {_name(self.fn)}'s new compilation do not "
+                          f"hold for the inputs it was made for ({failed}); this call runs "
+                          "eagerly", stacklevel=4)
+            return None
         try:
             self.cache.add(entry.guards, entry, f_locals=f_locals, f_globals=f_globals)
         except CacheLimitExceeded as error:
