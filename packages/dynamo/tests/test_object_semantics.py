@@ -155,13 +155,15 @@ class Block(nn.Module):
 
 def test_monkeypatched_forward_and_a_module_added_later_are_seen() -> None:
     x = torch.ones(1, 2)
-    for patch in ("forward", "adapter"):
+    for patch in ("forward", "the compiled module's forward", "adapter"):
         dynamo.reset()
         block = Block()
         compiled = dynamo.compile(block)
         compiled(x)
         if patch == "forward":
             block.fc.forward = lambda t: t * 0 + 42
+        elif patch == "the compiled module's forward":  # an adapter patch, after compile()
+            block.forward = lambda t: t * 0 - 3
         else:
             block.adapter = nn.Identity()
             block.adapter.forward = lambda t: t * 0
@@ -533,3 +535,27 @@ def test_id_of_modules_from_the_frame():
         got, want = compiled(x), f(x)
         assert got[1] == want[1]
         torch.testing.assert_close(got[0], want[0])
+
+
+def test_locals_and_vars_are_the_traced_functions_and_del_unbinds() -> None:
+    def f(x, unused, **kwargs):
+        y = x + 1
+        del unused
+        try:
+            y = y + unused  # noqa: F821 (unbound since the del: eager raises here)
+        except UnboundLocalError:
+            y = y * 2
+        k = 3
+
+        def inner():
+            return k
+
+        scale = dict(locals()["kwargs"]).get("scale", 1)
+        return y * scale, sorted(locals()), sorted(vars()), inner()
+
+    _agree(f, (torch.ones(2), 5), (torch.ones(2), 7))
+    _agree(lambda x, **kw: f(x, 1, **kw), (torch.ones(2),))
+    explained = dynamo.explain(f)(torch.ones(2), 5, scale=3)
+    assert explained.graph_count == 1 and not explained.breaks and not explained.eager
+    torch.testing.assert_close(dynamo.compile(f)(torch.ones(2), 5, scale=3)[0],
+                               f(torch.ones(2), 5, scale=3)[0])

@@ -333,14 +333,20 @@ class OptimizedModule(torch.nn.Module):
     Hooks registered on the original module run, eagerly, around the compiled forward.
     """
 
-    def __init__(self, module: torch.nn.Module, compiled_forward: CompiledFunction) -> None:
+    def __init__(self, module: torch.nn.Module,
+                 compile_forward: Callable[[torch.nn.Module], Callable]) -> None:
         super().__init__()
         del self.__dict__["training"]  # read from, and written to, the original module
         self._orig_mod = module
-        self._compiled_forward = compiled_forward
+        self._compile_forward = compile_forward
+        self._compiled_for = _forward_of(module)
+        self._compiled_forward = compile_forward(module)
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         module = self._orig_mod
+        if _forward_of(module) is not self._compiled_for:  # `module.forward = ...` since
+            self._compiled_for = _forward_of(module)
+            self._compiled_forward = self._compile_forward(module)
         if not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
                 or module._backward_pre_hooks or _global_hooks()):
             return self._compiled_forward(*args, **kwargs)
@@ -377,7 +383,26 @@ class OptimizedModule(torch.nn.Module):
         return self._orig_mod.load_state_dict(*args, **kwargs)
 
 
-_OWN_ATTRIBUTES = ("_orig_mod", "_compiled_forward")
+_OWN_ATTRIBUTES = ("_orig_mod", "_compile_forward", "_compiled_for", "_compiled_forward")
+
+
+def _forward_of(module: torch.nn.Module) -> Any:
+    """What `module(...)` calls: a forward set on the instance, or the class's."""
+    return module.__dict__.get("forward") or type(module).forward
+
+
+def _compile_forward(module: torch.nn.Module, compiler: Backend, options: dict[str, Any]
+                     ) -> Callable:
+    """The module's forward, compiled (a callable object set as the forward runs as it is)."""
+    forward = _forward_of(module)
+    if isinstance(forward, types.MethodType):
+        return CompiledFunction(forward.__func__, compiler, bound_self=forward.__self__,
+                                **options)
+    if "forward" in module.__dict__:  # a function set on the instance: called without self
+        if isinstance(forward, types.FunctionType):
+            return CompiledFunction(forward, compiler, **options)
+        return forward
+    return CompiledFunction(forward, compiler, bound_self=module, **options)
 _STDLIB = sysconfig.get_paths()["stdlib"]
 
 
@@ -412,13 +437,8 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
         return lambda m: compile(m, backend=backend, **options)
     compiler = lookup_backend(backend)
     if isinstance(model, torch.nn.Module):
-        forward = model.__dict__.get("forward") or type(model).forward
-        if isinstance(forward, types.MethodType):
-            compiled = CompiledFunction(forward.__func__, compiler, bound_self=forward.__self__,
-                                        **options)
-        else:
-            compiled = CompiledFunction(forward, compiler, bound_self=model, **options)
-        return OptimizedModule(model, compiled)
+        return OptimizedModule(model, functools.partial(_compile_forward, compiler=compiler,
+                                                        options=options))
     if isinstance(model, types.MethodType):
         return CompiledFunction(model.__func__, compiler, bound_self=model.__self__, **options)
     return CompiledFunction(model, compiler, **options)

@@ -250,7 +250,9 @@ class Translator:
         if name in self.frame_locals:
             self.locals[name] = wrap(self, self.frame_locals[name], LocalSource(name))
             return self.locals[name]
-        raise Unsupported(f"local variable {name!r} referenced before assignment")
+        raise Raised(UnboundLocalError(f"cannot access local variable {name!r} where it is "
+                                       "not associated with a value"),
+                     f"local variable {name!r} referenced before assignment")
 
     def load_global(self, name: str) -> VariableTracker:
         g = self.f_globals
@@ -325,6 +327,7 @@ class Translator:
 
     def DELETE_FAST(self, ins) -> None:
         self.locals.pop(ins.argval, None)
+        self.frame_locals.pop(ins.argval, None)  # not read from the frame again
 
     def LOAD_CONST(self, ins) -> None:
         self.push(wrap_constant_result(ins.argval))

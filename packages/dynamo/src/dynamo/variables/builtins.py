@@ -273,9 +273,26 @@ class BuiltinVariable(VariableTracker):
     def _call_vars(self, tx, obj=None, **_):
         from dynamo.variables.user_objects import UserObjectVariable
 
+        if obj is None:
+            return self._call_locals(tx)
         if isinstance(obj, UserObjectVariable):
             return obj.getattr(tx, "__dict__")
         return None
+
+    def _call_locals(self, tx, **_):
+        """A new dict of the traced function's bound variables (a function's `locals()`
+        copies them), cells and free variables included."""
+        code = tx.code
+        entries = {}
+        for name in code.co_varnames:
+            if name in tx.locals or name in tx.frame_locals:
+                entries[name] = tx.load_local(name)
+        for name in (*code.co_cellvars, *code.co_freevars):
+            try:
+                entries[name] = tx.load_cell(name)
+            except Unsupported:  # not bound yet
+                continue
+        return DictVariable(entries)
 
     def _call_setattr(self, tx, obj, name, value, **_):
         obj.setattr(tx, name.as_constant(), value)
