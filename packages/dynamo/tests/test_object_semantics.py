@@ -559,3 +559,21 @@ def test_locals_and_vars_are_the_traced_functions_and_del_unbinds() -> None:
     assert explained.graph_count == 1 and not explained.breaks and not explained.eager
     torch.testing.assert_close(dynamo.compile(f)(torch.ones(2), 5, scale=3)[0],
                                f(torch.ones(2), 5, scale=3)[0])
+
+
+def test_an_operation_that_returns_its_input_returns_the_very_tensor() -> None:
+    def f(x):
+        y = x.add_(1)
+        z = x.mul_(2).clamp_(max=100)
+        same = (y is x, z is x, x.contiguous() is x, x.to(x.dtype) is x, x.float() is x,
+                x.view(-1) is x, x.t().contiguous() is x)
+        y.sub_(1)  # through the alias: x changes
+        return same, x * 1
+
+    compiled = dynamo.compile(f)
+    for start in (torch.ones(3, 3), torch.arange(9.0).reshape(3, 3)):
+        x, x_eager = start.clone(), start.clone()
+        got, expected = compiled(x), f(x_eager)
+        assert got[0] == expected[0] == (True,) * 5 + (False, False)
+        torch.testing.assert_close(got[1], expected[1])
+        torch.testing.assert_close(x, x_eager)

@@ -164,7 +164,7 @@ class OutputGraph:
         node = self.graph.call_function(fn, tuple(_node_arg(a) for a in args),
                                         {k: _node_arg(v) for k, v in kwargs.items()})
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, getattr(fn, "__name__", fn))
-        return self.wrap_result(node, value)
+        return _same_tensor(args, value) or self.wrap_result(node, value)
 
     def call_method(self, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
@@ -172,7 +172,7 @@ class OutputGraph:
                                       {k: _node_arg(v) for k, v in kwargs.items()})
         value = self._run(lambda a, k: getattr(a[0], name)(*a[1:], **k), args, kwargs,
                           f"Tensor.{name}")
-        return self.wrap_result(node, value)
+        return _same_tensor(args, value) or self.wrap_result(node, value)
 
     def _run(self, call, args, kwargs, what) -> Any:
         fake_args = [_example(a) for a in args]
@@ -291,6 +291,15 @@ class OutputGraph:
 
     def example_inputs(self) -> list[torch.Tensor]:
         return [value for _, value, _ in self.inputs]
+
+
+def _same_tensor(args: list[VariableTracker], value: Any) -> TensorVariable | None:
+    """The argument whose tensor the operation returned as it is (`x.add_(1)`, `x.float()` of
+    a float tensor): the result *is* that tensor, as `is` in the traced code sees."""
+    for a in args:
+        if isinstance(a, TensorVariable) and a.fake is value:
+            return a
+    return None
 
 
 def _node_arg(v: VariableTracker) -> Any:
