@@ -577,3 +577,55 @@ def test_an_operation_that_returns_its_input_returns_the_very_tensor() -> None:
         assert got[0] == expected[0] == (True,) * 5 + (False, False)
         torch.testing.assert_close(got[1], expected[1])
         torch.testing.assert_close(x, x_eager)
+
+
+class _Settings:
+    """Attributes served by `__getattr__` from a dict: unknown names raise KeyError."""
+
+    def __init__(self):
+        self.store = {"k": 2.0}
+
+    def __getattr__(self, name):
+        return self.store[name]
+
+
+SETTINGS = _Settings()
+
+
+def test_an_object_whose_getattr_raises_key_error_is_traced() -> None:
+    def f(x):
+        return x * SETTINGS.k
+
+    explained = dynamo.explain(f)(torch.ones(2))
+    assert explained.graph_count == 1 and not explained.eager
+    compiled = dynamo.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(torch.ones(2)), torch.full((2,), 2.0))
+    SETTINGS.store["k"] = 5.0
+    torch.testing.assert_close(compiled(torch.ones(2)), torch.full((2,), 5.0))
+
+
+def test_divmod_of_a_tensor_raises_type_error_as_in_eager() -> None:
+    def f(x, n):
+        q, r = divmod(x.shape[0], n)  # sizes and ints: traced
+        try:
+            return divmod(x, 2)
+        except TypeError:
+            return x * q + r
+
+    _agree(f, (torch.arange(6.0), 4), (torch.arange(6.0), 5))
+
+
+def test_a_dict_that_grows_while_iterated_raises_as_in_eager() -> None:
+    def f(x, d):
+        try:
+            for k in d:
+                d[k + "x"] = 1
+        except RuntimeError as error:
+            return x + len(d), str(error)
+        return x, None
+
+    compiled = dynamo.compile(f)
+    for _ in range(2):
+        d_compiled, d_eager = {"a": 1}, {"a": 1}
+        _same(compiled(torch.ones(1), d_compiled), f(torch.ones(1), d_eager))
+        assert d_compiled == d_eager

@@ -398,6 +398,11 @@ class BuiltinVariable(VariableTracker):
     def _call_divmod(self, tx, a, b, **_):
         if a.is_constant() and b.is_constant():
             return None  # folded like any pure builtin
+        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):  # no __divmod__
+            raise Raised(TypeError(f"unsupported operand type(s) for divmod(): "
+                                   f"'{a.python_type().__name__}' and "
+                                   f"'{b.python_type().__name__}'"),
+                         "divmod() of a tensor (a TypeError)")
         return TupleVariable([BuiltinVariable(operator.floordiv).call(tx, [a, b], {}),
                               BuiltinVariable(operator.mod).call(tx, [a, b], {})])
 

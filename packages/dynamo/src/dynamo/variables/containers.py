@@ -484,19 +484,27 @@ class IteratorVariable(VariableTracker):
         self.values = values
         self.position = 0
         self.over_list = over  # the list iterated, when `iter(list)` made it
+        self.over_dict: tuple[DictVariable, int] | None = None  # a dict's, and its size then
 
     @staticmethod
     def over(value: VariableTracker, tx: Translator) -> IteratorVariable:
         """`iter(value)`: over a list, its very items list, so that appends made while
-        iterating are seen, as in Python (and the iterator handed on is one over that list)."""
+        iterating are seen, as in Python (and the iterator handed on is one over that list);
+        over a dict, its keys, checked against the dict's size on each step as Python does."""
         if isinstance(value, ListVariable):
             return IteratorVariable(value.values, over=value)
-        return IteratorVariable(value.items(tx))
+        iterator = IteratorVariable(value.items(tx))
+        if isinstance(value, DictVariable):
+            iterator.over_dict = (value, len(value._entries))
+        return iterator
 
     def python_type(self) -> type:
         return type(iter(()))
 
     def next(self, tx: Translator) -> VariableTracker | None:
+        if self.over_dict is not None and len(self.over_dict[0]._entries) != self.over_dict[1]:
+            raise Raised(RuntimeError("dictionary changed size during iteration"),
+                         "a dict changed size while it was iterated (a RuntimeError)")
         if self.position >= len(self.values):
             return None
         self.position += 1

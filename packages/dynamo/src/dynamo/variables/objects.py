@@ -200,8 +200,10 @@ class BaseMethodVariable(VariableTracker):
     @staticmethod
     def of(member: Any, obj: VariableTracker | None = None) -> BaseMethodVariable | None:
         """`member` (as found on a class) as such a method, or None if it is not one."""
+        if not inspect.isroutine(member):  # (before reading an attribute of any object)
+            return None
         base = getattr(member, "__objclass__", None)
-        if inspect.isroutine(member) and base in BUILTIN_BASES:
+        if base in BUILTIN_BASES:
             return BaseMethodVariable(base, member.__name__, obj)
         return None
 
