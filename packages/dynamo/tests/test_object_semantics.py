@@ -282,7 +282,14 @@ def test_an_error_in_a_graph_goes_through_the_frames_own_handlers() -> None:
         finally:
             log.append("finally")
 
+    def writes_a_copy(x, idx):  # the graph writes only to a tensor it made: run again
+        try:
+            return x.clone().scatter_(0, idx, 1.0)
+        except RuntimeError:
+            return x * 0
+
     _agree(caught, (torch.eye(2),), (-torch.eye(2),))
+    _agree(writes_a_copy, (torch.ones(4), torch.tensor([1])), (torch.ones(4), torch.tensor([9])))
     dynamo.reset()
     compiled = dynamo.compile(cleanup)
     compiled(torch.ones(3), torch.tensor([0]))

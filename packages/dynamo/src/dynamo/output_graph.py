@@ -353,6 +353,27 @@ def _eliminate_dead_code(graph: torch.fx.Graph) -> None:
 
 
 def mutates_inputs(graph: torch.fx.Graph) -> bool:
-    return any(n.op in ("call_function", "call_method") and _is_impure(n)
-               and n.target not in (torch._C._set_grad_enabled, enter_context, exit_context)
-               for n in graph.nodes)
+    """Whether the graph writes to a tensor that shares storage with one of its inputs (a
+    graph that writes only to tensors it made can be run again, eagerly, if it raises)."""
+    inputs = {_storage(n.meta.get("example_value")) for n in graph.nodes
+              if n.op in ("placeholder", "get_attr")} - {None}
+    for n in graph.nodes:
+        if n.op not in ("call_function", "call_method") or not _is_impure(n) or n.target in (
+                torch._C._set_grad_enabled, enter_context, exit_context):
+            continue
+        written = n.kwargs.get("out", n.args[0] if n.args else None)
+        storage = _storage(written.meta.get("example_value")) \
+            if isinstance(written, torch.fx.Node) else None
+        if storage is None or storage in inputs:
+            return True
+    return False
+
+
+def _storage(value: Any) -> int | None:
+    """An id of the storage of a (fake) tensor, or None."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        return value.untyped_storage()._cdata
+    except Exception:  # no storage (a sparse tensor, say): counted as unknown
+        return None
