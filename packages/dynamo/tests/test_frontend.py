@@ -145,12 +145,44 @@ def test_fullgraph_raises_with_the_reason_and_location() -> None:
 
 
 def test_cache_size_limit_falls_back_with_the_failing_guards() -> None:
-    compiled = dynamo.compile(lambda x, n: x + n)
+    compiled = dynamo.compile(lambda x, tag: x + int(tag[1:]))
     x = torch.zeros(1)
-    with pytest.warns(UserWarning, match="(?s)cache size limit.*L\\['n'\\] == 0 failed: it is 8"):
+    with pytest.warns(UserWarning,
+                      match="(?s)cache size limit.*L\\['tag'\\] == 't0' failed: it is 't8'"):
         for n in range(dynamo.frontend.CACHE_SIZE_LIMIT + 1):
-            assert compiled(x, n).item() == n
-    assert compiled(x, 100).item() == 100
+            assert compiled(x, f"t{n}").item() == n
+    assert compiled(x, "t100").item() == 100
+
+
+def test_an_int_seen_to_change_is_compiled_as_a_symbol() -> None:
+    """Automatic dynamic for ints: a step count passed in, or kept on a module, is compiled
+    once as a constant, then as a symbol (0 and 1 stay constants, as sizes do)."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = dynamo.compile(lambda x, n: x * n + torch.arange(n).sum(), backend=backend)
+    for n in range(2, 12):
+        assert compiled(torch.ones(1), n).item() == n + n * (n - 1) // 2
+    assert len(graphs) == 2
+
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x * self.calls
+
+    graphs.clear()
+    counter = Counter()
+    compiled_counter = dynamo.compile(counter, backend=backend)
+    for calls in range(1, 13):
+        assert compiled_counter(torch.ones(1)).item() == calls
+    assert counter.calls == 12 and len(graphs) == 3  # 0, 1, then any
 
 
 def test_frames_without_tensor_work_are_left_alone() -> None:

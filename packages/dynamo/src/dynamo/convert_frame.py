@@ -43,7 +43,7 @@ from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import IteratorVariable, OpaqueIteratorVariable
 from dynamo.variables.functions import Cell, ClosureCell, OpaqueFunctionVariable
 from dynamo.variables.objects import TorchFunctionVariable
-from guards import AttrSource, GetItemSource, GuardSet, LocalSource
+from guards import AttrSource, Equals, GetItemSource, GuardSet, LocalSource
 
 
 @dataclass
@@ -57,6 +57,7 @@ class CacheEntry:
     graph: torch.fx.GraphModule | None
     breaks: list[Unsupported] = field(default_factory=list)
     input_shapes: dict[Any, tuple[int, ...]] = field(default_factory=dict)  # tensor inputs
+    input_ints: dict[Any, int] = field(default_factory=dict)  # ints compiled as constants
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Options:
     capture_scalar_outputs: bool
     symbolic_ints: bool
     automatic_dynamic: dict[Any, set[int]]
+    dynamic_ints: set[Any]  # sources of ints seen to change between calls: compiled as symbols
     # How a call made for real at a break runs (a user function through its compiled wrapper),
     # and how a resume function is compiled.
     wrap_callee: Callable[[Any], Any]
@@ -111,7 +113,7 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
              stop_at: int | None, opaque_generators: set[types.CodeType]) -> CacheEntry:
     output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints,
-                         options.automatic_dynamic)
+                         options.automatic_dynamic, options.dynamic_ints)
     output.f_globals = f_globals
     output.opaque_generators = opaque_generators
     # The cells the frame runs with: a resume function's come with the call (one resume
@@ -162,7 +164,8 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
                                         output.initial_grad_mode)
     _log_entry(fn, gm, guards, source, started, traced)
     shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
-    return CacheEntry(guards, run, source, gm, input_shapes=shapes)
+    ints = {g.source: g.value for g in guards if isinstance(g, Equals) and type(g.value) is int}
+    return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_ints=ints)
 
 
 def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: GuardSet,

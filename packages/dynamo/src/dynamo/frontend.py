@@ -168,6 +168,7 @@ class CompiledFunction:
                      capture_scalar_outputs, symbolic_ints)
         self._generation = -1  # the tables are read on first use
         self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change
+        self._dynamic_ints: set[Any] = set()  # sources of ints seen to change
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
@@ -239,6 +240,7 @@ class CompiledFunction:
                        capture_scalar_outputs=self.capture_scalar_outputs,
                        symbolic_ints=self.symbolic_ints,
                        automatic_dynamic=self._automatic_dynamic,
+                       dynamic_ints=self._dynamic_ints,
                        wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
 
     def _settings(self) -> dict[str, Any]:
@@ -277,8 +279,16 @@ class CompiledFunction:
 
     def _note_changed_sizes(self, f_locals: dict, f_globals: dict) -> None:
         """Automatic dynamic (dynamic=None): a dim whose size differs from an earlier
-        compilation's is compiled as a symbol from now on, instead of once per size."""
+        compilation's, or an int whose value does (a step count), is compiled as a symbol from
+        now on, instead of once per value."""
         for _, entry in self._cache.entries:
+            for source, number in entry.input_ints.items():
+                try:
+                    value = source.fetch(f_locals, f_globals)
+                except Exception:  # the input is gone or different: nothing to learn
+                    continue
+                if type(value) is int and value != number:
+                    self._dynamic_ints.add(source)
             for source, shape in entry.input_shapes.items():
                 try:
                     value = source.fetch(f_locals, f_globals)

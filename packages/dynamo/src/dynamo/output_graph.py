@@ -63,10 +63,13 @@ class OutputGraph:
 
     def __init__(self, dynamic: bool | None, capture_scalar_outputs: bool = False,
                  symbolic_ints: bool = False,
-                 automatic_dynamic: dict[Source, set[int]] | None = None) -> None:
+                 automatic_dynamic: dict[Source, set[int]] | None = None,
+                 dynamic_ints: set[Source] | None = None) -> None:
         self.graph = torch.fx.Graph()
-        # With dynamic=None: dims seen to change between calls, by source (automatic dynamic).
+        # With dynamic=None: dims seen to change between calls, by source (automatic dynamic),
+        # and the ints seen to change, compiled as symbols.
         self.automatic_dynamic = automatic_dynamic or {}
+        self.dynamic_ints = dynamic_ints or set()
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # ints from the frame become symbols
         self.shape_env = ShapeEnv()

@@ -129,8 +129,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if source is None:
             return output.constant_tensor(value)
         return output.add_tensor_input(value, source)
-    if type(value) is int and tx.output.symbolic_ints and source is not None:
-        return output.add_int_input(value, source)  # a loop counter crossing a graph break
+    if type(value) is int and source is not None and (
+            output.symbolic_ints or source in output.dynamic_ints):
+        return output.add_int_input(value, source)  # a loop counter, a step count
     if isinstance(value, _ITERATORS) and source is not None:
         _guard(tx, source, TypeMatch, type(value))
         return OpaqueIteratorVariable(value, source)
