@@ -636,3 +636,27 @@ def test_a_dict_that_grows_while_iterated_raises_as_in_eager() -> None:
         d_compiled, d_eager = {"a": 1}, {"a": 1}
         _same(compiled(torch.ones(1), d_compiled), f(torch.ones(1), d_eager))
         assert d_compiled == d_eager
+
+
+class _Base(nn.Module):
+    scale = 3.0
+
+    @property
+    def factor(self):
+        return self.scale * 2
+
+
+class _Derived(_Base):
+    @property
+    def factor(self):
+        return 1.0
+
+    def forward(self, x):
+        kind = super().__class__  # the super type itself, as in eager
+        return x * super().factor + super().scale + len(kind.__name__), self.factor
+
+
+def test_super_reads_class_attributes_properties_and_its_own_class() -> None:
+    _agree(_Derived(), (torch.ones(2),), (torch.zeros(2),))
+    explained = dynamo.explain(_Derived())(torch.ones(2))
+    assert explained.graph_count == 1 and not explained.breaks and not explained.eager

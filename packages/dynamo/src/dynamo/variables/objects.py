@@ -746,6 +746,8 @@ class SuperVariable(VariableTracker):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
 
+        if name == "__class__":  # the super object's own
+            return UserClassVariable(super)
         mro = self.obj.python_type().__mro__
         for klass in mro[mro.index(self.cls) + 1:]:
             if name in klass.__dict__:
@@ -754,11 +756,15 @@ class SuperVariable(VariableTracker):
                     return UserMethodVariable(UserFunctionVariable(member), self.obj)
                 if isinstance(member, staticmethod):
                     return wrap(tx, member.__func__, None)
+                if isinstance(member, property) and member.fget is not None:
+                    return UserFunctionVariable(member.fget).call(tx, [self.obj], {})
                 method = BaseMethodVariable.of(member, self.obj)
                 if method is not None:
                     return method
                 if inspect.isroutine(member):
                     raise Unsupported(f"super().{name} (a builtin method)")
+                if hasattr(type(member), "__get__"):
+                    raise Unsupported(f"super().{name} (a descriptor)")
                 return wrap(tx, member, None)
         raise Unsupported(f"super() has no attribute {name!r}")
 
