@@ -660,3 +660,38 @@ def test_super_reads_class_attributes_properties_and_its_own_class() -> None:
     _agree(_Derived(), (torch.ones(2),), (torch.zeros(2),))
     explained = dynamo.explain(_Derived())(torch.ones(2))
     assert explained.graph_count == 1 and not explained.breaks and not explained.eager
+
+
+def test_attributes_of_functions_and_binding_through_get() -> None:
+    """An LR scheduler wraps `optimizer.step` on the instance, marks the wrapper with an
+    attribute and binds the original through `func.__get__`; its `step` asks hasattr()."""
+
+    class Stepper:
+        def step(self, k):
+            return k + 1
+
+    stepper = Stepper()
+    original = Stepper.step
+
+    def wrapper(*args):
+        return original.__get__(stepper, Stepper)(*args) * 10
+
+    wrapper.wrapped = True
+    stepper.step = wrapper
+
+    def f(x):
+        marked = hasattr(stepper.step, "wrapped"), hasattr(stepper.step, "other")
+        return x + stepper.step(2), marked
+
+    _agree(f, (torch.zeros(1),), (torch.ones(1),))
+    explained = dynamo.explain(f)(torch.zeros(1))
+    assert explained.graph_count == 1 and not explained.breaks
+
+    model = nn.Linear(2, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+    explained = dynamo.explain(lambda: sched.step())()
+    assert not explained.breaks  # the scheduler's own checks pass, as in eager: no warning
+    assert sched.get_last_lr() == [0.001]

@@ -476,6 +476,7 @@ def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTr
 
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
+    from dynamo.variables.functions import UserFunctionVariable
     from dynamo.variables.objects import NNModuleVariable
     from dynamo.variables.user_objects import UserObjectVariable
 
@@ -485,6 +486,14 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
         return hasattr(obj.as_constant(), name)
     if isinstance(obj, TensorVariable):
         return hasattr(obj.fake, name)
+    if isinstance(obj, UserFunctionVariable):  # its own attributes live in its __dict__
+        try:
+            obj.getattr(tx, name)  # guarded, present or absent
+        except Raised as error:
+            if isinstance(error.exception, AttributeError):
+                return False
+            raise
+        return True
     return hasattr(obj.python_type(), name)
 
 

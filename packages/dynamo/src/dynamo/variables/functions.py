@@ -17,7 +17,7 @@ import torch._compile
 
 from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
-from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import DictVariable, TupleVariable
 from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains
 
@@ -79,6 +79,8 @@ class UserFunctionVariable(VariableTracker):
 
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.fn, name))
+        if name == "__get__":  # `func.__get__(obj, cls)`: binds it, as a method
+            return FunctionGetVariable(self)
         if not hasattr(self.fn, name):  # a function's own attributes live in its __dict__
             if self.source is not None:
                 tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name,
@@ -146,6 +148,20 @@ class NestedFunctionVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"NestedFunctionVariable({self.name})"
+
+
+class FunctionGetVariable(VariableTracker):
+    """`fn.__get__` of a Python function: called with an object, the method bound to it (an
+    LR scheduler's wrapper of `optimizer.step` binds the original so)."""
+
+    def __init__(self, fn: UserFunctionVariable) -> None:
+        self.fn = fn
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        obj = args[0] if args else kwargs.get("instance")
+        if obj is None or is_none(obj):
+            return self.fn
+        return UserMethodVariable(self.fn, obj)
 
 
 class UserMethodVariable(VariableTracker):
