@@ -298,3 +298,31 @@ def test_resume_functions_of_closures_trace_the_cells_of_the_call() -> None:
             warnings.simplefilter("error")  # no compilation whose guards fail its own inputs
             compiled = _train_step_result(opt_cls, True)
         assert compiled == _train_step_result(opt_cls, False), opt_cls.__name__
+
+
+def test_train_and_eval_inside_a_compiled_step_are_traced_and_replayed() -> None:
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.BatchNorm1d(4))
+    reference = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.BatchNorm1d(4))
+    reference.load_state_dict(model.state_dict())
+
+    def step(net, x, train):
+        if train:
+            net.train()
+        else:
+            net.eval()
+        return net(x), net.training, net[1].training
+
+    compiled = dynamo.compile(step, backend="aot_eager")
+    for train in (True, False, True, False):
+        x = torch.randn(8, 4)
+        model.train(not train)
+        reference.train(not train)
+        torch.manual_seed(0)
+        got = compiled(model, x, train)
+        torch.manual_seed(0)
+        expected = step(reference, x, train)
+        torch.testing.assert_close(got[0], expected[0])
+        assert got[1:] == expected[1:] == (train, train)
+        assert model.training is train and model[2].training is train
+        torch.testing.assert_close(model[2].running_mean, reference[2].running_mean)
+    assert not dynamo.explain(step)(model, torch.randn(8, 4), True).breaks

@@ -276,10 +276,16 @@ class NNModuleVariable(ObjectVariable):
             isinstance(value, TensorVariable) and isinstance(value.fake, torch.nn.Parameter))
         new_buffer = name in module._buffers and isinstance(value, TensorVariable) \
             and not registers  # `self.count = self.count + 1`: replayed through __setattr__
-        if registers or name == "training" or name in module._parameters \
+        if name == "training" and not (value.is_constant()
+                                       and isinstance(value.as_constant(), bool)):
+            raise Unsupported(f"assigning {type(module).__qualname__}.training a value that "
+                              "is not a constant bool")
+        if registers or name in module._parameters \
                 or (name in module._buffers and not new_buffer) or name in module._modules:
             raise Unsupported(f"assigning {type(module).__qualname__}.{name} (a parameter, "
-                              "buffer, submodule or training flag)")
+                              "buffer or submodule)")
+        # `model.train()` / `.eval()` too: later reads in the trace see the flag written, and
+        # the write is replayed on the module after the graph.
         tx.output.side_effects.store("attr", self, name, value)
 
     def _children(self, tx: Translator) -> list[tuple[str, VariableTracker]]:
