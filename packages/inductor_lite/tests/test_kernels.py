@@ -141,6 +141,18 @@ def test_view_outputs_alias(device):
     assert "as_strided" in source(compiled) and counters["kernels"] == 0
 
 
+def test_view_outputs_of_temporaries_keep_eager_strides(device):
+    # Not dense: stored with the traced strides (a broadcast row is stored once), not copied.
+    def views(x):
+        y = (x[0] + 1).expand(3, 6)
+        return y, y.sum(), x.exp().diagonal(1), x.cos()[:, ::2]
+    x = torch.randn(4, 6, device=device)
+    got, want = compile_fx(torch.fx.symbolic_trace(views), [x])(x), views(x)
+    for g, w in zip(got, want):
+        assert g.stride() == w.stride()
+        torch.testing.assert_close(g, w)
+
+
 def test_indexing(device):
     x = torch.randn(10, 6, device=device)
     idx = torch.tensor([3, 0, -1, 9], device=device)

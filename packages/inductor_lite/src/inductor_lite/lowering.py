@@ -238,7 +238,7 @@ class GraphLowering:
         if node.target is operator.getitem and isinstance(args[0], (list, tuple)):
             out = args[0][args[1]]
             if isinstance(out, Pointwise) and len(node.users) > 1:
-                out = self.realize(out, dense_layout(node.meta["val"]))
+                out = self.realize(out, self._stored_layout(node))
             return out
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
@@ -257,7 +257,7 @@ class GraphLowering:
             if out is not None:
                 self.lowered_ops += 1
                 if isinstance(out, Pointwise) and len(node.users) > 1:
-                    out = self.realize(out, dense_layout(node.meta["val"]))
+                    out = self.realize(out, self._stored_layout(node))
                 return out
         return self.extern(node, args, kwargs, fallback=node.target not in EXTERN_OPS)
 
@@ -310,12 +310,22 @@ class GraphLowering:
         if offset != 0:
             self.offset_bases.add(name)
 
+    def _stored_layout(self, node: torch.fx.Node) -> Layout:
+        """The layout a lazy value is stored in (it is an output, or several nodes read it): an
+        output keeps the traced strides even when they are not dense (a view of a temporary,
+        `y.expand(...)`, `y.diagonal()`: elements sharing a place are equal), anything else
+        gets dense ones."""
+        val = node.meta["val"]
+        if any(user.op == "output" for user in node.users):
+            return base_layout(val)
+        return dense_layout(val)
+
     def _output(self, values: Any) -> None:
         out_nodes = values if isinstance(values, (list, tuple)) else [values]
         for n in out_nodes:
             value = self.env[n] if isinstance(n, torch.fx.Node) else n
             if isinstance(value, Pointwise):
-                value = self.realize(value, dense_layout(n.meta["val"]))
+                value = self.realize(value, self._stored_layout(n))
             self.outputs.append(value)
 
 
