@@ -326,3 +326,27 @@ def test_train_and_eval_inside_a_compiled_step_are_traced_and_replayed() -> None
         assert model.training is train and model[2].training is train
         torch.testing.assert_close(model[2].running_mean, reference[2].running_mean)
     assert not dynamo.explain(step)(model, torch.randn(8, 4), True).breaks
+
+
+def test_aot_eager_lowers_no_grad_blocks_of_a_training_step() -> None:
+    """An EMA update in a `no_grad` block, between ops that autograd records: the aten graph
+    keeps the switches, so gradients and the EMA are eager's (aot_eager used to refuse it)."""
+
+    def step(w, ema, x):
+        loss = (w * x).sum()
+        with torch.no_grad():
+            ema.mul_(0.9).add_(w * 0.1)
+            scale = (w * 2).sum()
+        return loss + (w * scale).sum()
+
+    w_compiled = torch.randn(4, requires_grad=True)
+    w_eager = w_compiled.detach().clone().requires_grad_()
+    ema_compiled, ema_eager = torch.zeros(4), torch.zeros(4)
+    x = torch.randn(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no backend fallback
+        dynamo.compile(step, backend="aot_eager")(w_compiled, ema_compiled, x).backward()
+    step(w_eager, ema_eager, x).backward()
+    torch.testing.assert_close(w_compiled.grad, w_eager.grad)
+    torch.testing.assert_close(ema_compiled, ema_eager)
+    assert torch.is_grad_enabled()

@@ -241,3 +241,39 @@ def test_fake_arguments_of_two_modes_are_an_error() -> None:
     a, b = FakeTensorMode().from_tensor(torch.randn(2)), FakeTensorMode().from_tensor(torch.randn(2))
     with pytest.raises(ValueError, match="different FakeTensorModes"):
         make_fx(lambda a, b: a + b, "fake")(a, b)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grad_mode_switches_are_recorded_when_asked(mode: str) -> None:
+    def fn(w, x):
+        y = w * x
+        with torch.no_grad():
+            z = y * 2  # not recorded by autograd
+        return (y + z).sum()
+
+    w = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    plain = make_fx(fn, mode)(w, x)
+    assert torch._C._set_grad_enabled not in _calls(plain)
+    gm = make_fx(fn, mode, record_grad_mode=True)(w, x)
+    assert [n.args[0] for n in gm.graph.nodes
+            if n.target is torch._C._set_grad_enabled] == [False, True]
+    assert torch.is_grad_enabled()
+    w_eager = w.detach().clone().requires_grad_()
+    gm(w, x).backward()
+    fn(w_eager, x).backward()
+    torch.testing.assert_close(w.grad, w_eager.grad)  # x, not 3x: z carries no gradient
+
+
+def test_a_mode_left_switched_is_left_switched_by_the_graph() -> None:
+    def fn(x):
+        torch._C._set_grad_enabled(False)
+        return x * 2
+
+    gm = make_fx(fn, "fake", record_grad_mode=True)(torch.ones(2))
+    assert torch.is_grad_enabled()  # tracing changed no global state
+    try:
+        gm(torch.ones(2))
+        assert not torch.is_grad_enabled()  # as fn leaves it
+    finally:
+        torch._C._set_grad_enabled(True)

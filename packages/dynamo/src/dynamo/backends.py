@@ -47,18 +47,6 @@ def list_backends() -> list[str]:
     return sorted(names)
 
 
-def _switches_grad_mode(gm: torch.fx.GraphModule) -> bool:
-    """Whether the graph's grad-mode switches change the mode it runs under (the grad mode is
-    guarded: it is the one now). A `no_grad` block inside `torch.no_grad()` changes nothing."""
-    mode = torch.is_grad_enabled()
-    for node in gm.graph.nodes:
-        if node.target is torch._C._set_grad_enabled:
-            if node.args[0] != mode:
-                return True
-            mode = node.args[0]
-    return False
-
-
 def _is_function_apply(target: Any) -> bool:
     return getattr(target, "autograd_function", None) is not None  # objects.graph_apply
 
@@ -70,14 +58,11 @@ def eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
 
 @register_backend("aot_eager")
 def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
-    """Lower to aten with make_fx (symbolic when the graph has symbolic sizes), then run."""
+    """Lower to aten with make_fx (symbolic when the graph has symbolic sizes), then run. The
+    grad-mode switches of `no_grad`/`enable_grad` blocks are kept in the aten graph, so that
+    autograd records what the blocks would."""
     from fxtrace import make_fx
 
-    if _switches_grad_mode(gm) and any(
-        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
-    ):
-        raise NotImplementedError("aot_eager does not lower grad-mode switches on inputs that "
-                                  "require grad (the aten graph would not record them)")
     if any(n.target in ("requires_grad_", "detach_", torch.Tensor.requires_grad_,
                         torch.Tensor.detach_) or n.kwargs.get("requires_grad")
            for n in gm.graph.nodes):
@@ -94,6 +79,6 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
                                   "its forward instead of calling its backward)")
     shape_env = gm.meta.get("shape_env")
     symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
-    aten = make_fx(torch.fx.Interpreter(gm).run, "symbolic" if symbolic else "fake")(
-        *example_inputs)
+    aten = make_fx(torch.fx.Interpreter(gm).run, "symbolic" if symbolic else "fake",
+                   record_grad_mode=True)(*example_inputs)
     return aten

@@ -18,7 +18,10 @@ When `fn` is an nn.Module its parameters and buffers become `get_attr` nodes of 
 with `lift_params=True`, leading placeholders). Non-tensor arguments are constants of the trace:
 they get placeholders so that the GraphModule takes the same arguments as `fn`, but the graph
 does not read them. `functionalize=True` traces through `torch.func.functionalize`, so that the
-graph has no views or mutations except copies back into mutated inputs.
+graph has no views or mutations except copies back into mutated inputs. `record_grad_mode=True`
+writes the grad-mode switches `fn` makes between ops (`with torch.no_grad():`) as
+`torch._C._set_grad_enabled` nodes, up to the mode `fn` leaves, so that running the graph under
+autograd records what running `fn` would.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ def make_fx(
     record_module_stack: bool = True,
     lift_params: bool = False,
     functionalize: bool = False,
+    record_grad_mode: bool = False,
 ) -> Callable[..., torch.fx.GraphModule]:
     """A function that traces `fn` on the arguments it is given and returns the GraphModule."""
     if tracing_mode not in TRACING_MODES:
@@ -56,7 +60,7 @@ def make_fx(
     def trace(*args: Any) -> torch.fx.GraphModule:
         fake_mode = _fake_mode_of(args) if tracing_mode != "real" else None
         return _Trace(fn, tracing_mode, decomposition_table, record_module_stack,
-                      lift_params, functionalize, fake_mode).run(args)
+                      lift_params, functionalize, fake_mode, record_grad_mode).run(args)
 
     return trace
 
@@ -65,8 +69,9 @@ class _Trace:
     """One tracing run: the graph being built and the modes that build it."""
 
     def __init__(self, fn, tracing_mode, decomposition_table, record_module_stack, lift_params,
-                 functionalize, fake_mode) -> None:
+                 functionalize, fake_mode, record_grad_mode=False) -> None:
         self.fn = fn
+        self.record_grad_mode = record_grad_mode
         self.module = fn if isinstance(fn, torch.nn.Module) else None
         self.tracing_mode = tracing_mode
         self.lift_params = lift_params
@@ -121,7 +126,14 @@ class _Trace:
         fn = self._callable(state)
         if self.functionalize:
             fn = torch.func.functionalize(fn, remove="mutations_and_views")
-        out = self._run(fn, tree_unflatten(inputs, in_spec))
+        start_mode = torch.is_grad_enabled()
+        if self.record_grad_mode:
+            self.proxy_mode.grad_mode = start_mode
+        try:
+            out = self._run(fn, tree_unflatten(inputs, in_spec))
+            self.proxy_mode.sync_grad_mode()  # the mode fn leaves, the graph leaves too
+        finally:
+            torch._C._set_grad_enabled(start_mode)  # tracing changes no global state
         flat_out, out_spec = tree_flatten(out)
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
         self.graph.eliminate_dead_code()  # e.g. detaches autograd made to save activations

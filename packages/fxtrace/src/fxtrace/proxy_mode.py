@@ -67,6 +67,7 @@ class ProxyMode(TorchDispatchMode):
         # sympy expression -> (tensor's fx.Node, "size"/"stride", dim): where to read a size.
         self._sym_sources: dict[Any, tuple[torch.fx.Node, str, int]] = {}
         self._running_op = 0
+        self.grad_mode: bool | None = None  # the grad mode recorded last (None: not recorded)
 
     # ----- tracking ---------------------------------------------------------------------------
 
@@ -152,6 +153,13 @@ class ProxyMode(TorchDispatchMode):
             node.meta["nn_module_stack"] = self.module_stack.current()
         return node
 
+    def sync_grad_mode(self) -> None:
+        """When grad-mode switches are recorded: write one made since the last op as a
+        `torch._C._set_grad_enabled` node (the graph then runs each op under its mode)."""
+        if self.grad_mode is not None and torch.is_grad_enabled() is not self.grad_mode:
+            self.grad_mode = torch.is_grad_enabled()
+            self._new_node(torch._C._set_grad_enabled, (self.grad_mode,), {})
+
     def record_sym_op(self, op: Callable, args: tuple, result: Any) -> None:
         """fakecore's observer: write SymInt arithmetic done by the traced code as nodes."""
         if self._running_op or not isinstance(result, _SYM_TYPES):
@@ -181,6 +189,7 @@ class ProxyMode(TorchDispatchMode):
             out = func(*args, **kwargs)
         finally:
             self._running_op -= 1
+        self.sync_grad_mode()
         node = self._new_node(func, proxy_args, proxy_kwargs)
         self._track_outputs(out, node)
         return out
