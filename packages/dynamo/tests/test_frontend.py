@@ -415,3 +415,34 @@ def test_a_float_passed_along_is_not_guarded_but_a_float_used_is():
         assert kept == [value, (value, 1)] and torch.equal(out, x + 1)
         assert torch.equal(scaled(x, value), x * value)
     assert len(carried.cache.entries) == 1 and len(scaled.cache.entries) == 3
+
+
+TABLE = [10, 20, 30, 40, 50, 60, 70]
+
+
+@pytest.mark.parametrize("use", [
+    lambda x, n: sum((x + i for i in range(n)), x),
+    lambda x, n: x * TABLE[n],
+    lambda x, n: x[:n] * 2,
+    lambda x, n: torch.arange(n) + x.sum(),
+    lambda x, n: x.view(n, -1) * 2,
+    lambda x, n: (x + 1, f"step {n}: {n * 2}"),
+    lambda x, n: (x + len({n: "a", 5: "b"}), {n, 3} == {3, n}),
+    lambda x, n: x + 1 if n % 3 == 0 else x - 1,
+    lambda x, n: (x * (n / 2), n // 2, -n, abs(n - 5), max(n, 4), n ** 2, str(n), n in (3, 6)),
+], ids=["range", "list index", "slice", "arange", "view", "f-string", "dict and set key",
+        "modulo branch", "arithmetic"])
+def test_an_int_compiled_as_a_symbol_serves_every_use(use) -> None:
+    compiled = dynamo.compile(use)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither the cache limit nor an eager fallback
+        for n in (2, 3, 4, 6, 3, 2):
+            x = torch.randn(12)
+            got, expected = compiled(x, n), use(x, n)
+            got, expected = (got, expected) if isinstance(expected, tuple) else ((got,),
+                                                                                   (expected,))
+            for a, b in zip(got, expected, strict=True):
+                if isinstance(b, torch.Tensor):
+                    torch.testing.assert_close(a, b)
+                else:
+                    assert a == b and type(a) is type(b)

@@ -40,6 +40,7 @@ from dynamo.variables.containers import (
     SetVariable,
     SliceVariable,
     TupleVariable,
+    dict_key,
 )
 from dynamo.variables.contexts import ExitVariable, GradModeVariable, StateContextVariable
 from dynamo.variables.functions import (
@@ -484,11 +485,11 @@ class Translator:
         self.push(ListVariable(self.popn(ins.arg)))
 
     def BUILD_SET(self, ins) -> None:
-        self.push(SetVariable({v.as_constant() for v in self.popn(ins.arg)}))
+        self.push(SetVariable({dict_key(v) for v in self.popn(ins.arg)}))
 
     def BUILD_MAP(self, ins) -> None:
         flat = self.popn(2 * ins.arg)
-        self.push(DictVariable({flat[i].as_constant(): flat[i + 1]
+        self.push(DictVariable({dict_key(flat[i]): flat[i + 1]
                                 for i in range(0, len(flat), 2)}))
 
     def BUILD_CONST_KEY_MAP(self, ins) -> None:
@@ -531,16 +532,16 @@ class Translator:
         self.push(TupleVariable(self.pop().items(self)))
 
     def SET_ADD(self, ins) -> None:
-        value = self.pop().as_constant()
+        value = dict_key(self.pop())
         self._building(ins.arg).values.add(value)
 
     def SET_UPDATE(self, ins) -> None:
-        values = [v.as_constant() for v in self.pop().items(self)]
+        values = [dict_key(v) for v in self.pop().items(self)]
         self._building(ins.arg).values.update(values)
 
     def MAP_ADD(self, ins) -> None:
         key, value = self.popn(2)
-        self._building(ins.arg).entries[key.as_constant()] = value
+        self._building(ins.arg).entries[dict_key(key)] = value
 
     def DICT_UPDATE(self, ins) -> None:
         other = self.pop()

@@ -29,9 +29,10 @@ class VariableTracker:
     def words(self) -> str:
         """The value in a user's words, for messages: "a Tensor", "a list"."""
         try:
-            return f"a {self.python_type().__qualname__}"
+            name = self.python_type().__qualname__
         except Unsupported:
             return repr(self)
+        return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
     def is_constant(self) -> bool:
         return False
