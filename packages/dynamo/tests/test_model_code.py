@@ -350,3 +350,45 @@ def test_aot_eager_lowers_no_grad_blocks_of_a_training_step() -> None:
     torch.testing.assert_close(w_compiled.grad, w_eager.grad)
     torch.testing.assert_close(ema_compiled, ema_eager)
     assert torch.is_grad_enabled()
+
+
+HISTORY: list = []
+
+
+def test_a_list_the_code_only_appends_to_does_not_recompile_as_it_grows() -> None:
+    """`losses.append(loss)` in a compiled step: the list's items are not read, so its length
+    is not guarded; the appends are replayed on the very list."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def step(x, log):
+        y = x * 2
+        HISTORY.append(y.sum())
+        log.extend([y.mean(), "tag"])
+        return y + 1
+
+    compiled = dynamo.compile(step, backend=backend)
+    log, eager_log, eager_history = [], [], []
+    HISTORY.clear()
+    for i in range(10):
+        x = torch.full((3,), float(i))
+        torch.testing.assert_close(compiled(x, log), x * 2 + 1)
+        eager_history.append((x * 2).sum())
+        eager_log.extend([(x * 2).mean(), "tag"])
+    assert len(graphs) == 1
+    assert len(HISTORY) == 10 and all(torch.equal(a, b) for a, b in zip(HISTORY, eager_history))
+    assert log[1::2] == ["tag"] * 10 and all(
+        torch.equal(a, b) for a, b in zip(log[::2], eager_log[::2]))
+
+    def reads_after_append(x):  # a read after the appends sees them, and is guarded
+        HISTORY.append(x)
+        return x * len(HISTORY)
+
+    compiled_reader = dynamo.compile(reads_after_append)
+    for _ in range(3):
+        expected_length = len(HISTORY) + 1
+        torch.testing.assert_close(compiled_reader(torch.ones(2)),
+                                   torch.ones(2) * expected_length)

@@ -258,7 +258,10 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
     for container in effects.containers.values():
         temp = f"___new{len(values)}"
         where = builder.read(container.source)
-        if isinstance(container, ListVariable):
+        if isinstance(container, ListVariable) and container.unread:  # only appended to
+            values.append(f"{temp} = [{', '.join(builder.expression(v) for v in container.appended)}]")
+            writes.append(f"{where}.extend({temp})")
+        elif isinstance(container, ListVariable):
             values.append(f"{temp} = [{', '.join(builder.expression(v) for v in container.values)}]")
             if isinstance(container, DequeVariable):  # no slice assignment on a deque
                 writes += [f"{where}.clear()", f"{where}.extend({temp})"]

@@ -250,6 +250,14 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if isinstance(value, type):
         _guard(tx, source, Identity.of, value)
         return UserClassVariable(value, source)
+    if type(value) is list and source is not None:
+        _guard(tx, source, TypeMatch, list)
+
+        def read() -> list[VariableTracker]:
+            _guard(tx, source, Length, len(value))
+            return [wrap(tx, v, GetItemSource(source, i)) for i, v in enumerate(value)]
+
+        return ListVariable.of_frame(read, source)
     if type(value) in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
         _guard(tx, source, TypeMatch, type(value))
         _guard(tx, source, Length, len(value))

@@ -180,12 +180,43 @@ class SizeVariable(TupleVariable):
 
 
 class ListVariable(SequenceVariable):
+    """A list. One from the frame is read (its length and items guarded) only when the code
+    looks into it: a list the code only appends to (`history.append(loss)`) is not, so its
+    growth from call to call does not recompile; the appends are replayed as an `extend`."""
+
     kind = list
+    _read: Callable[[], list[VariableTracker]] | None = None  # a frame list not read yet
+    appended: list[VariableTracker]  # what was appended to it before it was read
+
+    @staticmethod
+    def of_frame(read: Callable[[], list[VariableTracker]], source: Any) -> ListVariable:
+        made = ListVariable([], source)
+        made._read, made.appended = read, []
+        return made
+
+    @property
+    def values(self) -> list[VariableTracker]:
+        if self._read is not None:
+            read, self._read = self._read, None
+            self._values = read() + self.appended
+        return self._values
+
+    @values.setter
+    def values(self, items: list[VariableTracker]) -> None:
+        self._values = items
+
+    @property
+    def unread(self) -> bool:
+        """Whether the code has only appended to this list from the frame."""
+        return self._read is not None
 
     def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
         if name == "copy":
             return ListVariable(list(self.values))
         tx.output.side_effects.mutated(self)
+        if self.unread and name in ("append", "extend"):
+            self.appended += [args[0]] if name == "append" else args[0].items(tx)
+            return ConstantVariable(None)
         values = self.values
         if name == "append":
             values.append(args[0])
