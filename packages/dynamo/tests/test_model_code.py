@@ -392,3 +392,41 @@ def test_a_list_the_code_only_appends_to_does_not_recompile_as_it_grows() -> Non
         expected_length = len(HISTORY) + 1
         torch.testing.assert_close(compiled_reader(torch.ones(2)),
                                    torch.ones(2) * expected_length)
+
+
+ACTIVATIONS: dict = {}
+
+
+def test_a_dict_the_code_only_stores_into_is_not_guarded_by_its_keys() -> None:
+    """Capturing activations into a global dict that other code also fills: the stores are
+    replayed one by one; neither the dict's keys nor its values are read or guarded."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def forward(x):
+        y = x.relu()
+        ACTIVATIONS["relu"] = y
+        ACTIVATIONS["double"] = y * 2
+        return y + 1
+
+    def reads_back(x):  # a read after a store sees it (the keys are read, and guarded, then)
+        ACTIVATIONS["seen"] = x
+        return ACTIVATIONS["seen"] * len(ACTIVATIONS)
+
+    ACTIVATIONS.clear()
+    compiled = dynamo.compile(forward, backend=backend)
+    for i in range(6):
+        x = torch.randn(3)
+        ACTIVATIONS[f"other{i}"] = torch.zeros(1)  # filled by other code between calls
+        torch.testing.assert_close(compiled(x), x.relu() + 1)
+        torch.testing.assert_close(ACTIVATIONS["double"], x.relu() * 2)
+    assert len(graphs) == 1
+    assert list(ACTIVATIONS)[:3] == ["other0", "relu", "double"]  # first stores keep their place
+    expected = dict(ACTIVATIONS)
+    x = torch.ones(2)
+    got = dynamo.compile(reads_back)(x)
+    torch.testing.assert_close(got, x * (len(expected) + 1))
+    assert ACTIVATIONS["seen"] is x

@@ -267,6 +267,11 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
                 writes += [f"{where}.clear()", f"{where}.extend({temp})"]
             else:
                 writes.append(f"{where}[:] = {temp}")
+        elif isinstance(container, DictVariable) and container.unread:  # only stored into
+            for key, value in container.written.items():
+                values.append(f"{temp} = {builder.expression(value)}")
+                writes.append(f"{where}[{builder.constant(key)}] = {temp}")
+                temp = f"___new{len(values)}"
         else:
             fresh = container.entries if isinstance(container, DictVariable) else None
             values.append(f"{temp} = " + (

@@ -281,8 +281,12 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
                                        "tuples of them, ...) and objects compared by identity "
                                        "are traced")
         _guard(tx, source, TypeMatch, type(value))
-        _guard(tx, source, DictKeys, tuple(value))
-        made = DictVariable.of_frame(value, source, lambda k: wrap(
+
+        def keys_of() -> tuple:
+            _guard(tx, source, DictKeys, tuple(value))
+            return tuple(value)
+
+        made = DictVariable.of_frame(keys_of, source, lambda k: wrap(
             tx, value[k], _child(source, GetItemSource, k)))
         if type(value) is collections.defaultdict:
             made.kind = collections.defaultdict

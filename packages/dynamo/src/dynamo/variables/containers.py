@@ -317,9 +317,13 @@ def dict_key(key: VariableTracker) -> Any:
 class DictVariable(VariableTracker):
     """A dict with constant keys (strings, ints, ...) and tracker values.
 
-    A dict from the frame has its keys guarded as a whole, and each value wrapped (and guarded)
-    when the code first reads it (`read`): a config's `__dict__` costs guards only on the
-    entries the code uses."""
+    A dict from the frame has its keys guarded as a whole when the code first looks at them,
+    and each value wrapped (and guarded) when the code first reads it (`read`): a config's
+    `__dict__` costs guards only on the entries the code uses, and a dict the code only writes
+    to (`metrics[f"loss_{step}"] = loss`) costs none: its writes are replayed one by one."""
+
+    _keys_of: Callable[[], tuple] | None = None  # a frame dict whose keys are not read yet
+    written: dict[Any, VariableTracker]  # what was stored into it before they were
 
     def __init__(self, entries: dict[Any, Any], source: Any = None, kind: type = dict,
                  read: Callable[[Any], VariableTracker] | None = None,
@@ -331,10 +335,30 @@ class DictVariable(VariableTracker):
         self.default_factory = default_factory  # a defaultdict's, made in the trace
 
     @staticmethod
-    def of_frame(keys: Any, source: Any, read: Callable[[Any], VariableTracker]
-                 ) -> DictVariable:
-        """A dict from the frame: its keys, each value wrapped by `read` when first read."""
-        return DictVariable(dict.fromkeys(keys, _UNREAD), source, read=read)
+    def of_frame(keys_of: Callable[[], tuple], source: Any,
+                 read: Callable[[Any], VariableTracker]) -> DictVariable:
+        """A dict from the frame: its keys, from `keys_of` when first needed; each value,
+        wrapped by `read` when first read."""
+        made = DictVariable({}, source, read=read)
+        made._keys_of, made.written = keys_of, {}
+        return made
+
+    @property
+    def _entries(self) -> dict[Any, Any]:
+        if self._keys_of is not None:
+            keys_of, self._keys_of = self._keys_of, None
+            self._items = dict.fromkeys(keys_of(), _UNREAD)
+            self._items.update(self.written)
+        return self._items
+
+    @_entries.setter
+    def _entries(self, items: dict[Any, Any]) -> None:
+        self._items = items
+
+    @property
+    def unread(self) -> bool:
+        """Whether the code has only stored into this dict from the frame."""
+        return self._keys_of is not None
 
     def overlaid(self, entries: dict[Any, VariableTracker]) -> DictVariable:
         """A view of this dict with `entries` set on top (values not read yet are read from
@@ -396,6 +420,10 @@ class DictVariable(VariableTracker):
             return args[1] if len(args) > 1 else ConstantVariable(None)
         if name == "keys":
             return DictKeysVariable([ConstantVariable(k) for k in self._entries])
+        if name == "__setitem__" and self.unread:
+            tx.output.side_effects.mutated(self)
+            self.written[dict_key(args[0])] = args[1]
+            return ConstantVariable(None)
         entries = self.entries
         if name == "values":
             return TupleVariable(list(entries.values()))
