@@ -320,7 +320,7 @@ class DictVariable(VariableTracker):
     A dict from the frame has its keys guarded as a whole when the code first looks at them,
     and each value wrapped (and guarded) when the code first reads it (`read`): a config's
     `__dict__` costs guards only on the entries the code uses, and a dict the code only writes
-    to (`metrics[f"loss_{step}"] = loss`) costs none: its writes are replayed one by one."""
+    to (`activations["relu"] = y`) costs none: its writes are replayed one by one."""
 
     _keys_of: Callable[[], tuple] | None = None  # a frame dict whose keys are not read yet
     written: dict[Any, VariableTracker]  # what was stored into it before they were
