@@ -277,3 +277,19 @@ def test_a_mode_left_switched_is_left_switched_by_the_graph() -> None:
         assert not torch.is_grad_enabled()  # as fn leaves it
     finally:
         torch._C._set_grad_enabled(True)
+
+
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
+def test_factory_calls_record_the_same_ops_as_torch(mode: str) -> None:
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    def f(x):
+        return x + torch.ones(2) * torch.zeros(2).detach() + torch.full((2,), 3.0)
+
+    def ops(gm: torch.fx.GraphModule) -> list:
+        return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+    x = torch.randn(2)
+    ours = make_fx(f, tracing_mode=mode)(x)
+    assert ops(ours) == ops(torch_make_fx(f, tracing_mode=mode)(x))
+    torch.testing.assert_close(ours(x), f(x))

@@ -24,7 +24,7 @@ import sympy
 import torch
 import torch.fx
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.weak import WeakIdKeyDictionary
 
 from fxtrace.module_stack import ModuleStack
@@ -67,6 +67,7 @@ class ProxyMode(TorchDispatchMode):
         # sympy expression -> (tensor's fx.Node, "size"/"stride", dim): where to read a size.
         self._sym_sources: dict[Any, tuple[torch.fx.Node, str, int]] = {}
         self._running_op = 0
+        self._fresh: int | None = None  # id of the tensor a factory op returned just now
         self.grad_mode: bool | None = None  # the grad mode recorded last (None: not recorded)
 
     # ----- tracking ---------------------------------------------------------------------------
@@ -171,6 +172,14 @@ class ProxyMode(TorchDispatchMode):
         kwargs = kwargs or {}
         if func in _METADATA_QUERIES:
             return func(*args, **kwargs)
+        fresh, self._fresh = self._fresh, None
+        if func is aten.detach.default and id(args[0]) == fresh:
+            # C++ detaches what a factory function (`torch.ones`) returns when anything else
+            # holds it, as node.meta["val"] does, and a detach of a tensor subclass (a fake)
+            # comes to Python: no node for it, the same value.
+            out = func(*args, **kwargs)
+            self.track(out, self._tensor_proxies[args[0]])
+            return out
         if func is aten.lift_fresh.default:
             # `torch.tensor(...)` in `fn`: the graph's constant attribute must not be the tensor
             # it returns, or writes to that tensor would change the constant for later calls.
@@ -192,6 +201,10 @@ class ProxyMode(TorchDispatchMode):
         self.sync_grad_mode()
         node = self._new_node(func, proxy_args, proxy_kwargs)
         self._track_outputs(out, node)
+        if type(out) is not torch.Tensor and isinstance(out, torch.Tensor) and not any(
+            isinstance(a, torch.Tensor) for a in tree_leaves((args, kwargs))
+        ):  # a fake from a factory op: C++ may detach it (see above)
+            self._fresh = id(out)
         return out
 
     def _track_outputs(self, out: Any, node: torch.fx.Node) -> None:
