@@ -695,3 +695,46 @@ def test_attributes_of_functions_and_binding_through_get() -> None:
     explained = dynamo.explain(lambda: sched.step())()
     assert not explained.breaks  # the scheduler's own checks pass, as in eager: no warning
     assert sched.get_last_lr() == [0.001]
+
+
+class _RenamingMeta(type):
+    """Like Hugging Face's ModelOutput metaclass: it changes how the class is built only."""
+
+    def __setattr__(cls, name, value):
+        super().__setattr__(name, value)
+
+
+class _CountingMeta(type):
+    made = 0
+
+    def __call__(cls, *args, **kwargs):
+        _CountingMeta.made += 1
+        return super().__call__(*args, **kwargs)
+
+
+@dataclasses.dataclass
+class _Output(dict, metaclass=_RenamingMeta):
+    logits: torch.Tensor
+
+
+class _Counted(metaclass=_CountingMeta):
+    def __init__(self, x):
+        self.x = x
+
+
+def test_objects_of_classes_with_a_metaclass_are_made_in_the_graph_unless_it_makes_them() -> None:
+    def f(x):
+        return _Output(logits=x * 2).logits + 1
+
+    explained = dynamo.explain(f)(torch.ones(2))
+    assert explained.graph_count == 1 and not explained.breaks
+    _agree(f, (torch.ones(2),), (torch.randn(3),))
+
+    def g(x):
+        return _Counted(x + 1).x * 2
+
+    explained = dynamo.explain(g)(torch.ones(2))
+    assert any("_Counted" in b.reason for b in explained.breaks)
+    before = _CountingMeta.made
+    _agree(g, (torch.ones(2),), (torch.randn(3),))
+    assert _CountingMeta.made == before + 4  # the metaclass's __call__ ran on every call

@@ -12,7 +12,6 @@ until it leaves the trace, when the transformed frame builds it for real, once
 
 from __future__ import annotations
 
-import abc
 import collections
 import collections.abc
 import logging
@@ -316,9 +315,10 @@ def builtin_base(cls: type) -> type | None:
 
 def can_create(cls: type) -> bool:
     """Whether the trace can create an instance of `cls` itself (NewObjectVariable): a Python
-    class over object, dict or OrderedDict, made by `__init__` alone."""
+    class over object, dict or OrderedDict, made by `__init__` alone (a metaclass may add to
+    the class, not to how it makes instances)."""
     base = builtin_base(cls)
-    return (base is not None and cls.__flags__ & _HEAP_TYPE and type(cls) in (type, abc.ABCMeta)
+    return (base is not None and cls.__flags__ & _HEAP_TYPE and type(cls).__call__ is type.__call__
             and cls.__new__ is base.__new__ and not getattr(cls, "__abstractmethods__", None)
             and not issubclass(cls, (torch.nn.Module, torch.Tensor)))
 
