@@ -24,6 +24,8 @@ import nox
 ROOT = Path(__file__).parent
 PACKAGES = sorted(p.parent.name for p in ROOT.glob("packages/*/pyproject.toml"))
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
+# Pinned: a new release can change the Python the tests trace (5.24 gave ModelOutput a metaclass).
+TRANSFORMERS = "transformers==5.24.0"
 VENV_PARAMS = ["--system-site-packages"] if TORCH_SPEC == "system" else []
 
 nox.options.sessions = ["lint", "tests"]
@@ -78,7 +80,7 @@ def demo(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Every package's tests and the integration tests, in one environment."""
     # transformers: real models for the integration tests, built from configs (no download).
-    _install(session, PACKAGES, "transformers")
+    _install(session, PACKAGES, TRANSFORMERS)
     paths = [f"packages/{name}/tests" for name in PACKAGES]
     if (ROOT / "integration_tests").is_dir():
         paths.append("integration_tests")
@@ -124,5 +126,5 @@ def conformance(session: nox.Session) -> None:
 @nox.session(venv_params=VENV_PARAMS)
 def bench(session: nox.Session) -> None:
     """The benchmarks, ours beside the peer in the same run; writes docs/performance.md."""
-    _install(session, PACKAGES, "transformers")  # a Hugging Face GPT-2 in the dynamo benchmark
+    _install(session, PACKAGES, TRANSFORMERS)  # a Hugging Face GPT-2 in the dynamo benchmark
     session.run("python", "benchmarks/run.py", *session.posargs)
