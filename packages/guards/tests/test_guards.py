@@ -335,3 +335,99 @@ def test_global_state_tells_autocast_devices_and_dtypes_apart():
             assert not bf16.check({}, {})
             assert "autocast is (('cpu', torch.float16),)" in bf16.explain({}, {})[0]
     assert plain.check({}, {}) and not bf16.check({}, {})
+
+
+class _EqualToAll:
+    """Equal to everything, with one hash: a constant table keyed by equality merges these."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return 0
+
+
+class _EqualTypes(type):
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    def __hash__(cls) -> int:
+        return 0
+
+
+def test_identity_guards_on_equal_but_distinct_objects_keep_their_own_constants() -> None:
+    a, b = _EqualToAll(), _EqualToAll()
+    s, t = tuple([1000, 2000]), tuple([1000, 2000])  # equal tuples, two objects (no weakrefs)
+    cases = ((a, b), (s, t), (frozenset([a]), frozenset([b])))
+    for first, second in cases:
+        gs = GuardSet([Identity.of(X, first), Identity.of(Y, second)])
+        assert gs.check({"x": first, "y": second}, {})
+        assert not gs.check({"x": first, "y": first}, {}), gs.source
+        assert not gs.check({"x": second, "y": second}, {}), gs.source
+        assert len(gs.explain({"x": second, "y": first}, {})) == 2
+
+
+def test_type_guards_on_classes_that_compare_equal_keep_their_own_constants() -> None:
+    A = _EqualTypes("A", (), {})
+    B = _EqualTypes("B", (), {})
+    gs = GuardSet([TypeMatch(X, A), TypeMatch(Y, B)])
+    assert gs.check({"x": A(), "y": B()}, {})
+    assert not gs.check({"x": A(), "y": A()}, {}), gs.source
+    assert not gs.check({"x": B(), "y": B()}, {}), gs.source
+
+
+def test_equality_guards_on_equal_constants_of_other_types_stay_apart() -> None:
+    names = [LocalSource(n) for n in "abcdefgh"]
+    values = [1, True, 1.0, (1,), (True,), (1.0,), frozenset([1]), frozenset([True])]
+    for together in (False, True):  # constants read straight from the frame are batched
+        guards = [Equals(s, v) for s, v in zip(names, values)]
+        if not together:  # a guard on a child of each value keeps them out of the batch
+            guards += [Length(GetItemSource(LocalSource("z"), i), 0) for i in range(2)]
+        gs = GuardSet(guards)
+        frame = {s.name: v for s, v in zip(names, values)} | {"z": [[], []]}
+        assert gs.check(frame, {})
+        for i in range(len(values)):  # a value of another type in any one place fails
+            for j in range(len(values)):
+                if values[j] is not values[i] and not (
+                        type(values[i]) is type(values[j]) and values[i] == values[j]):
+                    swapped = {**frame, names[i].name: values[j]}
+                    assert not gs.check(swapped, {}), (i, j, gs.source)
+                    assert gs.explain(swapped, {})
+
+
+def test_identity_on_a_freed_object_fails_for_a_value_of_none() -> None:
+    import gc
+
+    class Thing:
+        pass
+
+    thing = Thing()
+    before = GuardSet([Identity.of(X, thing)])
+    assert before.check({"x": thing}, {})  # compiled while the object lives
+    after = GuardSet([Identity.of(X, thing)])
+    del thing
+    gc.collect()
+    for gs in (before, after):  # `after` is compiled once the object is gone
+        assert not gs.check({"x": None}, {}), gs.source
+        reasons = gs.explain({"x": None}, {})
+        assert len(reasons) == 1 and "no longer exists" in reasons[0]
+    none = GuardSet([Identity.of(X, None)])  # None itself is held strongly, and matches
+    assert none.check({"x": None}, {}) and not none.check({"x": 0}, {})
+
+
+def test_item_keys_without_a_literal_keep_their_own_names() -> None:
+    import enum
+
+    class Color(enum.Enum):
+        RED = 1
+
+    class Echo:  # a container whose items tell equal keys of other types apart
+        def __getitem__(self, key):
+            return key
+
+    one, true = (Color.RED, 1), (Color.RED, True)  # equal tuples, with no literal
+    a, b = _EqualToAll(), _EqualToAll()
+    gs = GuardSet([Equals(GetItemSource(X, one), one), Equals(GetItemSource(X, true), true),
+                   Identity.of(GetItemSource(X, a), a), Identity.of(GetItemSource(X, b), b)])
+    assert gs.check({"x": Echo()}, {}), gs.source
+    assert gs.explain({"x": Echo()}, {}) == []

@@ -22,23 +22,23 @@ from guards.sources import Source
 
 
 class Constants:
-    """Objects that the generated check refers to by name (`___c0`, `___c1`, ...)."""
+    """Objects that the generated check refers to by name (`___c0`, `___c1`, ...).
+
+    One name per object, by identity: never by equality, which would let one object stand for
+    another that merely compares equal to it (`1` and `True`, two equal tuples, a weak reference
+    and another to an equal object, an object whose `__eq__` says yes to anything). The table
+    keeps each object alive, so no other object takes its id meanwhile."""
 
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
-        self._names: dict[Any, str] = {}
+        self._names: dict[int, str] = {}
 
     def name(self, value: Any) -> str:
-        try:
-            key: Any = exact(value)
-            hash(key)
-        except TypeError:
-            key = id(value)
-        found = self._names.get(key)
+        found = self._names.get(id(value))
         if found is None:
             found = f"___c{len(self.values)}"
             self.values[found] = value
-            self._names[key] = found
+            self._names[id(value)] = found
         return found
 
 
@@ -123,10 +123,11 @@ class TypeMatch(Guard):
 @dataclass(frozen=True)
 class Identity(Guard):
     """The value is this very object (a function, module, class). Held weakly where possible:
-    the guard fails, rather than keeping the object alive, once it is gone."""
+    the guard fails, rather than keeping the object alive, once it is gone (for every value,
+    None included: a dead weak reference returns None)."""
 
     source: Source
-    ref: Any = field(compare=False)
+    ref: Any = field(compare=False)  # a weakref.ref, or a callable that holds the object
     object_id: int = 0
 
     @staticmethod
@@ -137,25 +138,30 @@ class Identity(Guard):
             ref = lambda: obj  # noqa: E731 (objects without weak references: ints, tuples, ...)
         return Identity(source, ref, id(obj))
 
+    def _gone(self, target: Any) -> bool:
+        return target is None and isinstance(self.ref, weakref.ref)
+
     def holds(self, value: Any) -> bool:
-        return value is self.ref()
+        target = self.ref()
+        return value is target and not self._gone(target)
 
     def code(self, name: str, consts: Constants) -> str:
-        return f"{name} is {consts.name(self.ref)}()"
+        if isinstance(self.ref, weakref.ref):
+            return f"{name} is {consts.name(self.ref)}() and {name} is not None"
+        return f"{name} is {consts.name(self.ref())}"
 
     def describe(self) -> str:
         return f"{self.source} is the object with id {self.object_id:#x}"
 
     def failure(self, value: Any) -> str:
-        target = self.ref()
-        if target is None:
+        if self._gone(self.ref()):
             return "the object it was compiled for no longer exists"
         return f"it is another object ({type(value).__qualname__} at {id(value):#x})"
 
     def implies(self, other: Guard) -> bool:
         target = self.ref()
         return isinstance(other, TypeMatch) and other.source == self.source and (
-            type(target) is other.type
+            type(target) is other.type and not self._gone(target)
         )
 
 

@@ -17,6 +17,7 @@ generated code, for reading.
 from __future__ import annotations
 
 import builtins
+import fractions
 import keyword
 import math
 import operator
@@ -123,7 +124,7 @@ def _is_singleton(value: Any) -> bool:
 
 
 # Names the generated check uses itself: a variable must not take one.
-_RESERVED = {"L", "G", "check", "math"} | set(dir(builtins)) | set(keyword.kwlist)
+_RESERVED = {"L", "G", "check", "math", "Fraction"} | set(dir(builtins)) | set(keyword.kwlist)
 
 
 def _variable_name(expr: str, taken: set[str]) -> str:
@@ -276,7 +277,8 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
 
     body = "\n".join("        " + line for line in lines) or "        pass"
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
-    namespace: dict[str, Any] = {"math": math, "___is": operator.is_, **key_names(),
+    namespace: dict[str, Any] = {"math": math, "Fraction": fractions.Fraction,
+                                 "___is": operator.is_, **key_names(),
                                  **consts.values}
     exec(compile(source, "<guards>", "exec"), namespace)
     return namespace["check"], source

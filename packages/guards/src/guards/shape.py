@@ -12,10 +12,12 @@ this module needs sympy, not fakecore; the symbols' origins must carry guards So
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import sympy
+from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
 from guards.guard_kinds import Guard
@@ -23,7 +25,69 @@ from guards.sources import Source, TensorPropertySource
 
 
 class _Printer(PythonCodePrinter):
-    """Python for size expressions: `floor(a/b)` as `a // b`; Min/Max as min/max."""
+    """Python for size expressions that computes what sympy does.
+
+    Rationals are exact: `Fraction(7, 3)`, and a quotient of rational values is a Fraction
+    (`Fraction(s0, s1)`), never a float division. In a comparison that involves a float
+    literal, a side that holds a Fraction is rounded to a float (`float(Fraction(s0, 3)) ==
+    2.3333333333333335`): sympy rounds a Rational to the Float's precision to compare them, and
+    so does Python's `7 / 3`, which is how such floats arise.
+    Floats are written so that they read back as the same number. Functions are `math.f`;
+    `floor(a/b)` is `a // b`, `log(x)/log(2)` is `math.log2(x)` (exact at powers of two) and
+    Min/Max are min/max. A function with no Python rendering raises ValueError naming it.
+    `readable` writes quotients and rationals as `a/b`, for describing a guard rather than
+    running it."""
+
+    def __init__(self, readable: bool = False) -> None:
+        super().__init__({"fully_qualified_modules": True})
+        self._readable = readable
+
+    def _print_not_supported(self, expr: sympy.Basic) -> str:
+        raise ValueError(f"{type(expr).__name__} (in {expr}) cannot be written as Python")
+
+    def _print_Rational(self, expr: sympy.Rational) -> str:
+        return f"{expr.p}/{expr.q}" if self._readable else f"Fraction({expr.p}, {expr.q})"
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        value = float(expr)
+        if not math.isfinite(value):
+            return self._print(sympy.sympify(value))  # math.inf
+        if self._readable or _is_double(expr):
+            return repr(value)  # reads back as the same float
+        return self._print_Rational(sympy.Rational(expr))  # more precise than a float: exact
+
+    def _quotient(self, expr: sympy.Expr) -> str | None:
+        """`expr` as numerator over denominator, exact when both are rational; None when it is
+        no quotient."""
+        numerator, denominator = sympy.fraction(expr)
+        if denominator == 1:
+            return None
+        if denominator == sympy.log(2) and isinstance(numerator, sympy.log):
+            return f"math.log2({self._print(numerator.args[0])})"
+        if not (numerator.is_rational and denominator.is_rational):
+            return None
+        n, d = self._print(numerator), self._print(denominator)
+        if self._readable:
+            rank = PRECEDENCE["Mul"]
+            return f"{self.parenthesize(numerator, rank)}/{self.parenthesize(denominator, rank + 1)}"
+        return f"Fraction({n}, {d})"
+
+    def _print_Mul(self, expr: sympy.Expr) -> str:
+        return self._quotient(expr) or super()._print_Mul(expr)
+
+    def _print_Pow(self, expr: sympy.Expr, rational: bool = False) -> str:
+        if expr.exp.is_Integer and expr.exp < 0:  # 1/x
+            return self._quotient(expr) or super()._print_Pow(expr, rational)
+        return super()._print_Pow(expr, rational)
+
+    def _print_Relational(self, expr: sympy.Basic) -> str:
+        floats = any(map(_is_double, expr.atoms(sympy.Float)))  # written as float literals
+        if self._readable or not floats or expr.rel_op not in _COMPARISONS:
+            return super()._print_Relational(expr)
+        # a Fraction compared with a float is rounded to a float first, as sympy does
+        lhs, rhs = (self._print(side) for side in expr.args)
+        lhs, rhs = (f"float({side})" if "Fraction(" in side else side for side in (lhs, rhs))
+        return f"({lhs} {expr.rel_op} {rhs})"
 
     def _print_floor(self, expr: sympy.Expr) -> str:
         numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
@@ -37,16 +101,6 @@ class _Printer(PythonCodePrinter):
             return f"(-((-({self._print(numerator)})) // ({self._print(denominator)})))"
         return f"math.ceil({self._print(expr.args[0])})"
 
-    def _print_Rational(self, expr: sympy.Rational) -> str:
-        # Divided as Python divides ints (`n / 10`), so a guard computes what the program did.
-        return f"({expr.p} / {expr.q})"
-
-    def _print_Mul(self, expr: sympy.Expr) -> str:
-        coefficient, rest = expr.as_coeff_Mul()
-        if isinstance(coefficient, sympy.Rational) and coefficient.q != 1:
-            return f"(({self._print(coefficient.p * rest)}) / {coefficient.q})"
-        return super()._print_Mul(expr)
-
     def _print_Max(self, expr: sympy.Expr) -> str:
         return f"max({', '.join(self._print(a) for a in expr.args)})"
 
@@ -54,10 +108,20 @@ class _Printer(PythonCodePrinter):
         return f"min({', '.join(self._print(a) for a in expr.args)})"
 
 
-def render(expr: sympy.Basic, names: dict[sympy.Symbol, str]) -> str:
-    """`expr` as Python source, with each symbol written as the given name."""
+_COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+
+
+def _is_double(number: sympy.Float) -> bool:
+    """Whether a Python float holds this Float exactly (sympy makes Floats of floats so)."""
+    value = float(number)
+    return math.isfinite(value) and sympy.Float(value)._mpf_ == number._mpf_
+
+
+def render(expr: sympy.Basic, names: dict[sympy.Symbol, str], readable: bool = False) -> str:
+    """`expr` as Python source, with each symbol written as the given name. The source needs
+    `math` and `Fraction` (fractions.Fraction) in its namespace."""
     renamed = expr.xreplace({s: sympy.Symbol(n, integer=True) for s, n in names.items()})
-    return _Printer({"fully_qualified_modules": False}).doprint(renamed)
+    return _Printer(readable).doprint(renamed)
 
 
 @dataclass(frozen=True)
@@ -69,6 +133,12 @@ class ShapeGuard(Guard):
     bindings: tuple[tuple[sympy.Symbol, Source], ...]
 
     cost = 5
+
+    def __post_init__(self) -> None:
+        try:  # refuse now what the generated check could not evaluate
+            render(self.expr, {})
+        except ValueError as error:
+            raise ValueError(f"shape guard {self.expr}: {error}") from None
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -88,7 +158,7 @@ class ShapeGuard(Guard):
         return render(self.expr, self._names(names))
 
     def describe(self) -> str:
-        return render(self.expr, self._names(tuple(str(s) for _, s in self.bindings)))
+        return render(self.expr, self._names(tuple(str(s) for _, s in self.bindings)), True)
 
     def failure(self, *values: Any) -> str:
         return "with " + ", ".join(f"{s} = {v}" for (_, s), v in zip(self.bindings, values))

@@ -130,19 +130,43 @@ def key_names() -> dict[str, Any]:
     return _KEYS
 
 
+def _key_identity(key: Any) -> Any:
+    """What two item keys share exactly when they are the same key: the type and value of a
+    number, string or None (`1`, `1.0` and `True` differ, and so do `0.0` and `-0.0`), each
+    item's for a tuple, and for anything else the object itself, by identity (an object that
+    compares equal to another is not the other: a container may tell them apart)."""
+    if type(key) is tuple:
+        return (tuple, *map(_key_identity, key))
+    if type(key) is float:
+        return float, key.hex()
+    if key is None or type(key) in (bool, int, str, bytes):
+        return type(key), key
+    return id(key)  # the key is kept alive by whoever holds it: a source, or _KEYS
+
+
 def _key_expr(key: Any) -> str:
     if _has_literal(key):
         return repr(key)
-    name = _KEY_NAMES.get((type(key), key))
+    name = _KEY_NAMES.get(_key_identity(key))
     if name is None:
-        name = _KEY_NAMES[(type(key), key)] = f"___key{len(_KEYS)}"
+        name = _KEY_NAMES[_key_identity(key)] = f"___key{len(_KEYS)}"
         _KEYS[name] = key
     return name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GetItemSource(ChainedSource):
+    """Item `key` of the base. Two are the same source only for the same key (`_key_identity`),
+    not for keys that merely compare equal."""
+
     key: Any
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.of == self.of and (
+            _key_identity(other.key) == _key_identity(self.key))
+
+    def __hash__(self) -> int:
+        return hash((self.of, _key_identity(self.key)))
 
     def access(self, base_expr: str) -> str:
         return f"{base_expr}[{_key_expr(self.key)}]"
