@@ -229,7 +229,7 @@ class CompiledFunction:
     def _entry(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         """The first cache entry whose guards hold, else a new compilation (None: run
         eagerly)."""
-        for guards, entry in self._cache.entries:
+        for guards, entry in reversed(self._cache.entries):  # the newest (most general) first
             if guards.check(f_locals, f_globals):
                 return entry
         return self._compile(f_locals, f_globals)
