@@ -738,3 +738,50 @@ def test_objects_of_classes_with_a_metaclass_are_made_in_the_graph_unless_it_mak
     before = _CountingMeta.made
     _agree(g, (torch.ones(2),), (torch.randn(3),))
     assert _CountingMeta.made == before + 4  # the metaclass's __call__ ran on every call
+
+
+class _Params(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ps = nn.ParameterList([nn.Parameter(torch.randn(4)) for _ in range(3)])
+
+    def forward(self, x):
+        return x * len(self.ps) + sum(p.sum() for p in self.ps[1:]) + self.ps[1:][0] * self.ps[-1]
+
+
+def test_a_parameter_list_has_its_length_and_slices() -> None:
+    model = _Params()
+    compiled = dynamo.compile(model, backend="aot_eager")
+    x = torch.randn(4)
+    torch.testing.assert_close(compiled(x), model(x))
+    compiled(x).sum().backward()
+    grads = [p.grad for p in model.ps]
+    model.zero_grad()
+    model(x).sum().backward()
+    assert grads[0] is None and model.ps[0].grad is None  # not used past len()
+    for got, p in zip(grads[1:], model.ps[1:]):
+        torch.testing.assert_close(got, p.grad)
+    model.ps.append(nn.Parameter(torch.randn(4)))  # the length is guarded
+    torch.testing.assert_close(compiled(x), model(x))
+
+
+class _Doubling(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = super().__torch_function__(func, types, args, kwargs or {})
+        return out.double() * 10 if func in (torch.Tensor.add, torch.add) else out
+
+
+def test_a_tensor_subclass_with_its_own_torch_function_is_not_traced_as_a_plain_tensor() -> None:
+    def f(x):
+        y = x + 1
+        return y.sum() if y.dtype == torch.float64 else -y.sum()
+
+    x = torch.ones(3).as_subclass(_Doubling)
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        with pytest.warns(UserWarning, match="L\\['x'\\] is a _Doubling: a tensor subclass"):
+            got = dynamo.compile(f, backend=backend)(x)
+        assert torch.equal(got.as_subclass(torch.Tensor), f(x).as_subclass(torch.Tensor))
+    explained = dynamo.explain(lambda p: p * 2)(nn.Parameter(torch.ones(2)))
+    assert explained.graph_count == 1 and not explained.breaks  # Parameters are plain

@@ -126,6 +126,9 @@ def _child(source: Any, kind: Any, key: Any) -> Any:
 def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     output = tx.output
     if isinstance(value, torch.Tensor):
+        if not _plain_tensor_type(type(value)):
+            raise Unsupported(f"{source or 'a value'} is a {type(value).__qualname__}: a tensor "
+                              "subclass (only plain tensors and Parameters are traced)")
         if source is None:
             return output.constant_tensor(value)
         return output.add_tensor_input(value, source)
@@ -327,6 +330,17 @@ def _polyfill(value: Any) -> Any:
         return POLYFILLS.get(value)
     except TypeError:  # unhashable
         return None
+
+
+@functools.cache
+def _plain_tensor_type(cls: type) -> bool:
+    """Whether ops on tensors of type `cls` act as on plain tensors: `torch.Tensor`, and
+    subclasses (`nn.Parameter`) that switch both torch-function and dispatch overrides off.
+    Any other subclass may change what an op does or returns."""
+    return cls is torch.Tensor or (
+        inspect.getattr_static(cls, "__torch_function__") is torch._C._disabled_torch_function_impl
+        and inspect.getattr_static(cls, "__torch_dispatch__")
+        is torch._C._disabled_torch_dispatch_impl)
 
 
 def _is_torch_function(value: Any) -> bool:

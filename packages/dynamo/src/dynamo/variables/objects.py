@@ -359,17 +359,23 @@ class NNModuleVariable(ObjectVariable):
             tx.output.add_guard(DistinctObjects(tuple(sources)))
         return found
 
+    def _entries(self, tx: Translator) -> list[tuple[str, VariableTracker]]:
+        """A container module's items by name: a ParameterList's parameters, else its
+        submodules."""
+        module = self.value
+        if not isinstance(module, torch.nn.ParameterList):
+            return self._children(tx)
+        if self.source is not None:  # an appended parameter changes the loop
+            tx.output.add_guard(DictKeys(AttrSource(self.source, "_parameters"),
+                                         tuple(module._parameters)))
+        return [(name, self.getattr(tx, name)) for name in module._parameters]
+
     def items(self, tx: Translator) -> list[VariableTracker]:
         module = self.value
         if isinstance(module, torch.nn.ModuleDict):
             return [ConstantVariable(name) for name, _ in self._children(tx)]
-        if isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential)):
-            return [child for _, child in self._children(tx)]
-        if isinstance(module, (torch.nn.ParameterList,)):
-            if self.source is not None:  # an appended parameter changes the loop
-                tx.output.add_guard(DictKeys(AttrSource(self.source, "_parameters"),
-                                             tuple(module._parameters)))
-            return [self.getattr(tx, name) for name in module._parameters]
+        if isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ParameterList)):
+            return [child for _, child in self._entries(tx)]
         raise Unsupported(f"iterating over a {type(module).__qualname__}")
 
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
@@ -377,10 +383,10 @@ class NNModuleVariable(ObjectVariable):
         container = isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential,
                                         torch.nn.ModuleDict, torch.nn.ParameterList))
         if container and name == "__len__":
-            return ConstantVariable(len(self._children(tx)))
+            return ConstantVariable(len(self._entries(tx)))
         if container and name == "__getitem__":
             key = as_index(tx, args[0])
-            children = self._children(tx)
+            children = self._entries(tx)
             if isinstance(module, torch.nn.ModuleDict):
                 return dict(children)[key]
             if isinstance(key, slice):
