@@ -395,3 +395,62 @@ def test_in_takes_items_up_to_the_one_found_and_generator_names():
 
     expected, _, result, _, graphs = _eager_and_compiled(f, torch.randn(2))
     assert result[1:] == expected[1:] and graphs == 1
+
+
+def _accumulate():
+    total = 0
+    while True:
+        sent = yield total
+        if sent is None:
+            return total
+        total += sent
+
+
+def test_the_value_a_generator_returns_rides_on_its_stop_iteration() -> None:
+    def f(x):
+        g = _accumulate()
+        next(g)
+        g.send(1)
+        g.send(2)
+        try:
+            g.send(None)
+        except StopIteration as stop:
+            total = stop.value
+        try:
+            next(g)
+        except StopIteration as stop:  # a finished generator's StopIteration carries nothing
+            again = stop.value
+        return x * total, again
+
+    x = torch.ones(2)
+    got, graphs = _compiled(f, x)
+    assert _same(got, f(x)) and graphs == 1
+
+
+def _cleaned_up(x):
+    try:
+        yield x
+        yield x * 2
+    finally:
+        log.append("cleaned up")
+
+
+def test_a_generator_left_inside_its_try_block_is_run_for_real_and_cleaned_up() -> None:
+    def f(x):
+        for v in _cleaned_up(x):  # noqa: B007 (v is used after the loop)
+            break
+        log.append("after the loop")
+        return v + 1
+
+    x = torch.ones(2)
+    dynamo.reset()
+    explained = dynamo.explain(f)(x)
+    assert any("_cleaned_up is left suspended inside a try or with block" in b.reason
+               for b in explained.breaks)
+    compiled = dynamo.compile(f, backend="eager")
+    for _ in range(2):
+        log.clear()
+        torch.testing.assert_close(compiled(x), x + 1)
+        # The cleanup runs once the compiled call drops the generator: Python runs it at once,
+        # at the `break` (see docs/dynamo.md).
+        assert sorted(log) == ["after the loop", "cleaned up"]

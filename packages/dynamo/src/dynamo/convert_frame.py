@@ -78,7 +78,7 @@ class Options:
 
 def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
                   options: Options) -> CacheEntry:
-    opaque_generators: set[types.CodeType] = set()
+    opaque_generators: dict[types.CodeType, str] = {}
     while True:
         try:
             return _convert_with_breaks(fn, f_locals, f_globals, options, opaque_generators)
@@ -88,11 +88,11 @@ def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
             if error.generator is None or error.generator in opaque_generators or \
                     not options.allow_breaks:
                 raise
-            opaque_generators.add(error.generator)
+            opaque_generators[error.generator] = error.reason
 
 
 def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict,
-                         options: Options, opaque_generators: set[types.CodeType]) -> CacheEntry:
+                         options: Options, opaque_generators: dict[types.CodeType, str]) -> CacheEntry:
     try:
         return _convert(fn, f_locals, f_globals, options, None, opaque_generators)
     except Unsupported as error:
@@ -106,12 +106,15 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
         if log.isEnabledFor(logging.DEBUG):
             log.debug("graph break in %s: %s", fn.__qualname__, error)
         entry = _convert(fn, f_locals, f_globals, options, error.index, opaque_generators)
+        # Kept as a record only: its traceback would keep the first trace, and the frame's
+        # inputs, alive as long as the entry.
+        error.__traceback__ = error.__context__ = None
         entry.breaks.insert(0, error)
         return entry
 
 
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
-             stop_at: int | None, opaque_generators: set[types.CodeType]) -> CacheEntry:
+             stop_at: int | None, opaque_generators: dict[types.CodeType, str]) -> CacheEntry:
     output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints,
                          options.automatic_dynamic, options.dynamic_ints)
     output.f_globals = f_globals
@@ -140,6 +143,8 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
             else:
                 plan = builder.expression(result)
             effects = replay(builder, output.side_effects)
+            for generator in output.generators:  # the ones the frame drops unfinished
+                generator.drop(tracer, at_break=result is None)
         except Unsupported as error:  # the values at the break or the return cannot be rebuilt
             at = tracer.ip if result is None else tracer.ip - 1  # the break, or the return
             error.locate(fn.__code__.co_filename, tracer.instructions[at].lineno)

@@ -229,10 +229,13 @@ class Translator:
         callee = Translator(self.output, code, f_globals, bound, cells, self.depth + 1)
         if not code.co_flags & _GENERATOR:
             return callee.run()
-        if code in self.output.opaque_generators:
+        why = self.output.opaque_generators.get(code)
+        if why is not None:
             raise Unsupported(f"calling the generator function {name} (its items could not be "
-                              "followed in the trace)")
-        return GeneratorVariable(callee, name)
+                              f"followed in the trace: {why})")
+        generator = GeneratorVariable(callee, name)
+        self.output.generators.append(generator)
+        return generator
 
     def make_super(self, args: list[VariableTracker]) -> VariableTracker:
         if args:

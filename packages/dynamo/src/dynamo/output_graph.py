@@ -89,8 +89,10 @@ class OutputGraph:
         # autocast and inference-mode objects entered while tracing, and their enter nodes;
         # innermost last
         self.entered_contexts: list[tuple[Any, torch.fx.Node]] = []
-        # Generator functions called for real: following their items failed in an earlier try.
-        self.opaque_generators: set[types.CodeType] = set()
+        # Generator functions called for real: following their items failed in an earlier try
+        # (why, by code).
+        self.opaque_generators: dict[types.CodeType, str] = {}
+        self.generators: list[Any] = []  # GeneratorVariables made in the trace
 
     # ----- inputs and guards ------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from dynamo.breaks import exception_handler
+from dynamo.bytecode import instructions
 from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
@@ -27,6 +29,8 @@ from dynamo.variables.containers import IteratorVariable
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
+
+_STOPITERATION_ERROR = 3  # CALL_INTRINSIC_1's INTRINSIC_STOPITERATION_ERROR
 
 
 class LazyIteratorVariable(IteratorVariable):
@@ -106,9 +110,11 @@ class GeneratorVariable(LazyIteratorVariable):
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if name in ("__next__", "send"):
+            was_finished = self.finished
             value = self.next(tx, args[0] if name == "send" else None)
             if value is None:
-                raise Raised(StopIteration(), f"{name}() on the exhausted generator {self.name}")
+                raise Raised(self._stop(was_finished),
+                             f"{name}() on the exhausted generator {self.name}")
             return value
         if name == "__iter__":
             return self
@@ -134,10 +140,57 @@ class GeneratorVariable(LazyIteratorVariable):
                                                        f"the generator {self.name}"))
             if value is None:
                 self.finished = True
-                raise Raised(StopIteration(), f"throw() into {self.name}: it returned")
+                raise Raised(self._stop(False), f"throw() into {self.name}: it returned")
             return value
         raise Unsupported(f"{name}() on the generator {self.name} (next, send, throw into a "
                           "suspended one and iteration are followed)")
+
+    def _stop(self, was_finished: bool) -> StopIteration:
+        """The StopIteration a step raises: carrying what the body returned, when this step
+        ran it to its end."""
+        returned = None if was_finished else self.frame.result
+        if returned is None or is_none(returned):
+            return StopIteration()
+        if not returned.is_constant():
+            error = Unsupported(f"the value the generator {self.name} returns "
+                                f"({returned.words()}) carried by StopIteration")
+            error.blame_generator(self.frame.code)
+            raise error
+        return StopIteration(returned.as_constant())
+
+    def drop(self, tx: Translator, at_break: bool) -> None:
+        """The trace ends with this generator unreferenced or suspended. Python closes a
+        generator when its last reference goes (GeneratorExit at its `yield`), which the trace
+        does not follow: suspended inside a `try`/`with` block, its cleanup (a `finally`, an
+        `except`, an `__exit__`) would run at a time the trace cannot tell. At a return, a
+        close that does nothing (no write, no op) is fine; otherwise the generator function is
+        called for real (Unsupported, blamed on it)."""
+        if not self._suspended_in_block():
+            return
+        if not at_break:
+            output = tx.output
+            before = output.side_effects.changes, len(output.graph.nodes)
+            try:
+                self.call_method(tx, "close", [], {})
+            except Unsupported:
+                pass
+            else:
+                if (output.side_effects.changes, len(output.graph.nodes)) == before:
+                    return
+        error = Unsupported(f"the generator {self.name} is left suspended inside a try or with "
+                            "block, whose cleanup runs when the generator is dropped")
+        error.blame_generator(self.frame.code)
+        raise error
+
+    def _suspended_in_block(self) -> bool:
+        if not self.started or self.finished:
+            return False
+        handler = exception_handler(self.frame.code, self.frame.ip - 1)
+        if handler is None:
+            return False
+        target = instructions(self.frame.code)[handler[0]]
+        # 3.12 wraps every generator body in one: it turns a StopIteration into RuntimeError.
+        return not (target.opname == "CALL_INTRINSIC_1" and target.arg == _STOPITERATION_ERROR)
 
     def unbuildable(self) -> Unsupported:
         """Why this generator cannot be handed on outside the trace, blamed on its code."""
