@@ -52,7 +52,7 @@ from dynamo.variables.functions import (
     UserFunctionVariable,
     UserMethodVariable,
 )
-from dynamo.variables.generators import GeneratorVariable
+from dynamo.variables.generators import GeneratorVariable, StepIteratorVariable
 from dynamo.variables.objects import (
     BaseMethodVariable,
     NNModuleVariable,
@@ -70,6 +70,14 @@ from dynamo.variables.user_objects import (
 )
 from guards import LocalSource, key_names
 
+# Trackers of objects the traced code made, built once by the transformed frame whether or not
+# they have a source; and those built once when they have none (with one, they came from the
+# frame: read as they are).
+_MADE_ONCE = (ListVariable, DictVariable, SetVariable, TupleVariable, NewObjectVariable)
+_MADE_ONCE_IF_NEW = (NestedFunctionVariable, PartialVariable, IteratorVariable,
+                     BoundMethodVariable, UserMethodVariable, SuperVariable, GradModeVariable,
+                     ExitVariable)
+
 
 class ResultBuilder:
     """Turns a return value's tracker into graph outputs plus a Python expression over them."""
@@ -80,6 +88,9 @@ class ResultBuilder:
         # Inputs read through their sources, and containers the traced code made, each once,
         # before any side effect is replayed (a write may change what a source leads to).
         self.prelude: list[str] = []
+        # Lines that must see the side effects made: positions of list iterators (the list may
+        # be one of the frame's, filled by the replayed writes).
+        self.after_effects: list[str] = []
         self._made: dict[int, tuple[str, VariableTracker]] = {}
         self._reads: dict[Any, str] = {}
 
@@ -118,55 +129,19 @@ class ResultBuilder:
             if value is None or isinstance(value, (bool, int, str)):
                 return repr(value)
             return self.constant(value)
-        if isinstance(v, (ListVariable, DictVariable, SetVariable, TupleVariable,
-                          NewObjectVariable)) or (
-                isinstance(v, NNModuleVariable) and v.make is not None):
+        if isinstance(v, _MADE_ONCE) or (isinstance(v, NNModuleVariable) and v.make is not None):
             return self._made_once(v)
         if v.source is not None:
             return self.read(v.source)
-        if isinstance(v, (BoundMethodVariable, DeferredAttribute)):
+        if isinstance(v, _MADE_ONCE_IF_NEW) or (
+                isinstance(v, BaseMethodVariable) and v.obj is not None):
+            return self._made_once(v)
+        if isinstance(v, DeferredAttribute):  # read for real where it is used
             return f"getattr({self.expression(v.obj)}, {v.name!r})"
-        if isinstance(v, SuperVariable):
-            return f"super({self.constant(v.cls)}, {self.expression(v.obj)})"
-        if isinstance(v, BaseMethodVariable):  # `dict.pop` bound to a dict subclass's instance
-            method = self.constant(getattr(v.base, v.name))
-            if v.obj is None:
-                return method
-            return f"{self.constant(types.MethodType)}({method}, {self.expression(v.obj)})"
-        if isinstance(v, UserMethodVariable):
-            return (f"{self.constant(types.MethodType)}({self.expression(v.function)}, "
-                    f"{self.expression(v.obj)})")
-        if isinstance(v, NestedFunctionVariable):
-            cells = ", ".join(self._cell(v.cells[name]) for name in v.code.co_freevars)
-            defaults = ", ".join(self.expression(d) for d in v.defaults)
-            kwdefaults = ", ".join(f"{k!r}: {self.expression(d)}" for k, d in v.kwdefaults.items())
-            return (f"{self.constant(_make_function)}({self.constant(v.code)}, "
-                    f"{self.constant(v.f_globals)}, {v.name!r}, ({defaults}{',' if defaults else ''}), "
-                    f"{{{kwdefaults}}}, ({cells}{',' if cells else ''}))")
+        if isinstance(v, BaseMethodVariable):  # `dict.pop`, unbound
+            return self.constant(getattr(v.base, v.name))
         if isinstance(v, SliceVariable):
             return f"slice({', '.join(self.expression(p) for p in v.parts)})"
-        if isinstance(v, PartialVariable):
-            parts = [self.expression(v.fn), *(self.expression(a) for a in v.args),
-                     *(f"{k}={self.expression(a)}" for k, a in v.kwargs.items())]
-            return f"{self.constant(functools.partial)}({', '.join(parts)})"
-        if isinstance(v, GradModeVariable):  # made outside the trace as it was made inside
-            if v.switches_at_creation:
-                return f"{self.constant(torch.set_grad_enabled)}({v.target!r})"
-            return f"{self.constant(torch.enable_grad if v.target else torch.no_grad)}()"
-        if isinstance(v, ExitVariable) and isinstance(v.ctx, GradModeVariable):
-            return self.constant(GradModeExit(v.ctx.initial))
-        if isinstance(v, ExitVariable) and isinstance(v.ctx, StateContextVariable):
-            # An autocast or inference-mode block open at a graph break (the graph closed it):
-            # entered anew
-            args = (v.ctx.kind, *StateContextVariable.settings(v.ctx.mode))
-            return f"{self.constant(reopen_context)}({', '.join(map(self.constant, args))})"
-        if isinstance(v, GeneratorVariable) and not v.finished:
-            raise v.unbuildable()
-        if isinstance(v, IteratorVariable) and v.over_list is not None:
-            # an iterator over a list: over the very list (appends after the break are seen)
-            return f"{self.constant(_list_iterator)}({self.expression(v.over_list)}, {v.position})"
-        if isinstance(v, IteratorVariable):
-            return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, (UserFunctionVariable, BuiltinVariable, TorchFunctionVariable,
                           UserClassVariable, PythonModuleVariable, OpaqueFunctionVariable,
                           CachedFunctionVariable)):
@@ -178,69 +153,154 @@ class ResultBuilder:
         raise Unsupported(f"{v.words()} cannot be rebuilt outside the graph (to return it, or to pass "
                           "it on at a graph break)")
 
-
     def _made_once(self, v: VariableTracker) -> str:
-        """A tuple, list, dict, set, object or module the traced code made: built once
-        (`prelude` lines), so that every reference to it (a local, an attribute it was stored
-        in, the return value) is one object, as in the frame."""
+        """An object the traced code made (a container, object, module, function, partial,
+        iterator, bound method, context manager): built once (`prelude` lines), so that every
+        reference to it (a local, an attribute it was stored in, the return value, the locals
+        handed on at a graph break) is one object, as in the frame."""
         made = self._made.get(id(v))
         if made is not None:
             return made[0]
         if isinstance(v, NewObjectVariable):  # made empty first: its attributes may refer to it
-            name = f"___made{len(self._made)}"
-            self._made[id(v)] = (name, v)
+            name = self._name(v)
             self.prelude.append(f"{name} = {self.constant(build_object)}({self.constant(v.cls)})")
             attrs = "{" + ", ".join(f"{k!r}: {self.expression(x)}" for k, x in v.attrs.items())
             items = "None" if v.items_ is None else self.expression(v.items_)
             self.prelude.append(f"{self.constant(fill_object)}({name}, {attrs}}}, {items})")
             return name
+        if isinstance(v, NestedFunctionVariable):
+            return self._function(v)
+        text = self._build(v)
+        name = self._name(v)  # after the parts: they may have made names of theirs
+        self.prelude.append(f"{name} = {text}")
+        if isinstance(v, IteratorVariable) and v.position and v.over_list is not None:
+            # A list's iterator is set to its index once the writes have filled the list; one
+            # over a dict is advanced over the entries before them (their number is checked as
+            # the trace checked it)
+            lines = self.after_effects if type(v.over_list) is ListVariable else self.prelude
+            lines.append(f"{self.constant(_advance)}({name}, {v.position})")
+        return name
+
+    def _name(self, v: Any) -> str:
+        """A new `___made` name, standing for `v` from now on."""
+        name = f"___made{len(self._made)}"
+        self._made[id(v)] = (name, v)
+        return name
+
+    def _build(self, v: VariableTracker) -> str:
+        """An expression that makes `v` anew (its parts by their names)."""
         if isinstance(v, NNModuleVariable):  # a module the trace created: created anew
-            text = f"{self.constant(v.make)}()"
-        elif isinstance(v, TupleVariable):
+            return f"{self.constant(v.make)}()"
+        if isinstance(v, TupleVariable):
             items = "".join(self.expression(x) + ", " for x in v.values)
             if isinstance(v, SizeVariable):
-                text = f"{self.constant(torch.Size)}(({items}))"
-            elif isinstance(v, NamedTupleVariable):
-                text = (f"{self.constant(v.kind)}({items})" if hasattr(v.kind, "_fields")
+                return f"{self.constant(torch.Size)}(({items}))"
+            if isinstance(v, NamedTupleVariable):
+                return (f"{self.constant(v.kind)}({items})" if hasattr(v.kind, "_fields")
                         else f"{self.constant(v.kind)}(({items}))")
-            else:
-                text = f"({items})"
-        elif isinstance(v, ListVariable):
+            return f"({items})"
+        if isinstance(v, ListVariable):
             text = "[" + ", ".join(self.expression(x) for x in v.values) + "]"
             if isinstance(v, DequeVariable):
-                text = f"{self.constant(collections.deque)}({text}, {v.maxlen!r})"
-        elif isinstance(v, DictVariable):
+                return f"{self.constant(collections.deque)}({text}, {v.maxlen!r})"
+            return text
+        if isinstance(v, DictVariable):
             text = "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"
                                    for k, x in v.entries.items()) + "}"
             if v.kind is collections.defaultdict:
                 factory = "None" if v.default_factory is None else \
                     self.expression(v.default_factory)
-                text = f"{self.constant(collections.defaultdict)}({factory}, {text})"
-            elif v.kind is collections.OrderedDict:
-                text = f"{self.constant(collections.OrderedDict)}({text})"
-        else:
-            text = self.constant(set(v.values)) + ".copy()"
-        name = f"___made{len(self._made)}"  # after the items: they may have made names of theirs
-        self._made[id(v)] = (name, v)
-        self.prelude.append(f"{name} = {text}")
+                return f"{self.constant(collections.defaultdict)}({factory}, {text})"
+            if v.kind is collections.OrderedDict:
+                return f"{self.constant(collections.OrderedDict)}({text})"
+            return text
+        if isinstance(v, SetVariable):
+            return self.constant(set(v.values)) + ".copy()"
+        if isinstance(v, PartialVariable):
+            parts = [self.expression(v.fn), *(self.expression(a) for a in v.args),
+                     *(f"{k}={self.expression(a)}" for k, a in v.kwargs.items())]
+            return f"{self.constant(functools.partial)}({', '.join(parts)})"
+        if isinstance(v, (GeneratorVariable, StepIteratorVariable)) and not v.finished:
+            raise v.unbuildable()
+        if isinstance(v, IteratorVariable) and v.over_list is not None:
+            # an iterator over a list (or dict): over the very list (appends after the break are
+            # seen), then advanced
+            return f"iter({self.expression(v.over_list)})"
+        if isinstance(v, IteratorVariable):
+            return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
+        if isinstance(v, BoundMethodVariable):
+            return f"getattr({self.expression(v.obj)}, {v.name!r})"
+        if isinstance(v, UserMethodVariable):
+            return (f"{self.constant(types.MethodType)}({self.expression(v.function)}, "
+                    f"{self.expression(v.obj)})")
+        if isinstance(v, BaseMethodVariable):  # `dict.pop` bound to a dict subclass's instance
+            return (f"{self.constant(types.MethodType)}({self.constant(getattr(v.base, v.name))}"
+                    f", {self.expression(v.obj)})")
+        if isinstance(v, SuperVariable):
+            return f"super({self.constant(v.cls)}, {self.expression(v.obj)})"
+        if isinstance(v, GradModeVariable):  # made outside the trace as it was made inside
+            if v.switches_at_creation:
+                return f"{self.constant(_set_grad_enabled)}({v.target!r}, {v.initial!r})"
+            return f"{self.constant(torch.enable_grad if v.target else torch.no_grad)}()"
+        if isinstance(v, ExitVariable) and isinstance(v.ctx, GradModeVariable):
+            return f"{self.constant(GradModeExit)}({v.ctx.initial!r})"
+        if isinstance(v, ExitVariable) and isinstance(v.ctx, StateContextVariable):
+            # An autocast or inference-mode block open at a graph break (the graph closed it):
+            # entered anew
+            args = (v.ctx.kind, *StateContextVariable.settings(v.ctx.mode))
+            return f"{self.constant(reopen_context)}({', '.join(map(self.constant, args))})"
+        raise Unsupported(f"{v.words()} cannot be rebuilt outside the graph (to return it, or to pass "
+                          "it on at a graph break)")
+
+    def _function(self, v: NestedFunctionVariable) -> str:
+        """A function the traced code made, with its cells: a cell made in the trace is made
+        once, empty, and filled after the function (its contents may be the function)."""
+        cells: list[str] = []
+        fills: list[tuple[str, VariableTracker]] = []
+        for var in v.code.co_freevars:
+            cell = v.cells[var]
+            if isinstance(cell, ClosureCell):
+                cells.append(self.constant(cell.cell))
+            elif id(cell) in self._made:  # shared with a function built before
+                cells.append(self._made[id(cell)][0])
+            else:
+                cells.append(self._name(cell))
+                self.prelude.append(f"{cells[-1]} = {self.constant(types.CellType)}()")
+                if cell.contents is not None:
+                    fills.append((cells[-1], cell.contents))
+        defaults = "".join(self.expression(d) + ", " for d in v.defaults)
+        kwdefaults = ", ".join(f"{k!r}: {self.expression(d)}" for k, d in v.kwdefaults.items())
+        name = self._name(v)
+        self.prelude.append(
+            f"{name} = {self.constant(_make_function)}({self.constant(v.code)}, "
+            f"{self.constant(v.f_globals)}, {v.name!r}, ({defaults}), {{{kwdefaults}}}, "
+            f"({''.join(c + ', ' for c in cells)}))")
+        for cell_name, contents in fills:
+            self.prelude.append(f"{cell_name}.cell_contents = {self.expression(contents)}")
         return name
 
-    def _cell(self, cell: Any) -> str:
-        """A real cell for a nested function rebuilt outside the trace: the real closure cell,
-        or a new cell holding the value (only made when no one writes the variable again)."""
-        if isinstance(cell, ClosureCell):
-            return self.constant(cell.cell)
-        if cell.contents is None:
-            return f"{self.constant(types.CellType)}()"
-        return f"{self.constant(types.CellType)}({self.expression(cell.contents)})"
+
+_LIST_ITERATOR = type(iter([]))
 
 
-def _list_iterator(items: list, taken: int) -> Any:
-    """An iterator over `items` that has already given `taken` of them."""
-    iterator = iter(items)
-    for _ in range(taken):
-        next(iterator)
-    return iterator
+def _advance(iterator: Any, taken: int) -> None:
+    """Sets a new iterator over a list, deque or dict past its first `taken` items."""
+    if isinstance(iterator, _LIST_ITERATOR):
+        iterator.__setstate__(taken)
+    else:
+        for _ in range(taken):
+            next(iterator)
+
+
+def _set_grad_enabled(mode: bool, initial: bool) -> torch.set_grad_enabled:
+    """`torch.set_grad_enabled(mode)` as made in the trace, when the grad mode was `initial`
+    (what its `__exit__` restores), made without switching the mode now (the trace did that
+    where the code made it, and the code may have switched it again since)."""
+    now = torch.is_grad_enabled()
+    ctx = torch.set_grad_enabled(mode)
+    torch._C._set_grad_enabled(now)
+    ctx.prev = initial
+    return ctx
 
 
 def _make_function(code: types.CodeType, f_globals: dict, name: str, defaults: tuple,
@@ -309,7 +369,7 @@ def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
         lines += ["    try:", f"        {'___out = ' if builder.outputs else ''}___graph({args})",
                   "    except Exception:", f"        ___set_grad_enabled({grad_mode})",
                   f"        {'return ___eagerly' if rerun else 'raise'}"]
-    return lines + [f"    {line}" for line in [*builder.prelude, *effects]]
+    return lines + [f"    {line}" for line in [*builder.prelude, *effects, *builder.after_effects]]
 
 
 def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
