@@ -30,13 +30,6 @@ def _print_break() -> None:
 
 
 PAUSES = [_no_break, dynamo.graph_break, _print_break]
-# After a break the resume function reads the object back from its frame; a bound method or a
-# grad-mode object read from the frame is wrapped without its source (variables/builder.py),
-# so it is rebuilt there instead of returned as it came, and a `set_grad_enabled` object's
-# `__exit__` restores the mode of the wrap, not the one it was made in (its `prev`).
-FROM_THE_FRAME = pytest.mark.xfail(strict=True, reason="builder.py wraps bound methods and "
-                                   "grad-mode objects of the frame without their source")
-PAUSES_FROM_THE_FRAME = [_no_break, *(pytest.param(p, marks=FROM_THE_FRAME) for p in PAUSES[1:])]
 
 
 def _agree(f, observe, *, pause, make_args=lambda: (torch.ones(2), Reg())):
@@ -153,7 +146,7 @@ def test_partial_stored_and_returned_is_one_object(pause):
     _agree(f, observe, pause=pause)
 
 
-@pytest.mark.parametrize("pause", PAUSES_FROM_THE_FRAME)
+@pytest.mark.parametrize("pause", PAUSES)
 def test_methods_are_bound_once(pause):
     class Box:
         def __init__(self):
@@ -204,7 +197,7 @@ def test_finished_generator_and_deque_are_one_object(pause):
     _agree(f, observe, pause=pause)
 
 
-@pytest.mark.parametrize("pause", PAUSES_FROM_THE_FRAME)
+@pytest.mark.parametrize("pause", PAUSES)
 def test_grad_mode_object_is_one_object(pause):
     def f(x, reg, pause):
         ctx = torch.no_grad()
@@ -252,7 +245,7 @@ def test_zip_over_a_half_run_generator_is_handed_on():
     _agree(f, lambda r, x, reg: list(r[1]), pause=_no_break)
 
 
-@pytest.mark.parametrize("pause", PAUSES_FROM_THE_FRAME)
+@pytest.mark.parametrize("pause", PAUSES)
 def test_set_grad_enabled_object_restores_the_mode_it_was_made_in(pause):
     def f(x, reg, pause):
         ctx = torch.set_grad_enabled(False)

@@ -168,7 +168,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         target = value.mode if isinstance(value, torch.set_grad_enabled) else \
             isinstance(value, torch.enable_grad)
         _guard(tx, source, TypeMatch, type(value))
-        return GradModeVariable(bool(target), torch.is_grad_enabled())
+        initial = value.prev if isinstance(value, torch.set_grad_enabled) else \
+            torch.is_grad_enabled()
+        ctx = GradModeVariable(bool(target), initial)
+        ctx.source = source
+        return ctx
     if isinstance(value, types.MethodType) and isinstance(value.__self__, STATE_CONTEXTS) \
             and value.__name__ == "__exit__":
         # The `__exit__` of an autocast or inference-mode block that a graph break left open:
@@ -237,10 +241,12 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return UserFunctionVariable(value, source)
     if isinstance(value, types.MethodType):
         _guard(tx, source, TypeMatch, types.MethodType)
-        return UserMethodVariable(
+        method = UserMethodVariable(
             wrap(tx, value.__func__, _child(source, AttrSource, "__func__")),
             wrap(tx, value.__self__, _child(source, AttrSource, "__self__")),
         )
+        method.source = source
+        return method
     if type(value) is weakref.ref and source is not None:  # an RNN's `_flat_weight_refs`
         _guard(tx, source, TypeMatch, weakref.ref)
         return WeakRefVariable(value, source)
