@@ -235,6 +235,73 @@ def test_writing_through_any_alias_forgets_the_constants_of_all_aliases() -> Non
         assert f.item() == 6 and isinstance(e[1].item(), torch.SymInt)
 
 
+
+def test_setting_data_forgets_the_old_constant() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        a = torch.tensor([1, 2, 3])
+        a.data = torch.tensor([7, 8, 9])  # the new data's value is known: it is taken
+        assert a[0].item() == 7 and a.tolist() == [7, 8, 9]
+        a.add_(1)  # and forgotten as any other once written
+        assert isinstance(a[0].item(), torch.SymInt)
+        b = torch.tensor([1, 2, 3])
+        view = b[:2]
+        b.data = torch.zeros(3, dtype=torch.int64)  # made in the mode: value unknown
+        assert isinstance(b[0].item(), torch.SymInt)
+        assert view.tolist() == [1, 2]  # the old storage was not written
+    static = FakeTensorMode()
+    x = static.from_tensor(torch.randn(3))
+    with static:
+        c = torch.tensor([1.0, 2.0, 3.0])
+        c.data = x
+        with pytest.raises(DataDependentError):
+            c[0].item()
+
+
+_ALIASING_OPS = {
+    "unsafe_split": lambda x: torch.unsafe_split(x, 2),
+    "unsafe_chunk": lambda x: torch.unsafe_chunk(x, 3),
+    "unsafe_split_with_sizes": lambda x: torch.unsafe_split_with_sizes(x, [2, 4]),
+    "_unsafe_view": lambda x: torch.ops.aten._unsafe_view(x, [24]),
+    "split": lambda x: x.split(2),
+    "unbind": lambda x: x.unbind(1),
+    "view": lambda x: x.view(24),
+    "resolve_conj": lambda x: x.resolve_conj(),
+    "contiguous": lambda x: x.contiguous(),
+    "detach": lambda x: x.detach(),
+    "clone": lambda x: x.clone(),
+    "split_copy": lambda x: torch.split_copy(x, 2),
+}
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["static", "symbolic"])
+@pytest.mark.parametrize("name", sorted(_ALIASING_OPS))
+def test_outputs_from_the_cache_alias_the_input_as_in_eager(name: str, symbolic: bool) -> None:
+    def aliasing(x, outs):
+        outs = outs if isinstance(outs, (list, tuple)) else (outs,)
+        storage = x.untyped_storage()
+        return [(o.untyped_storage()._cdata == storage._cdata
+                 or o.untyped_storage().data_ptr() == storage.data_ptr() != 0, o is x,
+                 o._is_view(), o._base is x) for o in outs]
+
+    real = torch.randn(6, 4)
+    expected = aliasing(real, _ALIASING_OPS[name](real))
+    mode = FakeTensorMode(ShapeEnv() if symbolic else None)
+    x = mode.from_tensor(real, dynamic_dims=(0,) if symbolic else ())
+    with mode:
+        for _ in range(3):  # the later rounds may come from the cache
+            assert aliasing(x, _ALIASING_OPS[name](x)) == expected
+
+
+def test_writing_an_unsafe_split_piece_forgets_the_constant_it_aliases() -> None:
+    with FakeTensorMode(ShapeEnv()):
+        for _ in range(2):
+            c = torch.tensor([1, 2, 3, 4])
+            first, _ = torch.unsafe_split(c, 2)
+            first.add_(1)
+            assert isinstance(c[0].item(), torch.SymInt)
+
+
 def test_backward_on_fakes_gives_fake_grads() -> None:
     mode = FakeTensorMode(ShapeEnv())
     w = mode.from_tensor(torch.randn(4, 3, requires_grad=True))

@@ -146,3 +146,36 @@ def test_comparisons_with_non_integers_narrow_to_integer_bounds(decided, lower, 
     assert (env.var_to_range[n.node.expr].lower, env.var_to_range[n.node.expr].upper) == (
         lower, upper)
     assert bool(n == 3)
+
+
+def test_sym_ite_is_a_piecewise_value_and_guards_nothing() -> None:
+    env = ShapeEnv(duck_shape=False)
+    n, m = _size(env, 6), _size(env, 4)
+    bigger = torch.sym_ite(n > m, n, m)
+    assert isinstance(bigger, torch.SymInt) and bigger.node.hint == 6
+    half = torch.sym_ite(n > m, n / 2, m * 1.5)
+    assert isinstance(half, torch.SymFloat) and half.node.hint == 3.0
+    either = torch.sym_ite(n > m, n > 5, m > 5)
+    assert isinstance(either, torch.SymBool) and either.node.hint is True
+    assert not env.guards
+    s_n, s_m = sorted(env.var_to_val, key=str)
+    for a, b in [(6, 4), (3, 9), (5, 5), (10, 2)]:
+        values = {s_n: a, s_m: b}
+        assert bigger.node.expr.xreplace(values) == max(a, b)
+        assert either.node.expr.xreplace(values) == (a > 5 if a > b else b > 5)
+    assert torch.sym_ite(n >= 2, n, m) is n  # decided by the ranges: a plain bool
+    assert int(bigger + 1) == 7 and len(env.guards) == 1  # deciding it guards, as any value
+    assert bool(either) and len(env.guards) == 2
+    for a, b in [(6, 4), (3, 9), (5, 5), (10, 2)]:
+        holds = all(g.expr.xreplace({s_n: a, s_m: b}) for g in env.guards)
+        assert holds == (max(a, b) == 6 and (a > 5 if a > b else b > 5))
+
+
+def test_sym_ite_on_a_data_dependent_condition_stays_symbolic() -> None:
+    env = ShapeEnv()
+    n = _size(env, 6)
+    u = env.create_unbacked_symint("aten.nonzero.default", 0, 100)
+    chosen = torch.sym_ite(u > 3, n, u)
+    assert isinstance(chosen, torch.SymInt) and chosen.node.hint is None
+    with pytest.raises(DataDependentError):
+        int(chosen)

@@ -8,6 +8,7 @@ from fakecore.errors import DataDependentError, MixedRealFakeError, UnsupportedF
 from fakecore.fake_mode import FakeTensorMode
 from fakecore.fake_tensor import FakeTensor
 from fakecore.shape_env import ShapeEnv, ShapeGuard, SizeOrigin
+from fakecore.sym_functions import FloorDiv, PythonMod
 from fakecore.sym_node import SymNode, observe_sym_ops
 from fakecore.value_ranges import ValueRange
 
@@ -15,7 +16,9 @@ __all__ = [
     "DataDependentError",
     "FakeTensor",
     "FakeTensorMode",
+    "FloorDiv",
     "MixedRealFakeError",
+    "PythonMod",
     "ShapeEnv",
     "ShapeGuard",
     "SizeOrigin",

@@ -6,9 +6,13 @@ arguments (but no in-place writes), the outputs' metadata is a function of the o
 arguments' metadata: the first call runs the kernel and records the outputs' sizes, strides,
 offsets, dtypes, devices and conjugate/negative bits; later calls with equal metadata build the
 outputs from the record (a view as an `as_strided` of the same argument, so that it shares its
-storage). Symbolic sizes key by their expressions. Every key also holds the default dtype, which
-factories without a dtype use. A kernel's first run may record guards in the ShapeEnv; those
-stay recorded, so a later hit that skips the kernel loses nothing.
+storage). An op whose schema has alias annotations other than "views of one argument", or that
+writes, is never cached. Records follow what the kernel did: `unsafe_split` returns views of its
+input under a schema of fresh tensors, and is rebuilt as such; a call whose outputs' aliasing a
+record cannot rebuild (`x.to(x.dtype)` is `x` itself) is not recorded. Symbolic sizes key by
+their expressions. Every key also holds the default dtype, which factories without a dtype use.
+A kernel's first run may record guards in the ShapeEnv; those stay recorded, so a later hit that
+skips the kernel loses nothing.
 """
 
 from __future__ import annotations
@@ -97,22 +101,61 @@ class DispatchCache:
         return outs[0] if container is None else container(outs)
 
     def store(self, key: tuple, out: Any, args: tuple) -> None:
+        """Record the outputs of a call that missed, when a record can rebuild them exactly.
+
+        The record follows what the kernel did, not only what the schema says: outputs that
+        all live in the storage of one argument (a view op's, and also `unsafe_split`'s or
+        `_unsafe_view`'s, whose schemas say fresh) are rebuilt as views of that argument;
+        outputs in storages of their own, as fresh tensors. Anything else (an input returned
+        itself, as `x.to(x.dtype)` does; outputs sharing a storage among themselves) is not
+        recorded."""
         kind, index = self._kinds[key[0]]
         container = tuple if isinstance(out, tuple) else list if isinstance(out, list) else None
         outs = out if container is not None else (out,)
         if not all(o is None or isinstance(o, FakeTensor) and o.layout is torch.strided
                    for o in outs):
             return
-        if kind == "fresh":
+        tensors = [o for o in outs if o is not None]
+        inputs = _tensor_leaves(args)
+        if any(o is t for o in tensors for t in inputs):
+            return
+        storages = {_storage(o) for o in tensors}
+        if tensors and len(storages) == 1:
+            base = _base_index(tensors, args, storages.pop())
+            if base is not None and (kind == "fresh" or base == index):
+                metas = [(o.shape, o.stride(), o.storage_offset(), _bits(o)) for o in outs]
+                self._entries[key] = (container, base, metas)
+                return
+        fresh = len(storages) == len(tensors) and not storages & {_storage(t) for t in inputs}
+        if kind == "fresh" and fresh:
             metas = [
                 None if o is None
                 else (o.shape, o.stride(), o.storage_offset(), o.dtype, o.fake_device, _bits(o))
                 for o in outs
             ]
             self._entries[key] = (container, -1, metas)
-        elif index < len(args) and all(o is not None and o.dtype == args[index].dtype for o in outs):
-            metas = [(o.shape, o.stride(), o.storage_offset(), _bits(o)) for o in outs]
-            self._entries[key] = (container, index, metas)
+
+
+def _base_index(outs: list[FakeTensor], args: tuple, storage: int) -> int | None:
+    """The position of the argument whose storage the outputs live in (with its dtype, as an
+    `as_strided` of it gives), if any."""
+    for i, arg in enumerate(args):
+        if (isinstance(arg, FakeTensor) and arg.layout is torch.strided
+                and _storage(arg) == storage and all(o.dtype == arg.dtype for o in outs)):
+            return i
+    return None
+
+
+def _tensor_leaves(value: Any) -> list[FakeTensor]:
+    if isinstance(value, FakeTensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensor_leaves(v)]
+    return []
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage()._cdata if t.layout is torch.strided else id(t)
 
 
 def _bits(t: torch.Tensor) -> tuple[bool, bool]:

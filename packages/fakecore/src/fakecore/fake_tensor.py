@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 aten = torch.ops.aten
+_TENSOR_DATA = torch._C.TensorBase.data  # the C getter and setter of `Tensor.data`
 
 
 class FakeTensor(torch.Tensor):
@@ -56,6 +57,23 @@ class FakeTensor(torch.Tensor):
         self.__dict__["_constant"] = value
         if value is not None:
             self.fake_mode.remember_value_of(self)
+
+    @property
+    def data(self) -> torch.Tensor:
+        return _TENSOR_DATA.__get__(self)
+
+    @data.setter
+    def data(self, value: torch.Tensor) -> None:
+        """`t.data = other` makes `t` a tensor of `other`'s storage without any op reaching the
+        mode, so what was known about `t`'s old data is dropped here, and `other`'s value (the
+        same data now) is taken when known."""
+        _TENSOR_DATA.__set__(self, value)
+        self.__dict__.pop("_unbacked_memo", None)
+        known = value.constant if isinstance(value, FakeTensor) else None
+        if known is not None and value.fake_mode is self.fake_mode:
+            self.constant = known
+        else:
+            self.__dict__.pop("_constant", None)
 
     @property
     def device(self) -> torch.device:

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 import sympy
 import torch
 
+from fakecore.sym_functions import FloorDiv, PythonMod
+
 if TYPE_CHECKING:
     from fakecore.shape_env import ShapeEnv
 
@@ -61,10 +63,6 @@ def _relation(relation: type) -> Callable:
     return lambda a, b: relation(a, b, evaluate=False)
 
 
-def _int_floordiv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    return sympy.floor(a / b)
-
-
 def _trunc(a: sympy.Expr) -> sympy.Expr:
     return sympy.Piecewise((sympy.floor(a), a >= 0), (sympy.ceiling(a), True))
 
@@ -90,8 +88,9 @@ _BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "add": (operator.add, operator.add, None),
     "sub": (operator.sub, operator.sub, None),
     "mul": (operator.mul, operator.mul, None),
-    "mod": (sympy.Mod, operator.mod, None),
-    "int_floordiv": (_int_floordiv, operator.floordiv, None),
+    # Python's own `%` and `//`: sympy's Mod and floor rewrite themselves unsoundly for ints.
+    "mod": (PythonMod, operator.mod, None),
+    "int_floordiv": (FloorDiv, operator.floordiv, None),
     "float_truediv": (operator.truediv, operator.truediv, float),
     "int_truediv": (operator.truediv, operator.truediv, float),
     "pow_by_natural": (operator.pow, operator.pow, int),
@@ -304,11 +303,27 @@ class SymNode:
         return self._binary("float_pow", other)
 
     def sym_ite(self, then: SymNode, otherwise: SymNode) -> SymNode:
-        expr = sympy.Piecewise((then.expr, self.expr), (otherwise.expr, True))
-        hint = None
-        if self._hint is not None:
-            hint = then._hint if self._hint else otherwise._hint
-        result = self._new(expr, then.pytype, hint)
+        """`then if self else otherwise` as one value, deciding nothing (no guard):
+        `Piecewise((then, self), (otherwise, True))`, or for booleans `self & then | ~self &
+        otherwise`. A condition the ranges settle picks its side."""
+        if then.pytype is not otherwise.pytype:
+            raise TypeError(f"sym_ite: {then.pytype.__name__} and {otherwise.pytype.__name__} "
+                            "values (both sides must have one type)")
+        static = self.shape_env.static_value(self.expr) if self.constant is None else None
+        if self.constant is not None or static is not None or then.expr == otherwise.expr:
+            known = self.constant if self.constant is not None else static
+            result = then if known is None or bool(known) else otherwise
+        else:
+            hint = None
+            if self._hint is not None:
+                hint = then._hint if self._hint else otherwise._hint
+            if then.pytype is bool:  # a boolean the ShapeEnv decides as one (and, or, not)
+                expr = sympy.Or(sympy.And(self.expr, then.expr, evaluate=False),
+                                sympy.And(sympy.Not(self.expr), otherwise.expr, evaluate=False),
+                                evaluate=False)
+            else:
+                expr = sympy.Piecewise((then.expr, self.expr), (otherwise.expr, True))
+            result = self._new(expr, then.pytype, hint)
         if _observers:
             values = (wrap_node(self), wrap_node(then), wrap_node(otherwise))
             for observer in list(_observers):
@@ -425,6 +440,30 @@ class SymNode:
         return f"SymNode({self.expr}, hint={self._hint})"
 
 
+def _as_node(pred: SymNode, value: object) -> SymNode:
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return value.node
+    if isinstance(value, bool):
+        return pred.wrap_bool(value)
+    if isinstance(value, int):
+        return pred.wrap_int(value)
+    if isinstance(value, float):
+        return pred.wrap_float(value)
+    raise TypeError(f"sym_ite: a {type(value).__name__} value (an int, float or bool is needed)")
+
+
+_torch_sym_ite = torch.SymBool.__sym_ite__
+
+
+def _symbool_sym_ite(pred: torch.SymBool, then: object, otherwise: object) -> object:
+    """`torch.sym_ite(pred, then, otherwise)` calls `pred.__sym_ite__(then, otherwise)`.
+    PyTorch's own method asserts that the nodes are of its own node class; on ours it goes to
+    `SymNode.sym_ite` instead (and to PyTorch's for any other node)."""
+    if not isinstance(pred.node, SymNode):
+        return _torch_sym_ite(pred, then, otherwise)
+    return wrap_node(pred.node.sym_ite(_as_node(pred.node, then), _as_node(pred.node, otherwise)))
+
+
 def _install_operations() -> None:
     for name in _BINARY:
         if not hasattr(SymNode, name):
@@ -433,6 +472,7 @@ def _install_operations() -> None:
         setattr(SymNode, name, lambda self, _n=name: self._unary(_n))
     for name in _CONCRETE_BINARY:
         setattr(SymNode, name, lambda self, other, _n=name: self._concrete_binary(_n, other))
+    torch.SymBool.__sym_ite__ = _symbool_sym_ite
 
 
 _install_operations()

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import sympy
 
+from fakecore.sym_functions import FloorDiv, PythonMod
+
 _oo = sympy.oo
 
 
@@ -90,12 +92,46 @@ def bound(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> ValueRang
         if args[0].upper < args[1].lower:  # a % b == a when 0 <= a < b
             return args[0]
         return ValueRange(0, sympy.Min(args[0].upper, args[1].upper - 1))
+    if isinstance(expr, PythonMod):
+        a, b = args
+        if a.lower >= 0 and b.lower > 0 and decide(sympy.Lt(*expr.args), ranges):
+            return a  # a % b == a when 0 <= a < b: `s0 % (s0 + 1)`
+        return _python_mod(a, b)
+    if isinstance(expr, FloorDiv):
+        return _floordiv(*args)
+    if isinstance(expr, sympy.Piecewise):  # one of its values, whichever condition holds
+        values = [bound(value, ranges) for value, _ in expr.args]
+        return ValueRange(sympy.Min(*[v.lower for v in values]),
+                          sympy.Max(*[v.upper for v in values]))
     if isinstance(expr, sympy.Abs):
         a = args[0]
         if a.lower >= 0:
             return a
         return ValueRange(0, sympy.Max(-a.lower, a.upper))
     return ValueRange.unknown()
+
+
+def _python_mod(a: ValueRange, b: ValueRange) -> ValueRange:
+    """Python's `a % b` takes the sign of `b`, and is smaller than it in magnitude."""
+    if b.lower > 0:
+        if a.lower >= 0 and a.upper < b.lower:  # a % b == a when 0 <= a < b
+            return a
+        upper = b.upper - 1 if b.upper.is_finite else _oo
+        return ValueRange(0, sympy.Min(a.upper, upper) if a.lower >= 0 else upper)
+    if b.upper < 0:
+        return ValueRange(b.lower + 1 if b.lower.is_finite else -_oo, 0)
+    return ValueRange.unknown()
+
+
+def _floordiv(a: ValueRange, b: ValueRange) -> ValueRange:
+    """Python's `a // b` for a positive divisor: floor(a / b) is monotonic in a and in b, so its
+    extremes are at the corners of the two ranges. A corner oo / oo says nothing, and needs
+    not: the corner oo / b.lower already reaches that infinity."""
+    if not (b.lower > 0 and b.lower.is_finite):
+        return ValueRange.unknown()
+    corners = [sympy.floor(x / y) for x in (a.lower, a.upper) for y in (b.lower, b.upper)]
+    corners = [c for c in corners if c is not sympy.nan]
+    return ValueRange(sympy.Min(*corners), sympy.Max(*corners))
 
 
 def fold_min_max(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> sympy.Expr:

@@ -1,0 +1,136 @@
+"""Python's `%` and `//` as sympy functions that sympy never rewrites behind our back.
+
+sympy's `Mod` and `floor(a / b)` simplify themselves on construction with rules that are not
+sound for Python ints: `Mod(Mod(a, 4)*b, 5)` becomes `Mod(b*Mod(a, 4)**2, 5)`, which is another
+number for `a = 2, b = -1`. A size expression rewritten that way gives a wrong hint and a guard
+that fails on the very inputs it was recorded for. `PythonMod(a, b)` and `FloorDiv(a, b)` are
+plain functions instead: they evaluate when both arguments are numbers (exactly as Python does,
+for ints and floats alike) and simplify only where the rewrite holds for every integer value:
+
+- for integers a, b where `a / b` is an integer expression (`(s0*s1) // s1`, `(4*s0 + 2) // 2`):
+  `a // b` -> `a / b` and `a % b` -> 0 (`a % 1`, `a // -1` among them);
+- a factor k > 0 common to a and b comes out: `(k*a) % (k*b)` -> `k*(a % b)`,
+  `(k*a) // (k*b)` -> `a // b` (`s0 % (4*s0)` is `s0`);
+- `(a % b) % b` -> `a % b`; `(a // m) // n` -> `a // (m*n)` for positive integers m, n.
+
+Printing: `str()` and sympy's Python code printers (a guard library's, `lambdify`'s) write them
+as Python operators, `(a % b)` and `(a // b)`, through the `_sympystr` / `_pythoncode` hooks, so a
+printer needs no rule of its own for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+
+def _python_value(op: Any, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """`op(a, b)` on two sympy numbers, as Python computes it (ints stay ints, else floats)."""
+    if b == 0:
+        raise ZeroDivisionError(f"{a} {'%' if op is _mod else '//'} 0")
+    if a.is_Integer and b.is_Integer:
+        return sympy.Integer(op(int(a), int(b)))
+    return sympy.Float(op(float(a), float(b)))
+
+
+def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+    """`a / b` when both are integers and it is an integer for every value of the symbols."""
+    if a.is_integer and b.is_integer:
+        quotient = a / b
+        if quotient.is_integer:
+            return quotient
+    return None
+
+
+def _common_factor(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+    """A positive factor of both integers a and b (their common symbolic factors and the gcd
+    of their integer coefficients), or None when there is none."""
+    if not (a.is_integer and b.is_integer):
+        return None
+    (ca, ra), (cb, rb) = a.as_coeff_Mul(), b.as_coeff_Mul()
+    k = sympy.Integer(sympy.igcd(ca, cb)) if ca.is_Integer and cb.is_Integer else sympy.Integer(1)
+    others = sympy.Mul.make_args(rb)
+    k *= sympy.Mul(*[f for f in sympy.Mul.make_args(ra) if f in others])
+    return k if k != 1 and k.is_positive else None
+
+
+def _mod(a: Any, b: Any) -> Any:
+    return a % b
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    return a // b
+
+
+class _PythonBinary(sympy.Function):
+    """A Python binary operator on numbers (its `_symbol` written between the operands)."""
+
+    nargs = 2
+    _symbol = "?"
+
+    def _print_python(self, printer: Any, **_: Any) -> str:
+        a, b = (printer._print(x) if x.is_Symbol or x.is_Integer and x >= 0
+                else f"({printer._print(x)})" for x in self.args)  # `x % (1/2)`, `x // (-s0)`
+        return f"({a} {self._symbol} {b})"
+
+    _sympystr = _pythoncode = _lambdacode = _numpycode = _print_python
+
+    def _eval_is_integer(self) -> bool | None:
+        a, b = self.args
+        return True if a.is_integer and b.is_integer else None
+
+
+class PythonMod(_PythonBinary):
+    """`a % b` as Python computes it: the result has the sign of `b` (`-7 % 3 == 2`)."""
+
+    _symbol = "%"
+
+    @classmethod
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+        if a.is_Number and b.is_Number:
+            return _python_value(_mod, a, b)
+        if b == 0:
+            raise ZeroDivisionError(f"{a} % 0")
+        if _exact_quotient(a, b) is not None:
+            return sympy.Integer(0)
+        k = _common_factor(a, b)
+        if k is not None:
+            return k * PythonMod(a / k, b / k)
+        if isinstance(a, PythonMod) and a.args[1] == b:
+            return a
+        return None
+
+    def _eval_is_nonnegative(self) -> bool | None:
+        return True if self.args[1].is_positive else None
+
+    def _eval_is_nonpositive(self) -> bool | None:
+        return True if self.args[1].is_negative else None
+
+
+class FloorDiv(_PythonBinary):
+    """`a // b` as Python computes it: the quotient rounded down (`-7 // 2 == -4`)."""
+
+    _symbol = "//"
+
+    @classmethod
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+        if a.is_Number and b.is_Number:
+            return _python_value(_floordiv, a, b)
+        if b == 0:
+            raise ZeroDivisionError(f"{a} // 0")
+        quotient = _exact_quotient(a, b)
+        if quotient is not None:
+            return quotient
+        k = _common_factor(a, b)
+        if k is not None:
+            return FloorDiv(a / k, b / k)
+        if isinstance(a, FloorDiv) and a.is_integer and b.is_Integer and b > 0:
+            inner, m = a.args
+            if m.is_Integer and m > 0:
+                return FloorDiv(inner, m * b)
+        return None
+
+    def _eval_is_nonnegative(self) -> bool | None:
+        a, b = self.args
+        return True if a.is_nonnegative and b.is_positive else None

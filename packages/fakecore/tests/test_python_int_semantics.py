@@ -1,0 +1,149 @@
+"""Symbolic `%` and `//` mean what Python's do, for every value (hypothesis).
+
+sympy's own `Mod` and `floor` rewrite nested expressions in ways that are wrong for Python ints
+(`Mod(Mod(a, 4)*b, 5)` became `Mod(b*Mod(a, 4)**2, 5)`), which gave wrong value hints and guards
+that failed for the very example they were recorded on. Each check here compares a symbolic
+program with Python's own arithmetic: the hints, each expression substituted with other
+values, the expressions as sympy's Python printer writes them (as a guard library renders them),
+and the guards (they hold exactly where the program takes the branches it took).
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sympy.printing.pycode import pycode
+
+from fakecore import FakeTensorMode, FloorDiv, PythonMod, ShapeEnv
+
+
+def sizes_program(n, m, k):
+    """Size arithmetic a model might do: padding, blocks, remainders (n, m: sizes; k: any int)."""
+    return {
+        "nested_mod": ((n % 4) * m) % 5,
+        "nested_mod_neg": ((n % 4) * k) % 5,
+        "pad": (-n) % 8,
+        "blocks": (n + 7) // 8,
+        "neg_floordiv": (k - n) // 3,
+        "floordiv_by_int": (n * m) // k,
+        "mod_by_int": (n * m + k) % k,
+        "floordiv_of_floordiv": (n // 3) // 2,
+        "mod_of_product": (n * (m % 3)) % 6,
+        "mixed": ((n // 2) * 2 + (m % 3) - k) % 7,
+    }
+
+
+def branches(values):
+    """The decisions the program takes on its sizes."""
+    return (values["nested_mod"] > 2, values["pad"] == 0, values["blocks"] >= 3,
+            values["neg_floordiv"] < -2, values["mixed"] % 2 == 1)
+
+
+_NOT_ZERO_ONE = st.integers(-30, 30).filter(lambda k: k not in (0, 1))  # 0, 1: no symbol
+
+
+def _make(n: int, m: int, k: int):
+    env = ShapeEnv(duck_shape=False)
+    mode = FakeTensorMode(env)
+    x = mode.from_tensor(torch.empty(n, m), dynamic_dims=(0, 1))
+    sk = env.create_symint(k)
+    return env, x, sk
+
+
+def _symbols(env: ShapeEnv) -> list[sympy.Symbol]:
+    return sorted(env.var_to_val, key=str)
+
+
+def _substitute(env: ShapeEnv, expr: sympy.Basic, values: tuple[int, ...]) -> sympy.Basic:
+    mapping = dict(zip(_symbols(env), map(sympy.Integer, values)))
+    return env.simplify(expr).xreplace(mapping)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 40), st.integers(2, 40), _NOT_ZERO_ONE,
+       st.lists(st.tuples(st.integers(2, 60), st.integers(2, 60), st.integers(-40, 40)
+                          .filter(lambda k: k != 0)), min_size=8, max_size=8))
+def test_mod_and_floordiv_agree_with_python_for_every_value(n, m, k, others) -> None:
+    env, x, sk = _make(n, m, k)
+    s_n, s_m = x.shape
+    got = sizes_program(s_n, s_m, sk)
+    expected = sizes_program(n, m, k)
+    for name, value in got.items():
+        node = value.node
+        assert node.hint == expected[name], name
+        for on, om, ok in others:
+            want = sizes_program(on, om, ok)[name]
+            assert _substitute(env, node.expr, (on, om, ok)) == want, (name, node.expr)
+            # A guard library renders expressions with sympy's Python printer.
+            source = pycode(node.expr, fully_qualified_modules=False)
+            names = {str(s): v for s, v in zip(_symbols(env), (on, om, ok))}
+            assert eval(source, {"math": __import__("math")}, names) == want, (name, source)
+    assert not env.guards  # arithmetic alone decides nothing
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 40), st.integers(2, 40), _NOT_ZERO_ONE,
+       st.lists(st.tuples(st.integers(2, 60), st.integers(2, 60), st.integers(-40, 40)
+                          .filter(lambda k: k != 0)), min_size=10, max_size=10))
+def test_guards_hold_exactly_where_the_program_branches_the_same(n, m, k, others) -> None:
+    env, x, sk = _make(n, m, k)
+    s_n, s_m = x.shape
+    taken = tuple(bool(b) for b in branches(sizes_program(s_n, s_m, sk)))
+    assert taken == branches(sizes_program(n, m, k))
+    guards = [g.expr for g in env.guards]
+    for g in guards:  # every guard holds for the example it was recorded on
+        assert bool(_substitute(env, g, (n, m, k))), g
+    for values in others:
+        same = branches(sizes_program(*values)) == taken
+        assert all(bool(_substitute(env, g, values)) for g in guards) == same, (values, guards)
+
+
+def test_sympy_does_not_rewrite_nested_python_mod() -> None:
+    a, b = sympy.symbols("a b", integer=True)
+    expr = PythonMod(PythonMod(a, 4) * b, 5)
+    assert expr.xreplace({a: 2, b: -1}) == ((2 % 4) * -1) % 5 == 3
+    assert PythonMod(a, 1) == 0 and FloorDiv(a, 1) == a and FloorDiv(a, -1) == -a
+    assert PythonMod(-7, 3) == -7 % 3 and PythonMod(7, -3) == 7 % -3
+    assert FloorDiv(-7, 2) == -7 // 2 and FloorDiv(7, -2) == 7 // -2
+    assert FloorDiv(FloorDiv(a, 3), 2) == FloorDiv(a, 6)
+    assert PythonMod(PythonMod(a, 4), 4) == PythonMod(a, 4)
+    assert FloorDiv(sympy.Float(7.5), 2) == 7.5 // 2 and PythonMod(sympy.Float(7.5), 2) == 7.5 % 2
+    assert str(2 * FloorDiv(a + 1, b)) == "2*((a + 1) // b)"
+    assert pycode(PythonMod(a, b - 1)) == "(a % (b - 1))"
+    assert str(PythonMod(sympy.Rational(1, 2) * a, sympy.Rational(1, 2))) == "((a/2) % (1/2))"
+
+
+def test_value_ranges_bound_python_mod_and_floordiv() -> None:
+    env, x, _ = _make(6, 10, -3)
+    n, m = x.shape
+    # decided from the ranges when built: plain bools, no guard
+    assert ((n % 4) < 4) is True and ((n % 4) >= 0) is True and ((n // 2) >= 1) is True
+    assert ((m % -3) <= 0) is True and ((n // m) >= 0) is True
+    assert not env.guards
+
+
+_P, _Q = sympy.symbols("p q", integer=True, positive=True)
+_I, _J = sympy.symbols("i j", integer=True)
+_FORMS = [  # (numerator, denominator): shapes the simplification rules look at
+    (_P, 4 * _P), (_P, _P * _Q), (6 * _P, 4 * _Q), (6 * _P * _Q, 4 * _Q), (-2 * _P, 4),
+    (_I, 2 * _I), (_I * _J, _J), (4 * _I + 2, 2), (_P * _Q + _P, _P), (_I - _P, -3),
+    (PythonMod(_I, 4) * _J, 5), (FloorDiv(_I, 3), 2), (PythonMod(_I, _P), _P), (_I, -1),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 30), st.integers(-30, 30), st.integers(-30, 30))
+def test_the_simplification_rules_hold_for_every_value(p, q, i, j) -> None:
+    values = {_P: p, _Q: q, _I: i, _J: j}
+
+    def python(expr):  # the value Python computes, from the unsimplified structure
+        return sympy.sympify(expr).xreplace(values)
+
+    for num, den in _FORMS:
+        n, d = python(num), python(den)
+        if d == 0:
+            continue
+        assert PythonMod(num, den).xreplace(values) == int(n) % int(d), (num, den)
+        assert FloorDiv(num, den).xreplace(values) == int(n) // int(d), (num, den)
