@@ -21,15 +21,24 @@ from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
+    DictIteratorVariable,
     DictVariable,
+    DictViewVariable,
+    EnumerateIteratorVariable,
+    FilterIteratorVariable,
     IteratorVariable,
     ListVariable,
+    MapIteratorVariable,
+    ReversedListIteratorVariable,
     SequenceVariable,
     SetVariable,
     SizeVariable,
     SliceVariable,
     TupleVariable,
+    ZipIteratorVariable,
+    constant_set,
     dict_key,
+    iterate,
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
@@ -63,6 +72,8 @@ _INPLACE = {
 INPLACE_OPERATORS = {getattr(operator, k): v for k, v in _INPLACE.items()}
 _SET_UPDATES = {operator.ior: "update", operator.iand: "intersection_update",
                 operator.isub: "difference_update", operator.ixor: "symmetric_difference_update"}
+_SET_OPERATORS = frozenset([operator.or_, operator.and_, operator.sub, operator.xor])
+_ORDERS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 
 
 def _graph_value(v: VariableTracker) -> bool:
@@ -127,7 +138,7 @@ class BuiltinVariable(VariableTracker):
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
             if fn in PURE:
                 if not any(isinstance(a, SequenceVariable) and not isinstance(a, SizeVariable)
-                           or isinstance(a, DictVariable) for a in args):
+                           or isinstance(a, (DictVariable, DictViewVariable)) for a in args):
                     return tx.output.call_function(fn, args, kwargs)
         return self._on_objects(tx, args, kwargs)
 
@@ -151,6 +162,8 @@ class BuiltinVariable(VariableTracker):
             container, item = args
             if isinstance(container, DictVariable):
                 return ConstantVariable(container.has_key(dict_key(item)))
+            if isinstance(container, DictViewVariable):
+                return ConstantVariable(_view_contains(tx, container, item))
             if isinstance(container, UserObjectVariable) and container.defines("__contains__"):
                 found = container.call_method(tx, "__contains__", [item], {})
                 return ConstantVariable(found.truth(tx))
@@ -160,6 +173,9 @@ class BuiltinVariable(VariableTracker):
         if fn in (operator.is_, operator.is_not):
             same = _identical(tx, args[0], args[1])
             return ConstantVariable(same if fn is operator.is_ else not same)
+        if any(_set_like(a) for a in args) and (
+                fn in _SET_OPERATORS or fn in _ORDERS or fn in (operator.eq, operator.ne)):
+            return _set_operation(tx, fn, *args)
         if fn in (operator.lt, operator.le, operator.gt, operator.ge):
             sequences = _as_sequence(args[0]), _as_sequence(args[1])
             if None not in sequences and sequences[0].python_type() is sequences[1].python_type():
@@ -313,9 +329,7 @@ class BuiltinVariable(VariableTracker):
         return ConstantVariable(range(*[concrete_int(a) for a in args]))
 
     def _call_iter(self, tx, obj, **_):
-        if isinstance(obj, IteratorVariable):
-            return obj
-        return IteratorVariable.over(obj, tx)
+        return iterate(tx, obj)
 
     def _call_next(self, tx, it, *default, **_):
         if not isinstance(it, IteratorVariable):
@@ -328,31 +342,26 @@ class BuiltinVariable(VariableTracker):
                          "tracing)")
         return value
 
+    # enumerate, zip, map, filter and reversed take the items of the iterators below one at a
+    # time, when their own are taken (over a generator made in the trace: `lazy_map`).
+
     def _call_enumerate(self, tx, obj, start=None, **_):
-        count = itertools.count(concrete_int(start) if start is not None else 0)
+        first = concrete_int(start) if start is not None else 0
+        count = itertools.count(first)
         lazy = lazy_map(tx, lambda row: TupleVariable([ConstantVariable(next(count)), row[0]]),
                         [obj])
-        if lazy is not None:
-            return lazy
-        return IteratorVariable([TupleVariable([ConstantVariable(next(count)), v])
-                                 for v in obj.items(tx)])
+        return lazy if lazy is not None else EnumerateIteratorVariable(iterate(tx, obj), first)
 
     def _call_zip(self, tx, *iterables, strict=None, **_):
-        if strict is not None and strict.as_constant():
-            columns = [it.items(tx) for it in iterables]
-            if len({len(c) for c in columns}) > 1:
-                raise Unsupported("zip(strict=True) over iterables of different lengths")
-            return IteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
-        lazy = lazy_map(tx, TupleVariable, list(iterables))
-        if lazy is not None:
-            return lazy
-        return IteratorVariable([TupleVariable(row) for row in _rows(tx, iterables)])
+        strict = strict is not None and strict.truth(tx)
+        lazy = None if strict else lazy_map(tx, TupleVariable, list(iterables))
+        return lazy if lazy is not None else \
+            ZipIteratorVariable([iterate(tx, it) for it in iterables], strict)
 
     def _call_map(self, tx, fn, *iterables, **_):
         lazy = lazy_map(tx, lambda row: fn.call(tx, row, {}), list(iterables))
-        if lazy is not None:
-            return lazy
-        return IteratorVariable([fn.call(tx, row, {}) for row in _rows(tx, iterables)])
+        return lazy if lazy is not None else \
+            MapIteratorVariable(fn, ZipIteratorVariable([iterate(tx, it) for it in iterables]))
 
     def _call_filter(self, tx, fn, iterable, **_):
         def keep(v: VariableTracker) -> bool:
@@ -361,11 +370,16 @@ class BuiltinVariable(VariableTracker):
             return fn.call(tx, [v], {}).truth(tx)
 
         lazy = lazy_map(tx, lambda row: row[0] if keep(row[0]) else None, [iterable])
-        if lazy is not None:
-            return lazy
-        return IteratorVariable([v for v in iterable.items(tx) if keep(v)])
+        return lazy if lazy is not None else \
+            FilterIteratorVariable(fn, ZipIteratorVariable([iterate(tx, iterable)]))
 
     def _call_reversed(self, tx, obj, **_):
+        if isinstance(obj, ListVariable) and obj.kind is list:
+            return ReversedListIteratorVariable(obj)
+        if isinstance(obj, DictVariable):
+            return DictIteratorVariable(obj, reverse=True)
+        if isinstance(obj, DictViewVariable):
+            return DictIteratorVariable(obj.dict, obj.view, reverse=True)
         return IteratorVariable(list(reversed(obj.items(tx))))
 
     def _call_list(self, tx, obj=None, **_):
@@ -557,6 +571,42 @@ def _in(tx: Translator, item: VariableTracker, element: VariableTracker) -> bool
     return BuiltinVariable(operator.eq).call(tx, [element, item], {}).truth(tx)
 
 
+def _view_contains(tx: Translator, view: DictViewVariable, item: VariableTracker) -> bool:
+    """`item in view`: a key present; a `(key, value)` pair whose value is or equals the
+    dict's; a value that is or equals one of the dict's."""
+    if view.view == "keys":
+        return view.dict.has_key(dict_key(item))
+    if view.view == "values":
+        return any(_in(tx, item, v) for v in view.items(tx))
+    pair = _as_sequence(item)
+    if pair is None or not issubclass(pair.python_type(), tuple) or len(pair.values) != 2:
+        return False
+    key, value = pair.values
+    k = dict_key(key)
+    return view.dict.has_key(k) and _in(tx, value, view.dict.lookup(k))
+
+
+def _set_like(v: VariableTracker) -> bool:
+    """A dict's keys or items view (its values view is not a set)."""
+    return isinstance(v, DictViewVariable) and v.view != "values"
+
+
+def _set_operation(tx: Translator, fn: Any, a: VariableTracker, b: VariableTracker
+                   ) -> VariableTracker:
+    """`|`, `&`, `-`, `^` (with any iterable) or a comparison (with a set or another set-like
+    view) of a dict's keys or items view, as on the sets of their items."""
+    if fn in _SET_OPERATORS:
+        return SetVariable(fn(constant_set(tx, a), constant_set(tx, b)))
+    if not all(_set_like(v) or issubclass(v.python_type(), (set, frozenset)) for v in (a, b)):
+        if fn in _ORDERS:
+            raise Raised(TypeError(f"'{_ORDERS[fn]}' not supported between instances of "
+                                   f"'{a.python_type().__name__}' and "
+                                   f"'{b.python_type().__name__}'"),
+                         "ordering a dict view and what is not a set (a TypeError)")
+        return ConstantVariable(fn is operator.ne)  # never equal to what is not a set
+    return ConstantVariable(fn(constant_set(tx, a), constant_set(tx, b)))
+
+
 def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     if fn is operator.add:
         if type(a.python_type()) is not type(b.python_type()) and not (
@@ -604,26 +654,9 @@ def is_builtin_callable(value: Any) -> bool:
             or module in ("_operator", "operator", "math"))
 
 
-def _rows(tx: Translator, iterables: tuple[VariableTracker, ...]) -> list[list[VariableTracker]]:
-    """The rows `zip` takes, as Python takes them: an item of each in turn, until one is
-    exhausted (the items taken from the others in that row are dropped, as in Python)."""
-    iterators = [it if isinstance(it, IteratorVariable) else IteratorVariable.over(it, tx)
-                 for it in iterables]
-    rows = []
-    while True:
-        row = []
-        for iterator in iterators:
-            value = iterator.next(tx)
-            if value is None:
-                return rows
-            row.append(value)
-        rows.append(row)
-
-
 def _taken(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracker]:
     """The items of `iterable`, each taken when asked for (`any`/`all` stop early)."""
-    iterator = iterable if isinstance(iterable, IteratorVariable) \
-        else IteratorVariable.over(iterable, tx)
+    iterator = iterate(tx, iterable)
     while (value := iterator.next(tx)) is not None:
         yield value
 

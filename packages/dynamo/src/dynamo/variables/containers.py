@@ -10,13 +10,16 @@ from __future__ import annotations
 import collections
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from dynamo.exc import Raised, Unsupported
+from dynamo.sources import DictItemsSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
+from guards import ChainedSource
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -147,15 +150,6 @@ def tuple_fields(value: tuple) -> tuple[str, ...]:
     by_position = {next(i for i, v in enumerate(value) if getattr(value, n) is v): n
                    for n in names}
     return tuple(by_position[i] for i in sorted(by_position))
-
-
-class DictKeysVariable(TupleVariable):
-    """`d.keys()`: the keys in order, with a view's set operations (`a.keys() | b.keys()`)."""
-
-    kind = type({}.keys())
-
-    def as_constant(self) -> Any:
-        return dict.fromkeys(v.as_constant() for v in self.values).keys()
 
 
 class SizeVariable(TupleVariable):
@@ -324,6 +318,7 @@ class DictVariable(VariableTracker):
 
     _keys_of: Callable[[], tuple] | None = None  # a frame dict whose keys are not read yet
     written: dict[Any, VariableTracker]  # what was stored into it before they were
+    frame_size: int | None = None  # a frame dict's: how many entries the real one holds
 
     def __init__(self, entries: dict[Any, Any], source: Any = None, kind: type = dict,
                  read: Callable[[Any], VariableTracker] | None = None,
@@ -348,6 +343,7 @@ class DictVariable(VariableTracker):
         if self._keys_of is not None:
             keys_of, self._keys_of = self._keys_of, None
             self._items = dict.fromkeys(keys_of(), _UNREAD)
+            self.frame_size = len(self._items)
             self._items.update(self.written)
         return self._items
 
@@ -363,7 +359,16 @@ class DictVariable(VariableTracker):
     def overlaid(self, entries: dict[Any, VariableTracker]) -> DictVariable:
         """A view of this dict with `entries` set on top (values not read yet are read from
         this one when needed)."""
-        return DictVariable({**self._entries, **entries}, self.source, read=self.lookup)
+        made = DictVariable({**self._entries, **entries}, self.source, read=self.lookup)
+        made.frame_size = self.frame_size
+        return made
+
+    @property
+    def size_before_replay(self) -> int | None:
+        """How many entries the real dict holds where the transformed frame rebuilds what
+        refers to it (before it replays the trace's writes): a frame dict's own, or all of a
+        dict the trace made (built whole)."""
+        return self.frame_size if self.source is not None else len(self._entries)
 
     @property
     def entries(self) -> dict[Any, VariableTracker]:
@@ -383,6 +388,13 @@ class DictVariable(VariableTracker):
         if value is _UNREAD:
             value = self._entries[k] = self._read(k)
         return value
+
+    def entry(self, view: str, k: Any) -> VariableTracker:
+        """What iterating the `view` ("keys", "values" or "items") gives for key `k`."""
+        if view == "keys":
+            return ConstantVariable(k)
+        value = self.lookup(k)
+        return value if view == "values" else TupleVariable([ConstantVariable(k), value])
 
     def python_type(self) -> type:
         return self.kind
@@ -411,25 +423,20 @@ class DictVariable(VariableTracker):
             return ConstantVariable(len(self._entries))
         if name == "__contains__":
             return ConstantVariable(dict_key(args[0]) in self._entries)
-        if name == "__iter__":
-            return IteratorVariable(self.items(tx))
+        if name in ("__iter__", "__reversed__"):
+            return DictIteratorVariable(self, reverse=name == "__reversed__")
+        if name in ("keys", "values", "items"):
+            return DictViewVariable(self, name)
         if name == "get":
             k = dict_key(args[0])
             if k in self._entries:
                 return self.lookup(k)
             return args[1] if len(args) > 1 else ConstantVariable(None)
-        if name == "keys":
-            return DictKeysVariable([ConstantVariable(k) for k in self._entries])
         if name == "__setitem__" and self.unread:
             tx.output.side_effects.mutated(self)
             self.written[dict_key(args[0])] = args[1]
             return ConstantVariable(None)
         entries = self.entries
-        if name == "values":
-            return TupleVariable(list(entries.values()))
-        if name == "items":
-            return TupleVariable([TupleVariable([ConstantVariable(k), v])
-                                  for k, v in entries.items()])
         if name == "copy":
             return DictVariable(entries, kind=self.kind if self.source is None else dict,
                                 default_factory=self.default_factory)
@@ -537,42 +544,354 @@ class SliceVariable(VariableTracker):
 
 
 class IteratorVariable(VariableTracker):
-    """An iterator over a list of trackers computed up front (`iter`, `enumerate`, `zip`, ...)."""
+    """An iterator made in the trace. This one gives the items of a list of trackers: those of
+    a tuple, a set, a range, ... (computed when it is made), or for `iter(a_list)` that list's
+    very items list, indexed live as CPython's list iterator does (appends made while iterating
+    are seen). The iterators below make each item when it is taken, from the live container.
+
+    Outside the trace (returned, or handed on at a graph break), codegen rebuilds an iterator as
+    a real one over `over_list` advanced by `position` items when `over_list` is set, else as an
+    iterator over the items left, `values[position:]`."""
+
+    over_list: VariableTracker | None = None
 
     def __init__(self, values: list[VariableTracker], over: ListVariable | None = None) -> None:
         self.values = values
         self.position = 0
         self.over_list = over  # the list iterated, when `iter(list)` made it
-        self.over_dict: tuple[DictVariable, int] | None = None  # a dict's, and its size then
 
     @staticmethod
     def over(value: VariableTracker, tx: Translator) -> IteratorVariable:
         """`iter(value)`: over a list, its very items list, so that appends made while
         iterating are seen, as in Python (and the iterator handed on is one over that list);
-        over a dict, its keys, checked against the dict's size on each step as Python does."""
+        over a dict or a view of one, the dict's entries as they are at each step."""
         if isinstance(value, ListVariable):
             return IteratorVariable(value.values, over=value)
-        iterator = IteratorVariable(value.items(tx))
         if isinstance(value, DictVariable):
-            iterator.over_dict = (value, len(value._entries))
-        return iterator
+            return DictIteratorVariable(value)
+        if isinstance(value, DictViewVariable):
+            return DictIteratorVariable(value.dict, value.view)
+        return IteratorVariable(value.items(tx))
 
     def python_type(self) -> type:
         return type(iter(()))
 
     def next(self, tx: Translator) -> VariableTracker | None:
-        if self.over_dict is not None and len(self.over_dict[0]._entries) != self.over_dict[1]:
-            raise Raised(RuntimeError("dictionary changed size during iteration"),
-                         "a dict changed size while it was iterated (a RuntimeError)")
+        """The next item, or None once the iterator is exhausted."""
         if self.position >= len(self.values):
+            self.values, self.position, self.over_list = [], 0, None  # for good, as in CPython
             return None
         self.position += 1
         return self.values[self.position - 1]
+
+    def rest(self) -> list[VariableTracker]:
+        """The items left, without taking them (what a rebuilt iterator gives)."""
+        return self.values[self.position:]
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         rest = self.values[self.position:]
         self.position = len(self.values)
         return rest
+
+
+def iterate(tx: Translator, value: VariableTracker) -> IteratorVariable:
+    """`iter(value)`: an iterator made in the trace is its own."""
+    return value if isinstance(value, IteratorVariable) else IteratorVariable.over(value, tx)
+
+
+def items_left(iterator: IteratorVariable) -> list[VariableTracker]:
+    """The items `iterator` has left, known without running code, for rebuilding an iterator
+    over it outside the trace; Unsupported for one that would run code (a generator's body)."""
+    if type(iterator) is IteratorVariable or isinstance(iterator, LiveIteratorVariable):
+        return iterator.rest()
+    unbuildable = getattr(iterator, "unbuildable", None)  # a generator's: blamed on its code
+    raise unbuildable() if unbuildable is not None else Unsupported(
+        f"{iterator.words()} cannot be rebuilt half-run outside the trace")
+
+
+class LiveIteratorVariable(IteratorVariable):
+    """An iterator that makes each item when it is taken, from the live state of what it
+    iterates (no list of items made up front). For codegen, `values` are the items left."""
+
+    position = 0
+
+    def __init__(self) -> None:
+        pass
+
+    @property
+    def values(self) -> list[VariableTracker]:
+        return self.rest()
+
+    def rest(self) -> list[VariableTracker]:
+        raise NotImplementedError
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        taken = []
+        while (value := self.next(tx)) is not None:
+            taken.append(value)
+        return taken
+
+
+def _view_of(kind: type, view: str, entries: dict | None = None) -> Any:
+    """The `view` of a dict like one of `kind` (an OrderedDict's views have types of their
+    own) holding `entries`."""
+    base = collections.OrderedDict if issubclass(kind, collections.OrderedDict) else dict
+    return getattr(base(entries or {}), view)()
+
+
+class DictIteratorVariable(LiveIteratorVariable):
+    """`iter(d)`, `iter(d.items())`, `reversed(d.values())`, ...: each step reads the dict's
+    entries as they are then; once the dict's size has changed, every step raises
+    RuntimeError, as in Python (an OrderedDict's iterator ends, unchecked, once it has given
+    the item that was last when it gave it)."""
+
+    def __init__(self, d: DictVariable, view: str = "keys", reverse: bool = False) -> None:
+        self.dict, self.view, self.reverse = d, view, reverse
+        self.size = len(d._entries)  # checked at each step
+        self.position = 0  # items taken
+        self.ordered = issubclass(d.kind, collections.OrderedDict)
+        self.finished = self.ordered and not self.size
+        self.broken = False
+
+    def python_type(self) -> type:
+        view = _view_of(self.dict.kind, self.view)
+        return type(reversed(view) if self.reverse else iter(view))
+
+    def _keys(self) -> list[Any]:
+        keys = list(self.dict._entries)
+        return keys[::-1] if self.reverse else keys
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        if self.finished:
+            return None
+        if self.broken or len(self.dict._entries) != self.size:
+            self.broken = True
+            error = "OrderedDict mutated" if self.ordered else "dictionary changed size"
+            raise Raised(RuntimeError(f"{error} during iteration"),
+                         "a dict changed size while it was iterated (a RuntimeError)")
+        keys = self._keys()
+        if self.position >= len(keys):
+            self.finished = True
+            return None
+        item = self.dict.entry(self.view, keys[self.position])
+        self.position += 1
+        self.finished = self.ordered and self.position == len(keys)
+        return item
+
+    @property
+    def values(self) -> list[VariableTracker]:  # all of them: `position` were taken
+        return [] if self.finished else [self.dict.entry(self.view, k) for k in self._keys()]
+
+    def rest(self) -> list[VariableTracker]:
+        return self.values[self.position:]
+
+    @property
+    def over_list(self) -> VariableTracker | None:
+        """What a real iterator is rebuilt over: the dict itself for its keys, the real view of
+        a dict from the frame for its values or items; so it reads the dict as this one does.
+        None (an iterator over the items left) when reversed, or when the real dict holds
+        another number of entries than this iterator started with (a real one made then would
+        raise where this one does not)."""
+        if self.finished or self.broken or self.reverse or \
+                self.dict.size_before_replay != self.size:
+            return None
+        if self.view == "keys":
+            return self.dict
+        view = DictViewVariable(self.dict, self.view)
+        return view if view.source is not None else None
+
+
+class ReversedListIteratorVariable(LiveIteratorVariable):
+    """`reversed(a_list)`: indexes the live list from its end, as CPython does (it ends at an
+    index past the end of a list that shrank)."""
+
+    def __init__(self, items: ListVariable) -> None:
+        self.list = items
+        self.index = len(items.values) - 1
+
+    def python_type(self) -> type:
+        return type(reversed([]))
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        values = self.list.values
+        if 0 <= self.index < len(values):
+            self.index -= 1
+            return values[self.index + 1]
+        self.index = -1
+        return None
+
+    def rest(self) -> list[VariableTracker]:
+        values = self.list.values
+        return values[self.index::-1] if 0 <= self.index < len(values) else []
+
+
+class EnumerateIteratorVariable(LiveIteratorVariable):
+    """`enumerate(iterable, start)`: the next item of the iterator below, counted."""
+
+    def __init__(self, inner: IteratorVariable, start: int) -> None:
+        self.inner, self.count = inner, start
+
+    def python_type(self) -> type:
+        return enumerate
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        value = self.inner.next(tx)
+        if value is None:
+            return None
+        self.count += 1
+        return TupleVariable([ConstantVariable(self.count - 1), value])
+
+    def rest(self) -> list[VariableTracker]:
+        return [TupleVariable([ConstantVariable(self.count + i), v])
+                for i, v in enumerate(items_left(self.inner))]
+
+
+class ZipIteratorVariable(LiveIteratorVariable):
+    """`zip(*iterables, strict=...)`: a row of the next item of each iterator below, taken in
+    turn until one is exhausted (the items taken from the others in that row are dropped, as in
+    Python); `strict`: all must end together, else ValueError."""
+
+    def __init__(self, iterators: list[IteratorVariable], strict: bool = False) -> None:
+        self.iterators, self.strict = iterators, strict
+
+    def python_type(self) -> type:
+        return zip
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        row = []
+        for i, iterator in enumerate(self.iterators):
+            value = iterator.next(tx)
+            if value is None:
+                if self.strict:
+                    self._ended(tx, i)
+                return None
+            row.append(value)
+        return TupleVariable(row) if row else None
+
+    def _ended(self, tx: Translator, i: int) -> None:
+        """zip(strict=True) where iterator `i` ended: the others must end there too."""
+        than = "shorter"
+        if i == 0:  # the first one ended: so must the others (an item of each is taken)
+            than = "longer"
+            for j, iterator in enumerate(self.iterators[1:], 1):
+                if iterator.next(tx) is not None:
+                    i = j
+                    break
+        if i:
+            others = " 1" if i == 1 else f"s 1-{i}"
+            raise Raised(ValueError(f"zip() argument {i + 1} is {than} than argument{others}"),
+                         "zip(strict=True) over iterables of different lengths (a ValueError)")
+
+    def rest(self) -> list[VariableTracker]:
+        columns = [items_left(it) for it in self.iterators]
+        return [TupleVariable(list(row)) for row in zip(*columns)] if columns else []
+
+
+class MapIteratorVariable(LiveIteratorVariable):
+    """`map(fn, *iterables)`: `fn` called on the next row of the iterables when the item is
+    taken, so its calls interleave with the loop's body as in Python."""
+
+    def __init__(self, fn: VariableTracker, rows: ZipIteratorVariable) -> None:
+        self.fn, self.rows = fn, rows
+
+    def python_type(self) -> type:
+        return map
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        row = self.rows.next(tx)
+        return None if row is None else self.fn.call(tx, row.items(tx), {})
+
+    def rest(self) -> list[VariableTracker]:
+        raise Unsupported(f"a {self.python_type().__name__} iterator cannot be rebuilt half-run "
+                          "outside the trace (its function would run for the items left)")
+
+
+class FilterIteratorVariable(MapIteratorVariable):
+    """`filter(fn, iterable)`: the next item of the iterable for which `fn` (or, for None, the
+    item itself) is true."""
+
+    def python_type(self) -> type:
+        return filter
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        keep_all = self.fn.is_constant() and self.fn.as_constant() is None
+        while (row := self.rows.next(tx)) is not None:
+            value = row.items(tx)[0]
+            if (value if keep_all else self.fn.call(tx, [value], {})).truth(tx):
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class DictViewSource(ChainedSource):
+    """`d.keys()`, `d.values()` or `d.items()` of the dict at the base: how a view of a dict
+    from the frame is rebuilt outside the trace (a view of the very dict)."""
+
+    view: str
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}.{self.view}()"
+
+    def step(self, value: Any) -> Any:
+        return getattr(value, self.view)()
+
+
+class DictViewVariable(VariableTracker):
+    """`d.keys()`, `d.values()` or `d.items()`: a view that reads the dict's entries as they
+    are whenever it is used (its length, iteration, `in`, set operations). A view of a dict
+    from the frame is rebuilt outside the trace as the real dict's view (its source); one of a
+    dict the trace made cannot be (the frame then runs eagerly)."""
+
+    def __init__(self, d: DictVariable, view: str) -> None:
+        self.dict, self.view = d, view
+        from_frame = d.source is not None and not isinstance(d.source, DictItemsSource)
+        self.source = DictViewSource(d.source, view) if from_frame else None
+
+    def python_type(self) -> type:
+        return type(_view_of(self.dict.kind, self.view))
+
+    def as_constant(self) -> Any:
+        """A real view of a copy of the dict as it is now (its values must be constants), for
+        what reads it at once (an f-string). Not `is_constant()`: the view is never frozen into
+        the compiled code."""
+        entries = {k: None if self.view == "keys" else self.dict.lookup(k).as_constant()
+                   for k in self.dict._entries}
+        return _view_of(self.dict.kind, self.view, entries)
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        return [self.dict.entry(self.view, k) for k in list(self.dict._entries)]
+
+    def truth(self, tx: Translator) -> bool:
+        return bool(self.dict._entries)
+
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        from dynamo.variables.builtins import BuiltinVariable
+
+        if name == "__len__":
+            return ConstantVariable(len(self.dict._entries))
+        if name in ("__iter__", "__reversed__"):
+            return DictIteratorVariable(self.dict, self.view, reverse=name == "__reversed__")
+        if name == "__contains__":
+            return BuiltinVariable(operator.contains).call(tx, [self, args[0]], {})
+        if name == "isdisjoint" and self.view != "values":
+            return ConstantVariable(constant_set(tx, self).isdisjoint(constant_set(tx, args[0])))
+        return super().call_method(tx, name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"DictViewVariable({self.view} of {self.dict})"
+
+
+def constant_set(tx: Translator, value: VariableTracker) -> set:
+    """The Python set of the items of `value` (a keys or items view, a set, any iterable),
+    which must be constants."""
+    if value.is_constant():
+        return set(value.as_constant())
+    items = value.items(tx)
+    if not all(v.is_constant() for v in items):
+        raise Unsupported(f"a set operation on {value.words()} holding values that are not "
+                          "constants (tensors, objects)")
+    return {v.as_constant() for v in items}
 
 
 class OpaqueValueVariable(VariableTracker):
