@@ -26,14 +26,21 @@ from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable
 from dynamo.variables.containers import (
     DequeVariable,
+    DictIteratorVariable,
     DictVariable,
+    DictViewVariable,
+    EnumerateIteratorVariable,
+    FilterIteratorVariable,
     IteratorVariable,
     ListVariable,
+    MapIteratorVariable,
     NamedTupleVariable,
+    ReversedListIteratorVariable,
     SetVariable,
     SizeVariable,
     SliceVariable,
     TupleVariable,
+    ZipIteratorVariable,
 )
 from dynamo.variables.contexts import (
     ExitVariable,
@@ -75,8 +82,8 @@ from guards import LocalSource, key_names
 # frame: read as they are).
 _MADE_ONCE = (ListVariable, DictVariable, SetVariable, TupleVariable, NewObjectVariable)
 _MADE_ONCE_IF_NEW = (NestedFunctionVariable, PartialVariable, IteratorVariable,
-                     BoundMethodVariable, UserMethodVariable, SuperVariable, GradModeVariable,
-                     ExitVariable)
+                     DictViewVariable, BoundMethodVariable, UserMethodVariable, SuperVariable,
+                     GradModeVariable, ExitVariable)
 
 
 class ResultBuilder:
@@ -173,7 +180,10 @@ class ResultBuilder:
         text = self._build(v)
         name = self._name(v)  # after the parts: they may have made names of theirs
         self.prelude.append(f"{name} = {text}")
-        if isinstance(v, IteratorVariable) and v.position and v.over_list is not None:
+        if isinstance(v, ReversedListIteratorVariable):  # set to its index, as a list's below
+            self.after_effects.append(f"{self.constant(_reverse_from)}({name}, "
+                                      f"{self.expression(v.list)}, {v.index})")
+        elif isinstance(v, IteratorVariable) and v.position and v.over_list is not None:
             # A list's iterator is set to its index once the writes have filled the list; one
             # over a dict is advanced over the entries before them (their number is checked as
             # the trace checked it)
@@ -223,9 +233,26 @@ class ResultBuilder:
         if isinstance(v, (GeneratorVariable, StepIteratorVariable)) and not v.finished:
             raise v.unbuildable()
         if isinstance(v, IteratorVariable) and v.over_list is not None:
-            # an iterator over a list (or dict): over the very list (appends after the break are
-            # seen), then advanced
-            return f"iter({self.expression(v.over_list)})"
+            # an iterator over a list (or dict, or view): over the very list (appends after the
+            # break are seen), then advanced
+            over = self.expression(v.over_list)
+            reverse = isinstance(v, DictIteratorVariable) and v.reverse
+            return f"reversed({over})" if reverse else f"iter({over})"
+        if isinstance(v, DictViewVariable) and v.dict.source is None:  # of a dict made here
+            return f"{self.expression(v.dict)}.{v.view}()"
+        # Iterators over iterators, rebuilt over the real ones below (each built once), so
+        # they take their items live as the trace's did
+        if isinstance(v, ReversedListIteratorVariable):
+            return f"reversed({self.expression(v.list)})"
+        if isinstance(v, EnumerateIteratorVariable):
+            return f"enumerate({self.expression(v.inner)}, {v.count})"
+        if isinstance(v, ZipIteratorVariable):
+            inner = "".join(self.expression(it) + ", " for it in v.iterators)
+            return f"zip({inner}strict={v.strict})"
+        if isinstance(v, MapIteratorVariable):
+            kind = "filter" if isinstance(v, FilterIteratorVariable) else "map"
+            inner = "".join(", " + self.expression(it) for it in v.rows.iterators)
+            return f"{kind}({self.expression(v.fn)}{inner})"
         if isinstance(v, IteratorVariable):
             return f"iter([{', '.join(self.expression(x) for x in v.values[v.position:])}])"
         if isinstance(v, BoundMethodVariable):
@@ -290,6 +317,17 @@ def _advance(iterator: Any, taken: int) -> None:
     else:
         for _ in range(taken):
             next(iterator)
+
+
+def _reverse_from(iterator: Any, items: list, index: int) -> None:
+    """Sets a new `reversed(items)` to give `items[index]` next. An index past the end (the
+    list shrank since the last item given) is kept, as CPython keeps it: the iterator then ends
+    unless the list grows back; `__setstate__` would cut it to the end, so the list is padded
+    for the moment."""
+    missing = max(index + 1 - len(items), 0)
+    items.extend([None] * missing)
+    iterator.__setstate__(index)
+    del items[len(items) - missing:]
 
 
 def _set_grad_enabled(mode: bool, initial: bool) -> torch.set_grad_enabled:

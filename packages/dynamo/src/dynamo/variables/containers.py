@@ -551,7 +551,8 @@ class IteratorVariable(VariableTracker):
 
     Outside the trace (returned, or handed on at a graph break), codegen rebuilds an iterator as
     a real one over `over_list` advanced by `position` items when `over_list` is set, else as an
-    iterator over the items left, `values[position:]`."""
+    iterator over the items left, `values[position:]`; the live iterators below as the real
+    iterators of their kind over the real objects they iterate."""
 
     over_list: VariableTracker | None = None
 
@@ -584,10 +585,6 @@ class IteratorVariable(VariableTracker):
         self.position += 1
         return self.values[self.position - 1]
 
-    def rest(self) -> list[VariableTracker]:
-        """The items left, without taking them (what a rebuilt iterator gives)."""
-        return self.values[self.position:]
-
     def items(self, tx: Translator) -> list[VariableTracker]:
         rest = self.values[self.position:]
         self.position = len(self.values)
@@ -599,19 +596,10 @@ def iterate(tx: Translator, value: VariableTracker) -> IteratorVariable:
     return value if isinstance(value, IteratorVariable) else IteratorVariable.over(value, tx)
 
 
-def items_left(iterator: IteratorVariable) -> list[VariableTracker]:
-    """The items `iterator` has left, known without running code, for rebuilding an iterator
-    over it outside the trace; Unsupported for one that would run code (a generator's body)."""
-    if type(iterator) is IteratorVariable or isinstance(iterator, LiveIteratorVariable):
-        return iterator.rest()
-    unbuildable = getattr(iterator, "unbuildable", None)  # a generator's: blamed on its code
-    raise unbuildable() if unbuildable is not None else Unsupported(
-        f"{iterator.words()} cannot be rebuilt half-run outside the trace")
-
-
 class LiveIteratorVariable(IteratorVariable):
     """An iterator that makes each item when it is taken, from the live state of what it
-    iterates (no list of items made up front). For codegen, `values` are the items left."""
+    iterates (no list of items made up front). Codegen rebuilds it as the real iterator of its
+    kind over the real objects below (`codegen.ResultBuilder._build`), not from its items."""
 
     position = 0
 
@@ -620,10 +608,7 @@ class LiveIteratorVariable(IteratorVariable):
 
     @property
     def values(self) -> list[VariableTracker]:
-        return self.rest()
-
-    def rest(self) -> list[VariableTracker]:
-        raise NotImplementedError
+        raise Unsupported(f"{self.words()} cannot be rebuilt from the items it has left")
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         taken = []
@@ -682,23 +667,20 @@ class DictIteratorVariable(LiveIteratorVariable):
     def values(self) -> list[VariableTracker]:  # all of them: `position` were taken
         return [] if self.finished else [self.dict.entry(self.view, k) for k in self._keys()]
 
-    def rest(self) -> list[VariableTracker]:
-        return self.values[self.position:]
-
     @property
     def over_list(self) -> VariableTracker | None:
         """What a real iterator is rebuilt over: the dict itself for its keys, the real view of
-        a dict from the frame for its values or items; so it reads the dict as this one does.
-        None (an iterator over the items left) when reversed, or when the real dict holds
-        another number of entries than this iterator started with (a real one made then would
-        raise where this one does not)."""
-        if self.finished or self.broken or self.reverse or \
-                self.dict.size_before_replay != self.size:
+        a dict from the frame or one the trace made for its values or items (`reversed` over it
+        when this one is); so it reads the dict as this one does. None (an iterator over the
+        items left) when the real dict holds another number of entries than this iterator
+        started with (a real one made then would raise where this one does not), or for the
+        items of a dict subclass's instance (the trace reads a copy of them)."""
+        if self.finished or self.broken or self.dict.size_before_replay != self.size:
             return None
         if self.view == "keys":
             return self.dict
         view = DictViewVariable(self.dict, self.view)
-        return view if view.source is not None else None
+        return view if view.source is not None or self.dict.source is None else None
 
 
 class ReversedListIteratorVariable(LiveIteratorVariable):
@@ -720,10 +702,6 @@ class ReversedListIteratorVariable(LiveIteratorVariable):
         self.index = -1
         return None
 
-    def rest(self) -> list[VariableTracker]:
-        values = self.list.values
-        return values[self.index::-1] if 0 <= self.index < len(values) else []
-
 
 class EnumerateIteratorVariable(LiveIteratorVariable):
     """`enumerate(iterable, start)`: the next item of the iterator below, counted."""
@@ -740,10 +718,6 @@ class EnumerateIteratorVariable(LiveIteratorVariable):
             return None
         self.count += 1
         return TupleVariable([ConstantVariable(self.count - 1), value])
-
-    def rest(self) -> list[VariableTracker]:
-        return [TupleVariable([ConstantVariable(self.count + i), v])
-                for i, v in enumerate(items_left(self.inner))]
 
 
 class ZipIteratorVariable(LiveIteratorVariable):
@@ -782,10 +756,6 @@ class ZipIteratorVariable(LiveIteratorVariable):
             raise Raised(ValueError(f"zip() argument {i + 1} is {than} than argument{others}"),
                          "zip(strict=True) over iterables of different lengths (a ValueError)")
 
-    def rest(self) -> list[VariableTracker]:
-        columns = [items_left(it) for it in self.iterators]
-        return [TupleVariable(list(row)) for row in zip(*columns)] if columns else []
-
 
 class MapIteratorVariable(LiveIteratorVariable):
     """`map(fn, *iterables)`: `fn` called on the next row of the iterables when the item is
@@ -800,10 +770,6 @@ class MapIteratorVariable(LiveIteratorVariable):
     def next(self, tx: Translator) -> VariableTracker | None:
         row = self.rows.next(tx)
         return None if row is None else self.fn.call(tx, row.items(tx), {})
-
-    def rest(self) -> list[VariableTracker]:
-        raise Unsupported(f"a {self.python_type().__name__} iterator cannot be rebuilt half-run "
-                          "outside the trace (its function would run for the items left)")
 
 
 class FilterIteratorVariable(MapIteratorVariable):
@@ -838,9 +804,9 @@ class DictViewSource(ChainedSource):
 
 class DictViewVariable(VariableTracker):
     """`d.keys()`, `d.values()` or `d.items()`: a view that reads the dict's entries as they
-    are whenever it is used (its length, iteration, `in`, set operations). A view of a dict
-    from the frame is rebuilt outside the trace as the real dict's view (its source); one of a
-    dict the trace made cannot be (the frame then runs eagerly)."""
+    are whenever it is used (its length, iteration, `in`, set operations). Outside the trace
+    it is the real dict's view: a view of a dict from the frame is read through its source, one
+    of a dict the trace made is made (once) from the rebuilt dict."""
 
     def __init__(self, d: DictVariable, view: str) -> None:
         self.dict, self.view = d, view
