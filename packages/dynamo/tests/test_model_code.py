@@ -430,3 +430,44 @@ def test_a_dict_the_code_only_stores_into_is_not_guarded_by_its_keys() -> None:
     got = dynamo.compile(reads_back)(x)
     torch.testing.assert_close(got, x * (len(expected) + 1))
     assert ACTIVATIONS["seen"] is x
+
+
+class _Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+def test_attention_takes_its_inference_fast_path_and_dispatch_modes_are_guarded() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Counting(TorchDispatchMode):
+        ops: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Counting.ops.append(func)
+            return func(*args, **(kwargs or {}))
+
+    model = _Attention().eval()
+    x = torch.randn(2, 6, 16)
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        graphs = []
+
+        def counting(gm, example_inputs, backend=backend, graphs=graphs):
+            graphs.append(gm)
+            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
+
+        compiled = dynamo.compile(model, backend=counting)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x))
+            assert len(graphs) == 1 and any("_native_multi_head_attention" in str(n.target)
+                                            for n in graphs[0].graph.nodes)
+            # The mode is part of the global state: a new compilation, which breaks at the
+            # fast path's question about modes.
+            with Counting():
+                torch.testing.assert_close(compiled(x), model(x))
+            assert len(graphs) > 1 and Counting.ops

@@ -581,6 +581,7 @@ _STATE = (
         else None)),
     # torch function modes, the default device's among them (set_default_device pushes one)
     ("torch function modes", torch._C._len_torch_function_stack, None),
+    ("torch dispatch modes", torch._C._len_torch_dispatch_stack, None),
     ("global module hooks", _module_hooks, lambda value, consts: (
         "not (" + " or ".join(consts.name(h) for h in _HOOKS) + ")" if not value else None)),
 )
@@ -593,7 +594,8 @@ def _global_state() -> tuple:
 @dataclass(frozen=True)
 class GlobalState(Guard):
     """Grad mode, default dtype, deterministic algorithms, autocast (and its dtype), torch
-    function modes (the default device's) and global module hooks are as they were."""
+    function modes (the default device's), torch dispatch modes and global module hooks are as
+    they were."""
 
     state: tuple = field(default_factory=_global_state)
 

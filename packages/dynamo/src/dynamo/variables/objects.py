@@ -666,6 +666,11 @@ class TorchFunctionVariable(VariableTracker):
         if original in _STATE_QUERIES:  # the state at the frame's start is guarded
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
+        if original in _DISPATCH_MODE_QUERIES:  # nn.MultiheadAttention's fast-path check
+            if torch._C._len_torch_dispatch_stack():
+                raise Unsupported(f"{_name(fn)}() under a TorchDispatchMode")
+            # none: the global-state guard keeps it so
+            return ListVariable([]) if type(fn()) is list else ConstantVariable(fn())
         if original in _COMPILING_QUERIES:  # libraries take their compile-friendly paths
             return ConstantVariable(True)
         if original in _UNSUPPORTED_TORCH:
@@ -695,6 +700,9 @@ def _name(fn: Any) -> str:
 
 _STATE_QUERIES = (torch.is_grad_enabled, torch.get_default_dtype,
                   torch.are_deterministic_algorithms_enabled, torch.is_autocast_enabled)
+_DISPATCH_MODE_QUERIES = (torch.utils._python_dispatch._get_current_dispatch_mode,
+                          torch.utils._python_dispatch._get_current_dispatch_mode_stack,
+                          torch._C._len_torch_dispatch_stack)
 _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
                       torch._utils.is_compiling)
 _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_default_dtype,
