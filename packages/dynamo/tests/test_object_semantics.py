@@ -785,3 +785,22 @@ def test_a_tensor_subclass_with_its_own_torch_function_is_not_traced_as_a_plain_
         assert torch.equal(got.as_subclass(torch.Tensor), f(x).as_subclass(torch.Tensor))
     explained = dynamo.explain(lambda p: p * 2)(nn.Parameter(torch.ones(2)))
     assert explained.graph_count == 1 and not explained.breaks  # Parameters are plain
+
+
+def test_tensors_of_symbolic_ints_stay_symbolic_and_exact() -> None:
+    def f(x, n, scale):
+        return x + torch.tensor(n), torch.tensor([[n, 2], [3, n]]), torch.tensor([n, scale])
+
+    x = torch.zeros(1, dtype=torch.int64)
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        graphs = []
+
+        def counting(gm, example_inputs, backend=backend, graphs=graphs):
+            graphs.append(gm)
+            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
+
+        compiled = dynamo.compile(f, backend=counting)
+        for n in (5, 6, 2**31 + 1, 2**40, 7):
+            _same(compiled(x, n, 0.5), f(x, n, 0.5))
+        assert len(graphs) == 2  # n is a symbol from its second value on: no more graphs

@@ -166,10 +166,34 @@ class OutputGraph:
 
     def call_function(self, fn: Any, args: list[VariableTracker],
                       kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if fn is torch.tensor and args and _symbols_in(args[0]):
+            return self._tensor_of_symbols(args[0], kwargs)
         node = self.graph.call_function(fn, tuple(_node_arg(a) for a in args),
                                         {k: _node_arg(v) for k, v in kwargs.items()})
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, getattr(fn, "__name__", fn))
         return _same_tensor(args, value) or self.wrap_result(node, value)
+
+    def _tensor_of_symbols(self, data: VariableTracker,
+                           kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        """`torch.tensor(n)` (or of nested lists) of symbolic numbers, built with
+        `scalar_tensor` and `stack`, which keep them symbols: `torch.tensor` reads each number
+        as a concrete value (a guard on it; C++ also misreads a SymInt past 2**31)."""
+        if set(kwargs) - {"dtype", "device"}:
+            raise Unsupported(f"torch.tensor(...) of symbolic numbers with {sorted(kwargs)}")
+        dtype = kwargs["dtype"].as_constant() if "dtype" in kwargs else _inferred_dtype(data)
+        options = {"dtype": ConstantVariable(dtype)}
+        if "device" in kwargs:
+            options["device"] = kwargs["device"]
+
+        def build(item: VariableTracker) -> VariableTracker:
+            if isinstance(item, SequenceVariable):
+                if not item.values:
+                    raise Unsupported("torch.tensor(...) of symbolic numbers and an empty list")
+                rows = [build(x) for x in item.values]
+                return self.call_function(torch.stack, [TupleVariable(rows)], {})
+            return self.call_function(torch.scalar_tensor, [item], options)
+
+        return build(data)
 
     def call_method(self, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
@@ -305,6 +329,26 @@ def _same_tensor(args: list[VariableTracker], value: Any) -> TensorVariable | No
         if isinstance(a, TensorVariable) and a.fake is value:
             return a
     return None
+
+
+def _numbers(data: VariableTracker) -> list[VariableTracker]:
+    if isinstance(data, SequenceVariable):
+        return [n for item in data.values for n in _numbers(item)]
+    return [data]
+
+
+def _symbols_in(data: VariableTracker) -> bool:
+    return any(isinstance(n, SymNodeVariable) for n in _numbers(data))
+
+
+def _inferred_dtype(data: VariableTracker) -> torch.dtype:
+    """The dtype `torch.tensor` gives numbers: the default float dtype if any is a float, bool
+    if all are bools, else int64."""
+    kinds = {n.value.node.pytype if isinstance(n, SymNodeVariable) else type(n.as_constant())
+             for n in _numbers(data)}
+    if float in kinds:
+        return torch.get_default_dtype()
+    return torch.bool if kinds == {bool} else torch.int64
 
 
 def _node_arg(v: VariableTracker) -> Any:
