@@ -933,3 +933,121 @@ def test_graphs_autograd_must_see_run_as_they_came(device):
     torch._dynamo.reset()
     x = torch.ones(3, device=device)
     assert torch.compile(asks, backend="inductor_lite")(x).requires_grad and x.requires_grad
+
+
+# -- out-of-range indices: an error, never a read or write outside a tensor -------------------
+
+@pytest.mark.parametrize("fn,good,bad", [
+    (lambda a, i: a[i] * 2, [0, 1], [0, 7]),
+    (lambda a, i: a[i] * 2, [0, -1], [0, -6]),  # below -size after wrapping
+    (lambda a, i: F.embedding(i, a) * 2, [0, 1], [0, 50]),
+    (lambda a, i: a.gather(0, i.view(1, 2).expand(1, 2)), [0, 1], [9, 2]),
+    (lambda a, i: a.index_select(1, i).sum(1), [0, 2], [0, 3]),  # read inside a reduction
+    (lambda a, i: torch.ops.aten.index_put(a, [i], torch.tensor(1.0)), [0, 1], [0, 6]),
+    (lambda a, i: a.scatter(0, i.view(1, 2), 7.0), [0, 1], [8, 2]),
+    (lambda a, i: a.index_put_((i,), torch.tensor(1.0)), [0, 1], [0, 40]),  # into the input
+], ids=["index", "negative", "embedding", "gather", "in-reduction", "index_put", "scatter",
+        "index_put_"])
+def test_out_of_range_indices_raise_and_touch_no_memory(fn, good, bad):
+    from inductor_lite import config
+
+    if not config.triton_on_cpu:
+        pytest.skip("bounds are checked for sure only by Triton's interpreter")
+    base = torch.zeros(20, 3)
+    a = base[5:10]  # addresses outside `a` are still inside `base`
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [a.clone(), torch.tensor(good)])
+    with pytest.raises(IndexError, match="index out of bounds"):
+        compiled(a, torch.tensor(bad))
+    assert not base.any(), "memory outside the indexed tensor was written"
+    assert "helpers.check_index" in source(compiled)
+    torch.testing.assert_close(compiled(a, torch.tensor(good)), fn(a.clone(), torch.tensor(good)))
+
+
+def test_indices_read_under_a_cat_are_read_only_where_the_cat_reads(device):
+    # In the rows that come from `b`, the index tensor's own addresses are out of range: they
+    # must be neither read nor checked.
+    fn = lambda a, i, b: torch.cat([b, a[i] + 1]) * 2  # noqa: E731
+    a, b = torch.randn(5, 3, device=device), torch.randn(4, 3, device=device)
+    compile_and_check(fn, a, torch.tensor([4, -1], device=device), b)
+    assert counters["fallbacks"] == 0
+
+
+# -- outputs that alias inputs -------------------------------------------------------------------
+
+def _fill_first_column(x):
+    x.select(1, 0).fill_(5.0)  # x[:, 0] = 5, written through a view
+    return x
+
+
+def _write_row_return_column(x):
+    x[0].add_(1)
+    return x[:, 0]
+
+
+@pytest.mark.parametrize("fn", [
+    _fill_first_column, lambda x: x[1:].mul_(3), lambda x: x.t().add_(1),
+    _write_row_return_column, lambda x: x.view(12)[3:].add_(1),
+], ids=["returned-input", "slice", "transpose", "other-view", "view-of-view"])
+def test_views_of_inputs_written_through_a_view_are_returned_as_views(device, fn):
+    x = torch.randn(3, 4, device=device)
+    x_eager = x.clone()
+    want = fn(x_eager)
+    got = compile_fx(torch.fx.symbolic_trace(fn), [x.clone()])(x)
+    torch.testing.assert_close(x, x_eager)
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
+    assert got.data_ptr() - x.data_ptr() == want.data_ptr() - x_eager.data_ptr()
+    got.add_(100)  # a later write through the output reaches the input, as in eager
+    want.add_(100)
+    torch.testing.assert_close(x, x_eager)
+    assert counters["eager_graphs"] == 0, dict(counters)
+
+
+def test_a_torch_compiled_setitem_returns_its_input(device):
+    import torch._dynamo
+
+    def f(x):
+        x[:, 0] = 5.0
+        return x
+
+    torch._dynamo.reset()
+    x = torch.randn(3, 4, device=device)
+    assert torch.compile(f, backend="inductor_lite", fullgraph=True)(x) is x
+    assert (x[:, 0] == 5).all()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.detach(), lambda x: x.view(torch.int32), lambda x: torch.ops.aten.alias(x),
+    lambda x: x.t().detach(),
+], ids=["detach", "view-dtype", "alias", "detach-of-view"])
+def test_aliases_of_inputs_are_returned_as_views(device, fn):
+    from fxtrace import make_fx
+
+    x = torch.randn(3, 4, device=device)
+    want = fn(x)
+    got = compile_fx(make_fx(fn)(x.clone()), [x.clone()])(x)
+    assert torch.equal(got, want) and got.stride() == want.stride()
+    assert got.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert counters["eager_graphs"] == 0 and counters["kernels"] == 0, dict(counters)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.unsqueeze_(0), lambda x: x.t_(), lambda x: x.transpose_(0, 1) * 2,
+    lambda x: x.resize_(2, 2) + 1,
+], ids=["unsqueeze_", "t_", "transpose_", "resize_"])
+def test_in_place_view_ops_on_inputs_run_the_graph_as_it_came(device, fn):
+    x = torch.randn(3, 4, device=device)
+    x_eager = x.clone()
+    want = fn(x_eager)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x.clone()])
+    got = compiled(x)
+    assert torch.equal(got, want) and x.shape == x_eager.shape and x.stride() == x_eager.stride()
+    assert counters["eager_graphs"] == 1
+    y = torch.randn(3, 4, device=device)  # every later call too, on its own input
+    assert torch.equal(compiled(y.clone()), fn(y.clone()))
+
+
+def test_in_place_view_ops_on_temporaries_and_views_are_compiled(device):
+    compile_and_check(lambda x: (x * 2).t_() + 1, torch.randn(3, 4, device=device))
+    compile_and_check(lambda x: x[1:].unsqueeze_(0) * 2, torch.randn(3, 4, device=device))
+    assert counters["eager_graphs"] == 0 and counters["kernels"] == 2

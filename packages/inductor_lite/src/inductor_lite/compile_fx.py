@@ -186,12 +186,12 @@ class CompiledGraph:
             isinstance(t, torch.Tensor) and _is_cpu_scalar(t) for t in inputs)
         try:
             aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions())
-        except (DataDependentError, UnsupportedFakeOpError) as e:
+        except (DataDependentError, UnsupportedFakeOpError, InputMetadataChange) as e:
             if isinstance(e, DataDependentError) and can_read_scalars:
                 self.read_scalars = True
                 return self._compile(inputs)
-            # Values decide what the graph does (or an op has no fake kernel): run it as it came,
-            # which is right for every input.
+            # Values decide what the graph does (or an op has no fake kernel, or the graph
+            # changes an input's sizes): run it as it came, which is right for every input.
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
@@ -331,6 +331,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         return torch.func.functional_call(gm, dict(zip(state_names, args[:count])), args[count:])
 
     first = traced = make_fx(call, "fake", table)(*state, *inputs)
+    for node in first.graph.nodes:
+        if _changes_input_metadata(node):
+            raise InputMetadataChange(f"{node.target} changes the sizes or strides of an input")
     writes = _writes_in_place
     for _ in range(3):
         if not any(writes(node) for node in traced.graph.nodes):
@@ -352,15 +355,33 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     return make_fx(_AtenInterpreter(traced).run, "fake", table)(*state, *inputs)
 
 
+class InputMetadataChange(Exception):
+    """The graph changes an input's sizes or strides in place (`x.t_()`, `x.unsqueeze_(0)`):
+    the caller's tensor must change too, which a functional trace cannot express."""
+
+
+def _changes_input_metadata(node: torch.fx.Node) -> bool:
+    return (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+            and torch.Tag.inplace_view in node.target.tags and bool(node.args)
+            and getattr(node.args[0], "op", None) == "placeholder")
+
+
 def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
     """The positions of the outputs that are views of (or are) an input the graph writes into:
     a write made later through such an output must reach the input."""
-    written = [n.args[0] for n in gm.graph.nodes
-               if _writes_in_place(n) and n.args and getattr(n.args[0], "op", None) == "placeholder"]
+    written = [base for n in gm.graph.nodes if _writes_in_place(n) and n.args
+               and (base := _view_base(n.args[0])) is not None]
     outputs = tree_flatten(next(iter(reversed(gm.graph.nodes))).args)[0]
     return [i for i, o in enumerate(outputs) if isinstance(o, torch.fx.Node)
             and isinstance(o.meta.get("val"), torch.Tensor)
             and any(torch._C._is_alias_of(o.meta["val"], w.meta["val"]) for w in written)]
+
+
+def _view_base(node: Any) -> torch.fx.Node | None:
+    """The input `node` is (or is a view of, through view ops), else None."""
+    while isinstance(node, torch.fx.Node) and _is_view(node):
+        node = node.args[0]
+    return node if isinstance(node, torch.fx.Node) and node.op == "placeholder" else None
 
 
 def _outputs_as_views(gm: torch.fx.GraphModule, positions: list[int]) -> bool:

@@ -5,6 +5,10 @@
     INDUCTOR_LITE_DUMP=folder    write each graph's generated module (kernels and wrapper) there
     INDUCTOR_LITE_AUTOTUNE=0     on a GPU, take each kernel's default block sizes without measuring
     INDUCTOR_LITE_CACHE=folder   where generated modules and tuning results are kept
+    INDUCTOR_LITE_INDEX_ASSERTS=1  on a GPU, compile kernels in Triton's debug mode, so that an
+                                 index read from memory outside its dim stops the kernel with a
+                                 device assert (default: such lanes read 0 and write nothing;
+                                 Triton's interpreter always checks)
 """
 
 import os
@@ -19,3 +23,4 @@ dump_dir: str | None = os.environ.get("INDUCTOR_LITE_DUMP") or None
 autotune: bool = os.environ.get("INDUCTOR_LITE_AUTOTUNE", "1") == "1"
 cache_dir: Path = Path(os.environ.get("INDUCTOR_LITE_CACHE",
                                       Path.home() / ".cache" / "inductor_lite"))
+index_asserts: bool = os.environ.get("INDUCTOR_LITE_INDEX_ASSERTS") == "1"

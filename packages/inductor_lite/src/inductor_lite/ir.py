@@ -284,8 +284,12 @@ class IndirectIndex(sympy.Symbol):
 
 def masked(v: Value, condition: Value) -> Value:
     """`v` with each of its loads made only where `condition` holds (elsewhere they read 0):
-    for reads that would fall outside a tensor (the other inputs' part of a cat, padding)."""
+    for reads that would fall outside a tensor (the other inputs' part of a cat, padding).
+    Indices a load reads from memory are read under `condition` too."""
     if v.op == "load":
-        return Value("load", (*v.args[:2], condition), v.dtype)
+        index = sympy.sympify(v.args[1])
+        index = index.xreplace({s: IndirectIndex(masked(s.value, condition), s.dim_size)
+                                for s in index.free_symbols if isinstance(s, IndirectIndex)})
+        return Value("load", (v.args[0], index, condition), v.dtype)
     args = tuple(masked(a, condition) if isinstance(a, Value) else a for a in v.args)
     return Value(v.op, args, v.dtype)

@@ -586,8 +586,8 @@ def _clamp(lower, node, x, min=None, max=None):
     return pointwise(lower, inputs, call)
 
 
-@register(aten._to_copy.default, aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default,
-          aten.detach.default, aten.detach_copy.default, aten.alias_copy.default)
+@register(aten._to_copy.default, aten.clone.default, aten.lift_fresh_copy.default,
+          aten.detach_copy.default, aten.alias_copy.default)
 def _copy(lower, node, x, *, dtype=None, memory_format=None, layout=None, device=None,
           pin_memory=None, non_blocking=False):
     val = lower.node.meta["val"]
@@ -638,6 +638,14 @@ def _empty_permuted(lower, node, *args, **kwargs):
 @register(aten.lift_fresh.default)
 def _lift_fresh(lower, node, x):
     return x
+
+
+@register(aten.alias.default, aten.detach.default)
+def _alias(lower, node, x):
+    """The same elements: a view, so that an output that is one aliases its base, as in eager."""
+    if isinstance(x, Pointwise):
+        return x
+    return BufferView(x.buffer if isinstance(x, BufferView) else x, x.layout)
 
 
 @register(aten.arange.start_step, aten.arange.default, aten.arange.start)

@@ -16,6 +16,7 @@ import torch
 import triton
 
 from . import config
+from .triton_helpers import INDEX_ERROR
 
 _TUNING_LOCK = threading.Lock()
 
@@ -76,8 +77,18 @@ class Launcher:
         grid = (triton.cdiv(xnumel, cfg["XBLOCK"]),)
         blocks = {k: v for k, v in cfg.items() if k != "num_warps"}
         extra = {"num_warps": cfg["num_warps"]} if _on_gpu(args) else {}
+        if config.index_asserts and _on_gpu(args):
+            extra["debug"] = True  # keeps the kernel's bounds checks (see triton_helpers)
         sizes = (xnumel,) if self.kind == "pointwise" else (xnumel, rnumel)
-        self.fn[grid](*args, *sizes, **blocks, **extra)
+        try:
+            self.fn[grid](*args, *sizes, **blocks, **extra)
+        except Exception as e:
+            # Triton's interpreter raises a failed bounds check as an error of its own.
+            if INDEX_ERROR in str(e):
+                raise IndexError(f"{INDEX_ERROR}: an index tensor read by generated kernel "
+                                 f"{getattr(self.fn, '__name__', '')} holds a value outside the "
+                                 "dim it indexes") from None
+            raise
 
     def _choose(self, key: tuple, args: tuple, xnumel: int, rnumel: int) -> dict:
         candidates = self.candidates(xnumel, rnumel)

@@ -214,7 +214,28 @@ class KernelCodegen:
             return found
         v = self.value(s.value, scope)
         size = self.print_index(s.dim_size, scope)
-        return self.emit(scope, key, f"tl.where({v} < 0, {v} + {size}, {v})")
+        wrapped = self.emit(scope, key, f"tl.where({v} < 0, {v} + {size}, {v})")
+        self.emit(scope, ("in_bounds", s), f"({wrapped} >= 0) & ({wrapped} < {size})")
+        return wrapped
+
+    def bounds_check(self, index: sympy.Expr, lanes: str, scope: Scope) -> str | None:
+        """Whether the indices read from memory that `index` holds are inside their dims (None
+        when it holds none), asserted for the lanes of `lanes`: an out-of-range index must
+        raise, not read or write outside a tensor."""
+        indirect = [s for s in sorted(index.free_symbols, key=str) if isinstance(s, IndirectIndex)]
+        for s in indirect:
+            self.indirect(s, scope)
+        oks = [scope.lookup(("in_bounds", s)) for s in indirect]
+        if not oks:
+            return None
+        ok = oks[0]
+        for other in oks[1:]:
+            ok = self.emit(scope, None, f"helpers.both({ok}, {other})")
+        key = ("checked", ok, lanes)
+        if scope.lookup(key) is None:
+            scope.lines.append(f"{scope.indent}helpers.check_index({ok}, {lanes})")
+            scope.cache[key] = True
+        return ok
 
     # -- values ----------------------------------------------------------------------------
     def emit(self, scope: Scope, key, text: str) -> str:
@@ -276,13 +297,16 @@ class KernelCodegen:
         text_index = self.print_index(index, scope)
         symbols = index.free_symbols
         uses_r = _varies_along_r(index)
-        if not uses_r and XINDEX not in symbols and condition is None:
+        lanes = "xmask & rmask" if (uses_r and self.kernel.is_reduction) else "xmask"
+        if condition is not None:
+            lanes += f" & {self.value(condition, scope)}"
+        in_bounds = self.bounds_check(index, lanes, scope)
+        if not uses_r and XINDEX not in symbols and condition is None and in_bounds is None:
             # The same element for every lane: a scalar load needs no mask.
             text = f"tl.load({self.pointer(name)} + ({text_index}))"
         else:
-            mask = "xmask & rmask" if (uses_r and self.kernel.is_reduction) else "xmask"
-            if condition is not None:
-                mask += f" & {self.value(condition, scope)}"
+            # Out-of-range lanes are masked off too, for when asserts are compiled out (GPU).
+            mask = lanes if in_bounds is None else _and_mask(lanes, in_bounds)
             if XINDEX not in symbols and RINDEX not in symbols:
                 text_index += ") + (tl.zeros_like(xindex)"  # a masked load needs a block address
             text = f"tl.load({self.pointer(name)} + ({text_index}), {mask}, other=0)"
@@ -296,8 +320,12 @@ class KernelCodegen:
         buffer = node.buffer
         target = buffer.mutates or buffer.name
         value = value or self.value(body(node), scope)
-        index = self.store_address(store_index(node), scope)
+        address = store_index(node)
+        index = self.store_address(address, scope)
         mask = "xmask & rmask" if node.space in ("r", "scan") else "xmask"
+        in_bounds = self.bounds_check(address, mask, scope)
+        if in_bounds is not None:  # a scatter's loaded index
+            mask = _and_mask(mask, in_bounds)
         write = "tl.store"
         if isinstance(buffer.data, Scatter) and buffer.data.accumulate:
             write = "tl.atomic_add"  # programs may add to the same element
@@ -418,6 +446,12 @@ class KernelCodegen:
     def args(self) -> tuple[list[str], list[str], list[str]]:
         """(buffers by pointer order, size symbols, seeds): what the wrapper passes."""
         return list(self.pointers), sorted(str(s) for s in self.sizes), list(self.seeds)
+
+
+def _and_mask(lanes: str, ok: str) -> str:
+    """`lanes & ok` as a load or store mask, also when `ok` is one scalar (an index loaded once):
+    Triton's interpreter gives no boolean block for `&` or `where` of a block and a scalar."""
+    return f"(helpers.both({lanes}, {ok}) != 0)"
 
 
 def _varies_along_r(index: sympy.Expr) -> bool:

@@ -234,3 +234,15 @@ def max2(x, axis):
 @triton.jit
 def min2(x, axis):
     return tl.reduce(x, axis, minimum)
+
+
+INDEX_ERROR = "index out of bounds"
+
+
+@triton.jit
+def check_index(ok, lanes):
+    """Stops the kernel where an index read from memory is outside its dim (`ok` false in one
+    of `lanes`). A Python assert: Triton compiles it to a device assert, kept only in debug
+    mode (`config.index_asserts`, or TRITON_DEBUG=1); its interpreter runs it as Python, always,
+    and reads only a one-element block as a boolean, hence the reduction to one."""
+    assert tl.min(tl.where(lanes, ok.to(tl.int32), 1)) == 1, "index out of bounds"
