@@ -1,5 +1,6 @@
-"""Sources the frontend needs beyond the guard library's: a global of another module, the
-items of a dict subclass, the object a weak reference refers to.
+"""Sources the frontend needs beyond the guard library's: a global of another module, a
+module by its name, the items of a dict subclass, the object a weak reference refers to, the
+answer of a query function.
 
 A function inlined from another module reads that module's globals, not the frame's `G`;
 `ModuleGlobalSource` names such a value through `sys.modules`, so guards can check it.
@@ -15,19 +16,81 @@ from guards import ChainedSource, Source
 
 
 @dataclass(frozen=True)
-class ModuleGlobalSource(Source):
-    module: str
-    name: str
+class SysModulesSource(Source):
+    """`sys.modules`, the root of every module read by name: fetched once per check."""
 
     @property
     def expr(self) -> str:
-        return f"__import__('sys').modules[{self.module!r}].__dict__[{self.name!r}]"
+        return "__import__('sys').modules"
 
     def access(self, base_expr: str) -> str:
         return self.expr
 
     def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return sys.modules
+
+
+SYS_MODULES = SysModulesSource()
+
+
+@dataclass(frozen=True)
+class ModuleSource(Source):
+    """A module by its name in `sys.modules` (`torch.nn.functional`): the attributes of
+    torch's and the standard library's modules are read from here, whatever path the code
+    took to the module (`torch.nn.functional`, `F`, an `F` of torch's own modules), so that
+    each is guarded once."""
+
+    name: str
+
+    @property
+    def base(self) -> Source:
+        return SYS_MODULES
+
+    @property
+    def expr(self) -> str:
+        return self.access(SYS_MODULES.expr)
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}[{self.name!r}]"
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return sys.modules[self.name]
+
+
+@dataclass(frozen=True)
+class ModuleGlobalSource(Source):
+    """A global of module `module` (its `__dict__` entry, as its functions read it)."""
+
+    module: str
+    name: str
+
+    @property
+    def base(self) -> Source:
+        return ModuleSource(self.module)
+
+    @property
+    def expr(self) -> str:
+        return self.access(self.base.expr)
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}.__dict__[{self.name!r}]"
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
         return sys.modules[self.module].__dict__[self.name]
+
+
+@dataclass(frozen=True)
+class CallSource(ChainedSource):
+    """What the function at the base returns, called with constant arguments (str, int, bool,
+    None): a query of global state (`torch.get_num_threads()`), asked again at each check."""
+
+    args: tuple = ()
+
+    def access(self, base_expr: str) -> str:
+        return f"{base_expr}({', '.join(map(repr, self.args))})"
+
+    def step(self, value: Any) -> Any:
+        return value(*self.args)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import collections.abc
 import dataclasses
 import functools
 import inspect
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from torch.nn.modules import module as nn_module
 
 from dynamo.exc import Unsupported
 from dynamo.side_effects import MISSING
-from dynamo.sources import WeakRefCallSource
+from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
@@ -37,6 +38,7 @@ from dynamo.variables.containers import (
     as_index,
 )
 from dynamo.variables.contexts import (
+    AUTOCAST,
     CONTEXTS,
     GRAD_MODES,
     GradModeVariable,
@@ -54,6 +56,7 @@ from guards import (
     DictContains,
     DictKeys,
     DistinctObjects,
+    Equals,
     GetItemSource,
     Identity,
     Length,
@@ -118,7 +121,7 @@ class ObjectVariable(VariableTracker):
             return wrap(tx, member.__func__, on_class)
         if isinstance(member, classmethod):
             return UserMethodVariable(wrap(tx, member.__func__, on_class and AttrSource(
-                on_class, "__func__")), UserClassVariable(cls))
+                on_class, "__func__")), UserClassVariable(cls, on_class and on_class.of))
         if isinstance(member, property):
             return wrap(tx, member.fget, on_class and AttrSource(on_class, "fget")).call(
                 tx, [self], {})
@@ -524,15 +527,22 @@ class UserClassVariable(VariableTracker):
         found, member = class_attribute(self.cls, name)
         if issubclass(self.cls, torch.autograd.Function) and name == "apply":
             return function_apply(self.cls)
-        if isinstance(member, (staticmethod, classmethod)):
-            fn = wrap(tx, member.__func__, None)
-            return UserMethodVariable(fn, self) if isinstance(member, classmethod) else fn
+        if isinstance(member, staticmethod):  # `C.s` is the function itself
+            return wrap(tx, member.__func__, self._attr_source(name))
+        if isinstance(member, classmethod):  # `C.c` is a new bound method at each read
+            on_class = self._attr_source(name)
+            return UserMethodVariable(wrap(tx, member.__func__, on_class and AttrSource(
+                on_class, "__func__")), self)
         if name in ("__name__", "__qualname__", "__module__"):
             return ConstantVariable(getattr(self.cls, name))
         if not found:
             raise Unsupported(f"attribute {name!r} of class {self.cls.__qualname__}")
-        return wrap(tx, getattr(self.cls, name),
-                    AttrSource(self.source, name) if self.source is not None else None)
+        return wrap(tx, getattr(self.cls, name), self._attr_source(name))
+
+    def _attr_source(self, name: str) -> Any:
+        """Where `cls.name` is read (guards read it as the code did: a member replaced on the
+        class, or on a base class, or shadowed by a subclass later, fails them)."""
+        return AttrSource(self.source, name) if self.source is not None else None
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         from dynamo.variables.containers import NamedTupleVariable
@@ -633,9 +643,24 @@ class PythonModuleVariable(VariableTracker):
             value = getattr(self.module, name)
         except AttributeError:
             raise Unsupported(f"module {self.module.__name__} has no attribute {name!r}") from None
-        trusted = self.module.__name__.split(".")[0] in ("torch", "math", "operator", "builtins")
-        source = None if trusted or self.source is None else AttrSource(self.source, name)
-        return wrap(tx, value, source)
+        return wrap(tx, value, self._attr_source(name))
+
+    def _attr_source(self, name: str) -> Any:
+        """Where `module.name` is read, so that it is guarded (`torch.sigmoid` or `math.pi`
+        replaced after compiling). A library's module, or one the code imported itself, is
+        read by its name in `sys.modules`: one guard per attribute, whatever path the code
+        took to the module (`torch.nn.functional.gelu`, `F.gelu`, torch's own modules' `F`)."""
+        module = self.module
+        named = getattr(module, "__name__", None)
+        by_name = isinstance(named, str) and sys.modules.get(named) is module
+        if by_name and (self.source is None or named.partition(".")[0] in _LIBRARIES):
+            return AttrSource(ModuleSource(named), name)
+        return AttrSource(self.source, name) if self.source is not None else None
+
+
+# Modules whose attributes are read by the module's name (they are never replaced in
+# `sys.modules`); any other module by the path the code took to it.
+_LIBRARIES = ("torch", "math", "operator", "builtins")
 
 
 class TorchFunctionVariable(VariableTracker):
@@ -663,9 +688,12 @@ class TorchFunctionVariable(VariableTracker):
             return GradModeVariable.create(tx, fn, args)
         if isinstance(fn, type) and issubclass(fn, tuple(CONTEXTS.values())):
             return StateContextVariable.create(fn, args, kwargs)
-        if original in _STATE_QUERIES:  # the state at the frame's start is guarded
+        if original in _STATE_QUERIES or original in _FIXED_QUERIES:
+            # the state at the frame's start is guarded (GlobalState), or cannot change
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
+        if original in _BLOCK_QUERIES:
+            return self._block_query(tx, original, args, kwargs)
         if original in _DISPATCH_MODE_QUERIES:  # nn.MultiheadAttention's fast-path check
             if torch._C._len_torch_dispatch_stack():
                 raise Unsupported(f"{_name(fn)}() under a TorchDispatchMode")
@@ -688,7 +716,38 @@ class TorchFunctionVariable(VariableTracker):
             # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`):
             # followed like the user's code
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
-        return tx.output.call_function(fn, args, kwargs)
+        result = tx.output.call_function(fn, args, kwargs)
+        if not args and not kwargs and isinstance(result, ConstantVariable) \
+                and not is_none(result):
+            # A query of global state (`torch.get_num_threads()`, `torch.initial_seed()`,
+            # `torch.is_anomaly_enabled()`): asked again by the guard on every call
+            self._guard_answer(tx, fn, (), result.as_constant())
+        return result
+
+    def _guard_answer(self, tx: Translator, fn: Any, args: tuple, answer: Any) -> None:
+        """Guard that `fn(*args)` still answers `answer`: the call is made by each check (a
+        graph break when the function cannot be named for it)."""
+        if not all(type(a) in (str, int, bool) or a is None for a in args):
+            raise Unsupported(f"{_name(fn)}() of arguments a guard cannot repeat")
+        named = _module_source(fn)
+        where = named or (self.source if fn is self.fn else None)
+        if where is None:
+            raise Unsupported(f"{_name(fn)}(): a query of global state reached through no "
+                              "source (its answer could not be guarded)")
+        tx.output.add_guard(Equals(CallSource(where, args), answer))
+
+    def _block_query(self, tx: Translator, original: Any, args, kwargs) -> VariableTracker:
+        """A query of the autocast or inference-mode state: answered as the trace has switched
+        it; the answer at the frame's start is guarded unless a block of that kind is open in
+        the trace (the block then decides it)."""
+        block, asked, fixed = _BLOCK_QUERIES[original]
+        values = [a.as_constant() for a in args]
+        answer = original(*values, **{k: v.as_constant() for k, v in kwargs.items()})
+        if not any(isinstance(mode, block) for mode, _ in tx.output.entered_contexts):
+            if kwargs:
+                raise Unsupported(f"{_name(original)}() with keyword arguments")
+            self._guard_answer(tx, asked, tuple(values) if fixed is None else fixed, answer)
+        return ConstantVariable(answer)
 
     def __repr__(self) -> str:
         return f"TorchFunctionVariable({_name(self.fn)})"
@@ -699,7 +758,24 @@ def _name(fn: Any) -> str:
 
 
 _STATE_QUERIES = (torch.is_grad_enabled, torch.get_default_dtype,
-                  torch.are_deterministic_algorithms_enabled, torch.is_autocast_enabled)
+                  torch.are_deterministic_algorithms_enabled, torch.is_autocast_enabled,
+                  torch.is_autocast_cpu_enabled, torch._C._is_any_autocast_enabled)
+# Queries whose answer cannot change while compiled code runs (no tracer of torch's runs it,
+# the hardware stays): constants, as torch.compile answers them
+_FIXED_QUERIES = (torch.jit.is_scripting, torch.jit.is_tracing, torch._C._get_tracing_state,
+                  torch.fx._symbolic_trace.is_fx_tracing, torch.compiler.is_exporting,
+                  torch.cuda.is_available, torch.cuda.device_count,
+                  torch.distributed.is_available, torch.backends.cudnn.is_available,
+                  torch.backends.mps.is_available, torch.backends.mkldnn.is_available)
+# Queries of what autocast and inference-mode blocks switch: (the block, the function the guard
+# calls and its arguments, None for the code's own)
+_BLOCK_QUERIES: dict[Any, tuple[type, Any, tuple | None]] = {
+    torch.is_inference_mode_enabled: (torch.inference_mode, torch.is_inference_mode_enabled, ()),
+    torch.is_autocast_cache_enabled: (AUTOCAST, torch.is_autocast_cache_enabled, ()),
+    torch.get_autocast_dtype: (AUTOCAST, torch.get_autocast_dtype, None),
+    torch.get_autocast_cpu_dtype: (AUTOCAST, torch.get_autocast_dtype, ("cpu",)),
+    torch.get_autocast_gpu_dtype: (AUTOCAST, torch.get_autocast_dtype, ("cuda",)),
+}
 _DISPATCH_MODE_QUERIES = (torch.utils._python_dispatch._get_current_dispatch_mode,
                           torch.utils._python_dispatch._get_current_dispatch_mode_stack,
                           torch._C._len_torch_dispatch_stack)
@@ -710,6 +786,20 @@ _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_def
                       torch.autograd.grad, torch.autograd.backward)
 _STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nesting,
                   torch.clear_autocast_cache)
+
+
+def _module_source(fn: Any) -> Any:
+    """`fn` by its module's name and its own (`sys.modules['torch._C'].get_num_threads`), or
+    None when it cannot be found there."""
+    owner = getattr(fn, "__self__", None)
+    module = owner if isinstance(owner, types.ModuleType) else \
+        sys.modules.get(getattr(fn, "__module__", None) or "")
+    name = getattr(fn, "__name__", None)
+    named = getattr(module, "__name__", None)
+    if isinstance(name, str) and isinstance(named, str) and sys.modules.get(named) is module \
+            and getattr(module, name, None) is fn:
+        return AttrSource(ModuleSource(named), name)
+    return None
 
 
 def _sets_global_state(fn: Any) -> bool:
@@ -757,7 +847,12 @@ INTROSPECTION = (dataclasses.fields, dataclasses.is_dataclass, inspect.signature
 
 
 class SuperVariable(VariableTracker):
-    """`super()` inside an inlined method: attribute reads skip past `cls` in the MRO."""
+    """`super()` inside an inlined method: attribute reads skip past `cls` in the MRO.
+
+    A member found is read, for guards, where Python found it (`type(L['o']).__mro__[1]
+    .__dict__['g']`), and the classes skipped on the way are guarded to still lack it: a base
+    class's method replaced after compiling fails the guard. Not for modules (as for their
+    methods read through the instance: a guard per layer on every call)."""
 
     def __init__(self, cls: type, obj: VariableTracker) -> None:
         self.cls = cls
@@ -768,23 +863,56 @@ class SuperVariable(VariableTracker):
 
         if name == "__class__":  # the super object's own
             return UserClassVariable(super)
-        mro = self.obj.python_type().__mro__
-        for klass in mro[mro.index(self.cls) + 1:]:
-            if name in klass.__dict__:
-                member = klass.__dict__[name]
-                if isinstance(member, types.FunctionType):
-                    return UserMethodVariable(UserFunctionVariable(member), self.obj)
-                if isinstance(member, staticmethod):
-                    return wrap(tx, member.__func__, None)
-                if isinstance(member, property) and member.fget is not None:
-                    return UserFunctionVariable(member.fget).call(tx, [self.obj], {})
-                method = BaseMethodVariable.of(member, self.obj)
-                if method is not None:
-                    return method
-                if inspect.isroutine(member):
-                    raise Unsupported(f"super().{name} (a builtin method)")
-                if hasattr(type(member), "__get__"):
-                    raise Unsupported(f"super().{name} (a descriptor)")
-                return wrap(tx, member, None)
-        raise Unsupported(f"super() has no attribute {name!r}")
+        obj = self.obj
+        of_class = isinstance(obj, UserClassVariable)  # `super()` in a classmethod
+        mro = (obj.cls if of_class else obj.python_type()).__mro__
+        if self.cls not in mro:
+            raise Unsupported(f"super({self.cls.__qualname__}, obj): obj is not an instance or "
+                              "subclass of it")
+        first = mro.index(self.cls) + 1
+        found = next((i for i in range(first, len(mro)) if name in mro[i].__dict__), None)
+        if found is None:
+            raise Unsupported(f"super() has no attribute {name!r}")
+        member = mro[found].__dict__[name]
+        where = self._dict_entry(tx, name, first, found)
+        if isinstance(member, types.FunctionType):  # a method, or a plain function on a class
+            if where is not None:
+                tx.output.add_guard(Identity.of(where, member))
+            function = UserFunctionVariable(member, where)
+            return function if of_class else UserMethodVariable(function, obj)
+        if isinstance(member, staticmethod):
+            return wrap(tx, member.__func__, where and AttrSource(where, "__func__"))
+        if isinstance(member, classmethod):
+            from dynamo.variables.user_objects import class_of
 
+            return UserMethodVariable(wrap(tx, member.__func__, where and AttrSource(
+                where, "__func__")), obj if of_class else class_of(obj))
+        if isinstance(member, property) and member.fget is not None and not of_class:
+            return wrap(tx, member.fget, where and AttrSource(where, "fget")).call(
+                tx, [obj], {})
+        method = BaseMethodVariable.of(member, None if of_class else obj)
+        if method is not None:
+            if where is not None:
+                tx.output.add_guard(Identity.of(where, member))
+            return method
+        if inspect.isroutine(member):
+            raise Unsupported(f"super().{name} (a builtin method)")
+        if hasattr(type(member), "__get__"):
+            raise Unsupported(f"super().{name} (a descriptor)")
+        return wrap(tx, member, where)
+
+    def _dict_entry(self, tx: Translator, name: str, first: int, found: int) -> Any:
+        """The source of `__mro__[found].__dict__[name]` of the object's class, with guards
+        that the classes from `first` on, before it, still lack `name`; None for an object
+        whose class has no source (or a module)."""
+        obj = self.obj
+        if isinstance(obj, UserClassVariable):
+            mro = obj._attr_source("__mro__")
+        else:
+            mro = obj._member_source("__mro__") if isinstance(obj, ObjectVariable) else None
+        if mro is None:
+            return None
+        for i in range(first, found):
+            tx.output.add_guard(DictContains(AttrSource(GetItemSource(mro, i), "__dict__"), name,
+                                             False))
+        return GetItemSource(AttrSource(GetItemSource(mro, found), "__dict__"), name)

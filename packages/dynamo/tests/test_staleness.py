@@ -1,0 +1,284 @@
+"""Stale caches: what a compiled function read while tracing, changed after compiling, must
+be seen on the next call (a failed guard, a new compilation), as eager sees it, and the
+unchanged case must not recompile. Each test compiles, calls twice, changes one thing, and
+compares the compiled call with eager: a method replaced on a class (static, class, reached
+through `super()`), a function of torch or a constant of `math` replaced, a setting of torch's
+global state changed."""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import dynamo
+from dynamo.backends import lookup_backend
+
+
+def _stale_check(fn, args, change, *, backend="eager"):
+    """Compile `fn`, call it twice (one compilation), `change()`, then call it: the result
+    equals eager's, after one new compilation, and a further call reuses it."""
+    graphs = []
+    compile_graph = lookup_backend(backend)
+
+    def counting(gm, inputs):
+        graphs.append(gm)
+        return compile_graph(gm, inputs)
+
+    compiled = dynamo.compile(fn, backend=counting)
+    for _ in range(2):
+        assert torch.equal(compiled(*args), fn(*args))
+    assert len(graphs) == 1, "an unchanged call recompiled"
+    change()
+    expected = fn(*args)
+    for _ in range(2):
+        assert torch.equal(compiled(*args), expected)
+    assert len(graphs) == 2, f"{len(graphs)} compilations"
+
+
+# ----- 1. static and class methods replaced on a class -------------------------------------
+
+
+class St:
+    @staticmethod
+    def s(t):
+        return t + 1
+
+
+class Cm:
+    k = 1
+
+    @classmethod
+    def c(cls, t):
+        return t + cls.k
+
+
+class CmChild(Cm):
+    pass
+
+
+def test_staticmethod_replaced_on_the_class(monkeypatch) -> None:
+    _stale_check(lambda x: St.s(x), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(St, "s", staticmethod(lambda t: t + 2)))
+
+
+def test_classmethod_replaced_on_the_class(monkeypatch) -> None:
+    _stale_check(lambda x: Cm.c(x), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(Cm, "c", classmethod(lambda cls, t: t + 2)))
+
+
+def test_classmethod_shadowed_by_a_subclass_later(monkeypatch) -> None:
+    _stale_check(lambda x: CmChild.c(x), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(CmChild, "c", classmethod(lambda cls, t: t * 5),
+                                             raising=False))
+
+
+def test_class_attribute_read_in_a_classmethod_of_an_instance(monkeypatch) -> None:
+    # `o.c(x)` reads `cls.k`: the class comes with a source, so `k` is guarded
+    _stale_check(lambda x, o: o.c(x), (torch.ones(2), Cm()),
+                 lambda: monkeypatch.setattr(Cm, "k", 7))
+
+
+# ----- 2. members of a base class reached through super() ---------------------------------
+
+
+class Base:
+    scale = 1.0
+
+    def g(self, t):
+        return t + 1
+
+    @staticmethod
+    def s(t):
+        return t + 1
+
+    @classmethod
+    def c(cls, t):
+        return t + 1
+
+    @property
+    def p(self):
+        return 1
+
+    def __repr__(self) -> str:
+        return "Base"
+
+
+class Middle(Base):
+    pass
+
+
+class Der(Middle):
+    def g(self, t):
+        return super().g(t) * 2
+
+    @staticmethod
+    def s(t):
+        return t
+
+    def uses_static(self, t):
+        return super().s(t) * 2
+
+    def uses_class(self, t):
+        return super().c(t) * 2
+
+    def uses_property(self, t):
+        return t + super().p
+
+    def uses_attribute(self, t):
+        return t * super().scale
+
+
+@pytest.mark.parametrize("method, name, replacement", [
+    ("g", "g", lambda self, t: t - 1),
+    ("uses_static", "s", staticmethod(lambda t: t - 1)),
+    ("uses_class", "c", classmethod(lambda cls, t: t - 1)),
+    ("uses_property", "p", property(lambda self: 5)),
+    ("uses_attribute", "scale", 3.0),
+])
+def test_base_member_through_super_replaced(monkeypatch, method, name, replacement) -> None:
+    _stale_check(lambda x, o: getattr(o, method)(x), (torch.ones(2), Der()),
+                 lambda: monkeypatch.setattr(Base, name, replacement))
+
+
+def test_base_method_through_super_shadowed_by_a_class_in_between(monkeypatch) -> None:
+    _stale_check(lambda x, o: o.g(x), (torch.ones(2), Der()),
+                 lambda: monkeypatch.setattr(Middle, "g", lambda self, t: t * 10, raising=False))
+
+
+def test_super_in_an_object_made_by_the_trace(monkeypatch) -> None:
+    _stale_check(lambda x: Der().g(x), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(Base, "g", lambda self, t: t - 1))
+
+
+# ----- 3. queries of torch's global state ------------------------------------------------
+
+
+STATE_CASES = [
+    ("is_anomaly_enabled", lambda x: x + torch.is_anomaly_enabled(),
+     torch.is_anomaly_enabled, lambda v: torch.autograd.set_detect_anomaly(v), True),
+    ("get_float32_matmul_precision",
+     lambda x: x + (torch.get_float32_matmul_precision() == "high"),
+     torch.get_float32_matmul_precision, torch.set_float32_matmul_precision, "high"),
+    ("backends.cudnn.enabled", lambda x: x + torch.backends.cudnn.enabled,
+     lambda: torch.backends.cudnn.enabled,
+     lambda v: setattr(torch.backends.cudnn, "enabled", v), False),
+    ("backends.mkldnn.enabled", lambda x: x + torch.backends.mkldnn.enabled,
+     lambda: torch.backends.mkldnn.enabled,
+     lambda v: setattr(torch.backends.mkldnn, "enabled", v), False),
+    ("get_num_threads", lambda x: x + torch.get_num_threads(),
+     torch.get_num_threads, torch.set_num_threads, torch.get_num_threads() + 1),
+    ("initial_seed", lambda x: x + torch.initial_seed() % 1000,
+     torch.initial_seed, torch.manual_seed, 1234),
+    ("is_warn_always_enabled", lambda x: x + torch.is_warn_always_enabled(),
+     torch.is_warn_always_enabled, torch.set_warn_always, True),
+    ("get_deterministic_debug_mode", lambda x: x + torch.get_deterministic_debug_mode(),
+     torch.get_deterministic_debug_mode, torch.set_deterministic_debug_mode, 1),
+    ("is_autocast_cache_enabled", lambda x: x + torch.is_autocast_cache_enabled(),
+     torch.is_autocast_cache_enabled, torch.set_autocast_cache_enabled, False),
+    ("get_autocast_dtype", lambda x: x + (torch.get_autocast_dtype("cpu") == torch.float16),
+     lambda: torch.get_autocast_dtype("cpu"),
+     lambda v: torch.set_autocast_dtype("cpu", v), torch.float16),
+]
+
+
+@pytest.mark.parametrize("case", STATE_CASES, ids=[c[0] for c in STATE_CASES])
+def test_torch_state_query_is_guarded(case) -> None:
+    _, fn, get, set_, value = case
+    old = get()
+    seed = torch.initial_seed()
+    try:
+        _stale_check(fn, (torch.zeros(1),), lambda: set_(value))
+    finally:
+        set_(old)
+        torch.manual_seed(seed)
+
+
+def test_inference_mode_query_is_guarded() -> None:
+    # under no_grad and under inference_mode the grad mode is the same (off)
+    def f(x):
+        return x + torch.is_inference_mode_enabled()
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.zeros(1)
+    with torch.no_grad():
+        assert compiled(x).item() == 0
+    with torch.inference_mode():
+        assert compiled(x).item() == 1
+
+
+def test_inference_mode_query_inside_a_traced_block() -> None:
+    # the block decides the answer: no guard on the frame's start (which says otherwise)
+    def f(x):
+        with torch.inference_mode():
+            flag = torch.is_inference_mode_enabled()
+        return x + flag
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.zeros(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not run eagerly for guards that fail at once
+        assert compiled(x).item() == 1
+        assert compiled(x).item() == 1
+
+
+def test_fixed_queries_add_no_guard() -> None:
+    def f(x):
+        if torch.jit.is_scripting() or torch.jit.is_tracing():
+            return x
+        return x + torch.cuda.is_available()
+
+    report = dynamo.explain(f)(torch.zeros(1))
+    assert not [g for g in report.guards if "()" in g and "global state" not in g]
+
+
+# ----- 4. functions and constants of torch, math, operator replaced ---------------------------
+
+
+def test_torch_nn_functional_replaced(monkeypatch) -> None:
+    _stale_check(lambda x: F.gelu(x), (torch.randn(3),),
+                 lambda: monkeypatch.setattr(F, "gelu", lambda t, **k: t * 0))
+
+
+def test_torch_function_replaced_aot_eager(monkeypatch) -> None:
+    _stale_check(lambda x: torch.sigmoid(x), (torch.randn(3),),
+                 lambda: monkeypatch.setattr(torch, "sigmoid", lambda t: t * 0),
+                 backend="aot_eager")
+
+
+def test_math_constant_changed(monkeypatch) -> None:
+    _stale_check(lambda x: x * math.pi, (torch.randn(3),),
+                 lambda: monkeypatch.setattr(math, "pi", 3.0))
+
+
+def test_operator_function_replaced(monkeypatch) -> None:
+    _stale_check(lambda x: operator.mul(x, 2), (torch.randn(3),),
+                 lambda: monkeypatch.setattr(operator, "mul", lambda a, b: a + b))
+
+
+def test_module_imported_inside_the_function(monkeypatch) -> None:
+    def f(x):
+        import math as m
+
+        return x * m.e
+
+    _stale_check(f, (torch.randn(3),), lambda: monkeypatch.setattr(math, "e", 2.0))
+
+
+def test_torch_function_replaced_under_a_torch_module(monkeypatch) -> None:
+    # nn.GELU's forward reads `F.gelu` through its own module's `F`
+    act = torch.nn.GELU()
+    _stale_check(lambda x: act(x), (torch.randn(3),),
+                 lambda: monkeypatch.setattr(F, "gelu", lambda t, **k: t * 0))
+
+
+def test_each_torch_attribute_is_guarded_once() -> None:
+    def f(x):
+        return F.relu(x) + torch.nn.functional.relu(x) + torch.nn.ReLU()(x) + F.relu(x)
+
+    guards = dynamo.explain(f)(torch.randn(3)).guards
+    assert len([g for g in guards if ".relu is the object" in g]) == 1, guards
