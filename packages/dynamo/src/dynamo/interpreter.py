@@ -30,7 +30,12 @@ from dynamo.side_effects import MISSING
 from dynamo.sources import ModuleGlobalSource
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
-from dynamo.variables.builtins import BuiltinVariable, make_exception
+from dynamo.variables.builtins import (
+    BuiltinVariable,
+    InstanceCheckVariable,
+    class_attribute,
+    make_exception,
+)
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
     DictVariable,
@@ -56,7 +61,7 @@ from dynamo.variables.objects import (
     UserClassVariable,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable
-from dynamo.variables.user_objects import UserObjectVariable, class_of
+from dynamo.variables.user_objects import UserObjectVariable
 from guards import GlobalSource, LocalSource
 
 MAX_INLINE_DEPTH = 32
@@ -368,7 +373,11 @@ class Translator:
 
     def _attribute(self, obj: VariableTracker, name: str, method: bool) -> VariableTracker:
         if name == "__class__" and not isinstance(obj, SuperVariable):
-            return class_of(obj)
+            return class_attribute(self, obj)
+        if name == "__instancecheck__" and isinstance(obj, SuperVariable):
+            found = InstanceCheckVariable.of_super(obj.cls, obj.obj)
+            if found is not None:
+                return found
         try:
             return obj.getattr(self, name)
         except Unsupported as error:
@@ -571,15 +580,18 @@ class Translator:
     def MAKE_FUNCTION(self, ins) -> None:
         code = self.pop().as_constant()
         closure = self.pop() if ins.arg & 0x08 else None
-        if ins.arg & 0x04:
-            self.pop()  # annotations
+        annotations = None
+        if ins.arg & 0x04:  # a tuple: name, annotation, name, annotation, ...
+            flat = self.pop().items(self)
+            annotations = DictVariable({k.as_constant(): v for k, v in zip(flat[::2], flat[1::2])})
         kwdefaults = self.pop().entries if ins.arg & 0x02 else {}
         defaults = tuple(self.pop().items(self)) if ins.arg & 0x01 else ()
         cells = {name: c.cell for name, c in zip(code.co_freevars, closure.values)} \
             if closure is not None else {}
         self.made_closures = self.made_closures or bool(cells)
-        self.push(NestedFunctionVariable(code, self.f_globals, code.co_qualname, defaults,
-                                         kwdefaults, cells))
+        # `__name__` is the code's name (`base`, `<lambda>`); `__qualname__` its qualified one
+        self.push(NestedFunctionVariable(code, self.f_globals, code.co_name, defaults,
+                                         kwdefaults, cells, annotations))
 
     # ----- calls ------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import functools
 import inspect
 import types
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -23,7 +24,7 @@ import torch
 from dynamo.exc import Unsupported
 from dynamo.polyfills import POLYFILLS
 from dynamo.variables.base import VariableTracker
-from dynamo.variables.builtins import BuiltinVariable, is_builtin_callable
+from dynamo.variables.builtins import BuiltinVariable, class_override, is_builtin_callable
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal, is_none
 from dynamo.variables.containers import (
     DequeVariable,
@@ -67,6 +68,7 @@ from dynamo.variables.objects import (
 from dynamo.variables.user_objects import CopyVariable, UserObjectVariable
 from guards import (
     AttrSource,
+    ChainedSource,
     DictKeys,
     Equals,
     GetItemSource,
@@ -83,6 +85,17 @@ if TYPE_CHECKING:
 _ITERATORS = tuple(type(it) for it in (iter([]), iter(()), iter(range(0)), iter(""), iter({}),
                                         iter({}.values()), iter({}.items()), iter(set()),
                                         enumerate([]), zip(), map(abs, []), reversed([])))
+
+
+@dataclass(frozen=True)
+class FrozenSetSource(ChainedSource):
+    """The set at the base, as a frozenset: what a guard on a set's contents compares."""
+
+    def access(self, base_expr: str) -> str:
+        return f"frozenset({base_expr})"
+
+    def step(self, value: Any) -> Any:
+        return frozenset(value)
 
 
 # torch's autocast and inference-mode context classes
@@ -125,6 +138,11 @@ def _child(source: Any, kind: Any, key: Any) -> Any:
 
 def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     output = tx.output
+    if class_override(type(value)) is not None:
+        # It claims another class (`mock.Mock(spec=torch.Tensor)`, a proxy): the isinstance()
+        # tests below would believe it; it is an object of its own type, asked as Python asks it
+        _guard(tx, source, TypeMatch, type(value))
+        return UserObjectVariable(value, source)
     if isinstance(value, torch.Tensor):
         if not _plain_tensor_type(type(value)):
             raise Unsupported(f"{source or 'a value'} is a {type(value).__qualname__}: a tensor "
@@ -307,8 +325,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, TypeMatch, type(value))
         if type(value) is frozenset:
             _guard(tx, source, Equals, value)
-        if type(value) is set and source is not None:
-            raise Unsupported("a set from the frame's inputs (its contents cannot be guarded)")
+        else:  # by its contents (a set handed to a resume function, a set argument)
+            _guard(tx, FrozenSetSource(source) if source is not None else None, Equals,
+                   frozenset(value))
         return SetVariable(value, source)
     if isinstance(value, types.BuiltinMethodType) and (
             isinstance(value.__self__, torch.Tensor) or type(value.__self__) in (list, dict, set)):

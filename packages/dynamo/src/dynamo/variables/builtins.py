@@ -8,6 +8,7 @@ functions and objects each builtin does what Python does, with trackers as the e
 
 from __future__ import annotations
 
+import abc
 import builtins
 import functools
 import itertools
@@ -15,6 +16,7 @@ import math
 import operator
 import types
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Raised, Unsupported
@@ -42,7 +44,7 @@ from dynamo.variables.containers import (
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
-from guards import DistinctObjects, Identity
+from guards import DistinctObjects, Equals, Identity, Source
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -76,6 +78,11 @@ _SET_OPERATORS = frozenset([operator.or_, operator.and_, operator.sub, operator.
 _ORDERS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 
 
+def _dict_fromkeys(iterable: Any, value: Any = None) -> dict:
+    """`dict.fromkeys`, inlined: the one `value` under every key."""
+    return {key: value for key in iterable}
+
+
 def _graph_value(v: VariableTracker) -> bool:
     return isinstance(v, (TensorVariable, SymNodeVariable))
 
@@ -97,8 +104,11 @@ class BuiltinVariable(VariableTracker):
         return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from dynamo.variables.functions import UserFunctionVariable
         from dynamo.variables.objects import BaseMethodVariable
 
+        if self.fn is dict and name == "fromkeys":
+            return UserFunctionVariable(_dict_fromkeys)
         method = BaseMethodVariable.of(getattr(self.fn, name, None))  # object.__setattr__
         return method if method is not None else super().getattr(tx, name)
 
@@ -240,14 +250,17 @@ class BuiltinVariable(VariableTracker):
         return obj.call_method(tx, "__len__", [], {})
 
     def _call_isinstance(self, tx, obj, classes, **_):
-        cls = classes.as_constant()
-        try:
-            return ConstantVariable(issubclass(obj.python_type(), cls))
-        except TypeError as error:
-            raise Unsupported(f"isinstance(): {error}") from None
+        return ConstantVariable(instance_check(tx, obj, classes))
 
     def _call_issubclass(self, tx, sub, classes, **_):
-        return ConstantVariable(issubclass(sub.as_constant(), classes.as_constant()))
+        cls = classes.as_constant()
+        try:
+            answer = issubclass(sub.as_constant(), cls)
+        except TypeError as error:
+            raise Unsupported(f"issubclass(): {error}") from None
+        if not answer:
+            _guard_abc_registry(tx, cls)
+        return ConstantVariable(answer)
 
     def _call_callable(self, tx, obj, **_):
         from dynamo.variables.functions import (
@@ -514,6 +527,7 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
 def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """`a is b` for two trackers. The answer about an object from the frame holds for that very
     object only, so it is guarded by identity (unless the types alone decide it)."""
+    from dynamo.variables.functions import UserFunctionVariable
     from dynamo.variables.objects import ObjectVariable
     from dynamo.variables.user_objects import NewObjectVariable
 
@@ -532,6 +546,8 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
         return False  # one tracker per container object
     if a.is_constant() and b.is_constant():
         return a.as_constant() is b.as_constant()
+    if isinstance(a, UserFunctionVariable) and isinstance(b, UserFunctionVariable):
+        return a.fn is b.fn  # each guarded by identity (when it has a source)
     try:
         if a.python_type() is not b.python_type():
             return False  # the type guards already pin this answer
@@ -679,3 +695,174 @@ def sort_values(tx: Translator, values: list[VariableTracker], key: VariableTrac
     if backwards:
         order.reverse()
     return [values[i] for i in order]
+
+
+# ----- isinstance, as Python answers it (Objects/abstract.c) ------------------------------------
+
+_TYPE_INSTANCECHECK = type.__instancecheck__
+_OBJECT_CLASS = object.__dict__["__class__"]
+
+
+@dataclass(frozen=True)
+class AbcTokenSource(Source):
+    """`abc.get_cache_token()`: a number that changes whenever a class is registered with any
+    ABC (`Sequence.register(C)`), after which an ABC may say yes where it said no."""
+
+    @property
+    def expr(self) -> str:
+        return "__import__('abc').get_cache_token()"
+
+    def access(self, base_expr: str) -> str:
+        return self.expr
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return abc.get_cache_token()
+
+
+def _guard_abc_registry(tx: Translator, classes: Any) -> None:
+    """A no from an ABC (of `classes`) holds until a class is registered with an ABC."""
+    if type(classes) is tuple:
+        parts = classes
+    elif isinstance(classes, types.UnionType):
+        parts = classes.__args__
+    else:
+        parts = (classes,)
+    if any(isinstance(c, abc.ABCMeta) for c in parts):
+        tx.output.add_guard(Equals(AbcTokenSource(), abc.get_cache_token()))
+
+
+def class_override(kind: type) -> Any:
+    """What `kind` (or a base) puts in place of `object.__class__` (a property, a class
+    attribute), or None when `obj.__class__` is `type(obj)` for its instances."""
+    for klass in kind.__mro__:
+        member = vars(klass).get("__class__", _OBJECT_CLASS)
+        if member is not _OBJECT_CLASS:
+            return member
+    return None
+
+
+def class_attribute(tx: Translator, obj: VariableTracker) -> VariableTracker:
+    """`obj.__class__` as Python reads it: `type(obj)` unless its class overrides `__class__`
+    (a property, traced, or a class attribute: mocks and proxies claim another class so). Not
+    asked: a `__getattribute__` of the class's own (Hugging Face's configs map names there;
+    none is known to answer `__class__` with another class)."""
+    from dynamo.variables.builder import wrap
+    from dynamo.variables.user_objects import class_of
+
+    kind = obj.python_type()
+    member = class_override(kind)
+    if member is None:
+        return class_of(obj)
+    if isinstance(member, property) and member.fget is not None:
+        return wrap(tx, member.fget, None).call(tx, [obj], {})
+    if not hasattr(type(member), "__get__"):  # a class attribute: that object itself
+        return wrap(tx, member, None)
+    raise Unsupported(f"reading __class__ of a {kind.__qualname__}, which is a "
+                      f"{type(member).__qualname__}")
+
+
+def instance_check(tx: Translator, obj: VariableTracker, classes: VariableTracker) -> bool:
+    """`isinstance(obj, classes)`: a tuple or `X | Y` is asked item by item; a class whose
+    metaclass defines `__instancecheck__` in Python is asked that (inlined); an ABC as
+    `ABCMeta` answers (`abc_instancecheck`); any other class by the MRO of `type(obj)` and
+    then of `obj.__class__`."""
+    from dynamo.variables.builder import wrap_constant_result
+    from dynamo.variables.functions import UserFunctionVariable
+    from dynamo.variables.objects import UserClassVariable
+
+    cls = classes.as_constant()
+    if type(cls) is tuple or isinstance(cls, types.UnionType):
+        parts = classes.items(tx) if type(cls) is tuple else \
+            [wrap_constant_result(c) for c in cls.__args__]
+        return any(instance_check(tx, obj, part) for part in parts)
+    kind = obj.python_type()
+    if kind is cls:
+        return True
+    if not isinstance(cls, type):  # `typing.Union[...]` asks about the type, as here
+        try:
+            return issubclass(kind, cls)
+        except TypeError as error:
+            raise Unsupported(f"isinstance(): {error}") from None
+    check = type(cls).__instancecheck__
+    if check is _TYPE_INSTANCECHECK:
+        return type_instancecheck(tx, cls, obj)
+    if check is abc.ABCMeta.__instancecheck__:
+        return abc_instancecheck(tx, cls, obj)
+    if not isinstance(check, types.FunctionType):
+        raise Unsupported(f"isinstance() with {cls.__qualname__}, whose metaclass "
+                          f"{type(cls).__qualname__} answers it in C")
+    if not isinstance(classes, UserClassVariable):
+        classes = UserClassVariable(cls)
+    try:
+        return UserFunctionVariable(check).call(tx, [classes, obj], {}).truth(tx)
+    except Raised:  # what the check raises, as Python would
+        raise
+    except Unsupported as error:
+        raise Unsupported(f"isinstance() with {cls.__qualname__}: its metaclass's "
+                          f"{check.__qualname__} could not be traced ({error.reason})") from None
+
+
+def type_instancecheck(tx: Translator, cls: type, obj: VariableTracker) -> bool:
+    """`type.__instancecheck__(cls, obj)`: `cls` in the MRO of `type(obj)`, or of
+    `obj.__class__` when that is another class."""
+    kind = obj.python_type()
+    if cls in kind.__mro__:
+        return True
+    try:
+        claimed = class_attribute(tx, obj).as_constant()
+    except Raised as error:  # a `__class__` property that raises AttributeError: no class
+        if isinstance(error.exception, AttributeError):
+            return False
+        raise
+    return claimed is not kind and isinstance(claimed, type) and cls in claimed.__mro__
+
+
+class InstanceCheckVariable(VariableTracker):
+    """`super().__instancecheck__` inside a metaclass's own `__instancecheck__` (torch's
+    `_ParameterMeta` ends so), when the next in line is `type`'s or `ABCMeta`'s: called with
+    an object, that check's answer about it, for the class `cls`."""
+
+    def __init__(self, cls: Any, check: Any) -> None:
+        self.cls = cls
+        self.check = check
+
+    def call(self, tx: Translator, args: list[VariableTracker],
+             kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        if len(args) != 1 or kwargs:
+            raise Unsupported("super().__instancecheck__() with other than one argument")
+        if self.check is abc.ABCMeta.__instancecheck__:
+            return ConstantVariable(abc_instancecheck(tx, self.cls, args[0]))
+        return ConstantVariable(type_instancecheck(tx, self.cls, args[0]))
+
+    @staticmethod
+    def of_super(cls: Any, bound: VariableTracker) -> InstanceCheckVariable | None:
+        """`super(cls, bound).__instancecheck__` when `bound` is a class and the check found
+        after `cls` in its metaclass's MRO is `type`'s or `ABCMeta`'s; else None."""
+        from dynamo.variables.objects import UserClassVariable
+
+        if not isinstance(bound, UserClassVariable):
+            return None
+        mro = type(bound.cls).__mro__
+        if cls not in mro:
+            return None
+        for klass in mro[mro.index(cls) + 1:]:
+            check = vars(klass).get("__instancecheck__")
+            if check is not None:
+                known = check is _TYPE_INSTANCECHECK or check is abc.ABCMeta.__instancecheck__
+                return InstanceCheckVariable(bound.cls, check) if known else None
+        return None
+
+
+def abc_instancecheck(tx: Translator, cls: Any, obj: VariableTracker) -> bool:
+    """`ABCMeta.__instancecheck__(cls, obj)`: the ABC asked about `obj.__class__` and
+    `type(obj)` (run for real: on classes, with the ABC's own cache); a no is guarded by the
+    registry of ABCs (a later `register` may change it)."""
+    kind = obj.python_type()
+    claimed = class_attribute(tx, obj).as_constant()
+    try:
+        answer = issubclass(claimed, cls) or (claimed is not kind and issubclass(kind, cls))
+    except TypeError as error:
+        raise Unsupported(f"isinstance(): {error}") from None
+    if not answer:
+        _guard_abc_registry(tx, cls)
+    return answer

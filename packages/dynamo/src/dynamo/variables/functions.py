@@ -9,8 +9,10 @@ cover them like the frame's own.
 
 from __future__ import annotations
 
+import abc
 import inspect
 import types
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch._compile
@@ -19,7 +21,7 @@ from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import DictVariable, TupleVariable
-from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains
+from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, Identity
 
 # torch's `_disable_dynamo` wraps functions in a closure defined in this file
 _TORCH_DISABLED = torch._compile.__file__
@@ -61,6 +63,10 @@ def bind_arguments(tx: Translator, code: types.CodeType, name: str, defaults: tu
     return result
 
 
+# The functions (by id) whose `__code__` each trace (its OutputGraph) has guarded
+_CODE_GUARDED: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
+
+
 class UserFunctionVariable(VariableTracker):
     """A Python function object that exists outside the trace."""
 
@@ -99,7 +105,16 @@ class UserFunctionVariable(VariableTracker):
         if fn.__code__.co_filename == _TORCH_DISABLED:
             raise Unsupported(f"calling {fn.__qualname__}, which torch keeps out of compiled "
                               "graphs (torch._disable_dynamo)")
+        if fn is abc.ABCMeta.__instancecheck__ and len(args) == 2 and not kwargs:
+            from dynamo.variables.builtins import abc_instancecheck  # `super().__instancecheck__`
+
+            return ConstantVariable(abc_instancecheck(tx, args[0].as_constant(), args[1]))
         src = self.source
+        if src is not None:  # the code inlined stays the function's (`f.__code__ = ...`)
+            guarded = _CODE_GUARDED.setdefault(tx.output, set())
+            if id(fn) not in guarded:  # one guard per function, whichever way it was reached
+                guarded.add(id(fn))
+                tx.output.add_guard(Identity.of(AttrSource(src, "__code__"), fn.__code__))
 
         def default(key: int | str, value: Any) -> VariableTracker:
             return wrap(tx, value, DefaultSource(src, key) if src else None)
@@ -127,27 +142,113 @@ class ClosureCell:
 
 
 class NestedFunctionVariable(VariableTracker):
-    """A function created by the traced code itself (`def` or `lambda` inside it)."""
+    """A function created by the traced code itself (`def` or `lambda` inside it).
+
+    Its attributes are the tracker's: `__name__` (`name`), `__defaults__`, `__kwdefaults__`,
+    those in `attrs` once set or read (`__qualname__`, `__doc__`, `__module__`,
+    `__annotations__`, ...; until then the code's own), and its `__dict__` (what
+    `functools.wraps` copies, `__wrapped__`, anything the code sets). Outside the trace the
+    function is rebuilt from `code` and `name`, then given `rebuilt_attributes()`."""
 
     def __init__(self, code: types.CodeType, f_globals: dict, name: str, defaults: tuple,
-                 kwdefaults: dict, cells: dict[str, Any]) -> None:
+                 kwdefaults: dict, cells: dict[str, Any],
+                 annotations: DictVariable | None = None) -> None:
         self.code = code
         self.f_globals = f_globals
         self.name = name
         self.defaults = defaults
         self.kwdefaults = kwdefaults
         self.cells = cells
+        self.attrs: dict[str, VariableTracker] = {}
+        if annotations is not None:
+            self.attrs["__annotations__"] = annotations
+        self.dict: DictVariable | None = None  # its `__dict__`, made when first used
 
     def python_type(self) -> type:
         return types.FunctionType
 
+    @property
+    def qualname(self) -> str:
+        found = self.attrs.get("__qualname__")
+        return found.as_constant() if found is not None else self.code.co_qualname
+
+    def _own_dict(self) -> DictVariable:
+        if self.dict is None:
+            self.dict = DictVariable({})
+        return self.dict
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name == "__name__":
+            return ConstantVariable(self.name)
+        if name == "__dict__":
+            return self._own_dict()
+        if name == "__defaults__":
+            return TupleVariable(list(self.defaults)) if self.defaults else ConstantVariable(None)
+        if name == "__code__":
+            return ConstantVariable(self.code)
+        if name in self.attrs:
+            return self.attrs[name]
+        if name == "__annotations__":  # made when first read, one dict from then on
+            self.attrs[name] = DictVariable({})
+            return self.attrs[name]
+        if name in _FUNCTION_DATA:  # as Python makes them from the code and globals
+            stub = types.FunctionType(self.code, self.f_globals, self.name, None, tuple(
+                types.CellType() for _ in self.code.co_freevars) or None)
+            return ConstantVariable(getattr(stub, name))
+        own = self._own_dict()
+        if own.has_key(name):
+            return own.lookup(name)
+        if hasattr(types.FunctionType, name):  # `__get__`, `__call__`, ...
+            return super().getattr(tx, name)
+        raise Raised(AttributeError(f"'function' object has no attribute {name!r}"),
+                     f"function {self.qualname} has no attribute {name!r} (an AttributeError "
+                     "while tracing)")
+
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        if name == "__name__" or name == "__qualname__":
+            if not (value.is_constant() and isinstance(value.as_constant(), str)):
+                raise Raised(TypeError(f"{name} must be set to a string object"),
+                             f"setting {name} of a function to {value.words()} (a TypeError)")
+            if name == "__name__":
+                self.name = value.as_constant()
+            else:
+                self.attrs[name] = value
+        elif name == "__defaults__":
+            self.defaults = () if is_none(value) else tuple(value.items(tx))
+        elif name == "__dict__":
+            if not isinstance(value, DictVariable):
+                raise Unsupported(f"setting __dict__ of a function to {value.words()}")
+            self.dict = value
+        elif name in _FUNCTION_DATA or name == "__annotations__":
+            self.attrs[name] = value
+        elif hasattr(types.FunctionType, name):  # `__code__`, `__kwdefaults__`, ...
+            raise Unsupported(f"setting {name} of a function made in the trace")
+        else:
+            self._own_dict().call_method(tx, "__setitem__", [ConstantVariable(name), value], {})
+
+    def rebuilt_attributes(self) -> dict[str, VariableTracker]:
+        """What the function rebuilt outside the trace (`types.FunctionType(code, globals,
+        name, defaults, closure)`, its `__kwdefaults__` set) must be given on top: the
+        attributes the trace set or read, and its `__dict__`."""
+        rebuilt = dict(self.attrs)
+        if self.dict is not None:
+            rebuilt["__dict__"] = self.dict
+        return rebuilt
+
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         bound = bind_arguments(tx, self.code, self.name, self.defaults, self.kwdefaults, args,
                                kwargs)
-        return tx.inline(self.code, self.f_globals, bound, dict(self.cells), self.name)
+        return tx.inline(self.code, self.f_globals, bound, dict(self.cells), self.qualname)
 
     def __repr__(self) -> str:
-        return f"NestedFunctionVariable({self.name})"
+        return f"NestedFunctionVariable({self.qualname})"
+
+
+# Attributes of a function that Python makes from its code and globals, and that may be set
+# (`__type_params__` from Python 3.12 on)
+_FUNCTION_DATA = frozenset(name for name in ("__qualname__", "__doc__", "__module__",
+                                             "__type_params__")
+                           if hasattr(types.FunctionType, name))
 
 
 class FunctionGetVariable(VariableTracker):
