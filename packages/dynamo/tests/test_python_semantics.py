@@ -12,7 +12,6 @@ import typing
 import warnings
 from unittest import mock
 
-import pytest
 import torch
 
 import dynamo
@@ -212,8 +211,6 @@ def test_attributes_of_a_nested_function() -> None:
     _agree(f, (torch.ones(1),), (torch.ones(1),), fullgraph=True)
 
 
-@pytest.mark.xfail(reason="codegen.py does not yet give a rebuilt function the attributes the trace "
-                   "set (NestedFunctionVariable.rebuilt_attributes())", strict=False)
 def test_a_wrapped_nested_function_escapes_with_its_attributes() -> None:
     def f(x):
         def base(t):
@@ -234,8 +231,6 @@ def test_a_wrapped_nested_function_escapes_with_its_attributes() -> None:
         assert w.__qualname__.endswith("f.<locals>.base") and w.tag == 5
 
 
-@pytest.mark.xfail(reason="codegen.py does not yet give a rebuilt function the attributes the trace "
-                   "set (NestedFunctionVariable.rebuilt_attributes())", strict=False)
 def test_a_wrapped_nested_function_live_across_a_break() -> None:
     def f(x):
         def base(t):

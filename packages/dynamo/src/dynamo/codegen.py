@@ -302,6 +302,8 @@ class ResultBuilder:
             f"{name} = {self.constant(_make_function)}({self.constant(v.code)}, "
             f"{self.constant(v.f_globals)}, {v.name!r}, ({defaults}), {{{kwdefaults}}}, "
             f"({''.join(c + ', ' for c in cells)}))")
+        for attr, value in v.rebuilt_attributes().items():
+            self.prelude.append(f"{name}.{attr} = {self.expression(value)}")
         for cell_name, contents in fills:
             self.prelude.append(f"{cell_name}.cell_contents = {self.expression(contents)}")
         return name
