@@ -7,7 +7,9 @@ Each case once gave a wrong, stale or unclear answer."""
 from __future__ import annotations
 
 import abc
+import enum
 import functools
+import io
 import typing
 import warnings
 from unittest import mock
@@ -323,3 +325,62 @@ def test_dict_fromkeys() -> None:
 
     x = torch.ones(1)
     _agree(f, (x, {"a": 1, "b": 2}), (x, {"c": 3}), fullgraph=True)
+
+
+class _Mode(str, enum.Enum):
+    A = "a"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 2
+
+
+class _Tag(str):
+    pass
+
+
+_TAG = _Tag("abc")
+
+
+def test_values_of_int_and_str_subclasses_leave_the_trace_with_their_type() -> None:
+    def returned(x, m):
+        return x + 1, m, _TAG
+
+    def live_at_a_break(x, m):
+        print(end="", file=io.StringIO())
+        return x + (1 if m == _Mode.A else 2), m
+
+    for fn in (returned, live_at_a_break):
+        compiled = dynamo.compile(fn, backend="eager")
+        for m in (_Mode.A, _Level.HIGH):
+            got, want = compiled(torch.ones(2), m), fn(torch.ones(2), m)
+            assert [type(v) for v in got[1:]] == [type(v) for v in want[1:]]
+            assert got[1:] == want[1:]
+
+
+def test_the_truth_of_functions_modules_classes_and_devices_is_traced() -> None:
+    class Block(torch.nn.Module):
+        def __init__(self, layers: int) -> None:
+            super().__init__()
+            self.act = torch.nn.functional.relu
+            self.extra = torch.nn.Sequential(*[torch.nn.Identity() for _ in range(layers)])
+            self.lin = torch.nn.Linear(2, 2)
+
+        def forward(self, x, callback=None):
+            if self.act and self.lin and torch.nn.Linear and functools.partial(max, 1):
+                x = self.act(self.lin(x))
+            if self.extra:  # a container's truth is its length (guarded)
+                x = x * 2
+            if callback:
+                x = callback(x)
+            return x.to(torch.device("cpu"))
+
+    x = torch.randn(3, 2)
+    for layers in (0, 2):
+        block = Block(layers)
+        explained = dynamo.explain(block)(x, callback=torch.neg)
+        assert explained.graph_count == 1 and not explained.breaks
+        compiled = dynamo.compile(block, backend="eager")
+        torch.testing.assert_close(compiled(x, callback=torch.neg), block(x, callback=torch.neg))
+        block.extra.append(torch.nn.Identity())  # changes the truth of an empty one
+        torch.testing.assert_close(compiled(x), block(x))

@@ -133,7 +133,7 @@ class ResultBuilder:
             return self.read(v.source)  # passed along, never looked at: as it comes
         if isinstance(v, ConstantVariable):
             value = v.value
-            if value is None or isinstance(value, (bool, int, str)):
+            if value is None or type(value) in (bool, int, str):  # an Enum's repr is no literal
                 return repr(value)
             return self.constant(value)
         if isinstance(v, _MADE_ONCE) or (isinstance(v, NNModuleVariable) and v.make is not None):

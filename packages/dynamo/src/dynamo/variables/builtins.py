@@ -91,6 +91,9 @@ class BuiltinVariable(VariableTracker):
     def __init__(self, fn: Any) -> None:
         self.fn = fn
 
+    def truth(self, tx: Translator) -> bool:
+        return True  # a builtin function or type
+
     def python_type(self) -> type:
         return type(self.fn)
 

@@ -67,7 +67,15 @@ def bind_arguments(tx: Translator, code: types.CodeType, name: str, defaults: tu
 _CODE_GUARDED: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
 
 
-class UserFunctionVariable(VariableTracker):
+class _Callable(VariableTracker):
+    """A function, method or partial: true, as Python says of any object without `__bool__`
+    or `__len__`."""
+
+    def truth(self, tx: Translator) -> bool:
+        return True
+
+
+class UserFunctionVariable(_Callable):
     """A Python function object that exists outside the trace."""
 
     def __init__(self, fn: types.FunctionType, source: Any = None) -> None:
@@ -141,7 +149,7 @@ class ClosureCell:
         self.source = source
 
 
-class NestedFunctionVariable(VariableTracker):
+class NestedFunctionVariable(_Callable):
     """A function created by the traced code itself (`def` or `lambda` inside it).
 
     Its attributes are the tracker's: `__name__` (`name`), `__defaults__`, `__kwdefaults__`,
@@ -265,7 +273,7 @@ class FunctionGetVariable(VariableTracker):
         return UserMethodVariable(self.fn, obj)
 
 
-class UserMethodVariable(VariableTracker):
+class UserMethodVariable(_Callable):
     """A function bound to a first argument (a method of a module or object)."""
 
     def __init__(self, function: VariableTracker, obj: VariableTracker) -> None:
@@ -279,7 +287,7 @@ class UserMethodVariable(VariableTracker):
         return self.function.call(tx, [self.obj, *args], kwargs)
 
 
-class BoundMethodVariable(VariableTracker):
+class BoundMethodVariable(_Callable):
     """`obj.name` for a method the owner's tracker implements (`tensor.view`, `list.append`)."""
 
     def __init__(self, obj: VariableTracker, name: str) -> None:
@@ -293,7 +301,7 @@ class BoundMethodVariable(VariableTracker):
         return f"BoundMethodVariable({self.obj}.{self.name})"
 
 
-class PartialVariable(VariableTracker):
+class PartialVariable(_Callable):
     """`functools.partial(fn, *args, **kwargs)`."""
 
     def __init__(self, fn: VariableTracker, args: list[VariableTracker],
@@ -307,7 +315,7 @@ class PartialVariable(VariableTracker):
         return self.fn.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
 
 
-class CachedFunctionVariable(VariableTracker):
+class CachedFunctionVariable(_Callable):
     """An `@functools.lru_cache` function (`wrapper`): its body (`inner`) is inlined, the cache
     aside, as torch.compile does: the same result for code whose result depends only on its
     arguments. At a graph break inside the body the wrapper itself is called for real, the

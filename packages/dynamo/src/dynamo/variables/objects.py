@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import dataclasses
+import enum
 import functools
 import inspect
 import sys
@@ -195,6 +196,9 @@ class BaseMethodVariable(VariableTracker):
     """A method of `object`, `dict` or `OrderedDict` (`dict.get`, `object.__setattr__`),
     bound to `obj` or, when `obj` is None, unbound (its first argument is the object)."""
 
+    def truth(self, tx: Translator) -> bool:
+        return True  # a module or function
+
     def __init__(self, base: type, name: str, obj: VariableTracker | None = None) -> None:
         self.base = base
         self.name = name
@@ -229,6 +233,11 @@ _WALKS = ("parameters", "named_parameters", "buffers", "named_buffers", "childre
           "named_children", "modules", "named_modules")
 
 
+# The containers' own `__len__`: their truth is their length.
+_CONTAINER_LENS = tuple(inspect.getattr_static(c, "__len__") for c in (
+    torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList))
+
+
 class NNModuleVariable(ObjectVariable):
     """An nn.Module from the frame: its parameters are graph inputs, its calls are inlined.
 
@@ -239,6 +248,17 @@ class NNModuleVariable(ObjectVariable):
     def __init__(self, value: Any, source: Any = None, make: Any = None) -> None:
         super().__init__(value, source)
         self.make = make
+
+    def truth(self, tx: Translator) -> bool:
+        """True, as for any object, but a container's (`if self.layers:`) is its length."""
+        cls = type(self.value)
+        own_len = inspect.getattr_static(cls, "__len__", None)
+        if inspect.getattr_static(cls, "__bool__", None) is None and own_len is None:
+            return True
+        if inspect.getattr_static(cls, "__bool__", None) is None and own_len in _CONTAINER_LENS:
+            return len(self._entries(tx)) > 0
+        raise Unsupported(f"the truth value of a {cls.__qualname__} (it defines __bool__ or "
+                          "__len__)")
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
@@ -512,6 +532,13 @@ class UserClassVariable(VariableTracker):
         self.cls = cls
         self.source = source
 
+    def truth(self, tx: Translator) -> bool:
+        meta = type(self.cls)
+        if meta is enum.EnumMeta or not (hasattr(meta, "__bool__") or hasattr(meta, "__len__")):
+            return True  # an Enum class's `__bool__` says True too
+        raise Unsupported(f"the truth value of the class {self.cls.__qualname__} (its "
+                          "metaclass defines __bool__ or __len__)")
+
     def python_type(self) -> type:
         return type(self.cls)
 
@@ -575,6 +602,9 @@ class UserClassVariable(VariableTracker):
             return DictVariable(made.entries, kind=cls, default_factory=factory)
         if cls is torch.Size:
             return SizeVariable(args[0].items(tx) if args else [])
+        if cls is torch.device and all(a.is_constant() for a in [*args, *kwargs.values()]):
+            return ConstantVariable(torch.device(*[a.as_constant() for a in args],
+                                                 **{k: v.as_constant() for k, v in kwargs.items()}))
         from dynamo.variables.builtins import BuiltinVariable
 
         if BuiltinVariable(cls).is_constant() and cls in (int, float, bool, str, list, tuple,
@@ -626,6 +656,9 @@ def graph_apply(cls: type) -> Any:
 class PythonModuleVariable(VariableTracker):
     """A Python module (`math`, `torch.nn.functional`, a user's helper module)."""
 
+    def truth(self, tx: Translator) -> bool:
+        return True  # a module or function
+
     def __init__(self, module: types.ModuleType, source: Any = None) -> None:
         self.module = module
         self.source = source
@@ -665,6 +698,9 @@ _LIBRARIES = ("torch", "math", "operator", "builtins")
 
 class TorchFunctionVariable(VariableTracker):
     """A function of torch (or one marked `allow_in_graph`): a call becomes a graph node."""
+
+    def truth(self, tx: Translator) -> bool:
+        return True  # a module or function
 
     def __init__(self, fn: Any, source: Any = None) -> None:
         self.fn = fn
