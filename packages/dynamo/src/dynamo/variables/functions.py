@@ -10,6 +10,7 @@ cover them like the frame's own.
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 import types
 import weakref
@@ -310,6 +311,9 @@ class PartialVariable(_Callable):
         self.args = args
         self.kwargs = kwargs
         self.source = source
+
+    def python_type(self) -> type:
+        return functools.partial
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.fn.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
