@@ -147,3 +147,16 @@ def test_the_simplification_rules_hold_for_every_value(p, q, i, j) -> None:
             continue
         assert PythonMod(num, den).xreplace(values) == int(n) % int(d), (num, den)
         assert FloorDiv(num, den).xreplace(values) == int(n) // int(d), (num, den)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 40), divisor=st.sampled_from([1, 2, 3]),
+       modulus=st.sampled_from([1.0, 2.5, 0.75]), bound=st.sampled_from([0, 0.5, 1, 2]))
+def test_a_float_remainder_of_a_size_is_decided_as_python_decides(n, divisor, modulus,
+                                                                  bound) -> None:
+    env = ShapeEnv()
+    s = env.create_symint(n)
+    value = (s / divisor) % modulus
+    assert float(value) == (n / divisor) % modulus
+    assert bool(value < bound) == ((n / divisor) % modulus < bound)
+    assert bool(s % modulus == 0) == (n % modulus == 0)

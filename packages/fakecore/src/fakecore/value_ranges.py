@@ -88,15 +88,17 @@ def bound(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> ValueRang
         return ValueRange(sympy.floor(args[0].lower), sympy.floor(args[0].upper))
     if isinstance(expr, sympy.ceiling):
         return ValueRange(sympy.ceiling(args[0].lower), sympy.ceiling(args[0].upper))
+    integers = all(arg.is_integer for arg in expr.args)
     if isinstance(expr, sympy.Mod) and args[1].lower > 0 and args[0].lower >= 0:
         if args[0].upper < args[1].lower:  # a % b == a when 0 <= a < b
             return args[0]
-        return ValueRange(0, sympy.Min(args[0].upper, args[1].upper - 1))
+        return ValueRange(0, sympy.Min(args[0].upper, args[1].upper - 1 if integers
+                                       else args[1].upper))
     if isinstance(expr, PythonMod):
         a, b = args
         if a.lower >= 0 and b.lower > 0 and decide(sympy.Lt(*expr.args), ranges):
             return a  # a % b == a when 0 <= a < b: `s0 % (s0 + 1)`
-        return _python_mod(a, b)
+        return _python_mod(a, b, integers)
     if isinstance(expr, FloorDiv):
         return _floordiv(*args)
     if isinstance(expr, sympy.Piecewise):  # one of its values, whichever condition holds
@@ -111,15 +113,17 @@ def bound(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> ValueRang
     return ValueRange.unknown()
 
 
-def _python_mod(a: ValueRange, b: ValueRange) -> ValueRange:
-    """Python's `a % b` takes the sign of `b`, and is smaller than it in magnitude."""
+def _python_mod(a: ValueRange, b: ValueRange, integers: bool) -> ValueRange:
+    """Python's `a % b` takes the sign of `b`, and is smaller than it in magnitude: by one
+    at least for ints (bounds are closed; a float remainder gets no closer bound)."""
+    step = 1 if integers else 0
     if b.lower > 0:
         if a.lower >= 0 and a.upper < b.lower:  # a % b == a when 0 <= a < b
             return a
-        upper = b.upper - 1 if b.upper.is_finite else _oo
+        upper = b.upper - step if b.upper.is_finite else _oo
         return ValueRange(0, sympy.Min(a.upper, upper) if a.lower >= 0 else upper)
     if b.upper < 0:
-        return ValueRange(b.lower + 1 if b.lower.is_finite else -_oo, 0)
+        return ValueRange(b.lower + step if b.lower.is_finite else -_oo, 0)
     return ValueRange.unknown()
 
 
