@@ -158,6 +158,13 @@ def test_super_in_an_object_made_by_the_trace(monkeypatch) -> None:
 # ----- 3. queries of torch's global state ------------------------------------------------
 
 
+def _set_flag(backend, value: bool) -> None:
+    # torch's OpInfo test utilities (imported by other tests in the same worker) forbid
+    # setting backend flags outside their own context manager, which does this:
+    with torch.backends.__allow_nonbracketed_mutation():
+        backend.enabled = value
+
+
 STATE_CASES = [
     ("is_anomaly_enabled", lambda x: x + torch.is_anomaly_enabled(),
      torch.is_anomaly_enabled, lambda v: torch.autograd.set_detect_anomaly(v), True),
@@ -166,10 +173,10 @@ STATE_CASES = [
      torch.get_float32_matmul_precision, torch.set_float32_matmul_precision, "high"),
     ("backends.cudnn.enabled", lambda x: x + torch.backends.cudnn.enabled,
      lambda: torch.backends.cudnn.enabled,
-     lambda v: setattr(torch.backends.cudnn, "enabled", v), False),
+     lambda v: _set_flag(torch.backends.cudnn, v), False),
     ("backends.mkldnn.enabled", lambda x: x + torch.backends.mkldnn.enabled,
      lambda: torch.backends.mkldnn.enabled,
-     lambda v: setattr(torch.backends.mkldnn, "enabled", v), False),
+     lambda v: _set_flag(torch.backends.mkldnn, v), False),
     ("get_num_threads", lambda x: x + torch.get_num_threads(),
      torch.get_num_threads, torch.set_num_threads, torch.get_num_threads() + 1),
     ("initial_seed", lambda x: x + torch.initial_seed() % 1000,
