@@ -293,3 +293,16 @@ def test_factory_calls_record_the_same_ops_as_torch(mode: str) -> None:
     ours = make_fx(f, tracing_mode=mode)(x)
     assert ops(ours) == ops(torch_make_fx(f, tracing_mode=mode)(x))
     torch.testing.assert_close(ours(x), f(x))
+
+
+def test_a_size_computed_in_a_kernel_is_rebuilt_after_a_replacement() -> None:
+    def f(x, z):
+        p = z[::3]  # its length, (s1 + 2) // 3, is known only to the kernel
+        if z.shape[0] == 2 * x.shape[0]:  # a replacement: s1 -> 2*s0
+            return torch.zeros(p.shape[0] * 2 + p.shape[0] % 2)
+        return torch.zeros(1)
+
+    gm = make_fx(f, tracing_mode="symbolic")(torch.randn(8), torch.randn(16))
+    for n in (5, 10, 11):
+        x, z = torch.randn(n), torch.randn(2 * n)
+        assert gm(x, z).shape == f(x, z).shape
