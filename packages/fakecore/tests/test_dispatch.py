@@ -63,10 +63,20 @@ def test_op_matches_real_layout(name: str, symbolic: bool) -> None:
 def test_repeated_calls_hit_the_cache_and_agree() -> None:
     mode = FakeTensorMode(ShapeEnv())
     x = mode.from_tensor(torch.randn(4, 6), dynamic_dims=(0,))
+    hits = []
+    lookup = mode._cache.lookup
+    mode._cache.lookup = lambda *a: hits.append(lookup(*a)) or hits[-1]
+
+    def calls():
+        return [(t.shape, t.stride(), t.storage_offset())
+                for t in (x * 2, x + x, x.t(), *x.split(2, 1), torch.mm(x.t(), x))]
+
     with mode:
-        first = [(t.shape, t.stride(), t.storage_offset()) for t in (x * 2, x.t(), *x.split(2, 1))]
-        again = [(t.shape, t.stride(), t.storage_offset()) for t in (x * 2, x.t(), *x.split(2, 1))]
+        first = calls()
+        hits.clear()
+        again = calls()
     assert first == again
+    assert len(hits) >= 5 and all(h is not None for h in hits)  # fresh outputs and views
 
 
 def test_views_share_storage_with_their_base_also_from_the_cache() -> None:

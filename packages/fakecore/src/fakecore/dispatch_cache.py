@@ -121,7 +121,7 @@ class DispatchCache:
             return
         storages = {_storage(o) for o in tensors}
         if tensors and len(storages) == 1:
-            base = _base_index(tensors, args, storages.pop())
+            base = _base_index(tensors, args, next(iter(storages)))
             if base is not None and (kind == "fresh" or base == index):
                 metas = [(o.shape, o.stride(), o.storage_offset(), _bits(o)) for o in outs]
                 self._entries[key] = (container, base, metas)
