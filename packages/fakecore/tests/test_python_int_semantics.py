@@ -160,3 +160,12 @@ def test_a_float_remainder_of_a_size_is_decided_as_python_decides(n, divisor, mo
     assert float(value) == (n / divisor) % modulus
     assert bool(value < bound) == ((n / divisor) % modulus < bound)
     assert bool(s % modulus == 0) == (n % modulus == 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 12), m=st.integers(2, 12))
+def test_two_conditions_compare_as_python_bools(n, m) -> None:
+    env = ShapeEnv()
+    a, b = env.create_symint(n), env.create_symint(m)
+    assert bool((a > 4) == (b > 6)) == ((n > 4) == (m > 6))
+    assert bool((a > 4) != (b > 6)) == ((n > 4) != (m > 6))

@@ -262,7 +262,12 @@ class SymNode:
         hint = None
         if self._hint is not None and other._hint is not None:
             hint = py_fn(self._hint, other._hint)
-        expr = _apply(name, self.expr, other.expr)
+        if name in ("eq", "ne") and self.pytype is bool and other.pytype is bool:
+            # Between two conditions: (a and b) or (not a and not b), which guards render.
+            a, b = self.expr, other.expr
+            expr = (a & b) | (~a & ~b) if name == "eq" else (a & ~b) | (~a & b)
+        else:
+            expr = _apply(name, self.expr, other.expr)
         if pytype is bool:
             # A comparison the value ranges settle is a plain constant from here on.
             static = self.shape_env.static_value(expr)
