@@ -88,3 +88,61 @@ def test_nested_and_quantized_tensors_are_refused_clearly(kind: str) -> None:
          else torch.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.qint8))
     with pytest.raises(ValueError, match=f"cannot fake a {kind} tensor"):
         FakeTensorMode().from_tensor(t)
+
+
+def _meta(t: torch.Tensor) -> tuple:
+    return tuple(t.shape), t.stride(), t.dtype
+
+
+_CL4 = torch.randn(2, 8, 5, 6).to(memory_format=torch.channels_last)
+_CL5 = torch.randn(2, 8, 3, 5, 6).to(memory_format=torch.channels_last_3d)
+_W, _IDX = torch.randn(5, 6), torch.tensor([0, 1, 4])
+_F = torch.nn.functional
+_STATIC_LAYOUT_CASES = {
+    "reflect2d_cl": (lambda x: _F.pad(x, (1, 2, 1, 0), mode="reflect"), (_CL4,)),
+    "replicate2d_cl": (lambda x: _F.pad(x, (1, 2, 1, 0), mode="replicate"), (_CL4,)),
+    "reflect3d_cl": (lambda x: _F.pad(x, (1, 2, 1, 0, 1, 1), mode="reflect"), (_CL5,)),
+    "replicate3d_cl": (lambda x: _F.pad(x, (1, 2, 1, 0, 1, 1), mode="replicate"), (_CL5,)),
+    "reflect1d": (lambda x: _F.pad(x, (1, 2), mode="reflect"), (torch.randn(2, 3, 5),)),
+    "replicate1d_t": (lambda x: _F.pad(x, (1, 2), mode="replicate"),
+                      (torch.randn(5, 3, 2).permute(2, 1, 0),)),
+    "pixel_shuffle_cl": (lambda x: _F.pixel_shuffle(x, 2), (_CL4,)),
+    "pixel_unshuffle_cl": (lambda x: _F.pixel_unshuffle(x, 1), (_CL4,)),
+    "nonzero_static": (lambda x: torch.nonzero_static(x, size=4),
+                       (torch.tensor([[0.0, 1, 2], [3, 0, 0]]),)),
+    **{
+        f"{op}_{mode}": (
+            lambda w, i, op=op, mode=mode: getattr(torch.ops.aten, op)(
+                w, i, torch.tensor([0, 2]), False, mode),
+            (_W, _IDX),
+        )
+        for op in ("_embedding_bag_forward_only", "_embedding_bag")
+        for mode in (0, 1, 2)
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(_STATIC_LAYOUT_CASES))
+def test_static_cpu_metadata_matches_eager(case: str) -> None:
+    # These ops' meta functions lose the layout (channels-last is kept only for a CPU input, and
+    # they run on meta tensors), give other strides (nonzero_static) or other aux outputs
+    # (_embedding_bag's max_indices for sum/mean): with static CPU fakes they run on zeros.
+    fn, args = _STATIC_LAYOUT_CASES[case]
+    real = [_meta(t) for t in torch.utils._pytree.tree_leaves(fn(*args))]
+    for env in (None, ShapeEnv()):
+        mode = FakeTensorMode(env)
+        fakes = [mode.from_tensor(a) for a in args]
+        with mode:
+            out = fn(*fakes)
+        assert [_meta(t) for t in torch.utils._pytree.tree_leaves(out)] == real, env
+
+
+def test_symbolic_padding_and_pixel_shuffle_still_trace() -> None:
+    env = ShapeEnv()
+    mode = FakeTensorMode(env)
+    x = mode.from_tensor(_CL4, dynamic_dims=[0, 2, 3])
+    with mode:
+        padded = _F.pad(x, (1, 2, 1, 0), mode="reflect")
+        shuffled = _F.pixel_shuffle(x, 2)
+    assert str(padded.shape) == "torch.Size([s0, 8, s1 + 1, s2 + 3])"
+    assert str(shuffled.shape) == "torch.Size([s0, 2, 2*s1, 2*s2])"

@@ -356,11 +356,21 @@ def _is_composite_implicit(func) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
 
 
-# Ops whose meta kernels give other strides than the CPU kernels (seen in the OpInfo sweep): with
-# static CPU fakes they run on zeros instead, which is exact.
+# Ops whose meta kernels give other metadata than the CPU kernels: with static CPU fakes they
+# run on zeros instead, which is exact. Found by the OpInfo sweep (`_fft_*`, `linalg_*`), and by
+# comparing with eager: the padding and pixel-shuffle meta functions keep channels-last only when
+# they see a CPU input (the kernel runs on meta tensors here, so they return contiguous ones),
+# `nonzero_static`'s gives column-major strides where the CPU kernel gives row-major ones, and
+# `_embedding_bag*`'s gives empty `max_indices` for modes other than "max" where the CPU kernel
+# gives one entry per bag.
 _INEXACT_META_STRIDES = frozenset({
     aten._fft_r2c.default, aten._fft_c2r.default, aten._fft_c2c.default,
     aten.linalg_eig.default, aten._linalg_svd.default, aten.linalg_qr.default,
+    aten.reflection_pad1d.default, aten.reflection_pad2d.default, aten.reflection_pad3d.default,
+    aten.replication_pad1d.default, aten.replication_pad2d.default,
+    aten.replication_pad3d.default, aten.pixel_shuffle.default, aten.pixel_unshuffle.default,
+    aten.nonzero_static.default, aten._embedding_bag_forward_only.default,
+    aten._embedding_bag.default,
 })
 
 
