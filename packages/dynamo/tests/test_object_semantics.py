@@ -804,3 +804,24 @@ def test_tensors_of_symbolic_ints_stay_symbolic_and_exact() -> None:
         for n in (5, 6, 2**31 + 1, 2**40, 7):
             _same(compiled(x, n, 0.5), f(x, n, 0.5))
         assert len(graphs) == 2  # n is a symbol from its second value on: no more graphs
+
+
+def test_the_square_root_of_a_dynamic_size_stays_symbolic() -> None:
+    import math
+
+    def f(x):
+        return x * (1 / math.sqrt(x.shape[1])) + math.sqrt(4)
+
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        graphs = []
+
+        def counting(gm, example_inputs, backend=backend, graphs=graphs):
+            graphs.append(gm)
+            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
+
+        compiled = dynamo.compile(f, backend=counting)
+        for length in (3, 5, 7, 16, 30):
+            x = torch.randn(2, length)
+            torch.testing.assert_close(compiled(x), f(x))
+        assert len(graphs) == 2  # static, then one graph for every length

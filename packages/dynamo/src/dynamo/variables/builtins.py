@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
@@ -148,6 +150,9 @@ class BuiltinVariable(VariableTracker):
             return self.call(tx, args, kwargs)
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)
+        if fn is math.sqrt and len(args) == 1 and isinstance(args[0], SymNodeVariable):
+            # torch's SymInt-aware square root keeps a size symbolic (math.sqrt asks its value)
+            return tx.output.call_function(torch._sym_sqrt, args, {})
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
             if fn in PURE:
                 if not any(isinstance(a, SequenceVariable) and not isinstance(a, SizeVariable)
