@@ -806,11 +806,12 @@ def test_tensors_of_symbolic_ints_stay_symbolic_and_exact() -> None:
         assert len(graphs) == 2  # n is a symbol from its second value on: no more graphs
 
 
-def test_the_square_root_of_a_dynamic_size_stays_symbolic() -> None:
+def test_the_square_root_and_product_of_dynamic_sizes_stay_symbolic() -> None:
     import math
 
     def f(x):
-        return x * (1 / math.sqrt(x.shape[1])) + math.sqrt(4)
+        rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+        return rows * (1 / math.sqrt(x.shape[1])) + math.sqrt(4) + math.prod([2, 3])
 
     for backend in ("eager", "aot_eager"):
         dynamo.reset()
@@ -822,6 +823,6 @@ def test_the_square_root_of_a_dynamic_size_stays_symbolic() -> None:
 
         compiled = dynamo.compile(f, backend=counting)
         for length in (3, 5, 7, 16, 30):
-            x = torch.randn(2, length)
+            x = torch.randn(2, length, 4)
             torch.testing.assert_close(compiled(x), f(x))
         assert len(graphs) == 2  # static, then one graph for every length

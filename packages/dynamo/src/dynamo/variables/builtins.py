@@ -150,6 +150,12 @@ class BuiltinVariable(VariableTracker):
             return self.call(tx, args, kwargs)
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)
+        if fn is math.prod and len(args) == 1 and isinstance(args[0], SequenceVariable) and \
+                any(isinstance(a, SymNodeVariable) for a in args[0].values):
+            product = kwargs.get("start", ConstantVariable(1))  # of sizes: stays symbolic
+            for item in args[0].values:
+                product = BuiltinVariable(operator.mul).call(tx, [product, item], {})
+            return product
         if fn is math.sqrt and len(args) == 1 and isinstance(args[0], SymNodeVariable):
             # torch's SymInt-aware square root keeps a size symbolic (math.sqrt asks its value)
             return tx.output.call_function(torch._sym_sqrt, args, {})
