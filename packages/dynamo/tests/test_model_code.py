@@ -8,6 +8,7 @@ import warnings
 
 import torch
 import torch.nn as nn
+from counting import counting_backend
 
 import dynamo
 
@@ -168,12 +169,7 @@ def test_custom_function_is_a_graph_node_and_keeps_its_backward() -> None:
 
     for backend in ("eager", "aot_eager"):
         dynamo.reset()
-        graphs = []
-
-        def counting(gm, example_inputs, backend=backend, graphs=graphs):
-            graphs.append(gm)
-            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
-
+        counting, graphs = counting_backend(backend)
         x = torch.tensor([0.2, 0.7, 1.4], requires_grad=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # aot_eager refuses it under grad: the FX graph runs
@@ -455,12 +451,7 @@ def test_attention_takes_its_inference_fast_path_and_dispatch_modes_are_guarded(
     x = torch.randn(2, 6, 16)
     for backend in ("eager", "aot_eager"):
         dynamo.reset()
-        graphs = []
-
-        def counting(gm, example_inputs, backend=backend, graphs=graphs):
-            graphs.append(gm)
-            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
-
+        counting, graphs = counting_backend(backend)
         compiled = dynamo.compile(model, backend=counting)
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), model(x))

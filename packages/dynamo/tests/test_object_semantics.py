@@ -11,6 +11,7 @@ import warnings
 import pytest
 import torch
 import torch.nn as nn
+from counting import counting_backend
 
 import dynamo
 
@@ -794,12 +795,7 @@ def test_tensors_of_symbolic_ints_stay_symbolic_and_exact() -> None:
     x = torch.zeros(1, dtype=torch.int64)
     for backend in ("eager", "aot_eager"):
         dynamo.reset()
-        graphs = []
-
-        def counting(gm, example_inputs, backend=backend, graphs=graphs):
-            graphs.append(gm)
-            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
-
+        counting, graphs = counting_backend(backend)
         compiled = dynamo.compile(f, backend=counting)
         for n in (5, 6, 2**31 + 1, 2**40, 7):
             _same(compiled(x, n, 0.5), f(x, n, 0.5))
@@ -815,12 +811,7 @@ def test_the_square_root_and_product_of_dynamic_sizes_stay_symbolic() -> None:
 
     for backend in ("eager", "aot_eager"):
         dynamo.reset()
-        graphs = []
-
-        def counting(gm, example_inputs, backend=backend, graphs=graphs):
-            graphs.append(gm)
-            return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
-
+        counting, graphs = counting_backend(backend)
         compiled = dynamo.compile(f, backend=counting)
         for length in (3, 5, 7, 16, 30):
             x = torch.randn(2, length, 4)

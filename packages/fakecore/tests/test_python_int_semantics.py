@@ -61,10 +61,15 @@ def _substitute(env: ShapeEnv, expr: sympy.Basic, values: tuple[int, ...]) -> sy
     return env.simplify(expr).xreplace(mapping)
 
 
+def _other_values(count: int) -> st.SearchStrategy:
+    """`count` other (n, m, k) for the sizes program to be checked on."""
+    k = st.integers(-40, 40).filter(lambda k: k != 0)
+    return st.lists(st.tuples(st.integers(2, 60), st.integers(2, 60), k), min_size=count,
+                    max_size=count)
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.integers(2, 40), st.integers(2, 40), _NOT_ZERO_ONE,
-       st.lists(st.tuples(st.integers(2, 60), st.integers(2, 60), st.integers(-40, 40)
-                          .filter(lambda k: k != 0)), min_size=8, max_size=8))
+@given(st.integers(2, 40), st.integers(2, 40), _NOT_ZERO_ONE, _other_values(8))
 def test_mod_and_floordiv_agree_with_python_for_every_value(n, m, k, others) -> None:
     env, x, sk = _make(n, m, k)
     s_n, s_m = x.shape
@@ -84,9 +89,7 @@ def test_mod_and_floordiv_agree_with_python_for_every_value(n, m, k, others) -> 
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(2, 40), st.integers(2, 40), _NOT_ZERO_ONE,
-       st.lists(st.tuples(st.integers(2, 60), st.integers(2, 60), st.integers(-40, 40)
-                          .filter(lambda k: k != 0)), min_size=10, max_size=10))
+@given(st.integers(2, 40), st.integers(2, 40), _NOT_ZERO_ONE, _other_values(10))
 def test_guards_hold_exactly_where_the_program_branches_the_same(n, m, k, others) -> None:
     env, x, sk = _make(n, m, k)
     s_n, s_m = x.shape

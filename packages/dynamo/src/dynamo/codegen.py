@@ -157,8 +157,7 @@ class ResultBuilder:
             return self.constant(v.value)
         if v.is_constant():
             return self.constant(v.as_constant())
-        raise Unsupported(f"{v.words()} cannot be rebuilt outside the graph (to return it, or to pass "
-                          "it on at a graph break)")
+        raise _cannot_rebuild(v)
 
     def _made_once(self, v: VariableTracker) -> str:
         """An object the traced code made (a container, object, module, function, partial,
@@ -276,8 +275,7 @@ class ResultBuilder:
             # entered anew
             args = (v.ctx.kind, *StateContextVariable.settings(v.ctx.mode))
             return f"{self.constant(reopen_context)}({', '.join(map(self.constant, args))})"
-        raise Unsupported(f"{v.words()} cannot be rebuilt outside the graph (to return it, or to pass "
-                          "it on at a graph break)")
+        raise _cannot_rebuild(v)
 
     def _function(self, v: NestedFunctionVariable) -> str:
         """A function the traced code made, with its cells: a cell made in the trace is made
@@ -307,6 +305,11 @@ class ResultBuilder:
         for cell_name, contents in fills:
             self.prelude.append(f"{cell_name}.cell_contents = {self.expression(contents)}")
         return name
+
+
+def _cannot_rebuild(v: VariableTracker) -> Unsupported:
+    return Unsupported(f"{v.words()} cannot be rebuilt outside the graph (to return it, or to "
+                       "pass it on at a graph break)")
 
 
 _LIST_ITERATOR = type(iter([]))

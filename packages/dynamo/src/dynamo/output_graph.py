@@ -93,6 +93,7 @@ class OutputGraph:
         # (why, by code).
         self.opaque_generators: dict[types.CodeType, str] = {}
         self.generators: list[Any] = []  # GeneratorVariables made in the trace
+        self.code_guarded: set[int] = set()  # ids of the functions whose `__code__` is guarded
 
     # ----- inputs and guards ------------------------------------------------------------------
 

@@ -20,15 +20,16 @@ printer needs no rule of its own for them.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import sympy
 
 
-def _python_value(op: Any, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    """`op(a, b)` on two sympy numbers, as Python computes it (ints stay ints, else floats)."""
-    if b == 0:
-        raise ZeroDivisionError(f"{a} {'%' if op is _mod else '//'} 0")
+def _python_value(op: Callable[[Any, Any], Any], a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """`op(a, b)` on two sympy numbers (b not 0), as Python computes it (ints stay ints, else
+    floats)."""
     if a.is_Integer and b.is_Integer:
         return sympy.Integer(op(int(a), int(b)))
     return sympy.Float(op(float(a), float(b)))
@@ -55,19 +56,25 @@ def _common_factor(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     return k if k != 1 and k.is_positive else None
 
 
-def _mod(a: Any, b: Any) -> Any:
-    return a % b
-
-
-def _floordiv(a: Any, b: Any) -> Any:
-    return a // b
-
-
 class _PythonBinary(sympy.Function):
-    """A Python binary operator on numbers (its `_symbol` written between the operands)."""
+    """A Python binary operator on numbers (`_op`, its `_symbol` written between the
+    operands): computed on two numbers, else simplified by `_simplify` where that is sound."""
 
     nargs = 2
     _symbol = "?"
+    _op: Callable[[Any, Any], Any]
+
+    @classmethod
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+        if b == 0:
+            raise ZeroDivisionError(f"{a} {cls._symbol} 0")
+        if a.is_Number and b.is_Number:
+            return _python_value(cls._op, a, b)
+        return cls._simplify(a, b)
+
+    @classmethod
+    def _simplify(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+        raise NotImplementedError
 
     def _print_python(self, printer: Any, **_: Any) -> str:
         a, b = (printer._print(x) if x.is_Symbol or x.is_Integer and x >= 0
@@ -85,13 +92,10 @@ class PythonMod(_PythonBinary):
     """`a % b` as Python computes it: the result has the sign of `b` (`-7 % 3 == 2`)."""
 
     _symbol = "%"
+    _op = operator.mod
 
     @classmethod
-    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
-        if a.is_Number and b.is_Number:
-            return _python_value(_mod, a, b)
-        if b == 0:
-            raise ZeroDivisionError(f"{a} % 0")
+    def _simplify(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
         if _exact_quotient(a, b) is not None:
             return sympy.Integer(0)
         k = _common_factor(a, b)
@@ -112,13 +116,10 @@ class FloorDiv(_PythonBinary):
     """`a // b` as Python computes it: the quotient rounded down (`-7 // 2 == -4`)."""
 
     _symbol = "//"
+    _op = operator.floordiv
 
     @classmethod
-    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
-        if a.is_Number and b.is_Number:
-            return _python_value(_floordiv, a, b)
-        if b == 0:
-            raise ZeroDivisionError(f"{a} // 0")
+    def _simplify(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
         quotient = _exact_quotient(a, b)
         if quotient is not None:
             return quotient

@@ -80,5 +80,13 @@ class VariableTracker:
         return type(self).__name__
 
 
+class TrueVariable(VariableTracker):
+    """A value Python finds true whatever it is: a function, method, partial, builtin or
+    module (objects whose types define neither `__bool__` nor `__len__`)."""
+
+    def truth(self, tx: Translator) -> bool:
+        return True
+
+
 class NullVariable(VariableTracker):
     """The NULL that CPython 3.11+ pushes below a callable on the stack."""

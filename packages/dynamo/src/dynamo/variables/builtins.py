@@ -16,13 +16,13 @@ import math
 import operator
 import types
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from dynamo.exc import Raised, Unsupported
-from dynamo.variables.base import VariableTracker
+from dynamo.sources import CallSource, ModuleSource
+from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
     DictIteratorVariable,
@@ -46,7 +46,7 @@ from dynamo.variables.containers import (
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
-from guards import DistinctObjects, Equals, Identity, Source
+from guards import AttrSource, DistinctObjects, Equals, Identity
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -89,12 +89,9 @@ def _graph_value(v: VariableTracker) -> bool:
     return isinstance(v, (TensorVariable, SymNodeVariable))
 
 
-class BuiltinVariable(VariableTracker):
+class BuiltinVariable(TrueVariable):
     def __init__(self, fn: Any) -> None:
         self.fn = fn
-
-    def truth(self, tx: Translator) -> bool:
-        return True  # a builtin function or type
 
     def python_type(self) -> type:
         return type(self.fn)
@@ -717,20 +714,9 @@ _TYPE_INSTANCECHECK = type.__instancecheck__
 _OBJECT_CLASS = object.__dict__["__class__"]
 
 
-@dataclass(frozen=True)
-class AbcTokenSource(Source):
-    """`abc.get_cache_token()`: a number that changes whenever a class is registered with any
-    ABC (`Sequence.register(C)`), after which an ABC may say yes where it said no."""
-
-    @property
-    def expr(self) -> str:
-        return "__import__('abc').get_cache_token()"
-
-    def access(self, base_expr: str) -> str:
-        return self.expr
-
-    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
-        return abc.get_cache_token()
+# `abc.get_cache_token()`, asked by each check: a number that changes whenever a class is
+# registered with any ABC (`Sequence.register(C)`), after which an ABC may say yes where it said no
+_ABC_TOKEN = CallSource(AttrSource(ModuleSource("abc"), "get_cache_token"))
 
 
 def _guard_abc_registry(tx: Translator, classes: Any) -> None:
@@ -742,7 +728,7 @@ def _guard_abc_registry(tx: Translator, classes: Any) -> None:
     else:
         parts = (classes,)
     if any(isinstance(c, abc.ABCMeta) for c in parts):
-        tx.output.add_guard(Equals(AbcTokenSource(), abc.get_cache_token()))
+        tx.output.add_guard(Equals(_ABC_TOKEN, abc.get_cache_token()))
 
 
 def class_override(kind: type) -> Any:

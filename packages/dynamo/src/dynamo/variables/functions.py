@@ -13,13 +13,12 @@ import abc
 import functools
 import inspect
 import types
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch._compile
 
 from dynamo.exc import Raised, Unsupported
-from dynamo.variables.base import VariableTracker
+from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import DictVariable, TupleVariable
 from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, Identity
@@ -64,19 +63,7 @@ def bind_arguments(tx: Translator, code: types.CodeType, name: str, defaults: tu
     return result
 
 
-# The functions (by id) whose `__code__` each trace (its OutputGraph) has guarded
-_CODE_GUARDED: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
-
-
-class _Callable(VariableTracker):
-    """A function, method or partial: true, as Python says of any object without `__bool__`
-    or `__len__`."""
-
-    def truth(self, tx: Translator) -> bool:
-        return True
-
-
-class UserFunctionVariable(_Callable):
+class UserFunctionVariable(TrueVariable):
     """A Python function object that exists outside the trace."""
 
     def __init__(self, fn: types.FunctionType, source: Any = None) -> None:
@@ -120,7 +107,7 @@ class UserFunctionVariable(_Callable):
             return ConstantVariable(abc_instancecheck(tx, args[0].as_constant(), args[1]))
         src = self.source
         if src is not None:  # the code inlined stays the function's (`f.__code__ = ...`)
-            guarded = _CODE_GUARDED.setdefault(tx.output, set())
+            guarded = tx.output.code_guarded
             if id(fn) not in guarded:  # one guard per function, whichever way it was reached
                 guarded.add(id(fn))
                 tx.output.add_guard(Identity.of(AttrSource(src, "__code__"), fn.__code__))
@@ -150,7 +137,7 @@ class ClosureCell:
         self.source = source
 
 
-class NestedFunctionVariable(_Callable):
+class NestedFunctionVariable(TrueVariable):
     """A function created by the traced code itself (`def` or `lambda` inside it).
 
     Its attributes are the tracker's: `__name__` (`name`), `__defaults__`, `__kwdefaults__`,
@@ -274,7 +261,7 @@ class FunctionGetVariable(VariableTracker):
         return UserMethodVariable(self.fn, obj)
 
 
-class UserMethodVariable(_Callable):
+class UserMethodVariable(TrueVariable):
     """A function bound to a first argument (a method of a module or object)."""
 
     def __init__(self, function: VariableTracker, obj: VariableTracker) -> None:
@@ -288,7 +275,7 @@ class UserMethodVariable(_Callable):
         return self.function.call(tx, [self.obj, *args], kwargs)
 
 
-class BoundMethodVariable(_Callable):
+class BoundMethodVariable(TrueVariable):
     """`obj.name` for a method the owner's tracker implements (`tensor.view`, `list.append`)."""
 
     def __init__(self, obj: VariableTracker, name: str) -> None:
@@ -302,7 +289,7 @@ class BoundMethodVariable(_Callable):
         return f"BoundMethodVariable({self.obj}.{self.name})"
 
 
-class PartialVariable(_Callable):
+class PartialVariable(TrueVariable):
     """`functools.partial(fn, *args, **kwargs)`."""
 
     def __init__(self, fn: VariableTracker, args: list[VariableTracker],
@@ -319,7 +306,7 @@ class PartialVariable(_Callable):
         return self.fn.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
 
 
-class CachedFunctionVariable(_Callable):
+class CachedFunctionVariable(TrueVariable):
     """An `@functools.lru_cache` function (`wrapper`): its body (`inner`) is inlined, the cache
     aside, as torch.compile does: the same result for code whose result depends only on its
     arguments. At a graph break inside the body the wrapper itself is called for real, the

@@ -27,7 +27,7 @@ from torch.nn.modules import module as nn_module
 from dynamo.exc import Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
-from dynamo.variables.base import VariableTracker
+from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
     DequeVariable,
@@ -192,12 +192,9 @@ class WeakRefVariable(ObjectVariable):
         return wrap(tx, self.value(), WeakRefCallSource(self.source))
 
 
-class BaseMethodVariable(VariableTracker):
+class BaseMethodVariable(TrueVariable):
     """A method of `object`, `dict` or `OrderedDict` (`dict.get`, `object.__setattr__`),
     bound to `obj` or, when `obj` is None, unbound (its first argument is the object)."""
-
-    def truth(self, tx: Translator) -> bool:
-        return True  # a module or function
 
     def __init__(self, base: type, name: str, obj: VariableTracker | None = None) -> None:
         self.base = base
@@ -252,10 +249,11 @@ class NNModuleVariable(ObjectVariable):
     def truth(self, tx: Translator) -> bool:
         """True, as for any object, but a container's (`if self.layers:`) is its length."""
         cls = type(self.value)
+        own_bool = inspect.getattr_static(cls, "__bool__", None)
         own_len = inspect.getattr_static(cls, "__len__", None)
-        if inspect.getattr_static(cls, "__bool__", None) is None and own_len is None:
+        if own_bool is None and own_len is None:
             return True
-        if inspect.getattr_static(cls, "__bool__", None) is None and own_len in _CONTAINER_LENS:
+        if own_bool is None and own_len in _CONTAINER_LENS:
             return len(self._entries(tx)) > 0
         raise Unsupported(f"the truth value of a {cls.__qualname__} (it defines __bool__ or "
                           "__len__)")
@@ -653,11 +651,8 @@ def graph_apply(cls: type) -> Any:
     return apply
 
 
-class PythonModuleVariable(VariableTracker):
+class PythonModuleVariable(TrueVariable):
     """A Python module (`math`, `torch.nn.functional`, a user's helper module)."""
-
-    def truth(self, tx: Translator) -> bool:
-        return True  # a module or function
 
     def __init__(self, module: types.ModuleType, source: Any = None) -> None:
         self.module = module
@@ -683,10 +678,8 @@ class PythonModuleVariable(VariableTracker):
         replaced after compiling). A library's module, or one the code imported itself, is
         read by its name in `sys.modules`: one guard per attribute, whatever path the code
         took to the module (`torch.nn.functional.gelu`, `F.gelu`, torch's own modules' `F`)."""
-        module = self.module
-        named = getattr(module, "__name__", None)
-        by_name = isinstance(named, str) and sys.modules.get(named) is module
-        if by_name and (self.source is None or named.partition(".")[0] in _LIBRARIES):
+        named = _module_name(self.module)
+        if named is not None and (self.source is None or named.partition(".")[0] in _LIBRARIES):
             return AttrSource(ModuleSource(named), name)
         return AttrSource(self.source, name) if self.source is not None else None
 
@@ -696,11 +689,8 @@ class PythonModuleVariable(VariableTracker):
 _LIBRARIES = ("torch", "math", "operator", "builtins")
 
 
-class TorchFunctionVariable(VariableTracker):
+class TorchFunctionVariable(TrueVariable):
     """A function of torch (or one marked `allow_in_graph`): a call becomes a graph node."""
-
-    def truth(self, tx: Translator) -> bool:
-        return True  # a module or function
 
     def __init__(self, fn: Any, source: Any = None) -> None:
         self.fn = fn
@@ -824,6 +814,12 @@ _STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nes
                   torch.clear_autocast_cache)
 
 
+def _module_name(module: Any) -> str | None:
+    """The name `sys.modules` holds `module` under, or None."""
+    named = getattr(module, "__name__", None)
+    return named if isinstance(named, str) and sys.modules.get(named) is module else None
+
+
 def _module_source(fn: Any) -> Any:
     """`fn` by its module's name and its own (`sys.modules['torch._C'].get_num_threads`), or
     None when it cannot be found there."""
@@ -831,9 +827,8 @@ def _module_source(fn: Any) -> Any:
     module = owner if isinstance(owner, types.ModuleType) else \
         sys.modules.get(getattr(fn, "__module__", None) or "")
     name = getattr(fn, "__name__", None)
-    named = getattr(module, "__name__", None)
-    if isinstance(name, str) and isinstance(named, str) and sys.modules.get(named) is module \
-            and getattr(module, name, None) is fn:
+    named = _module_name(module)
+    if isinstance(name, str) and named is not None and getattr(module, name, None) is fn:
         return AttrSource(ModuleSource(named), name)
     return None
 
