@@ -179,3 +179,19 @@ def test_sym_ite_on_a_data_dependent_condition_stays_symbolic() -> None:
     assert isinstance(chosen, torch.SymInt) and chosen.node.hint is None
     with pytest.raises(DataDependentError):
         int(chosen)
+
+
+def test_a_float_input_is_a_real_symbol_that_tensor_ops_take_without_guards() -> None:
+    env = ShapeEnv()
+    mode = FakeTensorMode(env)
+    f = env.create_symfloat(0.5, SizeOrigin("f", "value"))
+    assert isinstance(f, torch.SymFloat) and f.node.hint == 0.5
+    with mode:
+        x = mode.from_tensor(torch.randn(3, 4))
+        outs = [x * f, f - x, x / f, torch.full((2,), f), x.clamp(min=f), torch.lerp(x, x, f),
+                torch.softmax(x / f, -1), torch.arange(3) * f]
+    assert [o.dtype for o in outs] == [torch.float32] * 8
+    assert not env.guards  # no value was needed
+    assert bool(f * 3 > 1.2)  # decided on the hint, under a guard
+    assert [str(g.expr) for g in env.guards] == ["3.0*zf0 > 1.2"]
+    assert float(f) == 0.5 and str(env.guards[-1].expr) == "Eq(zf0, 0.5)"

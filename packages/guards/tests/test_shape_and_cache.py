@@ -176,3 +176,16 @@ def test_a_function_that_cannot_be_rendered_is_refused_when_the_guard_is_made() 
         ShapeGuard(sympy.Gt(sympy.besselj(0, s0), 0), binding)
     with pytest.raises(ValueError, match="mystery"):
         ShapeGuard(sympy.Eq(sympy.Function("mystery")(s0), 1), binding)
+
+
+def test_a_guard_on_a_float_input_keeps_the_symbol_real() -> None:
+    # A float input's symbol is real, not an integer: `Eq(f, 0.25)` must not read as False
+    env = fakecore.ShapeEnv()
+    f = env.create_symfloat(0.25, fakecore.SizeOrigin(LocalSource("f"), "value"))
+    assert float(f) == 0.25  # specialises: a guard `f == 0.25`
+    assert bool(f * 2 > 0.3)
+    gs = GuardSet(shape_guards(env))
+    assert gs.check({"f": 0.25}, {}), gs.source
+    assert gs.explain({"f": 0.25}, {}) == []
+    assert not gs.check({"f": 0.5}, {})
+    assert gs.explain({"f": 0.5}, {})

@@ -21,6 +21,7 @@ from dynamo.breaks import RUN_EAGERLY, Continue
 from dynamo.exc import Unsupported
 from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import SideEffects
+from dynamo.sources import float_tensor
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable
@@ -431,6 +432,7 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
                                  "___done": _DONE, "___eagerly": RUN_EAGERLY,
                                  "___set_grad_enabled": torch._C._set_grad_enabled,
+                                 "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
     return namespace["run"], source

@@ -57,7 +57,7 @@ class CacheEntry:
     graph: torch.fx.GraphModule | None
     breaks: list[Unsupported] = field(default_factory=list)
     input_shapes: dict[Any, tuple[int, ...]] = field(default_factory=dict)  # tensor inputs
-    input_ints: dict[Any, int] = field(default_factory=dict)  # ints compiled as constants
+    input_numbers: dict[Any, int | float] = field(default_factory=dict)  # compiled as constants
 
 
 @dataclass
@@ -69,7 +69,7 @@ class Options:
     capture_scalar_outputs: bool
     symbolic_ints: bool
     automatic_dynamic: dict[Any, set[int]]
-    dynamic_ints: set[Any]  # sources of ints seen to change between calls: compiled as symbols
+    dynamic_numbers: set[Any]  # sources of ints and floats seen to change between calls: symbols
     # How a call made for real at a break runs (a user function through its compiled wrapper),
     # and how a resume function is compiled.
     wrap_callee: Callable[[Any], Any]
@@ -116,7 +116,7 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
              stop_at: int | None, opaque_generators: dict[types.CodeType, str]) -> CacheEntry:
     output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints,
-                         options.automatic_dynamic, options.dynamic_ints)
+                         options.automatic_dynamic, options.dynamic_numbers)
     output.f_globals = f_globals
     output.opaque_generators = opaque_generators
     # The cells the frame runs with: a resume function's come with the call (one resume
@@ -153,10 +153,11 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     finally:
         output.restore_global_state()
     guards = output.guard_set()
+    shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
+    numbers = {g.source: g.value for g in guards
+               if isinstance(g, Equals) and type(g.value) in (int, float)}
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
-        return CacheEntry(guards, None, "", None,
-                          input_shapes={s: tuple(v.shape) for s, v, _ in output.inputs
-                                        if isinstance(v, torch.Tensor)})
+        return CacheEntry(guards, None, "", None, input_shapes=shapes, input_numbers=numbers)
     traced = time.perf_counter()
     compiled = _compile_graph(gm, output, options) if gm is not None else None
     inputs = [s for s, _, _ in output.inputs]
@@ -168,9 +169,7 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun,
                                         output.initial_grad_mode)
     _log_entry(fn, gm, guards, source, started, traced)
-    shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
-    ints = {g.source: g.value for g in guards if isinstance(g, Equals) and type(g.value) is int}
-    return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_ints=ints)
+    return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_numbers=numbers)
 
 
 def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: GuardSet,

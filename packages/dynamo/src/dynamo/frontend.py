@@ -168,7 +168,7 @@ class CompiledFunction:
                      capture_scalar_outputs, symbolic_ints)
         self._generation = -1  # the tables are read on first use
         self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change
-        self._dynamic_ints: set[Any] = set()  # sources of ints seen to change
+        self._dynamic_numbers: set[Any] = set()  # sources of numbers seen to change
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
@@ -240,7 +240,7 @@ class CompiledFunction:
                        capture_scalar_outputs=self.capture_scalar_outputs,
                        symbolic_ints=self.symbolic_ints,
                        automatic_dynamic=self._automatic_dynamic,
-                       dynamic_ints=self._dynamic_ints,
+                       dynamic_numbers=self._dynamic_numbers,
                        wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
 
     def _settings(self) -> dict[str, Any]:
@@ -278,17 +278,17 @@ class CompiledFunction:
         return found
 
     def _note_changed_sizes(self, f_locals: dict, f_globals: dict) -> None:
-        """Automatic dynamic (dynamic=None): a dim whose size differs from an earlier
-        compilation's, or an int whose value does (a step count), is compiled as a symbol from
-        now on, instead of once per value."""
+        """Automatic dynamic (dynamic=None or True): a dim whose size differs from an earlier
+        compilation's, or an int or float whose value does (a step count, a timestep), is
+        compiled as a symbol from now on, instead of once per value."""
         for _, entry in self._cache.entries:
-            for source, number in entry.input_ints.items():
+            for source, number in entry.input_numbers.items():
                 try:
                     value = source.fetch(f_locals, f_globals)
                 except Exception:  # the input is gone or different: nothing to learn
                     continue
-                if type(value) is int and value != number:
-                    self._dynamic_ints.add(source)
+                if type(value) is type(number) and value != number:
+                    self._dynamic_numbers.add(source)
             for source, shape in entry.input_shapes.items():
                 try:
                     value = source.fetch(f_locals, f_globals)
@@ -300,7 +300,7 @@ class CompiledFunction:
                         self._automatic_dynamic.setdefault(source, set()).update(changed)
 
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
-        if self.dynamic is None:
+        if self.dynamic is not False:
             self._note_changed_sizes(f_locals, f_globals)
         log = logger("recompiles")
         if self.cache.entries and log.isEnabledFor(logging.DEBUG):

@@ -20,6 +20,7 @@ import torch.fx
 
 from dynamo.exc import Unsupported
 from dynamo.side_effects import SideEffects
+from dynamo.sources import FloatTensorSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import INPLACE_OPERATORS
 from dynamo.variables.constant import ConstantVariable, is_literal
@@ -64,12 +65,12 @@ class OutputGraph:
     def __init__(self, dynamic: bool | None, capture_scalar_outputs: bool = False,
                  symbolic_ints: bool = False,
                  automatic_dynamic: dict[Source, set[int]] | None = None,
-                 dynamic_ints: set[Source] | None = None) -> None:
+                 dynamic_numbers: set[Source] | None = None) -> None:
         self.graph = torch.fx.Graph()
         # With dynamic=None: dims seen to change between calls, by source (automatic dynamic),
         # and the ints seen to change, compiled as symbols.
         self.automatic_dynamic = automatic_dynamic or {}
-        self.dynamic_ints = dynamic_ints or set()
+        self.dynamic_numbers = dynamic_numbers or set()
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # ints from the frame become symbols
         self.shape_env = ShapeEnv()
@@ -130,6 +131,19 @@ class OutputGraph:
         node = self._placeholder(source, value, sym)
         self.add_guard(TypeMatch(source, int))
         return SymNodeVariable(node, sym)
+
+    def add_float_input(self, value: float, source: Source) -> VariableTracker:
+        """A float the graph takes as an input, as a symbol. As torch's frontend passes it:
+        a 0-d float64 tensor made from the float at each call, and read back with `.item()` in
+        the graph, so that a backend sees only tensor inputs."""
+        tensor = torch.scalar_tensor(value, dtype=torch.float64)
+        node = self._placeholder(FloatTensorSource(source), tensor,
+                                 self.fake_mode.from_tensor(tensor))
+        sym = self.shape_env.create_symfloat(value, SizeOrigin(source, "value"))
+        item = self.graph.call_method("item", (node,))
+        item.meta["example_value"] = sym
+        self.add_guard(TypeMatch(source, float))
+        return SymNodeVariable(item, sym)
 
     def _placeholder(self, source: Source, value: Any, example: Any) -> torch.fx.Node:
         """A graph input for `value`, read through `source` on every call."""
@@ -314,7 +328,8 @@ class OutputGraph:
         guards.add(GlobalState())
         for guard in shape_guards(self.shape_env):
             guards.add(guard)
-        sources = [source for source, _, _ in self.inputs]
+        sources = [source for source, _, _ in self.inputs
+                   if not isinstance(source, FloatTensorSource)]  # a new tensor at each call
         if len(sources) > 1 and mutates_inputs(self.graph):
             guards.add(DistinctObjects(tuple(sources)))
         return guards

@@ -1,6 +1,6 @@
 """Sources the frontend needs beyond the guard library's: a global of another module, a
 module by its name, the items of a dict subclass, the object a weak reference refers to, the
-answer of a query function.
+answer of a query function, a float passed to a graph as a tensor.
 
 A function inlined from another module reads that module's globals, not the frame's `G`;
 `ModuleGlobalSource` names such a value through `sys.modules`, so guards can check it.
@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from typing import Any
+
+import torch
 
 from guards import ChainedSource, Source
 
@@ -114,3 +116,19 @@ class WeakRefCallSource(ChainedSource):
 
     def step(self, value: Any) -> Any:
         return value()
+
+
+@dataclass(frozen=True)
+class FloatTensorSource(ChainedSource):
+    """The float at the base as a new 0-d float64 tensor: how a float the graph takes as a
+    symbol is passed to it (`___float_tensor` is in the namespace of the transformed frame)."""
+
+    def access(self, base_expr: str) -> str:
+        return f"___float_tensor({base_expr})"
+
+    def step(self, value: Any) -> Any:
+        return float_tensor(value)
+
+
+def float_tensor(value: float) -> torch.Tensor:
+    return torch.scalar_tensor(value, dtype=torch.float64)

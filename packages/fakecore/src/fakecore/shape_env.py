@@ -123,6 +123,15 @@ class ShapeEnv:
             self.size_like.add(sym)
         return self.wrap(sym, int, None)
 
+    def create_symfloat(self, hint: float, origin: SizeOrigin | None = None) -> torch.SymFloat:
+        """A SymFloat for a float input whose example value is `hint` (a temperature, a
+        timestep): any real number, decided on its hint like a size."""
+        sym = sympy.Symbol(f"zf{next(self._float_ids)}", real=True)
+        self.var_to_val[sym] = sympy.Float(hint)
+        self.var_to_range[sym] = ValueRange.unknown()
+        self.var_to_origins[sym] = [origin] if origin is not None else []
+        return self.wrap(sym, float, hint)
+
     def create_unbacked_symfloat(self, producer: str) -> torch.SymFloat:
         """A SymFloat for a data-dependent float that op `producer` computed."""
         sym = sympy.Symbol(f"zuf{next(self._float_ids)}", real=True)

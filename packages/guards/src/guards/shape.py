@@ -120,14 +120,15 @@ def _is_double(number: sympy.Float) -> bool:
 def render(expr: sympy.Basic, names: dict[sympy.Symbol, str], readable: bool = False) -> str:
     """`expr` as Python source, with each symbol written as the given name. The source needs
     `math` and `Fraction` (fractions.Fraction) in its namespace."""
-    renamed = expr.xreplace({s: sympy.Symbol(n, integer=True) for s, n in names.items()})
+    renamed = expr.xreplace({s: sympy.Symbol(n, **s.assumptions0) for s, n in names.items()})
     return _Printer(readable).doprint(renamed)
 
 
 @dataclass(frozen=True)
 class ShapeGuard(Guard):
-    """A sympy boolean over size symbols that must hold; `bindings` says where each symbol's
-    value is read: pairs (symbol, source), in a fixed order."""
+    """A sympy boolean over size symbols (and int and float inputs) that must hold;
+    `bindings` says where each symbol's value is read: pairs (symbol, source), in a fixed
+    order."""
 
     expr: sympy.Basic
     bindings: tuple[tuple[sympy.Symbol, Source], ...]
@@ -149,7 +150,7 @@ class ShapeGuard(Guard):
 
     def holds(self, *values: Any) -> bool:
         substituted = self.expr.xreplace(
-            {sym: sympy.Integer(v) for (sym, _), v in zip(self.bindings, values)}
+            {sym: sympy.sympify(v) for (sym, _), v in zip(self.bindings, values)}
         )
         return bool(substituted)
 
@@ -170,7 +171,7 @@ def _origin_source(origin: Any) -> Source:
             f"a symbol's origin {origin} has no guards Source: pass source=<a guards Source> "
             "to from_tensor"
         )
-    if origin.prop == "value":  # the symbol is an int input itself
+    if origin.prop == "value":  # the symbol is an int or float input itself
         return origin.source
     return TensorPropertySource(origin.source, origin.prop, origin.dim)
 

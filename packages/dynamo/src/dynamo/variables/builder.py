@@ -14,6 +14,7 @@ import collections
 import copy
 import functools
 import inspect
+import math
 import types
 import weakref
 from dataclasses import dataclass
@@ -151,7 +152,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             return output.constant_tensor(value)
         return output.add_tensor_input(value, source)
     if type(value) is int and source is not None and (
-            output.symbolic_ints or source in output.dynamic_ints):
+            output.symbolic_ints or source in output.dynamic_numbers):
         return output.add_int_input(value, source)  # a loop counter, a step count
     if isinstance(value, _ITERATORS) and source is not None:
         _guard(tx, source, TypeMatch, type(value))
@@ -161,6 +162,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if isinstance(value, torch.Size):
         _guard(tx, source, Equals, value)
         return SizeVariable([ConstantVariable(v) for v in value])
+    if type(value) is float and source in output.dynamic_numbers and math.isfinite(value):
+        return output.add_float_input(value, source)  # a timestep, a temperature
     if type(value) is float and source is not None:
         _guard(tx, source, TypeMatch, float)
         return LazyConstantVariable(value, source, lambda: _guard(tx, source, Equals, value))

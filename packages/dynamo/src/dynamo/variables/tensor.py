@@ -136,13 +136,19 @@ class SymNodeVariable(VariableTracker):
         return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(self.value)]
 
     def truth(self, tx: Translator) -> bool:
+        value = self.value if isinstance(self.value, torch.SymBool) else self.value != 0
         try:
-            return bool(self.value)  # a guard in the ShapeEnv
+            return bool(value)  # a guard in the ShapeEnv
         except DataDependentError as error:
             raise Unsupported(f"branching on a value read from a tensor ({error})") from None
 
-    def as_int(self) -> int:
-        return int(self.value)
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        """A method of the number (`is_integer()`, `bit_length()`): called on the plain number
+        it stands for on these inputs (a guard pins it)."""
+        from dynamo.variables.constant import ConstantVariable
+
+        return ConstantVariable(self.as_python()).call_method(tx, name, args, kwargs)
 
     def as_python(self) -> int | float | bool:
         """The plain number it stands for on these inputs (a guard pins it)."""
@@ -153,6 +159,7 @@ class SymNodeVariable(VariableTracker):
 
 
 def concrete_int(v: VariableTracker) -> Any:
-    """`v`'s Python value where an int is needed (an index, a range bound): a symbolic number
-    is decided on its example value, which records a guard."""
-    return v.as_int() if isinstance(v, SymNodeVariable) else v.as_constant()
+    """`v`'s Python value where an int is needed (an index, a range bound, a dict key): a
+    symbolic number is decided on its example value, which records a guard. (A float stays
+    a float: the caller's Python raises the TypeError that it would.)"""
+    return v.as_python() if isinstance(v, SymNodeVariable) else v.as_constant()

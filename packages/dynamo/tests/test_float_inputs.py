@@ -1,0 +1,113 @@
+"""Float inputs: a constant on the first call, a symbol once seen to change (automatic dynamic),
+passed to the graph as a 0-d float64 tensor read back with `.item()`, as torch's frontend does."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from counting import counting_backend
+
+import dynamo
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return type(a) is type(b) and a == b
+
+
+def _check(fn, values, **options):
+    compiled = dynamo.compile(fn, backend="eager", **options)
+    for value in values:
+        x = torch.randn(4)
+        assert _same(compiled(x, value), fn(x, value)), value
+    return compiled
+
+
+def test_a_float_that_changes_becomes_a_graph_input_read_with_item() -> None:
+    backend, graphs = counting_backend("eager")
+
+    def fn(x, temperature):
+        return torch.softmax(x / temperature, -1) * temperature
+
+    compiled = dynamo.compile(fn, backend=backend)
+    for value in (0.5, 0.7, 1.3, 2.0, 0.1):
+        x = torch.randn(4)
+        torch.testing.assert_close(compiled(x, value), fn(x, value))
+    assert len(graphs) == 2  # the first call's constant, then one graph for every value
+    placeholders = [n for n in graphs[1].graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == 2
+    assert any(n.op == "call_method" and n.target == "item" for n in graphs[1].graph.nodes)
+    assert not any(n.op == "call_method" and n.target == "item" for n in graphs[0].graph.nodes)
+
+
+def test_a_branch_on_a_float_symbol_is_guarded_and_both_sides_run() -> None:
+    def fn(x, s):
+        y = x * s + 1
+        if s > 0.6:
+            y = y * 2
+        return y, torch.full((2,), s), math.sqrt(s) * x
+
+    compiled = _check(fn, [0.5, 0.7, 0.9, 1.3, 0.2, 0.3, 0.65])
+    assert len(compiled.cache.entries) == 3  # 0.5; then s > 0.6; then s <= 0.6
+
+
+def test_uses_that_need_the_value_specialise_and_stay_correct() -> None:
+    cases = [
+        lambda x, s: (x + 1, f"{s:.2f}", str(s), s.is_integer()),
+        lambda x, s: x * int(s * 10) + round(s, 1),
+        lambda x, s: x * {0.5: 1, 0.25: 2, 0.75: 3, 1.5: 4}[s],  # a dict key: not truncated
+        lambda x, s: x * (1 if s else 0),  # truth is `s != 0`
+        lambda x, s: x * max(s, 0.3) + min(s, 0.6) + abs(-s) + s ** 2 + 2 ** s,
+        lambda x, s: x * (s // 0.3) + (s % 0.3) + divmod(s, 0.2)[0] + 3 / s,
+        lambda x, s: torch.tensor([s, 1.0]).sum() + torch.tensor(s) * x,
+        lambda x, s: [x, s, [s * 2]],
+    ]
+    for fn in cases:
+        _check(fn, [0.5, 0.25, 0.75, 1.5, 0.25, 0.0][: 6 if fn is cases[3] else 5])
+
+
+def test_a_float_used_where_python_needs_an_int_raises_as_python_does() -> None:
+    def fn(x, s):
+        try:
+            return x * [1, 2, 3][s]
+        except TypeError:
+            return x - 1
+
+    _check(fn, [0.5, 0.25, 1.5])
+
+
+def test_a_float_attribute_that_changes_is_a_symbol_too() -> None:
+    class Scaled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = 1.0
+
+        def forward(self, x):
+            return x * self.scale
+
+    model = Scaled()
+    backend, graphs = counting_backend("eager")
+    compiled = dynamo.compile(model, backend=backend)
+    for step in range(5):
+        model.scale = 1.0 / (step + 1)
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(x), x * model.scale)
+    assert len(graphs) == 2
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_floats_follow_the_dynamic_option(dynamic: bool) -> None:
+    # dynamic=False: every value is a constant; dynamic=True marks sizes, not floats: as
+    # with None, a float becomes a symbol once it changes
+    compiled = _check(lambda x, s: x * s, [0.5, 0.25, 0.75], dynamic=dynamic)
+    assert len(compiled.cache.entries) == (2 if dynamic else 3)
+
+
+def test_non_finite_floats_stay_constants() -> None:
+    compiled = _check(lambda x, s: x * s, [0.5, math.inf, 0.25, math.nan, 1e300, 5e-324])
+    assert len(compiled.cache.entries) == 3  # 0.5, inf, then a symbol for the rest (nan too)
