@@ -120,6 +120,8 @@ class ResultBuilder:
         return name
 
     def expression(self, v: VariableTracker) -> str:
+        if isinstance(v, ListVariable) and v.owner is not None:
+            return self.expression(v.owner)  # a list subclass's items: the object itself
         if v.source is not None and isinstance(v, (TensorVariable, ListVariable, DictVariable,
                                                      SetVariable, TupleVariable)):
             return self.read(v.source)  # an input: the very object the frame holds
@@ -172,7 +174,10 @@ class ResultBuilder:
             name = self._name(v)
             self.prelude.append(f"{name} = {self.constant(build_object)}({self.constant(v.cls)})")
             attrs = "{" + ", ".join(f"{k!r}: {self.expression(x)}" for k, x in v.attrs.items())
-            items = "None" if v.items_ is None else self.expression(v.items_)
+            if isinstance(v.items_, ListVariable):  # (the list tracker stands for the object)
+                items = f"[{', '.join(self.expression(x) for x in v.items_.values)}]"
+            else:
+                items = "None" if v.items_ is None else self.expression(v.items_)
             self.prelude.append(f"{self.constant(fill_object)}({name}, {attrs}}}, {items})")
             return name
         if isinstance(v, NestedFunctionVariable):
@@ -236,6 +241,8 @@ class ResultBuilder:
             # an iterator over a list (or dict, or view): over the very list (appends after the
             # break are seen), then advanced
             over = self.expression(v.over_list)
+            if getattr(v.over_list, "owner", None) is not None:  # list.__iter__ of a subclass's
+                return f"{self.constant(list.__iter__)}({over})"
             reverse = isinstance(v, DictIteratorVariable) and v.reverse
             return f"reversed({over})" if reverse else f"iter({over})"
         if isinstance(v, DictViewVariable) and v.dict.source is None:  # of a dict made here
@@ -243,6 +250,8 @@ class ResultBuilder:
         # Iterators over iterators, rebuilt over the real ones below (each built once), so
         # they take their items live as the trace's did
         if isinstance(v, ReversedListIteratorVariable):
+            if v.list.owner is not None:
+                return f"{self.constant(list.__reversed__)}({self.expression(v.list)})"
             return f"reversed({self.expression(v.list)})"
         if isinstance(v, EnumerateIteratorVariable):
             return f"enumerate({self.expression(v.inner)}, {v.count})"

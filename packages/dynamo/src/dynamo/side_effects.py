@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynamo.exc import Unsupported
-from dynamo.sources import DictItemsSource
+from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
 from guards import AttrSource
 
@@ -30,9 +30,9 @@ class SideEffects:
     def mutated(self, container: VariableTracker) -> None:
         """A list, dict or set was changed in place; one from the frame (it has a source) is
         updated for real when the graph has run."""
-        if isinstance(container.source, DictItemsSource):
-            raise Unsupported("changing the items of a dict subclass's instance from outside "
-                              "the trace")
+        if isinstance(container.source, ItemsCopySource):
+            raise Unsupported(f"changing the items of a {container.source.kind} subclass's "
+                              "instance from outside the trace")
         if isinstance(container.source, AttrSource) and container.source.attr == "__dict__":
             raise Unsupported("changing an object's __dict__ directly")
         if container.source is not None:

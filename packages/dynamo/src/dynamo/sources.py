@@ -1,5 +1,5 @@
 """Sources the frontend needs beyond the guard library's: a global of another module, a
-module by its name, the items of a dict subclass, the object a weak reference refers to, the
+module by its name, the items of a dict or list subclass, the object a weak reference refers to, the
 answer of a query function, a float passed to a graph as a tensor.
 
 A function inlined from another module reads that module's globals, not the frame's `G`;
@@ -96,15 +96,18 @@ class CallSource(ChainedSource):
 
 
 @dataclass(frozen=True)
-class DictItemsSource(ChainedSource):
-    """The items of an instance of a dict subclass, as the methods it inherits from dict see
-    them (a plain copy: read past any `__getitem__` or `keys` the subclass defines)."""
+class ItemsCopySource(ChainedSource):
+    """The items of an instance of a dict or list subclass (`kind`), as the methods it
+    inherits from dict or list see them (a plain copy: read past any `__getitem__`, `keys` or
+    `__iter__` the subclass defines)."""
+
+    kind: str = "dict"
 
     def access(self, base_expr: str) -> str:
-        return f"dict.copy({base_expr})"
+        return f"{self.kind}.copy({base_expr})"
 
     def step(self, value: Any) -> Any:
-        return dict.copy(value)
+        return {"dict": dict, "list": list}[self.kind].copy(value)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+import collections
 import functools
 import itertools
 import math
@@ -119,6 +120,8 @@ class BuiltinVariable(TrueVariable):
         fn = self.fn
         if fn in INPLACE_OPERATORS:
             return self._inplace(tx, args)
+        if _follows_operator(fn, args):
+            return _user_operator(tx, fn, *args)
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None and getattr(builtins, fn.__name__, None) is fn:
             result = handler(tx, *args, **kwargs)
@@ -234,6 +237,11 @@ class BuiltinVariable(TrueVariable):
 
     def _inplace(self, tx: Translator, args: list[VariableTracker]) -> VariableTracker:
         target, value = args
+        method = "__i" + _OPERATOR_METHODS[INPLACE_OPERATORS[self.fn]][0][2:]
+        if _traced_method(target, method):
+            result = target.call_method(tx, method, [value], {})
+            if not (result.is_constant() and result.as_constant() is NotImplemented):
+                return result
         if isinstance(target, TensorVariable):
             return tx.output.call_function(self.fn, args, {})
         if isinstance(target, ListVariable) and self.fn is operator.iadd:
@@ -419,8 +427,9 @@ class BuiltinVariable(TrueVariable):
         from dynamo.variables.user_objects import UserObjectVariable, builtin_base
 
         entries: dict = {}
-        if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) is not object:
-            obj = obj.dict_items(tx)  # a dict subclass: its items, as dict() reads them
+        if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) in (
+                dict, collections.OrderedDict):
+            obj = obj.base_items(tx)  # a dict subclass: its items, as dict() reads them
         if isinstance(obj, DictVariable):
             entries.update(obj.entries)
         elif obj is not None:
@@ -557,7 +566,10 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
         return False  # one tracker per container object
     if a.is_constant() and b.is_constant():
         return a.as_constant() is b.as_constant()
-    if isinstance(a, UserFunctionVariable) and isinstance(b, UserFunctionVariable):
+    from dynamo.variables.objects import TorchFunctionVariable
+
+    if isinstance(a, UserFunctionVariable | TorchFunctionVariable) and \
+            isinstance(b, UserFunctionVariable | TorchFunctionVariable):
         return a.fn is b.fn  # each guarded by identity (when it has a source)
     try:
         if a.python_type() is not b.python_type():
@@ -569,6 +581,69 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
             tx.output.add_guard(Identity.of(v.source, v.value))
     value_a, value_b = getattr(a, "value", a), getattr(b, "value", b)
     return value_a is value_b and not isinstance(value_a, VariableTracker)
+
+
+# Python's binary operators and ordering comparisons, and the special methods that implement
+# them: the left operand's, and the reflected one the right operand is asked for after it
+_OPERATOR_METHODS = {
+    **{getattr(operator, op): (f"__{name}__", f"__r{name}__") for op, name in (
+        ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"),
+        ("floordiv", "floordiv"), ("mod", "mod"), ("pow", "pow"), ("matmul", "matmul"),
+        ("and_", "and"), ("or_", "or"), ("xor", "xor"), ("lshift", "lshift"),
+        ("rshift", "rshift"))},
+    operator.lt: ("__lt__", "__gt__"), operator.le: ("__le__", "__ge__"),
+    operator.gt: ("__gt__", "__lt__"), operator.ge: ("__ge__", "__le__"),
+}
+_SYMBOLS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+
+
+def _traced_method(v: VariableTracker, name: str) -> bool:
+    """Whether `v` is a user object whose class has special method `name` for the trace to
+    follow: one written in Python, or one inherited from `list`."""
+    from dynamo.variables.user_objects import UserObjectVariable, builtin_base
+
+    return isinstance(v, UserObjectVariable) and (v.defines_in_python(name) or (
+        builtin_base(v.python_type()) is list and hasattr(list, name)))
+
+
+def _follows_operator(fn: Any, args: list[VariableTracker]) -> bool:
+    """Whether `fn(*args)` is an operator that a user object's special method implements, or
+    one between user objects (of Python classes over object or list) and constants that no
+    special method implements (a TypeError)."""
+    from dynamo.variables.user_objects import UserObjectVariable, builtin_base
+
+    def python_object(v: VariableTracker) -> bool:
+        return isinstance(v, UserObjectVariable) and builtin_base(v.python_type()) in (
+            object, list)
+
+    names = _OPERATOR_METHODS.get(fn)
+    return names is not None and len(args) == 2 and (
+        _traced_method(args[0], names[0]) or _traced_method(args[1], names[1]) or (
+            any(map(python_object, args))
+            and all(python_object(a) or isinstance(a, ConstantVariable) for a in args)))
+
+
+def _user_operator(tx: Translator, fn: Any, a: VariableTracker,
+                   b: VariableTracker) -> VariableTracker:
+    """`a <op> b` with a user object that defines the operator, as Python does it:
+    `a.__op__(b)`, else `b.__rop__(a)` (tried first when b's class is a subclass of a's), and a
+    TypeError when both answer NotImplemented."""
+    method, reflected = _OPERATOR_METHODS[fn]
+    comparison = fn in _SYMBOLS  # reflected even between two objects of one type
+    left = (a, method, b) if _traced_method(a, method) else None
+    right = (b, reflected, a) if _traced_method(b, reflected) and (
+        comparison or a.python_type() is not b.python_type()) else None
+    first = right is not None and b.python_type() is not a.python_type() and issubclass(
+        b.python_type(), a.python_type())
+    for call in (right, left) if first else (left, right):
+        if call is not None:
+            result = call[0].call_method(tx, call[1], [call[2]], {})
+            if not (result.is_constant() and result.as_constant() is NotImplemented):
+                return result
+    names = f"'{a.python_type().__name__}' and '{b.python_type().__name__}'"
+    message = (f"'{_SYMBOLS[fn]}' not supported between instances of {names}" if comparison
+               else f"unsupported operand type(s) for {method.strip('_')}: {names}")
+    raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
 
 
 def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTracker:

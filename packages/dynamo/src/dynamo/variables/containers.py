@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from dynamo.exc import Raised, Unsupported
-from dynamo.sources import DictItemsSource
+from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from guards import ChainedSource
@@ -180,6 +180,7 @@ class ListVariable(SequenceVariable):
 
     kind = list
     _read: Callable[[], list[VariableTracker]] | None = None  # a frame list not read yet
+    owner: VariableTracker | None = None  # the list subclass's instance these are the items of
     appended: list[VariableTracker]  # what was appended to it before it was read
 
     @staticmethod
@@ -204,6 +205,35 @@ class ListVariable(SequenceVariable):
         """Whether the code has only appended to this list from the frame."""
         return self._read is not None
 
+    def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
+                    kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        # `list.__iter__(obj)` and the like: what a list subclass's instance inherits
+        if name == "__iter__":
+            return IteratorVariable.over(self, tx)
+        if name == "__reversed__":
+            return ReversedListIteratorVariable(self)
+        if name == "__contains__":
+            from dynamo.variables.builtins import _in
+
+            return ConstantVariable(any(_in(tx, args[0], v) for v in self.values))
+        if name == "__iadd__":
+            self._mutate(tx, "extend", args, kwargs)
+            return self
+        if name in ("__add__", "__mul__", "__rmul__"):
+            from dynamo.variables.builtins import _sequence_arith
+
+            fn = operator.add if name == "__add__" else operator.mul
+            return _sequence_arith(tx, fn, ListVariable(list(self.values)), args[0])
+        if name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+            from dynamo.variables.builtins import BuiltinVariable
+
+            other = args[0]
+            if not issubclass(other.python_type(), list):
+                return ConstantVariable(NotImplemented)
+            return BuiltinVariable(getattr(operator, name.strip("_"))).call(
+                tx, [ListVariable(list(self.values)), ListVariable(other.items(tx))], {})
+        return super().call_method(tx, name, args, kwargs)
+
     def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
         if name == "copy":
             return ListVariable(list(self.values))
@@ -216,6 +246,8 @@ class ListVariable(SequenceVariable):
             values.append(args[0])
         elif name == "extend":
             values.extend(args[0].items(tx))
+        elif name == "__init__":  # a list subclass's, through super()
+            values[:] = args[0].items(tx) if args else []
         elif name == "insert":
             values.insert(args[0].as_constant(), args[1])
         elif name == "pop":
@@ -566,8 +598,14 @@ class IteratorVariable(VariableTracker):
         """`iter(value)`: over a list, its very items list, so that appends made while
         iterating are seen, as in Python (and the iterator handed on is one over that list);
         over a dict or a view of one, the dict's entries as they are at each step."""
+        from dynamo.variables.user_objects import UserObjectVariable, builtin_base
+
         if isinstance(value, ListVariable):
             return IteratorVariable(value.values, over=value)
+        if isinstance(value, UserObjectVariable) and builtin_base(value.python_type()) is list:
+            made = value.call_method(tx, "__iter__", [], {})  # list's own: live, as above
+            if isinstance(made, IteratorVariable):
+                return made
         if isinstance(value, DictVariable):
             return DictIteratorVariable(value)
         if isinstance(value, DictViewVariable):
@@ -810,7 +848,7 @@ class DictViewVariable(VariableTracker):
 
     def __init__(self, d: DictVariable, view: str) -> None:
         self.dict, self.view = d, view
-        from_frame = d.source is not None and not isinstance(d.source, DictItemsSource)
+        from_frame = d.source is not None and not isinstance(d.source, ItemsCopySource)
         self.source = DictViewSource(d.source, view) if from_frame else None
 
     def python_type(self) -> type:

@@ -176,7 +176,7 @@ class ObjectVariable(VariableTracker):
         return f"{type(self).__name__}({type(self.value).__qualname__})"
 
 
-BUILTIN_BASES = (object, dict, collections.OrderedDict)
+BUILTIN_BASES = (object, dict, collections.OrderedDict, list)
 
 
 class WeakRefVariable(ObjectVariable):
@@ -193,7 +193,7 @@ class WeakRefVariable(ObjectVariable):
 
 
 class BaseMethodVariable(TrueVariable):
-    """A method of `object`, `dict` or `OrderedDict` (`dict.get`, `object.__setattr__`),
+    """A method of `object`, `dict`, `OrderedDict` or `list` (`dict.get`, `list.append`),
     bound to `obj` or, when `obj` is None, unbound (its first argument is the object)."""
 
     def __init__(self, base: type, name: str, obj: VariableTracker | None = None) -> None:
@@ -217,7 +217,8 @@ class BaseMethodVariable(TrueVariable):
         obj, args = (self.obj, args) if self.obj is not None else (args[0], args[1:])
         if isinstance(obj, UserObjectVariable):
             return obj.call_base(tx, self.base, self.name, args, kwargs)
-        if isinstance(obj, DictVariable) and self.base is not object:
+        if isinstance(obj, (DictVariable, ListVariable)) and self.base is not object and \
+                issubclass(obj.python_type(), self.base):
             return obj.call_method(tx, self.name, args, kwargs)
         raise Unsupported(f"{self.base.__name__}.{self.name}() on {obj}")
 

@@ -4,7 +4,7 @@ An object from the frame (`UserObjectVariable`) is read through its source: attr
 `object.__getattribute__` finds them (data descriptors, the instance's `__dict__`, the class),
 or through the class's own `__getattribute__`/`__getattr__`, inlined; Python's operators call
 the special methods the class defines, inlined; methods inherited from `dict`/`OrderedDict`
-act on its items. Writes are side effects, replayed after the graph. An object the traced code
+or `list` act on its items. Writes are side effects, replayed after the graph. An object the traced code
 creates (`NewObjectVariable`: a dataclass, a KV cache, a model output) lives only as a tracker
 until it leaves the trace, when the transformed frame builds it for real, once
 (`build_object`, `fill_object`).
@@ -22,10 +22,10 @@ import torch
 
 from dynamo.exc import Raised, Unsupported
 from dynamo.side_effects import MISSING
-from dynamo.sources import DictItemsSource
+from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
-from dynamo.variables.containers import DictVariable
+from dynamo.variables.containers import DictVariable, ListVariable
 from dynamo.variables.functions import UserFunctionVariable
 from dynamo.variables.objects import (
     BUILTIN_BASES,
@@ -44,7 +44,8 @@ class UserObjectVariable(ObjectVariable):
 
     Python's operators on it (`obj[k]`, `k in obj`, `len(obj)`, `for v in obj`, `if obj:`,
     `obj == other`) call the methods its class defines, inlined. Methods a class inherits from
-    `dict` or `OrderedDict` (a registry, Hugging Face's ModelOutput) act on its items."""
+    `dict`, `OrderedDict` (a registry, Hugging Face's ModelOutput) or `list` (a
+    `LogitsProcessorList`) act on its items."""
 
     slots_here = False  # whether its slots' values are held by the tracker (a new object's)
 
@@ -203,18 +204,24 @@ class UserObjectVariable(ObjectVariable):
                     for i in range(count)]
         return self.call_method(tx, "__iter__", [], {}).items(tx)
 
-    def dict_items(self, tx: Translator) -> VariableTracker:
-        """The items of a dict subclass's instance, as its inherited dict methods see them."""
+    def base_items(self, tx: Translator) -> VariableTracker:
+        """The items of a dict or list subclass's instance, as its inherited dict or list
+        methods see them."""
         from dynamo.variables.builder import wrap
 
-        source = DictItemsSource(self.source) if self.source is not None else None
-        return wrap(tx, dict.copy(self.value), source)
+        kind = dict if issubclass(self.python_type(), dict) else list
+        source = ItemsCopySource(self.source, kind.__name__) if self.source is not None else None
+        items = wrap(tx, kind.copy(self.value), source)
+        if isinstance(items, ListVariable):
+            items.owner = self
+        return items
 
     def call_base(self, tx: Translator, base: type, name: str, args, kwargs) -> VariableTracker:
-        """`base.name(self, *args)` for a method of `object`, `dict` or `OrderedDict`."""
+        """`base.name(self, *args)` for a method of `object`, `dict`, `OrderedDict` or `list`."""
         if base is object:
             return self._object_method(tx, name, args)
-        return self.dict_items(tx).call_method(tx, name, args, kwargs)
+        result = self.base_items(tx).call_method(tx, name, args, kwargs)
+        return self if name == "__iadd__" else result  # `items += more` is the object itself
 
     def _object_method(self, tx: Translator, name: str, args) -> VariableTracker:
         from dynamo.variables.builtins import _identical
@@ -253,7 +260,11 @@ class NewObjectVariable(UserObjectVariable):
         self.class_source = class_source
         self.attr_dict = DictVariable({})  # its `__dict__`
         self.attrs = self.attr_dict.entries
-        self.items_ = DictVariable({}) if builtin_base(cls) is not object else None
+        base = builtin_base(cls)
+        self.items_ = ListVariable([]) if base is list else None if base is object else \
+            DictVariable({})
+        if base is list:
+            self.items_.owner = self
 
     @staticmethod
     def create(tx: Translator, cls: type, class_source: Any, args, kwargs) -> NewObjectVariable:
@@ -294,7 +305,7 @@ class NewObjectVariable(UserObjectVariable):
         tx.output.side_effects.mutated(self)  # counted: a generator's items must not do this
         self.attrs[name] = value
 
-    def dict_items(self, tx: Translator) -> VariableTracker:
+    def base_items(self, tx: Translator) -> VariableTracker:
         return self.items_
 
     def __repr__(self) -> str:
@@ -306,7 +317,7 @@ _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
 
 def builtin_base(cls: type) -> type | None:
     """The builtin class that an instance of `cls` is, underneath its Python classes:
-    `object`, `dict` or `OrderedDict`; None for any other (list, int, a C extension's)."""
+    `object`, `dict`, `OrderedDict` or `list`; None for any other (int, a C extension's)."""
     for klass in cls.__mro__:
         if not klass.__flags__ & _HEAP_TYPE:
             return klass if klass in BUILTIN_BASES else None
@@ -315,7 +326,7 @@ def builtin_base(cls: type) -> type | None:
 
 def can_create(cls: type) -> bool:
     """Whether the trace can create an instance of `cls` itself (NewObjectVariable): a Python
-    class over object, dict or OrderedDict, made by `__init__` alone (a metaclass may add to
+    class over object, dict, OrderedDict or list, made by `__init__` alone (a metaclass may add to
     the class, not to how it makes instances)."""
     base = builtin_base(cls)
     return (base is not None and cls.__flags__ & _HEAP_TYPE and type(cls).__call__ is type.__call__
@@ -331,12 +342,13 @@ def build_object(cls: type) -> Any:
     return obj
 
 
-def fill_object(obj: Any, attrs: dict, items: dict | None) -> None:
+def fill_object(obj: Any, attrs: dict, items: dict | list | None) -> None:
     """Set what the trace recorded on a new object, past any `__setattr__`/`__setitem__` its
     class defines (the trace already ran those)."""
-    base = builtin_base(type(obj))
-    for key, value in (items or {}).items():
-        base.__setitem__(obj, key, value)
+    if isinstance(items, list):
+        list.extend(obj, items)
+    for key, value in items.items() if isinstance(items, dict) else ():
+        builtin_base(type(obj)).__setitem__(obj, key, value)
     for name, value in attrs.items():
         object.__setattr__(obj, name, value)
 
@@ -376,7 +388,6 @@ def _copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker],
     shallow copy, the parts themselves."""
     from dynamo.variables.builtins import BuiltinVariable
     from dynamo.variables.containers import (
-        ListVariable,
         NamedTupleVariable,
         SetVariable,
         SizeVariable,
