@@ -110,4 +110,26 @@ def test_floats_follow_the_dynamic_option(dynamic: bool) -> None:
 
 def test_non_finite_floats_stay_constants() -> None:
     compiled = _check(lambda x, s: x * s, [0.5, math.inf, 0.25, math.nan, 1e300, 5e-324])
-    assert len(compiled.cache.entries) == 3  # 0.5, inf, then a symbol for the rest (nan too)
+    assert len(compiled.cache.entries) == 4  # 0.5, inf, nan; a symbol for the finite rest
+
+
+def test_a_symbolic_entry_is_for_finite_floats_only() -> None:
+    def fn(x, s):
+        if s != s:  # a NaN check: decided False for every finite float
+            return x * 0
+        return x + (s - s)
+
+    compiled = _check(fn, [0.5, 0.25, math.nan, math.inf, -math.inf, 0.75])
+    assert any("is a finite float" in g.describe() for guards, _ in compiled.cache.entries
+               for g in guards)
+
+
+def test_float_division_is_not_folded_and_zeros_keep_their_sign() -> None:
+    def divides(x, s):
+        try:
+            return x * (s / s)  # 0.0 / 0.0 raises
+        except ZeroDivisionError:
+            return x - 1
+
+    _check(divides, [0.5, 0.25, 0.0, 2.0])
+    _check(lambda x, s: (x * s, f"{s}"), [0.5, 0.25, 0.0, -0.0, -1.5])

@@ -431,3 +431,13 @@ def test_item_keys_without_a_literal_keep_their_own_names() -> None:
                    Identity.of(GetItemSource(X, a), a), Identity.of(GetItemSource(X, b), b)])
     assert gs.check({"x": Echo()}, {}), gs.source
     assert gs.explain({"x": Echo()}, {}) == []
+
+
+def test_finite_float_guard_refuses_nan_infinities_and_other_types() -> None:
+    from guards import FiniteFloat
+
+    gs = GuardSet([FiniteFloat(LocalSource("s"))])
+    for value, ok in ((0.5, True), (-0.0, True), (float("nan"), False), (float("inf"), False),
+                      (-float("inf"), False), (1, False), (True, False)):
+        assert gs.check({"s": value}, {}) is ok, value
+        assert (gs.explain({"s": value}, {}) == []) is ok

@@ -46,6 +46,7 @@ from fakecore import (
 from guards import (
     DistinctObjects,
     Equals,
+    FiniteFloat,
     GlobalState,
     Guard,
     GuardSet,
@@ -142,7 +143,7 @@ class OutputGraph:
         sym = self.shape_env.create_symfloat(value, SizeOrigin(source, "value"))
         item = self.graph.call_method("item", (node,))
         item.meta["example_value"] = sym
-        self.add_guard(TypeMatch(source, float))
+        self.add_guard(FiniteFloat(source))  # NaN and the infinities stay constants
         return SymNodeVariable(item, sym)
 
     def _placeholder(self, source: Source, value: Any, example: Any) -> torch.fx.Node:

@@ -8,7 +8,7 @@ from fakecore.errors import DataDependentError, MixedRealFakeError, UnsupportedF
 from fakecore.fake_mode import FakeTensorMode
 from fakecore.fake_tensor import FakeTensor
 from fakecore.shape_env import ShapeEnv, ShapeGuard, SizeOrigin
-from fakecore.sym_functions import FloorDiv, PythonMod
+from fakecore.sym_functions import FloatTrueDiv, FloorDiv, PythonMod
 from fakecore.sym_node import SymNode, observe_sym_ops
 from fakecore.value_ranges import ValueRange
 
@@ -16,6 +16,7 @@ __all__ = [
     "DataDependentError",
     "FakeTensor",
     "FakeTensorMode",
+    "FloatTrueDiv",
     "FloorDiv",
     "MixedRealFakeError",
     "PythonMod",

@@ -1,4 +1,4 @@
-"""Python's `%` and `//` as sympy functions that sympy never rewrites behind our back.
+"""Python's `%`, `//` and float `/` as sympy functions that sympy never rewrites behind our back.
 
 sympy's `Mod` and `floor(a / b)` simplify themselves on construction with rules that are not
 sound for Python ints: `Mod(Mod(a, 4)*b, 5)` becomes `Mod(b*Mod(a, 4)**2, 5)`, which is another
@@ -12,6 +12,9 @@ for ints and floats alike) and simplify only where the rewrite holds for every i
 - a factor k > 0 common to a and b comes out: `(k*a) % (k*b)` -> `k*(a % b)`,
   `(k*a) // (k*b)` -> `a // b` (`s0 % (4*s0)` is `s0`);
 - `(a % b) % b` -> `a % b`; `(a // m) // n` -> `a // (m*n)` for positive integers m, n.
+
+`FloatTrueDiv(a, b)` is `/` with a float operand: never simplified (sympy's `s / s` is 1, but
+Python's `0.0 / 0.0` raises).
 
 Printing: `str()` and sympy's Python code printers (a guard library's, `lambdify`'s) write them
 as Python operators, `(a % b)` and `(a // b)`, through the `_sympystr` / `_pythoncode` hooks, so a
@@ -135,3 +138,21 @@ class FloorDiv(_PythonBinary):
     def _eval_is_nonnegative(self) -> bool | None:
         a, b = self.args
         return True if a.is_nonnegative and b.is_positive else None
+
+
+class FloatTrueDiv(_PythonBinary):
+    """`a / b` with a float operand, as Python computes it: evaluated on two numbers only."""
+
+    _symbol = "/"
+    _op = operator.truediv
+
+    @classmethod
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+        if b == 0:
+            raise ZeroDivisionError(f"{a} / 0")
+        if a.is_Number and b.is_Number:
+            return sympy.Float(float(a) / float(b))
+        return None
+
+    def _eval_is_integer(self) -> bool | None:
+        return None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 import torch
 
-from fakecore.sym_functions import FloorDiv, PythonMod
+from fakecore.sym_functions import FloatTrueDiv, FloorDiv, PythonMod
 
 if TYPE_CHECKING:
     from fakecore.shape_env import ShapeEnv
@@ -91,7 +91,7 @@ _BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
     # Python's own `%` and `//`: sympy's Mod and floor rewrite themselves unsoundly for ints.
     "mod": (PythonMod, operator.mod, None),
     "int_floordiv": (FloorDiv, operator.floordiv, None),
-    "float_truediv": (operator.truediv, operator.truediv, float),
+    "float_truediv": (FloatTrueDiv, operator.truediv, float),
     "int_truediv": (operator.truediv, operator.truediv, float),
     "pow_by_natural": (operator.pow, operator.pow, int),
     "float_pow": (operator.pow, lambda a, b: float(a) ** float(b), float),

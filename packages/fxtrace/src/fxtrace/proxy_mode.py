@@ -27,14 +27,15 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.weak import WeakIdKeyDictionary
 
-from fakecore import FloorDiv, PythonMod
+from fakecore import FloatTrueDiv, FloorDiv, PythonMod
 from fxtrace.module_stack import ModuleStack
 from fxtrace.user_stack import user_stack_trace
 
 aten = torch.ops.aten
 _SYMPY_TO_PYTHON = {sympy.Add: operator.add, sympy.Mul: operator.mul, sympy.Pow: operator.pow,
                     sympy.Max: torch.sym_max, sympy.Min: torch.sym_min,
-                    FloorDiv: operator.floordiv, PythonMod: operator.mod}
+                    FloorDiv: operator.floordiv, PythonMod: operator.mod,
+                    FloatTrueDiv: operator.truediv}
 _SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 # Questions about a tensor's metadata that reach the dispatcher (a fake tensor's device, say):
 # answered by the modes below, never part of the program.

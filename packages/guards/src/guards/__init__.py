@@ -13,6 +13,7 @@ from guards.guard_kinds import (
     DictKeys,
     DistinctObjects,
     Equals,
+    FiniteFloat,
     GlobalState,
     Guard,
     Identity,
@@ -43,7 +44,7 @@ from guards.sources import (
 
 __all__ = [
     "Alive", "AttrSource", "CacheLimitExceeded", "ChainedSource", "ClosureCellSource",
-    "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "GetItemSource",
+    "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "FiniteFloat", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
     "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "key_names",

@@ -10,6 +10,7 @@ GuardSet can drop guards that others already cover.
 
 from __future__ import annotations
 
+import math
 import operator
 import weakref
 from dataclasses import dataclass, field
@@ -118,6 +119,27 @@ class TypeMatch(Guard):
 
     def failure(self, value: Any) -> str:
         return f"it is {type(value).__qualname__}"
+
+
+@dataclass(frozen=True)
+class FiniteFloat(Guard):
+    """The value is a float and finite: what a float compiled as a symbol stands for (a real
+    number; a NaN or an infinity would break the algebra the trace did with it)."""
+
+    source: Source
+
+    def holds(self, value: Any) -> bool:
+        return type(value) is float and math.isfinite(value)
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"type({name}) is float and {consts.name(math.isfinite)}({name})"
+
+    def describe(self) -> str:
+        return f"{self.source} is a finite float"
+
+    def implies(self, other: Guard) -> bool:
+        return isinstance(other, TypeMatch) and other.source == self.source and \
+            other.type is float
 
 
 @dataclass(frozen=True)

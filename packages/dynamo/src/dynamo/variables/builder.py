@@ -162,7 +162,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if isinstance(value, torch.Size):
         _guard(tx, source, Equals, value)
         return SizeVariable([ConstantVariable(v) for v in value])
-    if type(value) is float and source in output.dynamic_numbers and math.isfinite(value):
+    if type(value) is float and source in output.dynamic_numbers and math.isfinite(value) \
+            and value != 0:  # (a zero's sign is only kept by an Equals guard)
         return output.add_float_input(value, source)  # a timestep, a temperature
     if type(value) is float and source is not None:
         _guard(tx, source, TypeMatch, float)
