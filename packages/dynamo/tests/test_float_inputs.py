@@ -133,3 +133,19 @@ def test_float_division_is_not_folded_and_zeros_keep_their_sign() -> None:
 
     _check(divides, [0.5, 0.25, 0.0, 2.0])
     _check(lambda x, s: (x * s, f"{s}"), [0.5, 0.25, 0.0, -0.0, -1.5])
+
+
+def test_a_specialised_float_reaches_the_backend_as_a_constant() -> None:
+    import warnings
+
+    import torch.nn.functional as F
+
+    backend, graphs = counting_backend("aot_eager")
+    compiled = dynamo.compile(lambda x, eps: F.layer_norm(x, (4,), eps=eps), backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a backend that failed would warn
+        for eps in (1e-5, 2e-5, 3e-5):
+            x = torch.randn(2, 4)
+            torch.testing.assert_close(compiled(x, eps), F.layer_norm(x, (4,), eps=eps))
+    assert not any(n.op == "call_method" and n.target == "item"
+                   for gm in graphs for n in gm.graph.nodes)

@@ -96,6 +96,7 @@ class OutputGraph:
         self.opaque_generators: dict[types.CodeType, str] = {}
         self.generators: list[Any] = []  # GeneratorVariables made in the trace
         self.code_guarded: set[int] = set()  # ids of the functions whose `__code__` is guarded
+        self.float_items: list[tuple[torch.fx.Node, Any]] = []  # float inputs' .item(), symbol
 
     # ----- inputs and guards ------------------------------------------------------------------
 
@@ -143,6 +144,7 @@ class OutputGraph:
         sym = self.shape_env.create_symfloat(value, SizeOrigin(source, "value"))
         item = self.graph.call_method("item", (node,))
         item.meta["example_value"] = sym
+        self.float_items.append((item, sym.node.expr))
         self.add_guard(FiniteFloat(source))  # NaN and the infinities stay constants
         return SymNodeVariable(item, sym)
 
@@ -313,6 +315,13 @@ class OutputGraph:
             self.graph.call_function(exit_context, (node,))  # the runner enters it anew
         self.restore_global_state()  # the graph's nodes switch it
         self.graph.output(tuple(outputs))
+        for item, symbol in self.float_items:
+            value = self.shape_env.simplify(symbol)
+            if value.is_Number:  # a use specialised the float: its constant, for the backend
+                for user in list(item.users):
+                    user.args, user.kwargs = torch.fx.node.map_arg(
+                        (user.args, user.kwargs),
+                        lambda n, item=item, value=float(value): value if n is item else n)
         _eliminate_dead_code(self.graph)
         if not any(n.op in ("call_function", "call_method", "get_attr")
                    for n in self.graph.nodes):
