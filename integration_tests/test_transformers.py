@@ -97,3 +97,28 @@ def test_encoder_decoder_is_one_graph() -> None:
     torch.testing.assert_close(got.logits, want.logits)
     report = dynamo.explain(model)(input_ids=tokens, decoder_input_ids=decoder_tokens)
     assert report.eager == [] and report.graph_count == 1 and not report.breaks
+
+
+def test_hugging_face_logits_processors_are_one_graph() -> None:
+    from transformers.generation.logits_process import (
+        LogitsProcessorList,
+        RepetitionPenaltyLogitsProcessor,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+    )
+
+    def warp(input_ids, scores):
+        processors = LogitsProcessorList([RepetitionPenaltyLogitsProcessor(1.2),
+                                          TemperatureLogitsWarper(0.7), TopKLogitsWarper(5)])
+        return processors(input_ids, scores)
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    compiled = dynamo.compile(warp, backend=backend, fullgraph=True)
+    ids, scores = torch.randint(0, 50, (2, 6)), torch.randn(2, 50)
+    torch.testing.assert_close(compiled(ids, scores), warp(ids, scores))
+    assert len(graphs) == 1

@@ -1,5 +1,6 @@
-"""Instances of `list` subclasses (Hugging Face's LogitsProcessorList) and user classes' operator
-methods: made in the trace, passed in, iterated live, carried across breaks, rebuilt once."""
+"""Instances of `list` subclasses and user classes' operator methods: made in the trace, passed
+in, iterated live, carried across breaks, rebuilt once. (Hugging Face's LogitsProcessorList is
+in integration_tests/test_transformers.py.)"""
 
 from __future__ import annotations
 
@@ -120,26 +121,6 @@ def test_iteration_over_a_subclass_sees_appends_live_and_across_a_break() -> Non
         return [g(x) for g in it], first(x)
 
     _agree(handed_on, breaks=1)
-
-
-def test_hugging_face_logits_processors_are_one_graph() -> None:
-    from transformers.generation.logits_process import (
-        LogitsProcessorList,
-        RepetitionPenaltyLogitsProcessor,
-        TemperatureLogitsWarper,
-        TopKLogitsWarper,
-    )
-
-    def warp(input_ids, scores):
-        processors = LogitsProcessorList([RepetitionPenaltyLogitsProcessor(1.2),
-                                          TemperatureLogitsWarper(0.7), TopKLogitsWarper(5)])
-        return processors(input_ids, scores)
-
-    backend, graphs = counting_backend("eager")
-    compiled = dynamo.compile(warp, backend=backend, fullgraph=True)
-    ids, scores = torch.randint(0, 50, (2, 6)), torch.randn(2, 50)
-    torch.testing.assert_close(compiled(ids, scores), warp(ids, scores))
-    assert len(graphs) == 1
 
 
 def test_operator_methods_of_user_classes_are_followed() -> None:
