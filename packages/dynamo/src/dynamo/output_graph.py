@@ -68,8 +68,8 @@ class OutputGraph:
                  automatic_dynamic: dict[Source, set[int]] | None = None,
                  dynamic_numbers: set[Source] | None = None) -> None:
         self.graph = torch.fx.Graph()
-        # With dynamic=None: dims seen to change between calls, by source (automatic dynamic),
-        # and the ints seen to change, compiled as symbols.
+        # Dims seen to change between calls, by source (automatic dynamic), and the ints and
+        # floats seen to change: compiled as symbols.
         self.automatic_dynamic = automatic_dynamic or {}
         self.dynamic_numbers = dynamic_numbers or set()
         self.capture_scalar_outputs = capture_scalar_outputs

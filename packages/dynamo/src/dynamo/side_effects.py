@@ -31,7 +31,7 @@ class SideEffects:
         """A list, dict or set was changed in place; one from the frame (it has a source) is
         updated for real when the graph has run."""
         if isinstance(container.source, ItemsCopySource):
-            raise Unsupported(f"changing the items of a {container.source.kind} subclass's "
+            raise Unsupported(f"changing the items of a {container.source.kind.__name__} subclass's "
                               "instance from outside the trace")
         if isinstance(container.source, AttrSource) and container.source.attr == "__dict__":
             raise Unsupported("changing an object's __dict__ directly")

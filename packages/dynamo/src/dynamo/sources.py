@@ -1,6 +1,7 @@
 """Sources the frontend needs beyond the guard library's: a global of another module, a
-module by its name, the items of a dict or list subclass, the object a weak reference refers to, the
-answer of a query function, a float passed to a graph as a tensor.
+module by its name, the items of a dict or list subclass, the object a weak reference refers
+to, the answer of a query function, a set as a frozenset, a float passed to a graph as a
+tensor.
 
 A function inlined from another module reads that module's globals, not the frame's `G`;
 `ModuleGlobalSource` names such a value through `sys.modules`, so guards can check it.
@@ -101,13 +102,13 @@ class ItemsCopySource(ChainedSource):
     inherits from dict or list see them (a plain copy: read past any `__getitem__`, `keys` or
     `__iter__` the subclass defines)."""
 
-    kind: str = "dict"
+    kind: type = dict
 
     def access(self, base_expr: str) -> str:
-        return f"{self.kind}.copy({base_expr})"
+        return f"{self.kind.__name__}.copy({base_expr})"
 
     def step(self, value: Any) -> Any:
-        return {"dict": dict, "list": list}[self.kind].copy(value)
+        return self.kind.copy(value)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,17 @@ class WeakRefCallSource(ChainedSource):
 
     def step(self, value: Any) -> Any:
         return value()
+
+
+@dataclass(frozen=True)
+class FrozenSetSource(ChainedSource):
+    """The set at the base, as a frozenset: what a guard on a set's contents compares."""
+
+    def access(self, base_expr: str) -> str:
+        return f"frozenset({base_expr})"
+
+    def step(self, value: Any) -> Any:
+        return frozenset(value)
 
 
 @dataclass(frozen=True)

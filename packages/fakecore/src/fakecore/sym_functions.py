@@ -31,11 +31,10 @@ import sympy
 
 
 def _python_value(op: Callable[[Any, Any], Any], a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    """`op(a, b)` on two sympy numbers (b not 0), as Python computes it (ints stay ints, else
-    floats)."""
-    if a.is_Integer and b.is_Integer:
-        return sympy.Integer(op(int(a), int(b)))
-    return sympy.Float(op(float(a), float(b)))
+    """`op(a, b)` on two sympy numbers (b not 0), as Python computes it (an int where Python
+    gives one, else a float)."""
+    value = op(int(a), int(b)) if a.is_Integer and b.is_Integer else op(float(a), float(b))
+    return sympy.Integer(value) if isinstance(value, int) else sympy.Float(value)
 
 
 def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
@@ -147,11 +146,7 @@ class FloatTrueDiv(_PythonBinary):
     _op = operator.truediv
 
     @classmethod
-    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
-        if b == 0:
-            raise ZeroDivisionError(f"{a} / 0")
-        if a.is_Number and b.is_Number:
-            return sympy.Float(float(a) / float(b))
+    def _simplify(cls, a: sympy.Expr, b: sympy.Expr) -> None:
         return None
 
     def _eval_is_integer(self) -> bool | None:

@@ -17,13 +17,13 @@ import inspect
 import math
 import types
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from dynamo.exc import Unsupported
 from dynamo.polyfills import POLYFILLS
+from dynamo.sources import FrozenSetSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, class_override, is_builtin_callable
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal, is_none
@@ -69,7 +69,6 @@ from dynamo.variables.objects import (
 from dynamo.variables.user_objects import CopyVariable, UserObjectVariable
 from guards import (
     AttrSource,
-    ChainedSource,
     DictKeys,
     Equals,
     GetItemSource,
@@ -86,17 +85,6 @@ if TYPE_CHECKING:
 _ITERATORS = tuple(type(it) for it in (iter([]), iter(()), iter(range(0)), iter(""), iter({}),
                                         iter({}.values()), iter({}.items()), iter(set()),
                                         enumerate([]), zip(), map(abs, []), reversed([])))
-
-
-@dataclass(frozen=True)
-class FrozenSetSource(ChainedSource):
-    """The set at the base, as a frozenset: what a guard on a set's contents compares."""
-
-    def access(self, base_expr: str) -> str:
-        return f"frozenset({base_expr})"
-
-    def step(self, value: Any) -> Any:
-        return frozenset(value)
 
 
 # torch's autocast and inference-mode context classes

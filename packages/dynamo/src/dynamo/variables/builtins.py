@@ -586,11 +586,9 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
 # Python's binary operators and ordering comparisons, and the special methods that implement
 # them: the left operand's, and the reflected one the right operand is asked for after it
 _OPERATOR_METHODS = {
-    **{getattr(operator, op): (f"__{name}__", f"__r{name}__") for op, name in (
-        ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"),
-        ("floordiv", "floordiv"), ("mod", "mod"), ("pow", "pow"), ("matmul", "matmul"),
-        ("and_", "and"), ("or_", "or"), ("xor", "xor"), ("lshift", "lshift"),
-        ("rshift", "rshift"))},
+    **{getattr(operator, f"__{name}__"): (f"__{name}__", f"__r{name}__") for name in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+        "lshift", "rshift")},
     operator.lt: ("__lt__", "__gt__"), operator.le: ("__le__", "__ge__"),
     operator.gt: ("__gt__", "__lt__"), operator.ge: ("__ge__", "__le__"),
 }

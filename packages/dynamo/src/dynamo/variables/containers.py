@@ -212,10 +212,6 @@ class ListVariable(SequenceVariable):
             return IteratorVariable.over(self, tx)
         if name == "__reversed__":
             return ReversedListIteratorVariable(self)
-        if name == "__contains__":
-            from dynamo.variables.builtins import _in
-
-            return ConstantVariable(any(_in(tx, args[0], v) for v in self.values))
         if name == "__iadd__":
             self._mutate(tx, "extend", args, kwargs)
             return self
@@ -223,15 +219,16 @@ class ListVariable(SequenceVariable):
             from dynamo.variables.builtins import _sequence_arith
 
             fn = operator.add if name == "__add__" else operator.mul
-            return _sequence_arith(tx, fn, ListVariable(list(self.values)), args[0])
-        if name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+            return _sequence_arith(tx, fn, self, args[0])
+        if name in ("__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
             from dynamo.variables.builtins import BuiltinVariable
 
             other = args[0]
-            if not issubclass(other.python_type(), list):
-                return ConstantVariable(NotImplemented)
-            return BuiltinVariable(getattr(operator, name.strip("_"))).call(
-                tx, [ListVariable(list(self.values)), ListVariable(other.items(tx))], {})
+            if name != "__contains__":  # against a list (a subclass's instance: its items)
+                if not issubclass(other.python_type(), list):
+                    return ConstantVariable(NotImplemented)
+                other = ListVariable(other.items(tx))
+            return BuiltinVariable(getattr(operator, name.strip("_"))).call(tx, [self, other], {})
         return super().call_method(tx, name, args, kwargs)
 
     def _mutate(self, tx, name, args, kwargs) -> VariableTracker:

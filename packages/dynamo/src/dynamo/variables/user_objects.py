@@ -210,7 +210,7 @@ class UserObjectVariable(ObjectVariable):
         from dynamo.variables.builder import wrap
 
         kind = dict if issubclass(self.python_type(), dict) else list
-        source = ItemsCopySource(self.source, kind.__name__) if self.source is not None else None
+        source = ItemsCopySource(self.source, kind) if self.source is not None else None
         items = wrap(tx, kind.copy(self.value), source)
         if isinstance(items, ListVariable):
             items.owner = self
