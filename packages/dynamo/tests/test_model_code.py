@@ -293,7 +293,10 @@ def test_resume_functions_of_closures_trace_the_cells_of_the_call() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no compilation whose guards fail its own inputs
             compiled = _train_step_result(opt_cls, True)
-        assert compiled == _train_step_result(opt_cls, False), opt_cls.__name__
+        # Traced, Adam keeps its step count a tensor (torch's `_get_value` when compiling), so
+        # its bias corrections are float32 math, not Python floats: torch.compile's differ too.
+        torch.testing.assert_close(compiled, _train_step_result(opt_cls, False), rtol=2e-6,
+                                   atol=0, msg=opt_cls.__name__)
 
 
 def test_train_and_eval_inside_a_compiled_step_are_traced_and_replayed() -> None:

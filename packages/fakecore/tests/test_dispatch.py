@@ -338,3 +338,15 @@ def test_convolution_output_is_laid_out_as_the_real_kernel_lays_it_out(dtype, di
         fake = torch.ops.aten.convolution.default(mode.from_tensor(x), mode.from_tensor(w), None,
                                                   *args)
     assert fake.shape == real.shape and fake.stride() == real.stride()
+
+
+def test_foreach_ops_with_a_tensor_of_scalars() -> None:
+    """An optimizer's foreach update passes its step sizes as a CPU tensor, whose values the
+    meta kernel would read."""
+    mode = FakeTensorMode()
+    params = [mode.from_tensor(torch.randn(3)), mode.from_tensor(torch.randn(2, 2))]
+    with mode:
+        torch._foreach_addcdiv_(params, params, params, torch.tensor([0.1, 0.2]))
+        out = torch._foreach_addcmul(params, params, params, torch.tensor([0.1, 0.2]))
+    assert [o.shape for o in out] == [(3,), (2, 2)]
+    assert all(isinstance(o, FakeTensor) for o in out)

@@ -81,6 +81,9 @@ def test_sources_print_and_fetch() -> None:
     assert len({GetItemSource(X, 0), GetItemSource(X, 0), GetItemSource(X, 1)}) == 2
 
 
+_KEY = torch.ones(1)
+
+
 @pytest.mark.parametrize(
     "guard, good, bad, says",
     [
@@ -102,6 +105,8 @@ def test_sources_print_and_fetch() -> None:
         (Equals(X, torch.device("cpu")), torch.device("cpu"), torch.device("meta"), "meta"),
         (Length(X, 2), [1, 2], [1], "it is 1"),
         (DictKeys(X, ("a", "b")), {"a": 1, "b": 2}, {"b": 2, "a": 1}, "('b', 'a')"),
+        # tensor keys are themselves only (`==` on one-element tensors compares their values)
+        (DictKeys(X, (_KEY,)), {_KEY: 1}, {torch.ones(1): 1}, "tensor([1.])"),
         (TensorMatch.of(X, torch.zeros(4, 5)), torch.ones(4, 5), torch.ones(4, 6),
          "size(1) is 6, not 5"),
         (TensorMatch.of(X, torch.zeros(4, 5)), torch.ones(4, 5), torch.ones(5, 4).t(),

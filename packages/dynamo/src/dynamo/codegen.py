@@ -42,6 +42,7 @@ from dynamo.variables.containers import (
     SliceVariable,
     TupleVariable,
     ZipIteratorVariable,
+    key_value,
 )
 from dynamo.variables.contexts import (
     ExitVariable,
@@ -220,7 +221,7 @@ class ResultBuilder:
                 return f"{self.constant(collections.deque)}({text}, {v.maxlen!r})"
             return text
         if isinstance(v, DictVariable):
-            text = "{" + ", ".join(f"{self.constant(k)}: {self.expression(x)}"
+            text = "{" + ", ".join(f"{self.constant(key_value(k))}: {self.expression(x)}"
                                    for k, x in v.entries.items()) + "}"
             if v.kind is collections.defaultdict:
                 factory = "None" if v.default_factory is None else \
@@ -383,12 +384,12 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
         elif isinstance(container, DictVariable) and container.unread:  # only stored into
             for key, value in container.written.items():
                 values.append(f"{temp} = {builder.expression(value)}")
-                writes.append(f"{where}[{builder.constant(key)}] = {temp}")
+                writes.append(f"{where}[{builder.constant(key_value(key))}] = {temp}")
                 temp = f"___new{len(values)}"
         else:
             fresh = container.entries if isinstance(container, DictVariable) else None
             values.append(f"{temp} = " + (
-                "{" + ", ".join(f"{builder.constant(k)}: {builder.expression(v)}"
+                "{" + ", ".join(f"{builder.constant(key_value(k))}: {builder.expression(v)}"
                                 for k, v in fresh.items()) + "}"
                 if fresh is not None else f"{builder.constant(set(container.values))}.copy()"))
             writes.append(f"{where}.clear()")

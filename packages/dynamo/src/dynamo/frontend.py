@@ -60,6 +60,11 @@ def disable(fn: Callable) -> Callable:
     return fn
 
 
+def _disabled(fn: Any) -> bool:
+    """Marked never to be compiled: by `disable`, or by `torch.compiler.disable`."""
+    return getattr(fn, "_dynamo_disable", False) or getattr(fn, "_torchdynamo_disable", False)
+
+
 @disable
 def graph_break() -> None:
     """Break the graph here (a call that is never traced)."""
@@ -213,7 +218,7 @@ class CompiledFunction:
         fn = self.fn
         if self._generation != _generation[0]:
             self._sync()
-        if self._gave_up or getattr(fn, "_dynamo_disable", False) or self._suspends:
+        if self._gave_up or _disabled(fn) or self._suspends:
             return fn(*args, **kwargs)
         bind = self.bind
         if bind.__defaults__ is not fn.__defaults__ or bind.__kwdefaults__ is not fn.__kwdefaults__:
@@ -264,7 +269,7 @@ class CompiledFunction:
         if isinstance(callee, torch.nn.Module) and not isinstance(callee, OptimizedModule):
             make = compile
         elif isinstance(callee, types.FunctionType) and not (
-            getattr(callee, "_dynamo_disable", False)
+            _disabled(callee)
             or (callee.__module__ or "").startswith("torch")
             or _in_stdlib(callee.__code__.co_filename)  # logging's, say: no tensors to capture
             or callee.__code__.co_flags & _SUSPENDS  # called, it makes a generator: no frame runs

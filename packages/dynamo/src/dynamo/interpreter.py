@@ -501,7 +501,7 @@ class Translator:
 
     def BUILD_MAP(self, ins) -> None:
         flat = self.popn(2 * ins.arg)
-        self.push(DictVariable({dict_key(flat[i]): flat[i + 1]
+        self.push(DictVariable({dict_key(flat[i], self): flat[i + 1]
                                 for i in range(0, len(flat), 2)}))
 
     def BUILD_CONST_KEY_MAP(self, ins) -> None:
@@ -553,7 +553,7 @@ class Translator:
 
     def MAP_ADD(self, ins) -> None:
         key, value = self.popn(2)
-        self._building(ins.arg).entries[dict_key(key)] = value
+        self._building(ins.arg).entries[dict_key(key, self)] = value
 
     def DICT_UPDATE(self, ins) -> None:
         other = self.pop()

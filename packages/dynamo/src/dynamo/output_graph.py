@@ -32,6 +32,7 @@ from dynamo.variables.containers import (
     SizeVariable,
     SliceVariable,
     TupleVariable,
+    key_value,
     tuple_fields,
 )
 from dynamo.variables.contexts import enter_context, exit_context
@@ -400,7 +401,7 @@ def _graph_value(v: VariableTracker, example: bool) -> Any:
     if isinstance(v, SliceVariable):
         return slice(*[_graph_value(p, example) for p in v.parts])
     if isinstance(v, DictVariable):
-        return {k: _graph_value(x, example) for k, x in v.entries.items()}
+        return {key_value(k): _graph_value(x, example) for k, x in v.entries.items()}
     if v.is_constant():
         return v.as_constant()
     if isinstance(v, OpaqueValueVariable):

@@ -33,6 +33,15 @@ from fakecore.shape_env import ShapeEnv
 
 aten = torch.ops.aten
 _LIFT_OPS = (aten.lift_fresh.default, aten.lift_fresh_copy.default)
+# Foreach ops whose fourth argument is a CPU tensor of scalars (an optimizer's step sizes), and
+# their overloads that take a list of numbers there.
+_SCALAR_LIST_SIBLINGS = {
+    getattr(packet, tensor_overload): getattr(packet, list_overload)
+    for packet in (aten._foreach_addcdiv, aten._foreach_addcdiv_, aten._foreach_addcmul,
+                   aten._foreach_addcmul_)
+    for tensor_overload, list_overload in (("Tensor", "ScalarList"), ("Tensor_out", "ScalarList_out"))
+    if hasattr(packet, tensor_overload)
+}
 
 
 class FakeTensorMode(TorchDispatchMode):
@@ -181,6 +190,12 @@ class FakeTensorMode(TorchDispatchMode):
         raise MixedRealFakeError(func)
 
     def _run_meta_kernel(self, func, args, kwargs, flat: list[Any]):
+        sibling = _SCALAR_LIST_SIBLINGS.get(func)
+        if sibling is not None:
+            # Its meta kernel reads the values of the `scalars` tensor, which the outputs' sizes
+            # do not depend on: fake the overload that takes them as a list instead.
+            func, args = sibling, (*args[:3], [1.0] * args[3].numel(), *args[4:])
+            flat = tree_flatten((args, kwargs))[0]
         if _is_composite_implicit(func):
             # Its kernel is made of other ops: run those through the mode one by one.
             with self:

@@ -45,7 +45,10 @@ class Constants:
 
 def exact(value: Any) -> Any:
     """A key two constants share only when they are the same constant: `1`, `1.0` and `True`
-    differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too."""
+    differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too. A
+    tensor (a dict key) is itself only: its `==` compares elements."""
+    if isinstance(value, torch.Tensor):
+        return type(value), id(value)
     if type(value) is float:
         return float, value.hex()
     if type(value) is complex:

@@ -32,11 +32,13 @@ from dynamo.variables.containers import (
     DictVariable,
     ListVariable,
     NamedTupleVariable,
+    ObjectKey,
     OpaqueIteratorVariable,
     OpaqueValueVariable,
     SetVariable,
     SizeVariable,
     TupleVariable,
+    key_value,
     tuple_fields,
 )
 from dynamo.variables.contexts import (
@@ -70,6 +72,7 @@ from dynamo.variables.user_objects import CopyVariable, UserObjectVariable
 from guards import (
     AttrSource,
     DictKeys,
+    DictKeySource,
     Equals,
     GetItemSource,
     Identity,
@@ -293,20 +296,22 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return DequeVariable([wrap(tx, v, _child(source, GetItemSource, i))
                               for i, v in enumerate(value)], source, value.maxlen)
     if type(value) in (dict, collections.defaultdict):
-        if not all(is_literal(k) or type(k).__eq__ is object.__eq__ for k in value):  # by identity
+        if not all(map(_dict_key_kind, value)):
             _guard(tx, source, TypeMatch, type(value))
-            return OpaqueValueVariable(value, source, "a dict keyed by tensors (or other objects "
-                                       "compared by value): only constant keys (str, int, "
-                                       "tuples of them, ...) and objects compared by identity "
-                                       "are traced")
+            return OpaqueValueVariable(value, source, "a dict keyed by objects compared by value: "
+                                       "only constant keys (str, int, tuples of them, ...) and "
+                                       "objects compared by identity (tensors, modules, "
+                                       "instances of classes without __eq__) are traced")
         _guard(tx, source, TypeMatch, type(value))
 
         def keys_of() -> tuple:
-            _guard(tx, source, DictKeys, tuple(value))
-            return tuple(value)
+            keys = tuple(value)
+            _guard(tx, source, DictKeys, keys)
+            return tuple(k if is_literal(k) else ObjectKey(k, functools.partial(
+                wrap, tx, k, _child(source, DictKeySource, i))) for i, k in enumerate(keys))
 
         made = DictVariable.of_frame(keys_of, source, lambda k: wrap(
-            tx, value[k], _child(source, GetItemSource, k)))
+            tx, value[key_value(k)], _child(source, GetItemSource, key_value(k))))
         if type(value) is collections.defaultdict:
             made.kind = collections.defaultdict
             factory = wrap(tx, value.default_factory,
@@ -340,6 +345,13 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return OpaqueFunctionVariable(value, source)
     _guard(tx, source, TypeMatch, type(value))
     return UserObjectVariable(value, source)
+
+
+def _dict_key_kind(key: Any) -> bool:
+    """Whether a frame dict's key can be traced: a constant, or an object a dict compares by
+    identity (a tensor's `__eq__` is elementwise, but its hash is its identity, so a dict
+    finds it only as itself)."""
+    return is_literal(key) or isinstance(key, torch.Tensor) or type(key).__eq__ is object.__eq__
 
 
 def _polyfill(value: Any) -> Any:

@@ -185,7 +185,7 @@ class BuiltinVariable(TrueVariable):
 
             container, item = args
             if isinstance(container, DictVariable):
-                return ConstantVariable(container.has_key(dict_key(item)))
+                return ConstantVariable(container.has_key(dict_key(item, tx)))
             if isinstance(container, DictViewVariable):
                 return ConstantVariable(_view_contains(tx, container, item))
             if isinstance(container, UserObjectVariable) and container.defines("__contains__"):
@@ -435,7 +435,7 @@ class BuiltinVariable(TrueVariable):
         elif obj is not None:
             for pair in obj.items(tx):
                 key, value = pair.items(tx)
-                entries[key.as_constant()] = value
+                entries[dict_key(key, tx)] = value
         entries.update(kwargs)
         return DictVariable(entries)
 
@@ -675,14 +675,14 @@ def _view_contains(tx: Translator, view: DictViewVariable, item: VariableTracker
     """`item in view`: a key present; a `(key, value)` pair whose value is or equals the
     dict's; a value that is or equals one of the dict's."""
     if view.view == "keys":
-        return view.dict.has_key(dict_key(item))
+        return view.dict.has_key(dict_key(item, tx))
     if view.view == "values":
         return any(_in(tx, item, v) for v in view.items(tx))
     pair = _as_sequence(item)
     if pair is None or not issubclass(pair.python_type(), tuple) or len(pair.values) != 2:
         return False
     key, value = pair.values
-    k = dict_key(key)
+    k = dict_key(key, tx)
     return view.dict.has_key(k) and _in(tx, value, view.dict.lookup(k))
 
 

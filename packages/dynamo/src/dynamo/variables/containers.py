@@ -324,17 +324,79 @@ class DequeVariable(ListVariable):
 _UNREAD = object()  # a value of a frame's dict that the trace has not read yet
 
 
-def dict_key(key: VariableTracker) -> Any:
-    """The Python key a tracker stands for (a symbolic int is decided, under a guard)."""
+class ObjectKey:
+    """A dict key compared by identity: a tensor, a module or an instance of a user class from
+    the frame (an optimizer's `state[p]`). It hashes as its object and equals it (and every
+    ObjectKey of it), which is how a real dict finds such a key; and it knows the tracker the
+    trace reaches the object by (`make`, called when first needed: the key of a frame dict is
+    wrapped only if the code iterates over it)."""
+
+    __slots__ = ("value", "_make", "_tracker")
+
+    def __init__(self, value: Any, make: Callable[[], VariableTracker]) -> None:
+        self.value, self._make, self._tracker = value, make, None
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self.value or type(other) is ObjectKey and other.value is self.value
+
+    @property
+    def tracker(self) -> VariableTracker:
+        if self._tracker is None:
+            self._tracker = self._make()
+        return self._tracker
+
+
+def key_value(k: Any) -> Any:
+    """The real key a dict entry of a tracker has."""
+    return k.value if type(k) is ObjectKey else k
+
+
+def key_variable(k: Any) -> VariableTracker:
+    """The tracker of a dict entry's key."""
+    return k.tracker if type(k) is ObjectKey else ConstantVariable(k)
+
+
+def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
+    """The Python key a tracker stands for (a symbolic int is decided, under a guard). Given
+    `tx`, an object from the frame compared by identity is a key too (an `ObjectKey`, its
+    identity guarded); a set's elements (no `tx`) are constants only."""
     from dynamo.variables.tensor import concrete_int
 
     try:
         return concrete_int(key)
     except Unsupported:
-        raise Unsupported(f"a dict key that is a {key.python_type().__name__}: only keys that "
-                          "are constants (str, int, tuples of them, ...) are traced; a dict "
-                          "keyed by tensors or other objects (an optimizer's state) is "
-                          "not") from None
+        found = _object_key(tx, key) if tx is not None else None
+        if found is not None:
+            return found
+        made_here = " made in the frame" if key.source is None else ""
+        raise Unsupported(f"a dict key that is a {key.python_type().__name__}{made_here}: only "
+                          "constant keys (str, int, tuples of them, ...) and objects from the "
+                          "frame's inputs compared by identity (tensors, modules, instances of "
+                          "classes without __eq__) are traced") from None
+
+
+def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
+    from dynamo.variables.objects import ObjectVariable
+    from dynamo.variables.tensor import TensorVariable
+    from dynamo.variables.user_objects import NewObjectVariable
+    from guards import Identity
+
+    if key.source is None:
+        return None
+    if isinstance(key, TensorVariable):
+        value = tx.output.input_value(key.source)
+    elif isinstance(key, ObjectVariable) and not isinstance(key, NewObjectVariable) and \
+            type(key.value).__eq__ is object.__eq__:
+        value = key.value
+    else:
+        return None
+    if value is None:
+        return None
+    tx.output.add_guard(Identity.of(key.source, value))
+    return ObjectKey(value, lambda: key)
 
 
 class DictVariable(VariableTracker):
@@ -421,27 +483,27 @@ class DictVariable(VariableTracker):
     def entry(self, view: str, k: Any) -> VariableTracker:
         """What iterating the `view` ("keys", "values" or "items") gives for key `k`."""
         if view == "keys":
-            return ConstantVariable(k)
+            return key_variable(k)
         value = self.lookup(k)
-        return value if view == "values" else TupleVariable([ConstantVariable(k), value])
+        return value if view == "values" else TupleVariable([key_variable(k), value])
 
     def python_type(self) -> type:
         return self.kind
 
     def items(self, tx: Translator) -> list[VariableTracker]:
-        return [ConstantVariable(k) for k in self._entries]
+        return [key_variable(k) for k in self._entries]
 
     def truth(self, tx: Translator) -> bool:
         return bool(self._entries)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        k = dict_key(key)
+        k = dict_key(key, tx)
         if k not in self._entries:
             if self.default_factory is not None:  # defaultdict: made, stored and returned
                 tx.output.side_effects.mutated(self)
                 self._entries[k] = self.default_factory.call(tx, [], {})
                 return self._entries[k]
-            raise Raised(KeyError(k), f"dict key {k!r} is missing (a KeyError while tracing)")
+            raise Raised(KeyError(key_value(k)), f"dict key {key_value(k)!r} is missing (a KeyError while tracing)")
         return self.lookup(k)
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
@@ -451,19 +513,19 @@ class DictVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(len(self._entries))
         if name == "__contains__":
-            return ConstantVariable(dict_key(args[0]) in self._entries)
+            return ConstantVariable(dict_key(args[0], tx) in self._entries)
         if name in ("__iter__", "__reversed__"):
             return DictIteratorVariable(self, reverse=name == "__reversed__")
         if name in ("keys", "values", "items"):
             return DictViewVariable(self, name)
         if name == "get":
-            k = dict_key(args[0])
+            k = dict_key(args[0], tx)
             if k in self._entries:
                 return self.lookup(k)
             return args[1] if len(args) > 1 else ConstantVariable(None)
         if name == "__setitem__" and self.unread:
             tx.output.side_effects.mutated(self)
-            self.written[dict_key(args[0])] = args[1]
+            self.written[dict_key(args[0], tx)] = args[1]
             return ConstantVariable(None)
         entries = self.entries
         if name == "copy":
@@ -471,7 +533,7 @@ class DictVariable(VariableTracker):
                                 default_factory=self.default_factory)
         tx.output.side_effects.mutated(self)
         if name == "__setitem__":
-            entries[dict_key(args[0])] = args[1]
+            entries[dict_key(args[0], tx)] = args[1]
         elif name in ("update", "__init__"):  # `__init__`: a dict subclass's, through super()
             other = args[0] if args else None
             if other is not None:
@@ -480,21 +542,21 @@ class DictVariable(VariableTracker):
                 entries.update(other.entries)
             entries.update(kwargs)
         elif name == "pop":
-            key = dict_key(args[0])
+            key = dict_key(args[0], tx)
             if key in entries:
                 return entries.pop(key)
             if len(args) > 1:
                 return args[1]
-            raise Unsupported(f"dict.pop({key!r}) of a missing key")
+            raise Unsupported(f"dict.pop({key_value(key)!r}) of a missing key")
         elif name == "setdefault":
-            return entries.setdefault(dict_key(args[0]),
+            return entries.setdefault(dict_key(args[0], tx),
                                       args[1] if len(args) > 1 else ConstantVariable(None))
         elif name == "__delitem__":
-            del entries[dict_key(args[0])]
+            del entries[dict_key(args[0], tx)]
         elif name == "clear":
             entries.clear()
         elif name == "move_to_end" and self.kind is collections.OrderedDict:
-            key = dict_key(args[0])
+            key = dict_key(args[0], tx)
             value = entries.pop(key)
             last = args[1] if len(args) > 1 else kwargs.get("last", ConstantVariable(True))
             if last.as_constant():
@@ -506,7 +568,7 @@ class DictVariable(VariableTracker):
         elif name == "popitem" and entries:
             last = args[0] if args else kwargs.get("last", ConstantVariable(True))
             key = next(reversed(entries)) if last.as_constant() else next(iter(entries))
-            return TupleVariable([ConstantVariable(key), entries.pop(key)])
+            return TupleVariable([key_variable(key), entries.pop(key)])
         else:
             raise Unsupported(f"dict.{name}()")
         return ConstantVariable(None)
@@ -855,7 +917,7 @@ class DictViewVariable(VariableTracker):
         """A real view of a copy of the dict as it is now (its values must be constants), for
         what reads it at once (an f-string). Not `is_constant()`: the view is never frozen into
         the compiled code."""
-        entries = {k: None if self.view == "keys" else self.dict.lookup(k).as_constant()
+        entries = {key_value(k): None if self.view == "keys" else self.dict.lookup(k).as_constant()
                    for k in self.dict._entries}
         return _view_of(self.dict.kind, self.view, entries)
 

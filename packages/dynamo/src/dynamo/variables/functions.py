@@ -101,6 +101,15 @@ class UserFunctionVariable(TrueVariable):
         if fn.__code__.co_filename == _TORCH_DISABLED:
             raise Unsupported(f"calling {fn.__qualname__}, which torch keeps out of compiled "
                               "graphs (torch._disable_dynamo)")
+        if getattr(fn, "_torchdynamo_disable", False):  # torch._dynamo.disable's wrapper
+            original = fn._torchdynamo_orig_callable
+            if getattr(original, "__module__", "").startswith("torch.optim."):
+                # Put there by torch.compile's first call (its TorchPatcher), on optimizer
+                # internals that its own frontend calls for real; this one traces them.
+                return wrap(tx, original, AttrSource(self.source, "_torchdynamo_orig_callable")
+                            if self.source else None).call(tx, args, kwargs)
+            raise Unsupported(f"calling {getattr(original, '__qualname__', original)}, marked "
+                              "torch.compiler.disable")
         if fn is abc.ABCMeta.__instancecheck__ and len(args) == 2 and not kwargs:
             from dynamo.variables.builtins import abc_instancecheck  # `super().__instancecheck__`
 

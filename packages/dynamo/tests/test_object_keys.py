@@ -1,0 +1,198 @@
+"""Dicts keyed by objects compared by identity: tensors, modules, instances of user classes.
+
+The case that matters most is an optimizer's `state[p]`: with such keys traced, a compiled
+`optimizer.step()` is one graph that reads and updates the state tensors and the parameters in
+place, and creates the state on the first step."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+from counting import counting_backend
+from torch import nn
+
+import dynamo
+
+OPTIMIZERS = {
+    "sgd_momentum": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01,
+                                              nesterov=True),
+    "sgd_foreach": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, foreach=True),
+    "adam": lambda p: torch.optim.Adam(p, lr=0.01),
+    "adam_amsgrad": lambda p: torch.optim.Adam(p, lr=0.01, amsgrad=True, weight_decay=0.1),
+    "adam_foreach": lambda p: torch.optim.Adam(p, lr=0.01, foreach=True),
+    "adamw": lambda p: torch.optim.AdamW(p, lr=0.01),
+    "rmsprop": lambda p: torch.optim.RMSprop(p, lr=0.01, momentum=0.5),
+    "adagrad": lambda p: torch.optim.Adagrad(p, lr=0.1),
+}
+
+
+def _model() -> nn.Module:
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+
+def _backward(models: tuple[nn.Module, ...]) -> None:
+    x = torch.randn(5, 4)
+    for model in models:
+        model.zero_grad()
+        model(x).pow(2).sum().backward()
+
+
+def _assert_same_state(expected: torch.optim.Optimizer, got: torch.optim.Optimizer) -> None:
+    assert len(expected.state) == len(got.state)
+    for (_, a), (_, b) in zip(expected.state.items(), got.state.items()):
+        assert a.keys() == b.keys()
+        for key in a:
+            if isinstance(a[key], torch.Tensor):
+                assert type(b[key]) is torch.Tensor and b[key].dtype == a[key].dtype
+                torch.testing.assert_close(b[key], a[key], rtol=1e-5, atol=1e-6)
+            else:
+                assert b[key] == a[key]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_an_optimizer_step_is_one_graph_with_eagers_updates(name: str, backend: str) -> None:
+    torch.manual_seed(0)
+    model = _model()
+    reference = copy.deepcopy(model)
+    opt, ref_opt = OPTIMIZERS[name](model.parameters()), OPTIMIZERS[name](reference.parameters())
+    counted, graphs = counting_backend(backend)
+    step = dynamo.compile(opt.step, backend=counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback to eager, no failed compilation
+        for _ in range(4):
+            _backward((reference, model))
+            ref_opt.step()
+            step()
+    for a, b in zip(reference.parameters(), model.parameters()):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    _assert_same_state(ref_opt, opt)
+    # The first step makes the state, the second finds it: two compilations, then cache hits
+    # (Adagrad makes its state when it is created: one).
+    assert len(graphs) == (1 if name == "adagrad" else 2)
+    assert not dynamo.explain(opt.step)().breaks
+
+
+def test_a_learning_rate_schedule_does_not_recompile_every_step() -> None:
+    torch.manual_seed(0)
+    model = _model()
+    reference = copy.deepcopy(model)
+    opt, ref_opt = (torch.optim.AdamW(m.parameters(), lr=0.01) for m in (model, reference))
+    schedules = [torch.optim.lr_scheduler.StepLR(o, 1, gamma=0.7) for o in (opt, ref_opt)]
+    counted, graphs = counting_backend("eager")
+    step = dynamo.compile(opt.step, backend=counted)
+    for _ in range(6):
+        _backward((reference, model))
+        ref_opt.step()
+        step()
+        for schedule in schedules:
+            schedule.step()
+    for a, b in zip(reference.parameters(), model.parameters()):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    assert len(graphs) <= 3  # the lr, a float that changes, becomes a symbol
+
+
+def test_a_new_parameter_object_gets_its_own_state() -> None:
+    """The state is found by the parameter's identity: a parameter replaced by another of the
+    same shape (a reloaded layer) must not be updated with the old one's state."""
+    torch.manual_seed(0)
+    model = _model()
+    reference = copy.deepcopy(model)
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+                    for m in (model, reference))
+    step = dynamo.compile(opt.step, backend="eager")
+    for i in range(4):
+        if i == 2:
+            for o, m in ((opt, model), (ref_opt, reference)):
+                new = nn.Parameter(m[0].weight.detach().clone())
+                o.param_groups[0]["params"][0] = m[0].weight = new
+        _backward((reference, model))
+        ref_opt.step()
+        step()
+    for a, b in zip(reference.parameters(), model.parameters()):
+        torch.testing.assert_close(b, a)
+    _assert_same_state(ref_opt, opt)
+
+
+def test_a_dict_keyed_by_input_tensors_is_read_iterated_and_written() -> None:
+    a, b, c = torch.randn(3), torch.randn(3), torch.randn(3)
+
+    def f(scales, x, y, z):
+        total = x * scales[x] + (y * 10 if y in scales else y)
+        for key, value in scales.items():
+            total = total + key * value  # the keys are the tensors themselves
+        scales[z] = 4.0
+        return total
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    got_scales, expected_scales = {a: 2.0, b: 3.0}, {a: 2.0, b: 3.0}
+    torch.testing.assert_close(compiled(got_scales, a, b, c), f(expected_scales, a, b, c))
+    assert list(got_scales) == [a, b, c] and got_scales[c] == 4.0
+    # Another tensor where `x` was: its own entry (none: a KeyError, as in Python).
+    with pytest.raises(KeyError):
+        dynamo.compile(f, backend="eager")({a: 2.0, b: 3.0}, c, b, a)
+
+
+def test_equal_one_element_tensors_are_different_keys() -> None:
+    """`==` on one-element tensors answers by value; a dict (and the keys' guard) does not."""
+    a, b = torch.ones(1), torch.ones(1)
+
+    def f(scales, x):
+        return x * len(scales) + sum(v for v in scales.values())
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.randn(1)
+    assert compiled({a: 1.0}, x).item() == f({a: 1.0}, x).item()
+    assert compiled({b: 5.0}, x).item() == f({b: 5.0}, x).item()
+
+
+def test_dicts_keyed_by_modules_and_plain_objects() -> None:
+    class Tag:
+        pass
+
+    first, second = Tag(), Tag()
+    layer = nn.Linear(3, 3)
+    gains = {layer: 2.0}
+    weights = {first: 1.0, second: -1.0}
+
+    def f(x, tag):
+        return layer(x) * gains[layer] * weights[tag]
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(2, 3)
+    for tag in (first, second, first):
+        torch.testing.assert_close(compiled(x, tag), f(x, tag))
+
+
+def test_after_torch_compile_the_optimizer_step_is_still_one_graph() -> None:
+    """torch.compile's first call wraps optimizer internals (`_init_group`) in
+    `torch._dynamo.disable`, for its own frontend; this one traces them still."""
+    torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1))
+    model = _model()
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    assert getattr(type(opt)._init_group, "_torchdynamo_disable", False)
+    _backward((model,))
+    explained = dynamo.explain(opt.step)()
+    assert explained.graph_count == 1 and not explained.breaks
+
+
+def test_a_function_marked_torch_compiler_disable_runs_as_it_is() -> None:
+    calls = []
+
+    @torch.compiler.disable
+    def log_and_double(x):
+        calls.append(x.shape)
+        return x * 2
+
+    def f(x):
+        return log_and_double(x + 1) - 1
+
+    explained = dynamo.explain(f)(torch.ones(2))
+    (reason,) = [b.reason for b in explained.breaks]
+    assert reason.endswith("log_and_double, marked torch.compiler.disable")
+    calls.clear()
+    torch.testing.assert_close(dynamo.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
+    assert len(calls) == 2
