@@ -13,6 +13,8 @@ from transformers import (
     GPTNeoForCausalLM,
     LlamaConfig,
     LlamaForCausalLM,
+    MixtralConfig,
+    MixtralForCausalLM,
     Qwen2Config,
     Qwen2ForCausalLM,
     T5Config,
@@ -51,3 +53,12 @@ def t5() -> T5ForConditionalGeneration:
     """An encoder-decoder (its decoder deep-copies the config: copy.deepcopy is traced)."""
     return T5ForConditionalGeneration(T5Config(
         d_model=64, d_ff=128, num_layers=2, num_heads=4, vocab_size=1000, d_kv=16))
+
+
+def mixtral() -> MixtralForCausalLM:
+    """A mixture of experts: under compilation (and in float32) its experts run through a
+    custom op with its own autograd kernel, `transformers::grouped_mm_fallback`."""
+    return MixtralForCausalLM(MixtralConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=1000, max_position_embeddings=128,
+        num_local_experts=4, num_experts_per_tok=2))

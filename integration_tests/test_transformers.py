@@ -11,7 +11,7 @@ import copy
 
 import pytest
 import torch
-from hf_models import MODELS, MORE_MODELS, t5
+from hf_models import MODELS, MORE_MODELS, mixtral, t5
 
 import dynamo
 
@@ -122,3 +122,22 @@ def test_hugging_face_logits_processors_are_one_graph() -> None:
     ids, scores = torch.randint(0, 50, (2, 6)), torch.randn(2, 50)
     torch.testing.assert_close(compiled(ids, scores), warp(ids, scores))
     assert len(graphs) == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_mixture_of_experts_training_gradients(backend: str) -> None:
+    """The experts' custom op carries its own backward: lowered to aten, it must still be
+    called with gradients on, or the experts get none."""
+    torch.manual_seed(0)
+    model = mixtral().train()
+    reference = copy.deepcopy(model)
+    tokens = torch.randint(0, 1000, (2, 12))
+    compiled = dynamo.compile(model, backend=backend, fullgraph=True, raise_backend_errors=True)
+    loss = compiled(input_ids=tokens, labels=tokens).loss
+    loss.backward()
+    expected = reference(input_ids=tokens, labels=tokens).loss
+    expected.backward()
+    torch.testing.assert_close(loss, expected)
+    for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+        assert got.grad is not None, name
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)

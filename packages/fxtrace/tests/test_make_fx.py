@@ -265,6 +265,33 @@ def test_grad_mode_switches_are_recorded_when_asked(mode: str) -> None:
     torch.testing.assert_close(w.grad, w_eager.grad)  # x, not 3x: z carries no gradient
 
 
+@torch.library.custom_op("fxtrace_test::scaled", mutates_args=())
+def _scaled(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return x * scale
+
+
+_scaled.register_fake(lambda x, scale: torch.empty_like(x))
+_scaled.register_autograd(lambda ctx, grad: (grad * ctx.scale, None),
+                          setup_context=lambda ctx, inputs, output: setattr(ctx, "scale",
+                                                                            inputs[1]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_custom_ops_own_autograd_switch_is_not_recorded(mode: str) -> None:
+    """A custom op's autograd kernel runs its forward with grad off; the recorded op goes
+    through that kernel again, so the graph must call it with grad on, or its output would
+    carry no gradient."""
+
+    def fn(x):
+        return _scaled(x * 1, 3.0).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    gm = make_fx(fn, mode, record_grad_mode=True)(x)
+    assert torch._C._set_grad_enabled not in _calls(gm)
+    gm(x).backward()
+    torch.testing.assert_close(x.grad, torch.full((3,), 3.0))
+
+
 def test_a_mode_left_switched_is_left_switched_by_the_graph() -> None:
     def fn(x):
         torch._C._set_grad_enabled(False)

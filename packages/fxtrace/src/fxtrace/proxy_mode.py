@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import functools
 import operator
+import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
 import sympy
 import torch
 import torch.fx
+from torch._library.autograd import make_autograd_impl
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.weak import WeakIdKeyDictionary
@@ -36,6 +39,23 @@ _SYMPY_TO_PYTHON = {sympy.Add: operator.add, sympy.Mul: operator.mul, sympy.Pow:
                     sympy.Max: torch.sym_max, sympy.Min: torch.sym_min,
                     FloorDiv: operator.floordiv, PythonMod: operator.mod,
                     FloatTrueDiv: operator.truediv}
+# The code of the autograd.Function forward that `torch.library.register_autograd` gives an op.
+_CUSTOM_OP_FORWARD = next(c for c in make_autograd_impl.__code__.co_consts
+                          if isinstance(c, types.CodeType) and c.co_name == "forward")
+
+
+def _in_custom_op_forward() -> bool:
+    """Whether an op reaches the tracer from inside a custom op's autograd kernel."""
+    frame = sys._getframe(2)
+    for _ in range(8):  # the kernel's forward is a few frames above the dispatch mode
+        if frame is None:
+            return False
+        if frame.f_code is _CUSTOM_OP_FORWARD:
+            return True
+        frame = frame.f_back
+    return False
+
+
 _SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 # Questions about a tensor's metadata that reach the dispatcher (a fake tensor's device, say):
 # answered by the modes below, never part of the program.
@@ -159,8 +179,12 @@ class ProxyMode(TorchDispatchMode):
 
     def sync_grad_mode(self) -> None:
         """When grad-mode switches are recorded: write one made since the last op as a
-        `torch._C._set_grad_enabled` node (the graph then runs each op under its mode)."""
+        `torch._C._set_grad_enabled` node (the graph then runs each op under its mode). Not
+        the switch a custom op's autograd kernel makes (its forward runs with grad off): the
+        recorded op, run, goes through that kernel again."""
         if self.grad_mode is not None and torch.is_grad_enabled() is not self.grad_mode:
+            if _in_custom_op_forward():
+                return
             self.grad_mode = torch.is_grad_enabled()
             self._new_node(torch._C._set_grad_enabled, (self.grad_mode,), {})
 
