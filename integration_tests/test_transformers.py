@@ -141,3 +141,33 @@ def test_mixture_of_experts_training_gradients(backend: str) -> None:
     for (name, got), want in zip(model.named_parameters(), reference.parameters()):
         assert got.grad is not None, name
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_gradient_checkpointing_recomputes_compiled_layers(use_reentrant: bool) -> None:
+    """`gradient_checkpointing_enable()`: each decoder layer runs inside
+    `torch.utils.checkpoint`, for real, with the layer compiled; its backward recomputes it.
+    aot_eager lowers every graph (no fallback), and the gradients are eager's."""
+    import warnings
+
+    torch.manual_seed(0)
+    model = MODELS["llama"]().train()
+    model.config.use_cache = False
+    model.gradient_checkpointing_enable(
+        gradient_checkpointing_kwargs={"use_reentrant": use_reentrant})
+    reference = copy.deepcopy(model)
+    tokens = torch.randint(0, 1000, (2, 12))
+    compiled = dynamo.compile(model, backend="aot_eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no fallback to eager
+        warnings.filterwarnings("ignore", "`gradient_checkpointing_enable` is deprecated")
+        for _ in range(2):
+            model.zero_grad()
+            reference.zero_grad()
+            loss = compiled(input_ids=tokens, labels=tokens).loss
+            loss.backward()
+            expected = reference(input_ids=tokens, labels=tokens).loss
+            expected.backward()
+            torch.testing.assert_close(loss, expected)
+            for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+                torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils.checkpoint import _StopRecomputationError
 
 from dynamo.breaks import RUN_EAGERLY, Continue
 from dynamo.exc import Unsupported
@@ -419,8 +420,11 @@ def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
         # the frame's side effects yet: grad mode is put back (the guards pinned it to
         # `grad_mode`) and, unless the graph wrote into an input, the frame runs as plain Python
         # instead (`RUN_EAGERLY`), so the error comes where it would, through the frame's own
-        # try/except/finally, after its side effects.
+        # try/except/finally, after its side effects. Not the signal activation checkpointing
+        # raises from a saved-tensor hook to stop a recomputation once it has what it needs:
+        # that one goes straight to the checkpoint.
         lines += ["    try:", f"        {'___out = ' if builder.outputs else ''}___graph({args})",
+                  "    except ___stop_recomputation:", "        raise",
                   "    except Exception:", f"        ___set_grad_enabled({grad_mode})",
                   f"        {'return ___eagerly' if rerun else 'raise'}"]
     return lines + [f"    {line}" for line in [*builder.prelude, *effects, *builder.after_effects]]
@@ -442,6 +446,7 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
                                  "___done": _DONE, "___eagerly": RUN_EAGERLY,
                                  "___set_grad_enabled": torch._C._set_grad_enabled,
+                                 "___stop_recomputation": _StopRecomputationError,
                                  "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
     exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)

@@ -11,6 +11,7 @@ frame eagerly.
 from __future__ import annotations
 
 import dis
+import functools
 import logging
 import time
 import types
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.utils.checkpoint
 
 from dynamo.backends import Backend
 from dynamo.breaks import (
@@ -74,6 +76,14 @@ class Options:
     # and how a resume function is compiled.
     wrap_callee: Callable[[Any], Any]
     compile_resume: Callable[[types.FunctionType], Callable]
+
+
+def is_checkpoint(callee: Any) -> bool:
+    """Whether `callee` is activation checkpointing (which a break calls with the function it
+    is given compiled)."""
+    while isinstance(callee, functools.partial):  # Hugging Face's `partial(checkpoint, ...)`
+        callee = callee.func
+    return callee is torch.utils.checkpoint.checkpoint
 
 
 def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
@@ -295,7 +305,8 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         call_args = [f"*{builder.expression(star)}"]
         if kwargs is not None:
             call_args.append(f"**{builder.expression(kwargs)}")
-    if isinstance(callee, (OpaqueFunctionVariable, BuiltinVariable, TorchFunctionVariable)):
+    if isinstance(callee, (OpaqueFunctionVariable, BuiltinVariable, TorchFunctionVariable)) \
+            and not is_checkpoint(callee.as_constant()):
         call = builder.constant(callee.as_constant())  # called as it is: no wrapper to find
     else:
         call = f"{builder.constant(options.wrap_callee)}({builder.expression(callee)})"

@@ -28,7 +28,7 @@ from torch.nn.modules import module as _modules
 from dynamo.backends import Backend, lookup_backend
 from dynamo.breaks import RUN_EAGERLY, Continue
 from dynamo.bytecode import clear_caches
-from dynamo.convert_frame import CacheEntry, Options, convert_frame
+from dynamo.convert_frame import CacheEntry, Options, convert_frame, is_checkpoint
 from dynamo.exc import Unsupported
 from dynamo.logs import logger
 from guards import CacheLimitExceeded, GuardedCache
@@ -58,6 +58,18 @@ def disable(fn: Callable) -> Callable:
     """Never compile `fn`; inside a compiled frame, calling it stops the capture (part 1)."""
     fn._dynamo_disable = True  # type: ignore[attr-defined]
     return fn
+
+
+_MODULE_CALLS = (torch.nn.Module.__call__, torch.nn.Module._wrapped_call_impl)
+
+
+def _checkpoint_compiled(checkpoint: Callable, wrap: Callable, function: Any, /, *args: Any,
+                         **kwargs: Any) -> Any:
+    return checkpoint(wrap(function), *args, **kwargs)
+
+
+def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor
 
 
 def _disabled(fn: Any) -> bool:
@@ -262,7 +274,19 @@ class CompiledFunction:
 
     def _wrap_callee(self, callee: Any) -> Any:
         """What a call made for real at a graph break calls: user functions, methods and
-        modules through compiled wrappers of their own, anything else as it is."""
+        modules through compiled wrappers of their own, anything else as it is. Activation
+        checkpointing (`torch.utils.checkpoint.checkpoint`, which torch keeps out of graphs)
+        runs for real, recomputing in the backward pass, with the function it is given
+        compiled."""
+        if is_checkpoint(callee):
+            return functools.partial(_checkpoint_compiled, callee, self._wrap_callee)
+        if isinstance(callee, functools.partial):
+            inner = self._wrap_callee(callee.func)
+            return callee if inner is callee.func else \
+                functools.partial(inner, *callee.args, **callee.keywords)
+        if isinstance(callee, types.MethodType) and isinstance(callee.__self__, torch.nn.Module) \
+                and callee.__func__ in _MODULE_CALLS:  # `layer.__call__`
+            return self._wrap_callee(callee.__self__)
         if isinstance(callee, types.MethodType):
             inner = self._wrap_callee(callee.__func__)
             return callee if inner is callee.__func__ else functools.partial(inner, callee.__self__)
@@ -313,7 +337,10 @@ class CompiledFunction:
             log.debug("recompiling %s: %s", _name(self.fn), "; ".join(
                 f"entry {i}: {', '.join(r)}" for i, r in enumerate(reasons)))
         try:
-            entry = convert_frame(self.fn, f_locals, f_globals, self._options())
+            # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
+            # tensors autograd saves) must not see the ops that tracing runs on fakes.
+            with torch.autograd.graph.saved_tensors_hooks(_as_it_is, _as_it_is):
+                entry = convert_frame(self.fn, f_locals, f_globals, self._options())
         except Unsupported as error:
             if self.fullgraph:
                 raise

@@ -24,7 +24,7 @@ from dynamo.variables.containers import DictVariable, TupleVariable
 from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, Identity
 
 # torch's `_disable_dynamo` wraps functions in a closure defined in this file
-_TORCH_DISABLED = torch._compile.__file__
+TORCH_DISABLED = torch._compile.__file__
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -98,7 +98,7 @@ class UserFunctionVariable(TrueVariable):
         fn = self.fn
         if getattr(fn, "_dynamo_disable", False):
             raise Unsupported(f"calling {fn.__qualname__}, marked dynamo.disable")
-        if fn.__code__.co_filename == _TORCH_DISABLED:
+        if fn.__code__.co_filename == TORCH_DISABLED:
             raise Unsupported(f"calling {fn.__qualname__}, which torch keeps out of compiled "
                               "graphs (torch._disable_dynamo)")
         if getattr(fn, "_torchdynamo_disable", False):  # torch._dynamo.disable's wrapper

@@ -46,6 +46,7 @@ from dynamo.variables.contexts import (
     StateContextVariable,
 )
 from dynamo.variables.functions import (
+    TORCH_DISABLED,
     BoundMethodVariable,
     PartialVariable,
     UserFunctionVariable,
@@ -737,11 +738,12 @@ class TorchFunctionVariable(TrueVariable):
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
         from dynamo.variables.user_objects import UserObjectVariable
 
-        if isinstance(fn, types.FunctionType) and any(
+        if isinstance(fn, types.FunctionType) and (fn.__code__.co_filename == TORCH_DISABLED or any(
                 isinstance(a, IteratorVariable | NNModuleVariable | UserObjectVariable)
-                for a in [*args, *kwargs.values()]):
+                for a in [*args, *kwargs.values()])):
             # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`):
-            # followed like the user's code
+            # followed like the user's code (a function torch keeps out of graphs, such as
+            # `checkpoint`, then breaks the graph)
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
         result = tx.output.call_function(fn, args, kwargs)
         if not args and not kwargs and isinstance(result, ConstantVariable) \

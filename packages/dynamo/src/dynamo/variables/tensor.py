@@ -82,6 +82,12 @@ class TensorVariable(VariableTracker):
 
             return ListVariable([self.items(tx)[i].call_method(tx, "item", [], {})
                                  for i in range(self.fake.shape[0])])
+        if name == "requires_grad_":
+            wanted = args[0] if args else kwargs.get("requires_grad", ConstantVariable(True))
+            if wanted.is_constant() and bool(wanted.as_constant()) is self.fake.requires_grad:
+                # Already so: a no-op, left out of the graph (Hugging Face's hook that makes
+                # the embeddings' output require grad, for activation checkpointing)
+                return self
         if name in _DATA_DEPENDENT:
             raise Unsupported(f"Tensor.{name}() reads the tensor's data")
         if name in _UNSUPPORTED:
