@@ -124,6 +124,21 @@ def test_hugging_face_logits_processors_are_one_graph() -> None:
     assert len(graphs) == 1
 
 
+def _assert_training_step_matches(compiled, model, reference, tokens) -> None:
+    """One language-modelling loss and backward: the compiled model's loss and every
+    parameter's gradient are eager's."""
+    model.zero_grad()
+    reference.zero_grad()
+    loss = compiled(input_ids=tokens, labels=tokens).loss
+    loss.backward()
+    expected = reference(input_ids=tokens, labels=tokens).loss
+    expected.backward()
+    torch.testing.assert_close(loss, expected)
+    for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+        assert got.grad is not None, name
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_mixture_of_experts_training_gradients(backend: str) -> None:
     """The experts' custom op carries its own backward: lowered to aten, it must still be
@@ -133,14 +148,7 @@ def test_mixture_of_experts_training_gradients(backend: str) -> None:
     reference = copy.deepcopy(model)
     tokens = torch.randint(0, 1000, (2, 12))
     compiled = dynamo.compile(model, backend=backend, fullgraph=True, raise_backend_errors=True)
-    loss = compiled(input_ids=tokens, labels=tokens).loss
-    loss.backward()
-    expected = reference(input_ids=tokens, labels=tokens).loss
-    expected.backward()
-    torch.testing.assert_close(loss, expected)
-    for (name, got), want in zip(model.named_parameters(), reference.parameters()):
-        assert got.grad is not None, name
-        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+    _assert_training_step_matches(compiled, model, reference, tokens)
 
 
 @pytest.mark.parametrize("use_reentrant", [False, True])
@@ -162,12 +170,4 @@ def test_gradient_checkpointing_recomputes_compiled_layers(use_reentrant: bool) 
         warnings.simplefilter("error", UserWarning)  # no fallback to eager
         warnings.filterwarnings("ignore", "`gradient_checkpointing_enable` is deprecated")
         for _ in range(2):
-            model.zero_grad()
-            reference.zero_grad()
-            loss = compiled(input_ids=tokens, labels=tokens).loss
-            loss.backward()
-            expected = reference(input_ids=tokens, labels=tokens).loss
-            expected.backward()
-            torch.testing.assert_close(loss, expected)
-            for (name, got), want in zip(model.named_parameters(), reference.parameters()):
-                torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5, msg=name)
+            _assert_training_step_matches(compiled, model, reference, tokens)
