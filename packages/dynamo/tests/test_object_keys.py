@@ -196,3 +196,27 @@ def test_a_function_marked_torch_compiler_disable_runs_as_it_is() -> None:
     calls.clear()
     torch.testing.assert_close(dynamo.compile(f, backend="eager")(torch.ones(2)), f(torch.ones(2)))
     assert len(calls) == 2
+
+
+def test_id_of_objects_from_the_frame_is_a_guarded_constant() -> None:
+    """GradScaler keys its per-optimizer state by `id(optimizer)`."""
+    class Opt:
+        pass
+
+    first, second = Opt(), Opt()
+    states = {id(first): 1.0, id(second): 2.0}
+    weight = torch.randn(2)
+
+    def f(x, opt, w):
+        return x * states[id(opt)] + (id(w) == id(weight))
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(2)
+    for opt, w in ((first, weight), (second, weight), (first, torch.randn(2))):
+        torch.testing.assert_close(compiled(x, opt, w), f(x, opt, w))
+
+    def g(x):
+        return id(x + 1)
+
+    (reason,) = [b.reason for b in dynamo.explain(g)(x).breaks]
+    assert reason.startswith("id() of") and "objects from the frame only" in reason

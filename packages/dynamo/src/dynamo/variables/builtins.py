@@ -504,11 +504,24 @@ class BuiltinVariable(TrueVariable):
         raise Unsupported("print()")
 
     def _call_id(self, tx, obj, **_):
-        from dynamo.variables.objects import NNModuleVariable
+        """The id of an object from the frame (a module, a tensor, an optimizer: GradScaler
+        keys its state by `id(optimizer)`), a constant under a guard on its identity."""
+        from dynamo.variables.objects import NNModuleVariable, ObjectVariable
+        from dynamo.variables.tensor import TensorVariable
+        from dynamo.variables.user_objects import NewObjectVariable
 
-        if isinstance(obj, NNModuleVariable) and obj.source is not None:
-            return ConstantVariable(id(obj.value))  # a module from the frame: its identity guarded
-        raise Unsupported(f"id() of {obj.words()} (object identity is traced for modules only)")
+        value = None
+        if isinstance(obj, TensorVariable) and obj.source is not None:
+            value = tx.output.input_value(obj.source)
+        elif isinstance(obj, ObjectVariable) and not isinstance(obj, NewObjectVariable) and \
+                obj.source is not None:
+            value = obj.value
+        if value is None:
+            raise Unsupported(f"id() of {obj.words()} (object identity is traced for objects "
+                              "from the frame only)")
+        if not isinstance(obj, NNModuleVariable):  # (a module's identity is guarded already)
+            tx.output.add_guard(Identity.of(obj.source, value))
+        return ConstantVariable(id(value))
 
 
 def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTracker:
