@@ -935,6 +935,36 @@ def test_graphs_autograd_must_see_run_as_they_came(device):
     assert torch.compile(asks, backend="inductor_lite")(x).requires_grad and x.requires_grad
 
 
+def _grad_switching_update(leave_grad_on: bool) -> torch.fx.GraphModule:
+    """An optimizer step's graph: grad turned off, a parameter updated in place."""
+    graph = torch.fx.Graph()
+    p, g = graph.placeholder("p"), graph.placeholder("g")
+    graph.call_function(torch._C._set_grad_enabled, (False,))
+    graph.call_method("add_", (p, g), {"alpha": -0.5})
+    if leave_grad_on:
+        graph.call_function(torch._C._set_grad_enabled, (True,))
+    graph.output(())
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+@pytest.mark.parametrize("leave_grad_on", [True, False])
+def test_a_graph_that_turns_grad_off_before_its_ops_is_compiled(device, leave_grad_on):
+    """Parameters require grad, but no op runs with grad on: autograd sees nothing, so the
+    graph gets kernels; they run without grad (in-place writes into leaves), and the grad mode
+    is left as the graph's switches leave it."""
+    param = torch.nn.Parameter(torch.ones(6, device=device))
+    grad = torch.arange(6.0, device=device)
+    counters.clear()
+    compiled = compile_fx(_grad_switching_update(leave_grad_on), [param, grad])
+    try:
+        compiled(param, grad)
+        assert torch.is_grad_enabled() is leave_grad_on
+    finally:
+        torch._C._set_grad_enabled(True)
+    torch.testing.assert_close(param.detach(), 1 - 0.5 * grad)
+    assert counters["kernels"] >= 1 and counters["eager_graphs"] == 0
+
+
 # -- out-of-range indices: an error, never a read or write outside a tensor -------------------
 
 @pytest.mark.parametrize("fn,good,bad", [

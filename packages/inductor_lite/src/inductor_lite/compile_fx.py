@@ -100,6 +100,17 @@ def decompositions() -> dict:
 _ASKS_FOR_GRAD = ("requires_grad_", "detach_", torch.Tensor.requires_grad_, torch.Tensor.detach_)
 
 
+def _ops_under_grad(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
+    """Whether an op of the graph runs with grad mode on, when the graph starts in `grad_mode`
+    (its `_set_grad_enabled` nodes switch the mode on the way)."""
+    for node in nodes:
+        if node.target is torch._C._set_grad_enabled:
+            grad_mode = node.args[0]
+        elif grad_mode and node.op in ("call_function", "call_method", "call_module"):
+            return True
+    return False
+
+
 def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     """Compile `gm` for inputs like `example_inputs`; returns a callable taking the same inputs."""
     return CompiledGraph(gm, list(example_inputs))
@@ -131,21 +142,22 @@ class CompiledGraph:
         self.read_scalars = False
         self.logged_training = False
         nodes = list(gm.graph.nodes)
-        self.enables_grad = any(n.target is torch._C._set_grad_enabled and n.args == (True,)
-                                for n in nodes)
+        # per grad mode at the call: whether an op of the graph runs with grad on
+        self.ops_under_grad = {mode: _ops_under_grad(nodes, mode) for mode in (False, True)}
         self.asks_for_grad = any(n.target in _ASKS_FOR_GRAD or n.kwargs.get("requires_grad")
                                  for n in nodes)
         if not self._autograd_sees(self.first):
             self.versions.append(self._compile(self.first))
 
     def _autograd_sees(self, args: Any) -> bool:
-        """Whether autograd must record this call: a tensor requires grad while grad mode is
-        (or the graph turns it) on, or the graph asks for gradients itself (`requires_grad_()`,
-        a factory with `requires_grad=True`). Such a call runs the graph as it came, whose ops
-        autograd knows, until compiled training exists."""
+        """Whether autograd must record this call: a tensor requires grad and some op runs with
+        grad mode on (as the call starts, or as the graph turns it: an optimizer's step turns
+        it off before its first op), or the graph asks for gradients itself
+        (`requires_grad_()`, a factory with `requires_grad=True`). Such a call runs the graph
+        as it came, whose ops autograd knows, until compiled training exists."""
         if self.asks_for_grad:
             return True
-        if not (torch.is_grad_enabled() or self.enables_grad):
+        if not self.ops_under_grad[torch.is_grad_enabled()]:
             return False
         return any(isinstance(t, torch.Tensor) and t.requires_grad for t in args) or any(
             t.requires_grad for t in self.state.values())
@@ -172,6 +184,28 @@ class CompiledGraph:
         self.versions.append(version)
         return version[1](*args)
 
+    def _runner(self, run: Callable, state: list[torch.Tensor]) -> Callable:
+        """`run`, a compiled version of the graph taking the parameters and buffers first, as
+        a function of the inputs only. The aten graph has no grad-mode switches: where the
+        graph has some, the version runs without grad (it records nothing for autograd, and
+        writes into parameters, as an optimizer's step does) and leaves the mode as the
+        graph's switches do."""
+        runner = _with_state(run, state)
+        nodes = list(self.gm.graph.nodes)
+        if not any(n.target is torch._C._set_grad_enabled for n in nodes):
+            return runner
+        after = {mode: _grad_mode_after(nodes, mode) for mode in (False, True)}
+
+        def without_grad(*args: Any) -> Any:
+            leaves = after[torch.is_grad_enabled()]
+            torch._C._set_grad_enabled(False)
+            try:
+                return runner(*args)
+            finally:
+                torch._C._set_grad_enabled(leaves)
+        without_grad.source = getattr(runner, "source", None)  # type: ignore[attr-defined]
+        return without_grad
+
     def _compile(self, inputs: list) -> tuple[Callable, Callable]:
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
         if any(t.layout is not torch.strided for t in tensors):
@@ -185,7 +219,10 @@ class CompiledGraph:
         can_read_scalars = not self.read_scalars and any(
             isinstance(t, torch.Tensor) and _is_cpu_scalar(t) for t in inputs)
         try:
-            aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions())
+            # Compiled, the graph records nothing for autograd (`_autograd_sees`): traced
+            # without grad, as its ops run (an optimizer's in-place updates of parameters).
+            with torch.no_grad():
+                aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions())
         except (DataDependentError, UnsupportedFakeOpError, InputMetadataChange) as e:
             if isinstance(e, DataDependentError) and can_read_scalars:
                 self.read_scalars = True
@@ -214,17 +251,17 @@ class CompiledGraph:
                        offsets=_reads_storage_offsets(aten_gm))
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
-            return check, _with_state(aten_gm, state)
+            return check, self._runner(aten_gm, state)
         if any(t.device.type == "cpu" for t in tensors) and not _interpreted():
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
                                "must be chosen before triton is imported (torch may import it "
                                "early): set TRITON_INTERPRET=1 in the environment")
         try:
-            return check, _with_state(generate(aten_gm), state)
+            return check, self._runner(generate(aten_gm), state)
         except (LoweringError, GraphLoweringError) as e:
             log.warning("inductor_lite: running the aten graph eagerly: %s", e)
             counters["eager_graphs"] += 1
-            return check, _with_state(aten_gm, state)
+            return check, self._runner(aten_gm, state)
 
 
 def _with_state(run: Callable, state: list[torch.Tensor]) -> Callable:
@@ -236,6 +273,14 @@ def _with_state(run: Callable, state: list[torch.Tensor]) -> Callable:
         return run(*state, *args)
     with_state.source = getattr(run, "source", None)  # type: ignore[attr-defined]
     return with_state
+
+
+def _grad_mode_after(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
+    """The grad mode the graph's `_set_grad_enabled` nodes leave, from `grad_mode`."""
+    for node in nodes:
+        if node.target is torch._C._set_grad_enabled:
+            grad_mode = node.args[0]
+    return grad_mode
 
 
 def _frontend_dynamic(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, int | None]]:
