@@ -255,3 +255,26 @@ def test_optimizer_step_runs_generated_kernels() -> None:
     for got, want in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(got, want, **TOL)
     assert counters["kernels"] > 0 and counters["eager_graphs"] == 0
+
+
+def test_a_float_that_changes_reaches_the_kernels_as_a_constant() -> None:
+    """dynamo passes a float that changed between calls as a 0-d CPU tensor (read with
+    `.item()`); inductor_lite reads its value into the trace, so the kernels (on the model's
+    device) never touch that CPU tensor."""
+
+    class Scaled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = 0.5
+
+        def forward(self, x):
+            return torch.relu(x) * self.scale + 1
+
+    model = Scaled()
+    compiled = dynamo.compile(model, backend="inductor_lite", fullgraph=True,
+                              raise_backend_errors=True)
+    x = torch.randn(16, device=DEVICE)
+    for scale in (0.5, 0.25, 2.0):
+        model.scale = scale
+        torch.testing.assert_close(compiled(x), model(x), **TOL)
+    assert counters["kernels"] >= 3 and counters["eager_graphs"] == 0

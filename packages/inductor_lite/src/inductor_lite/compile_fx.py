@@ -252,7 +252,15 @@ class CompiledGraph:
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
             return check, self._runner(aten_gm, state)
-        if any(t.device.type == "cpu" for t in tensors) and not _interpreted():
+        # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant
+        on_cpu = [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)
+                  and t.device.type == "cpu" and (i not in scalars or i in written)]
+        if on_cpu and not _interpreted() and any(t.device.type != "cpu" for t in tensors):
+            log.warning("inductor_lite: running the aten graph eagerly: it computes on CPU "
+                        "tensors (inputs %s) besides its device's", on_cpu)
+            counters["eager_graphs"] += 1
+            return check, self._runner(aten_gm, state)
+        if on_cpu and not _interpreted():
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
                                "must be chosen before triton is imported (torch may import it "
                                "early): set TRITON_INTERPRET=1 in the environment")
