@@ -26,6 +26,7 @@ PACKAGES = sorted(p.parent.name for p in ROOT.glob("packages/*/pyproject.toml"))
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
 # Pinned: a new release can change the Python the tests trace (5.24 gave ModelOutput a metaclass).
 TRANSFORMERS = "transformers==5.24.0"
+DIFFUSERS = "diffusers==0.42.1"
 VENV_PARAMS = ["--system-site-packages"] if TORCH_SPEC == "system" else []
 
 nox.options.sessions = ["lint", "tests"]
@@ -79,8 +80,9 @@ def demo(session: nox.Session) -> None:
 @nox.session(venv_params=VENV_PARAMS)
 def tests(session: nox.Session) -> None:
     """Every package's tests and the integration tests, in one environment."""
-    # transformers: real models for the integration tests, built from configs (no download).
-    _install(session, PACKAGES, TRANSFORMERS)
+    # transformers, diffusers: real models for the integration tests, built from configs (no
+    # download).
+    _install(session, PACKAGES, TRANSFORMERS, DIFFUSERS)
     paths = [f"packages/{name}/tests" for name in PACKAGES]
     if (ROOT / "integration_tests").is_dir():
         paths.append("integration_tests")

@@ -388,6 +388,29 @@ def test_grad_mode_decorated_forward_and_inspect_signature():
     torch.testing.assert_close(got, f(x))
 
 
+def test_iterating_the_views_of_a_signatures_parameters():
+    """diffusers' attention asks which keyword arguments its processor takes:
+    `set(inspect.signature(processor.__call__).parameters.keys())`."""
+
+    class Processor:
+        def __call__(self, attn, hidden_states, scale=1.0):
+            return hidden_states
+
+    processor = Processor()
+
+    def f(x):
+        parameters = inspect.signature(processor.__call__).parameters
+        names = set(parameters.keys())
+        defaults = [p.default for p in parameters.values() if p.default is not p.empty]
+        pairs = dict(parameters.items())
+        return x * len(names) + ("scale" in names) + sum(defaults) + len(pairs)
+
+    x = torch.randn(3)
+    got, graphs = _one_graph(f, x)
+    assert len(graphs) == 1
+    torch.testing.assert_close(got, f(x))
+
+
 BIG = {f"k{i}": i for i in range(50)}
 
 

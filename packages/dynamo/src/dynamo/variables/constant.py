@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import types
-from collections.abc import Callable
+from collections.abc import Callable, ItemsView, KeysView, ValuesView
 from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Raised, Unsupported
@@ -60,7 +60,9 @@ class ConstantVariable(VariableTracker):
         return wrap_constant_result(result)
 
     def items(self, tx: Translator) -> list[VariableTracker]:
-        if isinstance(self.value, (str, range, tuple, bytes, frozenset, types.MappingProxyType)):
+        if isinstance(self.value, (str, range, tuple, bytes, frozenset, types.MappingProxyType,
+                                   KeysView, ValuesView, ItemsView)):
+            # (the views: of a constant's dict, `inspect.signature(f).parameters.keys()`)
             return [ConstantVariable(v) for v in self.value]
         return super().items(tx)
 

@@ -1,0 +1,83 @@
+"""Diffusion models from diffusers (a UNet, a text-conditioned UNet, a VAE; small configs,
+random weights, nothing downloaded) through dynamo: each is one graph with eager's results, and
+a timestep that changes every call (an int, a float or a tensor) compiles at most twice."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from diffusers import AutoencoderKL, UNet2DConditionModel, UNet2DModel
+
+import dynamo
+
+
+def _unet() -> UNet2DModel:
+    return UNet2DModel(sample_size=16, in_channels=3, out_channels=3, layers_per_block=1,
+                       block_out_channels=(32, 64), down_block_types=("DownBlock2D",
+                                                                      "AttnDownBlock2D"),
+                       up_block_types=("AttnUpBlock2D", "UpBlock2D"), norm_num_groups=8)
+
+
+def _conditioned_unet() -> UNet2DConditionModel:
+    return UNet2DConditionModel(
+        sample_size=16, in_channels=4, out_channels=4, layers_per_block=1,
+        block_out_channels=(32, 64), down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=32,
+        norm_num_groups=8, attention_head_dim=8)
+
+
+def _counted(model, backend: str = "aot_eager"):
+    graphs = []
+
+    def count(gm, example_inputs):
+        graphs.append(gm)
+        return dynamo.backends.lookup_backend(backend)(gm, example_inputs)
+
+    return dynamo.compile(model, backend=count, fullgraph=True, raise_backend_errors=True), graphs
+
+
+@pytest.mark.parametrize("timesteps", [[10, 500, 999, 3], [10.5, 500.25, 999.0, 0.5],
+                                       [torch.tensor([10, 20]), torch.tensor([500, 3])]],
+                         ids=["int", "float", "tensor"])
+def test_unet_denoising_steps_share_a_graph(timesteps) -> None:
+    torch.manual_seed(0)
+    model = _unet().eval()
+    compiled, graphs = _counted(model)
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        for t in timesteps:
+            torch.testing.assert_close(compiled(x, t).sample, model(x, t).sample,
+                                       rtol=1e-4, atol=1e-4)
+    assert len(graphs) <= 2  # the first value, then a symbol (automatic dynamic)
+
+
+def test_text_conditioned_unet_is_one_graph() -> None:
+    torch.manual_seed(0)
+    model = _conditioned_unet().eval()
+    compiled, graphs = _counted(model)
+    latents, text = torch.randn(2, 4, 16, 16), torch.randn(2, 7, 32)
+    with torch.no_grad():
+        for t in (10, 50, 999):
+            torch.testing.assert_close(compiled(latents, t, text).sample,
+                                       model(latents, t, text).sample, rtol=1e-4, atol=1e-4)
+    assert len(graphs) <= 2
+
+
+def test_vae_encode_and_decode() -> None:
+    torch.manual_seed(0)
+    vae = AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4, norm_num_groups=8,
+                        down_block_types=("DownEncoderBlock2D",) * 2,
+                        up_block_types=("UpDecoderBlock2D",) * 2, block_out_channels=(32, 64),
+                        sample_size=16).eval()
+
+    def encode(x):
+        return vae.encode(x).latent_dist.mean
+
+    image, latents = torch.randn(1, 3, 16, 16), torch.randn(1, 4, 8, 8)
+    with torch.no_grad():
+        for fn, x in ((encode, image), (vae.decode, latents)):
+            compiled, graphs = _counted(fn)
+            got, want = compiled(x), fn(x)
+            got, want = getattr(got, "sample", got), getattr(want, "sample", want)
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+            assert len(graphs) == 1
