@@ -127,3 +127,23 @@ def test_manual_seed_breaks_even_after_torch_dynamo_wrapped_it() -> None:
         "torch.random.manual_seed() inside a compiled frame"]
     x = torch.randn(3)
     torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))
+
+
+def test_a_break_with_no_user_code_on_the_way_names_torchs_line() -> None:
+    """nn.Transformer compiled directly: its break (a check of the mask's values) is in torch's
+    code, and the reason says where; a user's line, when there is one, wins."""
+    import dynamo
+
+    model = torch.nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                                 dim_feedforward=32, batch_first=True, dropout=0.0)
+    args = (torch.randn(2, 5, 16), torch.randn(2, 4, 16), None,
+            torch.nn.Transformer.generate_square_subsequent_mask(4))
+    breaks = dynamo.explain(model)(*args).breaks
+    assert breaks and all(b.filename and b.filename.endswith("transformer.py") for b in breaks)
+    assert "\n  at " in str(breaks[0])
+
+    def user(x):
+        return x.sum().item() + 1  # the user's line, not torch's
+
+    (error,) = dynamo.explain(user)(torch.randn(3)).breaks
+    assert error.filename == __file__

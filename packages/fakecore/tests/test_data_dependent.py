@@ -167,3 +167,10 @@ def test_slicing_at_a_data_dependent_start() -> None:
         rest = x[start.item():]
     assert piece.shape[0] == 2 and str(piece.shape[1]) == str(x.shape[1])
     assert str(rest.shape[0]).startswith("u") and rest.shape[1] == x.shape[1]
+
+
+def test_pack_padded_sequence_says_it_needs_the_lengths_values() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    x, lengths = mode.from_tensor(torch.randn(3, 5, 4)), mode.from_tensor(torch.tensor([5, 3, 2]))
+    with mode, pytest.raises(DataDependentError, match="lengths' values"):
+        torch.ops.aten._pack_padded_sequence(x, lengths, True)

@@ -20,6 +20,7 @@ class Unsupported(Exception):
         self.reason = reason
         self.filename: str | None = None
         self.lineno: int | None = None
+        self.in_library = False  # the location is torch's own (no user code was on the way)
         self.index: int | None = None  # the top frame's instruction where it happened
         self.generator: CodeType | None = None  # a generator whose tracing failed: call it for real
 
@@ -28,10 +29,12 @@ class Unsupported(Exception):
         if self.generator is None:
             self.generator = code
 
-    def locate(self, filename: str, lineno: int | None) -> None:
-        """Record the innermost user location (the first call wins: it is the deepest)."""
-        if self.filename is None and lineno is not None:
-            self.filename, self.lineno = filename, lineno
+    def locate(self, filename: str, lineno: int | None, in_library: bool = False) -> None:
+        """Record the innermost user location (the first call wins: it is the deepest); a
+        location in torch's own code only until a user's comes (a torch module compiled
+        directly, `nn.Transformer`, has no user code on the way)."""
+        if lineno is not None and (self.filename is None or self.in_library and not in_library):
+            self.filename, self.lineno, self.in_library = filename, lineno, in_library
 
     def __str__(self) -> str:
         if self.filename is None:

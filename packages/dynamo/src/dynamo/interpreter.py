@@ -192,8 +192,8 @@ class Translator:
 
     def _note(self, error: Unsupported, ins) -> None:
         """Record where `error` happened: the user's line, and the top frame's instruction."""
-        if not self.code.co_filename.startswith(_TORCH_DIR):
-            error.locate(self.code.co_filename, ins.lineno)
+        error.locate(self.code.co_filename, ins.lineno,
+                     in_library=self.code.co_filename.startswith(_TORCH_DIR))
         if self.depth == 0 and error.index is None:
             # Inside a handler the frame cannot break: it breaks where the exception came from
             # (the real step raises there, and a resume function runs the handler).

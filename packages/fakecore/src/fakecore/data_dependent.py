@@ -236,3 +236,10 @@ def _item(mode, func, args, kwargs):
 @_handles(aten.equal.default, aten.is_nonzero.default, aten.allclose.default)
 def _needs_data(mode, func, args, kwargs):
     raise DataDependentError(f"{func} returns a Python bool computed from the data")
+
+
+@_handles(aten._pack_padded_sequence.default)
+def _packs_by_lengths(mode, func, args, kwargs):
+    # (its kernel reads the lengths on the CPU; its meta kernel refuses them as not being there)
+    raise DataDependentError(f"{func}: its outputs' sizes and values come from the lengths' "
+                             "values")
