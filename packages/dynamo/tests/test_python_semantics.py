@@ -384,3 +384,60 @@ def test_the_truth_of_functions_modules_classes_and_devices_is_traced() -> None:
         torch.testing.assert_close(compiled(x, callback=torch.neg), block(x, callback=torch.neg))
         block.extra.append(torch.nn.Identity())  # changes the truth of an empty one
         torch.testing.assert_close(compiled(x), block(x))
+
+
+def test_dict_union_operators() -> None:
+    import collections
+
+    import dynamo
+
+    base = {"a": 1, "b": 2}
+    counts = collections.defaultdict(int, {"n": 1})
+
+    def f(x, extra):
+        merged = base | extra  # a new dict; base untouched
+        ordered = collections.OrderedDict(z=1) | {"y": 2}
+        grown = counts | {"m": 2}
+        grown["new"] += 1  # still a defaultdict
+        extra |= {"touched": 1}  # in place, on the caller's dict
+        return (x * merged["q"] + len(merged), type(ordered).__name__, list(ordered),
+                type(grown).__name__, dict(grown))
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    got_extra, want_extra = {"q": 5}, {"q": 5}
+    got, want = compiled(torch.ones(1), got_extra), f(torch.ones(1), want_extra)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == want[1:] and got_extra == want_extra == {"q": 5, "touched": 1}
+    assert base == {"a": 1, "b": 2} and dict(counts) == {"n": 1}
+
+
+def test_cached_property_is_computed_once_per_object() -> None:
+    import dynamo
+
+    calls = []
+
+    class Config:
+        def __init__(self, width):
+            self.width = width
+
+        @functools.cached_property
+        def half(self):
+            calls.append(self.width)
+            return self.width // 2
+
+    def f(x, config):
+        return x * config.half + config.half  # the second read finds the stored value
+
+    def made_inside(x):
+        config = Config(10)
+        return x * config.half, config
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    first, second = Config(4), Config(6)
+    for config in (first, first, second):
+        torch.testing.assert_close(compiled(torch.ones(1), config),
+                                   torch.full((1,), 2.0 * (config.width // 2)))
+    assert calls == [4, 6] and first.__dict__ == {"width": 4, "half": 2}
+    out, config = dynamo.compile(made_inside, backend="eager", fullgraph=True)(torch.ones(1))
+    assert out.item() == 5 and config.__dict__ == {"width": 10, "half": 5}
+    assert calls == [4, 6, 10]

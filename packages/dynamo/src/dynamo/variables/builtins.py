@@ -197,6 +197,11 @@ class BuiltinVariable(TrueVariable):
         if fn in (operator.is_, operator.is_not):
             same = _identical(tx, args[0], args[1])
             return ConstantVariable(same if fn is operator.is_ else not same)
+        if fn is operator.or_ and all(isinstance(a, DictVariable) for a in args) \
+                and args[1].kind is dict:  # `defaults | overrides`: a new dict of the first's kind
+            a, b = args
+            return DictVariable({**a.entries, **b.entries}, kind=a.kind,
+                                default_factory=a.default_factory)
         if any(_set_like(a) for a in args) and (
                 fn in _SET_OPERATORS or fn in _ORDERS or fn in (operator.eq, operator.ne)):
             return _set_operation(tx, fn, *args)
@@ -254,6 +259,10 @@ class BuiltinVariable(TrueVariable):
             return target
         if isinstance(target, SetVariable) and self.fn in _SET_UPDATES:
             target.call_method(tx, _SET_UPDATES[self.fn], [value], {})
+            return target
+        if isinstance(target, DictVariable) and self.fn is operator.ior and \
+                isinstance(value, DictVariable):
+            target.call_method(tx, "update", [value], {})
             return target
         return BuiltinVariable(INPLACE_OPERATORS[self.fn]).call(tx, args, {})
 

@@ -134,6 +134,13 @@ class ObjectVariable(VariableTracker):
         method = BaseMethodVariable.of(member, self)
         if method is not None:
             return method
+        if isinstance(member, functools.cached_property) and hasattr(self, "generic_setattr"):
+            # Not computed yet (the instance's dict would hold it): computed by the getter,
+            # inlined, and stored in the instance's dict, as Python does (a replayed write)
+            value = wrap(tx, member.func, on_class and AttrSource(on_class, "func")).call(
+                tx, [self], {})
+            self.generic_setattr(tx, member.attrname or name, value)
+            return value
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
