@@ -565,16 +565,30 @@ def test_a_float_read_from_a_scalar_tensor_is_a_guarded_constant(device):
     assert len(compiled.versions) == 2  # another value, another version
 
 
-def test_a_float_read_without_a_guard_is_a_guarded_constant(device):
-    # torch.compile passes a float argument that changed between calls as a 0-d float64 CPU
-    # tensor read with .item(): `x * s` reads it without deciding anything on its value.
-    fn = lambda x, s: x * s.item()  # noqa: E731
+def test_a_float_read_from_a_cpu_input_is_a_kernel_argument(device):
+    # torch.compile and dynamo pass a float argument that changed between calls as a 0-d
+    # float64 CPU tensor read with .item(): the wrapper reads it on the host, and one kernel
+    # serves every value (its sign of zero, NaN and infinities included).
+    fn = lambda x, s: x * s.item() + 2 * s.item()  # noqa: E731
     x = torch.randn(3, 8, device=device)
     compiled = compile_and_check(fn, x, torch.tensor(2.5, dtype=torch.float64))
     assert counters["eager_graphs"] == 0 and counters["kernels"] == 1, dict(counters)
+    assert "zuf0 = arg1.item()" in source(compiled)
+    for value in (-0.0, 0.0, -3.25, float("nan"), float("inf"), 1e30):
+        s = torch.tensor(value, dtype=torch.float64)
+        torch.testing.assert_close(compiled(x, s), fn(x, s), equal_nan=True)
+        assert torch.equal(compiled(x, s).signbit(), fn(x, s).signbit())
+    assert len(compiled.versions) == 1 and counters["kernels"] == 1
+
+
+def test_a_float_read_from_a_computed_tensor_is_a_guarded_constant(device):
+    # (its value would have to be computed on the host: the input's value is read instead)
+    fn = lambda x, s: x * (s * 2).item()  # noqa: E731
+    x = torch.randn(3, 8, device=device)
+    compiled = compile_and_check(fn, x, torch.tensor(2.5, dtype=torch.float64))
     s = torch.tensor(-0.0, dtype=torch.float64)
     torch.testing.assert_close(compiled(x, s), fn(x, s))
-    assert len(compiled.versions) == 2
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0
 
 
 def test_after_max_versions_the_graph_runs_as_it_came(device):

@@ -232,9 +232,10 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
-        if can_read_scalars and _reads_float_values(aten_gm):
-            # A float read without a guard (`x * s.item()`) reaches kernels as a symbol, which
-            # lowering does not take: its value becomes a constant too.
+        if can_read_scalars and _reads_computed_floats(aten_gm):
+            # A float read out of a computed tensor (`(s * 2).item()`) would have to be computed
+            # on the host: its inputs' values become constants instead. (One read straight
+            # from a 0-d CPU input is a kernel argument, read on the host at each call.)
             self.read_scalars = True
             return self._compile(inputs)
         # The functional trace reads and writes inputs as separate tensors: one it writes into
@@ -252,9 +253,12 @@ class CompiledGraph:
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
             return check, self._runner(aten_gm, state)
-        # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant
+        # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant,
+        # nor one only read as a number (on the host)
+        on_host = _read_on_host(aten_gm, len(state))
         on_cpu = [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)
-                  and t.device.type == "cpu" and (i not in scalars or i in written)]
+                  and t.device.type == "cpu" and (i not in scalars or i in written)
+                  and i not in on_host]
         if on_cpu and not _interpreted() and any(t.device.type != "cpu" for t in tensors):
             log.warning("inductor_lite: running the aten graph eagerly: it computes on CPU "
                         "tensors (inputs %s) besides its device's", on_cpu)
@@ -329,10 +333,20 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _reads_float_values(gm: torch.fx.GraphModule) -> bool:
-    """Whether the graph reads a float out of a tensor (`.item()`) as a symbol."""
+def _reads_computed_floats(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph reads a float (`.item()`, a symbol) out of a tensor other than an
+    input."""
     return any(n.target is aten._local_scalar_dense.default
-               and isinstance(n.meta.get("val"), torch.SymFloat) for n in gm.graph.nodes)
+               and isinstance(n.meta.get("val"), torch.SymFloat)
+               and n.args[0].op != "placeholder" for n in gm.graph.nodes)
+
+
+def _read_on_host(gm: torch.fx.GraphModule, count: int) -> set[int]:
+    """The positions among the call's arguments (after `count` state tensors) of the inputs
+    the graph only reads as numbers (`.item()`): the wrapper reads them on the host."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return {i - count for i, n in enumerate(placeholders) if n.users and all(
+        u.target is aten._local_scalar_dense.default for u in n.users)}
 
 
 def _is_cpu_scalar(t: torch.Tensor) -> bool:

@@ -164,6 +164,9 @@ class GraphLowering:
         # Size symbols the wrapper binds from its inputs; others (the size of a fallback's
         # data-dependent result) have no value in generated code.
         self.bound: set[sympy.Symbol] = set()
+        # Float symbols read from 0-d CPU inputs (`.item()`), by the input's name: the wrapper
+        # reads each on the host, and kernels take it as an argument.
+        self.host_scalars: dict[sympy.Symbol, str] = {}
 
     # -- buffers ---------------------------------------------------------------------------
     def new_name(self) -> str:
@@ -243,6 +246,10 @@ class GraphLowering:
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
+        if node.target is aten._local_scalar_dense.default:
+            found = self.host_scalar(node, args[0])
+            if found is not None:
+                return found
         lowering = LOWERINGS.get(_functional_twin(node) or node.target)
         if not _kernel_dtypes_only(node) or not self._sizes_bound(node):
             lowering = None
@@ -262,11 +269,28 @@ class GraphLowering:
         return self.extern(node, args, kwargs, fallback=node.target not in EXTERN_OPS)
 
     def _symbolic_arith(self, node: torch.fx.Node, args: tuple) -> Any:
-        """Size arithmetic on symbols (`sym_size`, `operator.mul`, ...) evaluates to sympy."""
+        """Size arithmetic on symbols (`sym_size`, `operator.mul`, ...) evaluates to sympy, and
+        so does arithmetic on a float read from the host (`lr * 0.5`)."""
         val = node.meta.get("val")
         if isinstance(val, (torch.SymInt, int)):
             return sym(val)
+        if isinstance(val, torch.SymFloat) and val.node.expr.free_symbols <= set(
+                self.host_scalars):
+            return val.node.expr
         raise LoweringError(f"cannot lower {node.target}")
+
+    def host_scalar(self, node: torch.fx.Node, x: Any) -> sympy.Expr | None:
+        """`x.item()` of a 0-d CPU float input: its symbol, which the wrapper binds by reading
+        the input on the host (no device sync: it is on the CPU) and kernels take as an
+        argument; None for any other `.item()`."""
+        val = node.meta.get("val")
+        if not (isinstance(val, torch.SymFloat) and isinstance(x, InputBuffer)
+                and not x.layout.size and x.layout.device.type == "cpu"
+                and val.node.expr.is_Symbol):
+            return None
+        self.host_scalars[val.node.expr] = x.name
+        self.bound.add(val.node.expr)
+        return val.node.expr
 
     def extern(self, node: torch.fx.Node, args: tuple, kwargs: dict, fallback: bool) -> Any:
         schema = getattr(node.target, "_schema", None)
@@ -387,7 +411,10 @@ def broadcast_loader(x: Any, out_size: Sequence[sympy.Expr], dtype: torch.dtype)
     """A loader of `x` (tensor or scalar) indexed by the broadcast output's index, as `dtype`."""
     if not is_tensor(x):
         if isinstance(x, sympy.Expr) and not x.is_Number:
-            v = Value("index", (x,), torch.int64)
+            # a symbolic size, or a float read from the host (a kernel argument, fp32)
+            if not x.is_integer and dtype is torch.float64:
+                raise LoweringError("a float argument in float64 math (kernels take it as fp32)")
+            v = Value("index", (x,), torch.int64 if x.is_integer else torch.float32)
             return lambda idx: to_dtype(v, dtype)
         c = constant(x, dtype)
         return lambda idx: c

@@ -110,6 +110,9 @@ class WrapperCodegen:
 
     def _bind_inputs(self) -> None:
         bound = self.bound
+        for symbol, name in self.graph.host_scalars.items():  # 0-d CPU floats: read on the host
+            self.lines.append(f"    {symbol} = {name}.item()")
+            bound.add(symbol)
         for i, buffer in enumerate(self.graph.inputs):
             symbol = self.graph.input_symbols[i]
             if buffer is None:
