@@ -231,30 +231,47 @@ def test_programs_with_scatters_and_scans(name: str, frontend: str) -> None:
     assert counters["eager_graphs"] == 0, dict(counters)
 
 
-def test_optimizer_step_runs_generated_kernels() -> None:
-    """`optimizer.step()` through dynamo: one graph that turns grad off and updates the
-    parameters and the state in place; inductor_lite compiles it into kernels. (SGD: Adam's
-    update reads its step count, a CPU tensor, as a number, which kernels do not take yet.)"""
-    import copy
+OPTIMIZERS = {
+    "sgd": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01),
+    "adamw": lambda p: torch.optim.AdamW(p, lr=0.01),
+    "adam_amsgrad": lambda p: torch.optim.Adam(p, lr=0.01, amsgrad=True, weight_decay=0.1),
+}
 
-    def make(params):
-        return torch.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=0.01)
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizer_step_runs_generated_kernels(name: str) -> None:
+    """`optimizer.step()` through dynamo, with a learning-rate schedule: one graph that turns
+    grad off and updates the parameters and the state in place; inductor_lite compiles it into
+    kernels, once for every step and learning rate. Adam's step count (a 0-d CPU tensor) and
+    the step sizes made from it are computed on the host and reach the kernels as numbers, and
+    the changing learning rate (a float input) too."""
+    import copy
 
     model = MLP().to(DEVICE)
     reference = copy.deepcopy(model)
-    opt, ref_opt = make(model.parameters()), make(reference.parameters())
-    step = dynamo.compile(opt.step, backend="inductor_lite", fullgraph=True,
-                          raise_backend_errors=True)
-    for _ in range(3):
+    opt, ref_opt = OPTIMIZERS[name](model.parameters()), OPTIMIZERS[name](reference.parameters())
+    schedules = [torch.optim.lr_scheduler.StepLR(o, 1, gamma=0.8) for o in (opt, ref_opt)]
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return inductor_lite.compile_fx(gm, example_inputs)
+
+    step = dynamo.compile(opt.step, backend=backend, fullgraph=True, raise_backend_errors=True)
+    for _ in range(5):
         x = torch.randn(8, 32, device=DEVICE)
         for m in (model, reference):
             m.zero_grad()
             m(x).pow(2).mean().backward()
         step()
         ref_opt.step()
+        for schedule in schedules:
+            schedule.step()
     for got, want in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(got, want, **TOL)
     assert counters["kernels"] > 0 and counters["eager_graphs"] == 0
+    # the first step (making the state), a later one, and one with the lr a symbol
+    assert len(graphs) <= 3 and counters["graphs"] == len(graphs)
 
 
 def test_a_float_that_changes_is_a_kernel_argument() -> None:

@@ -581,14 +581,29 @@ def test_a_float_read_from_a_cpu_input_is_a_kernel_argument(device):
     assert len(compiled.versions) == 1 and counters["kernels"] == 1
 
 
-def test_a_float_read_from_a_computed_tensor_is_a_guarded_constant(device):
-    # (its value would have to be computed on the host: the input's value is read instead)
-    fn = lambda x, s: x * (s * 2).item()  # noqa: E731
-    x = torch.randn(3, 8, device=device)
-    compiled = compile_and_check(fn, x, torch.tensor(2.5, dtype=torch.float64))
-    s = torch.tensor(-0.0, dtype=torch.float64)
-    torch.testing.assert_close(compiled(x, s), fn(x, s))
-    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0
+def test_numbers_computed_from_0d_cpu_inputs_are_computed_on_the_host(device):
+    # An optimizer's step size: 0-d CPU tensors (its step count) and what is computed from
+    # them run as aten ops on the host, never in a kernel (on a GPU a kernel cannot touch CPU
+    # memory); kernels take the numbers as arguments, read on the host. The step count is
+    # updated in place, on the host too.
+    def step(p, g, count):
+        count.add_(1)
+        size = 0.1 / (1 - 0.9 ** count)
+        p.add_(g * (-size).item())
+        return p * (count * 2)
+
+    p, g = torch.randn(3, 8, device=device), torch.randn(3, 8, device=device)
+    counter = torch.tensor(0.0)
+    compiled = compile_fx(torch.fx.symbolic_trace(step), [p.clone(), g, counter.clone()])
+    got_p, got_count = p.clone(), counter.clone()
+    for _ in range(3):
+        got = compiled(got_p, g, got_count)
+        want = step(p, g, counter)
+        torch.testing.assert_close(got, want)
+    torch.testing.assert_close(got_p, p)
+    assert got_count.item() == counter.item() == 3 and got_count.device.type == "cpu"
+    assert len(compiled.versions) == 1 and counters["eager_graphs"] == 0
+    assert counters["kernels"] >= 1 and counters["extern_calls"] >= 3
 
 
 def test_after_max_versions_the_graph_runs_as_it_came(device):

@@ -15,6 +15,7 @@ exists.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -39,7 +40,7 @@ from fakecore import (
 from fxtrace import core_aten_decompositions, make_fx
 
 from . import config
-from .lowering import GraphLowering, GraphLoweringError, LoweringError
+from .lowering import GraphLowering, GraphLoweringError, LoweringError, host_nodes
 from .metrics import counters
 from .scheduler import Kernel, schedule
 from .wrapper import WrapperCodegen
@@ -87,9 +88,27 @@ def _rms_norm(x: torch.Tensor, normalized_shape: list, weight: torch.Tensor | No
     return out.to(x.dtype), rstd
 
 
+def _foreach_with_scalars(combine: Callable, xs: list, t1: list, t2: list,
+                          scalars: torch.Tensor) -> list:
+    """`_foreach_addcdiv`/`_foreach_addcmul` given their values as a CPU tensor (a foreach
+    optimizer's step sizes), as pointwise ops per tensor: `x + value * (t1 op t2)`, each value
+    a host number to the kernels."""
+    return [x + scalars[i] * combine(a, b) for i, (x, a, b) in enumerate(zip(xs, t1, t2))]
+
+
+def _foreach_with_scalars_(combine: Callable, xs: list, t1: list, t2: list,
+                           scalars: torch.Tensor) -> None:
+    for x, new in zip(xs, _foreach_with_scalars(combine, xs, t1, t2, scalars)):
+        x.copy_(new)
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
+    for name, combine in (("addcdiv", torch.div), ("addcmul", torch.mul)):
+        packet, inplace = getattr(aten, f"_foreach_{name}"), getattr(aten, f"_foreach_{name}_")
+        table[packet.Tensor] = functools.partial(_foreach_with_scalars, combine)
+        table[inplace.Tensor] = functools.partial(_foreach_with_scalars_, combine)
     table[aten._fused_rms_norm.default] = _rms_norm
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]
@@ -233,9 +252,9 @@ class CompiledGraph:
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
         if can_read_scalars and _reads_computed_floats(aten_gm):
-            # A float read out of a computed tensor (`(s * 2).item()`) would have to be computed
-            # on the host: its inputs' values become constants instead. (One read straight
-            # from a 0-d CPU input is a kernel argument, read on the host at each call.)
+            # A float read out of a tensor the kernels compute (`x.sum().item()`): its inputs'
+            # values become constants instead. (One read from a host value, a 0-d CPU tensor
+            # made from 0-d CPU inputs, is a kernel argument read on the host at each call.)
             self.read_scalars = True
             return self._compile(inputs)
         # The functional trace reads and writes inputs as separate tensors: one it writes into
@@ -334,19 +353,20 @@ def _is_int(value: Any) -> bool:
 
 
 def _reads_computed_floats(gm: torch.fx.GraphModule) -> bool:
-    """Whether the graph reads a float (`.item()`, a symbol) out of a tensor other than an
-    input."""
+    """Whether the graph reads a float (`.item()`, a symbol) out of a tensor that is not a
+    host value."""
+    host = host_nodes(gm)
     return any(n.target is aten._local_scalar_dense.default
                and isinstance(n.meta.get("val"), torch.SymFloat)
-               and n.args[0].op != "placeholder" for n in gm.graph.nodes)
+               and n.args[0] not in host for n in gm.graph.nodes)
 
 
 def _read_on_host(gm: torch.fx.GraphModule, count: int) -> set[int]:
-    """The positions among the call's arguments (after `count` state tensors) of the inputs
-    the graph only reads as numbers (`.item()`): the wrapper reads them on the host."""
+    """The positions among the call's arguments (after `count` state tensors) of the host
+    inputs (0-d CPU tensors): the wrapper reads them on the host, kernels never touch them."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    return {i - count for i, n in enumerate(placeholders) if n.users and all(
-        u.target is aten._local_scalar_dense.default for u in n.users)}
+    host = host_nodes(gm)
+    return {i - count for i, n in enumerate(placeholders) if n in host}
 
 
 def _is_cpu_scalar(t: torch.Tensor) -> bool:

@@ -70,7 +70,18 @@ class Value:
     dtype: torch.dtype
 
 
+class LoweringError(Exception):
+    """This node cannot be lowered; it runs as a fallback instead."""
+
+
 def constant(value: Any, dtype: torch.dtype) -> Value:
+    """`value` as `dtype`; a symbolic number (a size, a float read on the host) as the kernel
+    argument it is (fp32 for floats, so not in float64 math)."""
+    if isinstance(value, sympy.Expr) and value.free_symbols:
+        if not value.is_integer and dtype is torch.float64:
+            raise LoweringError("a float argument in float64 math (kernels take it as fp32)")
+        return to_dtype(Value("index", (value,), torch.int64 if value.is_integer
+                              else torch.float32), dtype)
     if dtype.is_floating_point:
         value = float(value)
     elif dtype == torch.bool:

@@ -28,6 +28,7 @@ from .ir import (
     Index,
     InputBuffer,
     Layout,
+    LoweringError,
     Pointwise,
     Reduction,
     Scan,
@@ -54,10 +55,6 @@ EXTERN_OPS = {
     aten._scaled_dot_product_flash_attention.default,
     aten._scaled_dot_product_cudnn_attention.default,
 }
-
-
-class LoweringError(Exception):
-    """This node cannot be lowered; it runs as a fallback instead."""
 
 
 class GraphLoweringError(Exception):
@@ -164,9 +161,14 @@ class GraphLowering:
         # Size symbols the wrapper binds from its inputs; others (the size of a fallback's
         # data-dependent result) have no value in generated code.
         self.bound: set[sympy.Symbol] = set()
-        # Float symbols read from 0-d CPU inputs (`.item()`), by the input's name: the wrapper
-        # reads each on the host, and kernels take it as an argument.
+        # Numbers read on the host from 0-d CPU tensors (`.item()` of an input, or of a host
+        # value below), by the tensor's buffer name: the wrapper reads each once the tensor
+        # exists, and kernels take it as an argument.
         self.host_scalars: dict[sympy.Symbol, str] = {}
+        # Host values: 0-d CPU tensors computed from 0-d CPU inputs and constants only (an
+        # optimizer's step count and the step size made from it): computed by aten on the
+        # host, never by a kernel (a GPU kernel cannot touch CPU memory).
+        self.host_nodes = host_nodes(gm)
 
     # -- buffers ---------------------------------------------------------------------------
     def new_name(self) -> str:
@@ -238,6 +240,17 @@ class GraphLowering:
 
     def _call(self, node: torch.fx.Node) -> Any:
         args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: self.env[n])
+        if node in self.host_nodes:
+            return self.extern(node, args, kwargs, fallback=False,
+                               writes=node.target is aten.copy_.default)
+        hosted = [n for n in node.all_input_nodes if n in self.host_nodes]
+        if hosted and node.target is not aten._local_scalar_dense.default:
+            # Kernels take host values as numbers (fp32 for floats: not float64 ones)
+            lowered = None if any(self.env[n].dtype is torch.float64 for n in hosted) else \
+                self._lower(node, *torch.fx.node.map_arg((node.args, node.kwargs), lambda n: (
+                    self.as_number(self.env[n], node) if n in self.host_nodes else self.env[n])))
+            return lowered if lowered is not None else self.extern(
+                node, args, kwargs, fallback=node.target not in EXTERN_OPS)
         if node.target is operator.getitem and isinstance(args[0], (list, tuple)):
             out = args[0][args[1]]
             if isinstance(out, Pointwise) and len(node.users) > 1:
@@ -250,23 +263,46 @@ class GraphLowering:
             found = self.host_scalar(node, args[0])
             if found is not None:
                 return found
-        lowering = LOWERINGS.get(_functional_twin(node) or node.target)
-        if not _kernel_dtypes_only(node) or not self._sizes_bound(node):
-            lowering = None
-        if lowering is not None:
-            state = (len(self.buffers), len(self.seeds), dict(self.reductions))
-            try:
-                out = lowering(self, node, *args, **kwargs)
-            except LoweringError:  # undo what the lowering added before it gave up
-                out = None
-                del self.buffers[state[0]:], self.seeds[state[1]:]
-                self.reductions = state[2]
-            if out is not None:
-                self.lowered_ops += 1
-                if isinstance(out, Pointwise) and len(node.users) > 1:
-                    out = self.realize(out, self._stored_layout(node))
-                return out
+        lowered = self._lower(node, args, kwargs)
+        if lowered is not None:
+            return lowered
         return self.extern(node, args, kwargs, fallback=node.target not in EXTERN_OPS)
+
+    def _lower(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
+        """`node` by its lowering, or None when it has none or its lowering gives up."""
+        lowering = LOWERINGS.get(_functional_twin(node) or node.target)
+        if lowering is None or not _kernel_dtypes_only(node) or not self._sizes_bound(node):
+            return None
+        state = (len(self.buffers), len(self.seeds), dict(self.reductions))
+        try:
+            out = lowering(self, node, *args, **kwargs)
+        except LoweringError:  # undo what the lowering added before it gave up
+            out = None
+            del self.buffers[state[0]:], self.seeds[state[1]:]
+            self.reductions = state[2]
+        if out is None:
+            return None
+        self.lowered_ops += 1
+        if isinstance(out, Pointwise) and len(node.users) > 1:
+            out = self.realize(out, self._stored_layout(node))
+        return out
+
+    def as_number(self, buffer: Buffer, user: torch.fx.Node) -> Any:
+        """A 0-d host value as kernels take it: a 0-d value (on the device of `user`'s result)
+        of the number the wrapper reads on the host once the tensor exists, passed as a
+        kernel argument. Larger host values stay buffers (the op then runs on the host)."""
+        if buffer.layout.size:
+            return buffer
+        symbol = next((s for s, name in self.host_scalars.items() if name == buffer.name), None)
+        if symbol is None:
+            integral = not (buffer.dtype.is_floating_point or buffer.dtype.is_complex)
+            symbol = sympy.Symbol(f"host{len(self.host_scalars)}", integer=integral, real=True)
+            self.host_scalars[symbol] = buffer.name
+            self.bound.add(symbol)
+        val = user.meta.get("val")
+        device = val.device if isinstance(val, torch.Tensor) else buffer.device
+        value = constant(symbol, buffer.dtype)
+        return Pointwise((), buffer.dtype, device, lambda idx: value)
 
     def _symbolic_arith(self, node: torch.fx.Node, args: tuple) -> Any:
         """Size arithmetic on symbols (`sym_size`, `operator.mul`, ...) evaluates to sympy, and
@@ -280,22 +316,23 @@ class GraphLowering:
         raise LoweringError(f"cannot lower {node.target}")
 
     def host_scalar(self, node: torch.fx.Node, x: Any) -> sympy.Expr | None:
-        """`x.item()` of a 0-d CPU float input: its symbol, which the wrapper binds by reading
-        the input on the host (no device sync: it is on the CPU) and kernels take as an
-        argument; None for any other `.item()`."""
+        """`x.item()` of a 0-d CPU float input or host value: its symbol, which the wrapper
+        binds by reading the tensor on the host (no device sync: it is on the CPU) and kernels
+        take as an argument; None for any other `.item()`."""
         val = node.meta.get("val")
-        if not (isinstance(val, torch.SymFloat) and isinstance(x, InputBuffer)
-                and not x.layout.size and x.layout.device.type == "cpu"
-                and val.node.expr.is_Symbol):
+        if not (isinstance(val, torch.SymFloat) and isinstance(x, (InputBuffer, ExternBuffer))
+                and x.layout is not None and not x.layout.size
+                and x.layout.device.type == "cpu" and val.node.expr.is_Symbol):
             return None
         self.host_scalars[val.node.expr] = x.name
         self.bound.add(val.node.expr)
         return val.node.expr
 
-    def extern(self, node: torch.fx.Node, args: tuple, kwargs: dict, fallback: bool) -> Any:
+    def extern(self, node: torch.fx.Node, args: tuple, kwargs: dict, fallback: bool,
+               writes: bool = False) -> Any:
         schema = getattr(node.target, "_schema", None)
-        if schema is not None and any(a.alias_info is not None and a.alias_info.is_write
-                                      for a in schema.arguments):
+        if not writes and schema is not None and any(
+                a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
             # Lazy values read buffers when they are computed, which may be after this call.
             raise GraphLoweringError(f"{node.target} writes into its arguments")
         # Lazy arguments are computed in the layout the trace saw (when it is dense), as the
@@ -351,6 +388,32 @@ class GraphLowering:
             if isinstance(value, Pointwise):
                 value = self.realize(value, self._stored_layout(n))
             self.outputs.append(value)
+
+
+def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
+    """The nodes whose values are host values: 0-d CPU tensors that are inputs or constants,
+    CPU tensors computed by an aten op from host values only (an optimizer's `step + 1`, the
+    step sizes `lr / (1 - beta ** step)` and their `stack`), and copies of host values into
+    host inputs (the step count's update)."""
+    def on_cpu(node: torch.fx.Node, zero_d: bool) -> bool:
+        val = node.meta.get("val")
+        return isinstance(val, torch.Tensor) and val.device.type == "cpu" and (
+            val.dim() == 0 or not zero_d)
+
+    host: set[torch.fx.Node] = set()
+    others = False  # tensors that are not host values: what kernels are for
+    for node in gm.graph.nodes:
+        tensors = [n for n in node.all_input_nodes
+                   if isinstance(n.meta.get("val"), torch.Tensor)]  # (numbers: on the host)
+        if node.op == "placeholder" and on_cpu(node, zero_d=True):
+            host.add(node)
+        elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) \
+                and all(n in host for n in tensors) and on_cpu(node, zero_d=not tensors) and (
+                    node.target is aten.copy_.default or not node.target._schema.is_mutable):
+            host.add(node)
+        elif isinstance(node.meta.get("val"), torch.Tensor):
+            others = True
+    return host if others else set()  # a graph of 0-d CPU tensors alone is all kernels
 
 
 def _free_symbols(tree: Any) -> set[sympy.Symbol]:
@@ -409,13 +472,7 @@ def is_tensor(x: Any) -> bool:
 
 def broadcast_loader(x: Any, out_size: Sequence[sympy.Expr], dtype: torch.dtype) -> Callable:
     """A loader of `x` (tensor or scalar) indexed by the broadcast output's index, as `dtype`."""
-    if not is_tensor(x):
-        if isinstance(x, sympy.Expr) and not x.is_Number:
-            # a symbolic size, or a float read from the host (a kernel argument, fp32)
-            if not x.is_integer and dtype is torch.float64:
-                raise LoweringError("a float argument in float64 math (kernels take it as fp32)")
-            v = Value("index", (x,), torch.int64 if x.is_integer else torch.float32)
-            return lambda idx: to_dtype(v, dtype)
+    if not is_tensor(x):  # a number: constant, or symbolic (a size, a float read on the host)
         c = constant(x, dtype)
         return lambda idx: c
     load = loader(x)

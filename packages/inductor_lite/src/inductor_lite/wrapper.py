@@ -110,9 +110,11 @@ class WrapperCodegen:
 
     def _bind_inputs(self) -> None:
         bound = self.bound
-        for symbol, name in self.graph.host_scalars.items():  # 0-d CPU floats: read on the host
-            self.lines.append(f"    {symbol} = {name}.item()")
-            bound.add(symbol)
+        inputs = {b.name for b in self.graph.inputs if b is not None}
+        for symbol, name in self.graph.host_scalars.items():  # 0-d CPU inputs: read on the host
+            if name in inputs:
+                self.lines.append(f"    {symbol} = {name}.item()")
+                bound.add(symbol)
         for i, buffer in enumerate(self.graph.inputs):
             symbol = self.graph.input_symbols[i]
             if buffer is None:
@@ -194,6 +196,10 @@ class WrapperCodegen:
             stride = "".join(f"{self.expr(s)}, " for s in step.layout.stride)
             self.lines.append(f"    {step.name} = runtime.with_strides({step.name}, ({size}), "
                               f"({stride}))")
+        for symbol, name in self.graph.host_scalars.items():  # a host value: read it now
+            if name == step.name:
+                self.lines.append(f"    {symbol} = {step.name}.item()")
+                self.bound.add(symbol)
 
     def _output(self, o: Any) -> str:
         if isinstance(o, (Buffer, BufferView)):
