@@ -264,8 +264,8 @@ class KernelCodegen:
             text = f"tl.full({self.unit}, {_literal(v.args[0])}, {TL_DTYPES[v.dtype]})"
         elif v.op == "index" and v.dtype is torch.int64:
             text = f"({self.print_index(v.args[0], scope)}) + tl.zeros({self.unit}, tl.int64)"
-        elif v.op == "index":  # a float kernel argument, fp32 (-0.0 + s keeps the sign of 0)
-            text = f"tl.full({self.unit}, -0.0, tl.float32) + ({self.print_index(v.args[0], scope)})"
+        elif v.op == "index":  # a float kernel argument, fp32 (1.0 * s keeps the sign of 0)
+            text = f"tl.full({self.unit}, 1.0, tl.float32) * ({self.print_index(v.args[0], scope)})"
         elif v.op in ("rand", "randn"):
             seed = v.args[0]
             if seed not in self.seeds:

@@ -113,7 +113,7 @@ class WrapperCodegen:
         inputs = {b.name for b in self.graph.inputs if b is not None}
         for symbol, name in self.graph.host_scalars.items():  # 0-d CPU inputs: read on the host
             if name in inputs:
-                self.lines.append(f"    {symbol} = {name}.item()")
+                self.lines.append(f"    {symbol} = {_read_number(symbol, name)}")
                 bound.add(symbol)
         for i, buffer in enumerate(self.graph.inputs):
             symbol = self.graph.input_symbols[i]
@@ -198,7 +198,7 @@ class WrapperCodegen:
                               f"({stride}))")
         for symbol, name in self.graph.host_scalars.items():  # a host value: read it now
             if name == step.name:
-                self.lines.append(f"    {symbol} = {step.name}.item()")
+                self.lines.append(f"    {symbol} = {_read_number(symbol, name)}")
                 self.bound.add(symbol)
 
     def _output(self, o: Any) -> str:
@@ -236,3 +236,8 @@ class WrapperCodegen:
 def _kernel_reads(node) -> set[str]:
     return {name for name, _ in node_reads(node)}
 
+
+def _read_number(symbol: sympy.Symbol, tensor: str) -> str:
+    """Reading a host value for a kernel: an int for an integral one (a bool's too: kernels
+    take 0 or 1), a float otherwise."""
+    return f"int({tensor}.item())" if symbol.is_integer else f"{tensor}.item()"
