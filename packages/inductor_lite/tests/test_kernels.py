@@ -606,6 +606,16 @@ def test_numbers_computed_from_0d_cpu_inputs_are_computed_on_the_host(device):
     assert counters["kernels"] >= 1 and counters["extern_calls"] >= 3
 
 
+def test_kernels_never_read_host_tensors(device):
+    # A host value larger than 0-d (made from a 0-d CPU input) is not a number a kernel can
+    # take: the op using it runs as an aten call (on a GPU a kernel cannot read CPU memory).
+    if device != "cpu":
+        pytest.skip("eager cannot concatenate a CPU tensor with a GPU one: CPU kernels only")
+    fn = lambda x, s: torch.cat([x, s.reshape(1) * 2])  # noqa: E731
+    compile_and_check(fn, torch.randn(5), torch.tensor(3.0))
+    assert counters["kernels"] == 0 and counters["fallbacks"] == 1
+
+
 def test_after_max_versions_the_graph_runs_as_it_came(device):
     from inductor_lite.compile_fx import MAX_VERSIONS
 

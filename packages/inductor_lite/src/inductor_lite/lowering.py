@@ -245,8 +245,10 @@ class GraphLowering:
                                writes=node.target is aten.copy_.default)
         hosted = [n for n in node.all_input_nodes if n in self.host_nodes]
         if hosted and node.target is not aten._local_scalar_dense.default:
-            # Kernels take host values as numbers (fp32 for floats: not float64 ones)
-            lowered = None if any(self.env[n].dtype is torch.float64 for n in hosted) else \
+            # Kernels take 0-d host values as numbers (fp32 for floats: not float64 ones); an
+            # op on a larger one (or a float64 one) runs as an aten call
+            lowered = None if any(self.env[n].dtype is torch.float64 or self.env[n].layout.size
+                                  for n in hosted) else \
                 self._lower(node, *torch.fx.node.map_arg((node.args, node.kwargs), lambda n: (
                     self.as_number(self.env[n], node) if n in self.host_nodes else self.env[n])))
             return lowered if lowered is not None else self.extern(
@@ -290,9 +292,7 @@ class GraphLowering:
     def as_number(self, buffer: Buffer, user: torch.fx.Node) -> Any:
         """A 0-d host value as kernels take it: a 0-d value (on the device of `user`'s result)
         of the number the wrapper reads on the host once the tensor exists, passed as a
-        kernel argument. Larger host values stay buffers (the op then runs on the host)."""
-        if buffer.layout.size:
-            return buffer
+        kernel argument."""
         symbol = next((s for s, name in self.host_scalars.items() if name == buffer.name), None)
         if symbol is None:
             integral = not (buffer.dtype.is_floating_point or buffer.dtype.is_complex)
