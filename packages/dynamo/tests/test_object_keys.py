@@ -220,3 +220,20 @@ def test_id_of_objects_from_the_frame_is_a_guarded_constant() -> None:
 
     (reason,) = [b.reason for b in dynamo.explain(g)(x).breaks]
     assert reason.startswith("id() of") and "objects from the frame only" in reason
+
+
+def test_torch_python_that_returns_a_dict_is_followed() -> None:
+    """GradScaler's per-optimizer state comes from a factory in torch's Python that returns a
+    dict: not a graph operation, it is followed like the user's code."""
+    from torch.amp.grad_scaler import _refresh_per_optimizer_state
+
+    def f(x):
+        state = _refresh_per_optimizer_state()
+        state["found_inf_per_device"]["cpu"] = x.sum()
+        return x * len(state), state
+
+    counted, graphs = counting_backend("eager")
+    got, state = dynamo.compile(f, backend=counted, fullgraph=True)(torch.ones(3))
+    torch.testing.assert_close(got, torch.full((3,), 2.0))
+    assert state == {"stage": state["stage"], "found_inf_per_device": {"cpu": torch.tensor(3.0)}}
+    assert "_refresh_per_optimizer_state" not in graphs[0].code

@@ -44,6 +44,11 @@ class Unsupported(Exception):
         return f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}"
 
 
+class NotAGraphValue(Unsupported):
+    """A graph operation returned what a graph cannot hold (a dict, an object): the node is
+    taken back, and a torch function written in Python is followed instead."""
+
+
 class Raised(Unsupported):
     """An exception that the traced code raises (`raise KeyError(k)`, a missing dict key, an
     exhausted iterator): when a `try` of the traced code catches it, the trace goes on in the

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from dynamo.exc import Unsupported
+from dynamo.exc import NotAGraphValue, Unsupported
 from dynamo.side_effects import SideEffects
 from dynamo.sources import FloatTensorSource
 from dynamo.variables.base import VariableTracker
@@ -190,7 +190,12 @@ class OutputGraph:
         node = self.graph.call_function(fn, tuple(_node_arg(a) for a in args),
                                         {k: _node_arg(v) for k, v in kwargs.items()})
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, getattr(fn, "__name__", fn))
-        return _same_tensor(args, value) or self.wrap_result(node, value)
+        try:
+            return _same_tensor(args, value) or self.wrap_result(node, value)
+        except NotAGraphValue:
+            if not node.users:
+                self.graph.erase_node(node)
+            raise
 
     def _tensor_of_symbols(self, data: VariableTracker,
                            kwargs: dict[str, VariableTracker]) -> VariableTracker:
@@ -261,7 +266,7 @@ class OutputGraph:
             return TupleVariable(items)
         if value is None or is_literal(value):
             return ConstantVariable(value)
-        raise Unsupported(f"a graph operation returned a {type(value).__qualname__}")
+        raise NotAGraphValue(f"a graph operation returned a {type(value).__qualname__}")
 
     def size_variable(self, tensor: TensorVariable, sizes: Any) -> SizeVariable:
         return SizeVariable([self._size(tensor, "size", d, s) for d, s in enumerate(sizes)])

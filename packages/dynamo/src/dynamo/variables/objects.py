@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.nn.modules import module as nn_module
 
-from dynamo.exc import Unsupported
+from dynamo.exc import NotAGraphValue, Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
 from dynamo.variables.base import TrueVariable, VariableTracker
@@ -752,7 +752,14 @@ class TorchFunctionVariable(TrueVariable):
             # followed like the user's code (a function torch keeps out of graphs, such as
             # `checkpoint`, then breaks the graph)
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
-        result = tx.output.call_function(fn, args, kwargs)
+        try:
+            result = tx.output.call_function(fn, args, kwargs)
+        except NotAGraphValue:
+            if not isinstance(fn, types.FunctionType):
+                raise
+            # torch's Python returning what a graph cannot hold (GradScaler's state factory
+            # returns a dict): followed like the user's code
+            return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
         if not args and not kwargs and isinstance(result, ConstantVariable) \
                 and not is_none(result):
             # A query of global state (`torch.get_num_threads()`, `torch.initial_seed()`,
