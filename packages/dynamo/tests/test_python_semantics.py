@@ -441,3 +441,40 @@ def test_cached_property_is_computed_once_per_object() -> None:
     out, config = dynamo.compile(made_inside, backend="eager", fullgraph=True)(torch.ones(1))
     assert out.item() == 5 and config.__dict__ == {"width": 10, "half": 5}
     assert calls == [4, 6, 10]
+
+
+def test_isinstance_with_runtime_checkable_protocols() -> None:
+    from typing import Protocol, runtime_checkable
+
+    import dynamo
+
+    @runtime_checkable
+    class HasScale(Protocol):
+        scale: float
+
+    @runtime_checkable
+    class Forwards(Protocol):
+        def forward(self, x): ...
+
+    class Scaled:
+        scale = 2.0
+
+    class Plain:
+        pass
+
+    class NoForward:
+        forward = None  # a method member that is None does not count
+
+    def f(x, obj):
+        return (x * obj.scale if isinstance(obj, HasScale) else x - 1,
+                isinstance(obj, Forwards))
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.ones(2)
+    late = Plain()
+    for obj in (Scaled(), Plain(), torch.nn.Linear(2, 2), NoForward(), late):
+        got, want = compiled(x, obj), f(x, obj)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] == want[1]
+    late.scale = 5.0  # now it has the member: the guarded answer changes
+    torch.testing.assert_close(compiled(x, late)[0], torch.full((2,), 5.0))

@@ -16,6 +16,7 @@ import itertools
 import math
 import operator
 import types
+import typing
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -806,6 +807,7 @@ def sort_values(tx: Translator, values: list[VariableTracker], key: VariableTrac
 # ----- isinstance, as Python answers it (Objects/abstract.c) ------------------------------------
 
 _TYPE_INSTANCECHECK = type.__instancecheck__
+_PROTOCOL_INSTANCECHECK = type(typing.Protocol).__instancecheck__
 _OBJECT_CLASS = object.__dict__["__class__"]
 
 
@@ -883,6 +885,8 @@ def instance_check(tx: Translator, obj: VariableTracker, classes: VariableTracke
         return type_instancecheck(tx, cls, obj)
     if check is abc.ABCMeta.__instancecheck__:
         return abc_instancecheck(tx, cls, obj)
+    if check is _PROTOCOL_INSTANCECHECK and getattr(cls, "_is_runtime_protocol", False):
+        return protocol_instancecheck(tx, cls, obj)
     if not isinstance(check, types.FunctionType):
         raise Unsupported(f"isinstance() with {cls.__qualname__}, whose metaclass "
                           f"{type(cls).__qualname__} answers it in C")
@@ -895,6 +899,25 @@ def instance_check(tx: Translator, obj: VariableTracker, classes: VariableTracke
     except Unsupported as error:
         raise Unsupported(f"isinstance() with {cls.__qualname__}: its metaclass's "
                           f"{check.__qualname__} could not be traced ({error.reason})") from None
+
+
+def protocol_instancecheck(tx: Translator, cls: type, obj: VariableTracker) -> bool:
+    """`isinstance(obj, P)` for a `runtime_checkable` Protocol, as typing answers it: a
+    subclass of `P` is one; otherwise `obj` must have each of P's members, and a method among
+    them must not be None on `obj`. `hasattr` is traced (its answers guarded), the members
+    are the class's, read for real."""
+    if type_instancecheck(tx, cls, obj):  # (a data protocol refuses `issubclass`)
+        return True
+    members = getattr(cls, "__protocol_attrs__", None)  # Python 3.12
+    if members is None:
+        members = typing._get_protocol_attrs(cls)
+    for name in sorted(members):
+        found = BuiltinVariable(hasattr).call(tx, [obj, ConstantVariable(name)], {})
+        if not found.as_constant():
+            return False
+        if callable(getattr(cls, name, None)) and is_none(obj.getattr(tx, name)):
+            return False
+    return True
 
 
 def type_instancecheck(tx: Translator, cls: type, obj: VariableTracker) -> bool:
