@@ -147,3 +147,31 @@ def test_a_break_with_no_user_code_on_the_way_names_torchs_line() -> None:
 
     (error,) = dynamo.explain(user)(torch.randn(3)).breaks
     assert error.filename == __file__
+
+
+def test_a_warning_at_a_break_names_the_users_line() -> None:
+    """`warnings.warn` is made for real at a break, from the transformed frame: it is still
+    attributed to the user's line (stacklevel=1), or to the user's caller (stacklevel=2: a
+    library function warning about how it is called), as in eager."""
+    import warnings
+
+    import dynamo
+
+    def library(x):
+        warnings.warn("deprecated argument", DeprecationWarning, stacklevel=2)
+        return x + 1
+
+    def model(x):
+        if x.shape[0] > 2:
+            warnings.warn("a big batch", stacklevel=1)
+        return library(x) * 2
+
+    def records(fn):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(torch.ones(3))
+        return [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+
+    compiled = dynamo.compile(model, backend="eager")
+    got, want = records(compiled), records(model)
+    assert got == want and len(got) == 2 and all(w[2] == __file__ for w in got)

@@ -29,7 +29,11 @@ from __future__ import annotations
 
 import dis
 import operator
+import os
+import sys
 import types
+import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +53,44 @@ def _special_method(obj: Any, name: str) -> Any:
             return found if get is None else get(found, obj, type(obj))
     raise TypeError(f"{type(obj).__qualname__!r} object does not support the context manager "
                     "protocol")
+
+
+_DYNAMO_DIR = os.path.dirname(__file__)
+# The code of each transformed frame that makes a call for real at a break, and where the
+# user's function makes that call: (file, line, module globals).
+BREAK_SITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def warn_at(filename: str, lineno: int, module_globals: dict, message: Any,
+            category: type[Warning] | None = None, stacklevel: int = 1, source: Any = None,
+            **options: Any) -> None:
+    """`warnings.warn` made for real at a graph break, attributed as Python would: to the
+    user's line (`filename`:`lineno`, in the module of `module_globals`, whose registry says
+    whether it warned there before) or, for `stacklevel=2` and up, to the user's frames above
+    it: a transformed frame making a call at a break stands for the user's line of that call,
+    dynamo's own frames are skipped."""
+    if isinstance(message, Warning):
+        category = type(message)
+    site = (filename, lineno, module_globals)
+    frame = sys._getframe(2)  # above the transformed frame that called this one
+    for _ in range(stacklevel - 1):
+        site = None
+        while frame is not None and site is None:
+            code = frame.f_code
+            if code in BREAK_SITES:
+                site = BREAK_SITES[code]
+            elif code.co_filename != "<dynamo transformed frame>" and \
+                    not code.co_filename.startswith(_DYNAMO_DIR):
+                site = (code.co_filename, frame.f_lineno, frame.f_globals)
+            frame = frame.f_back
+        if site is None:  # past the outermost frame: Python says `sys`
+            site = ("sys", 1, sys.__dict__)
+    filename, lineno, module_globals = site
+    warnings.warn_explicit(
+        message, category or UserWarning, filename, lineno,
+        module=module_globals.get("__name__", "<unknown>"),
+        registry=module_globals.setdefault("__warningregistry__", {}),
+        module_globals=module_globals, source=source)
 
 
 def enter_with(manager: Any) -> tuple[Any, Any]:

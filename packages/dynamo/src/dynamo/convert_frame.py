@@ -25,6 +25,7 @@ import torch.utils.checkpoint
 
 from dynamo.backends import Backend
 from dynamo.breaks import (
+    BREAK_SITES,
     cells_written,
     exception_handler,
     fast_forward,
@@ -32,6 +33,7 @@ from dynamo.breaks import (
     operator_of,
     refusal,
     resume_function,
+    warn_at,
 )
 from dynamo.bytecode import PY312
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
@@ -178,6 +180,9 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     else:
         run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun,
                                         output.initial_grad_mode)
+        # what the step made for real sees as its caller: the user's line (`warn_at`)
+        BREAK_SITES[run.__code__] = (fn.__code__.co_filename,
+                                     tracer.instructions[tracer.ip].lineno, fn.__globals__)
     _log_entry(fn, gm, guards, source, started, traced)
     return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_numbers=numbers)
 
@@ -305,7 +310,11 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         call_args = [f"*{builder.expression(star)}"]
         if kwargs is not None:
             call_args.append(f"**{builder.expression(kwargs)}")
-    if isinstance(callee, (OpaqueFunctionVariable, BuiltinVariable, TorchFunctionVariable)) \
+    if isinstance(callee, OpaqueFunctionVariable) and callee.as_constant() is warnings.warn:
+        # attributed to the user's line, not to the transformed frame
+        call = builder.constant(functools.partial(
+            warn_at, fn.__code__.co_filename, ins.lineno, fn.__globals__))
+    elif isinstance(callee, (OpaqueFunctionVariable, BuiltinVariable, TorchFunctionVariable)) \
             and not is_checkpoint(callee.as_constant()):
         call = builder.constant(callee.as_constant())  # called as it is: no wrapper to find
     else:
