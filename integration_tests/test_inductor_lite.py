@@ -235,6 +235,9 @@ OPTIMIZERS = {
     "sgd": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01),
     "adamw": lambda p: torch.optim.AdamW(p, lr=0.01),
     "adam_amsgrad": lambda p: torch.optim.Adam(p, lr=0.01, amsgrad=True, weight_decay=0.1),
+    # (foreach: the default on a GPU)
+    "adam_foreach": lambda p: torch.optim.Adam(p, lr=0.01, foreach=True),
+    "sgd_foreach": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, foreach=True),
 }
 
 

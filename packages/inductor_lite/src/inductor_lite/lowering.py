@@ -240,24 +240,24 @@ class GraphLowering:
 
     def _call(self, node: torch.fx.Node) -> Any:
         args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: self.env[n])
+        if node.target is operator.getitem and isinstance(args[0], (list, tuple)):
+            out = args[0][args[1]]
+            if isinstance(out, Pointwise) and len(node.users) > 1:
+                out = self.realize(out, self._stored_layout(node))
+            return out
         if node in self.host_nodes:
             return self.extern(node, args, kwargs, fallback=False,
                                writes=node.target is aten.copy_.default)
         hosted = [n for n in node.all_input_nodes if n in self.host_nodes]
         if hosted and node.target is not aten._local_scalar_dense.default:
             # Kernels take 0-d host values as numbers (fp32 for floats: not float64 ones); an
-            # op on a larger one (or a float64 one) runs as an aten call
-            lowered = None if any(self.env[n].dtype is torch.float64 or self.env[n].layout.size
-                                  for n in hosted) else \
+            # op on a larger one (a list, a float64 one) runs as an aten call
+            lowered = None if any(not isinstance(self.env[n], Buffer) or self.env[n].layout.size
+                                  or self.env[n].dtype is torch.float64 for n in hosted) else \
                 self._lower(node, *torch.fx.node.map_arg((node.args, node.kwargs), lambda n: (
                     self.as_number(self.env[n], node) if n in self.host_nodes else self.env[n])))
             return lowered if lowered is not None else self.extern(
                 node, args, kwargs, fallback=node.target not in EXTERN_OPS)
-        if node.target is operator.getitem and isinstance(args[0], (list, tuple)):
-            out = args[0][args[1]]
-            if isinstance(out, Pointwise) and len(node.users) > 1:
-                out = self.realize(out, self._stored_layout(node))
-            return out
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
@@ -395,20 +395,28 @@ def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
     CPU tensors computed by an aten op from host values only (an optimizer's `step + 1`, the
     step sizes `lr / (1 - beta ** step)` and their `stack`), and copies of host values into
     host inputs (the step count's update)."""
-    def on_cpu(node: torch.fx.Node, zero_d: bool) -> bool:
-        val = node.meta.get("val")
+    def on_cpu(val: Any, zero_d: bool) -> bool:
+        if isinstance(val, (list, tuple)):  # a foreach op's results
+            return bool(val) and all(on_cpu(v, zero_d) for v in val)
         return isinstance(val, torch.Tensor) and val.device.type == "cpu" and (
             val.dim() == 0 or not zero_d)
+
+    def has_tensors(node: torch.fx.Node) -> bool:
+        val = node.meta.get("val")
+        return isinstance(val, torch.Tensor) or isinstance(val, (list, tuple)) and any(
+            isinstance(v, torch.Tensor) for v in val)
 
     host: set[torch.fx.Node] = set()
     others = False  # tensors that are not host values: what kernels are for
     for node in gm.graph.nodes:
-        tensors = [n for n in node.all_input_nodes
-                   if isinstance(n.meta.get("val"), torch.Tensor)]  # (numbers: on the host)
-        if node.op == "placeholder" and on_cpu(node, zero_d=True):
+        tensors = [n for n in node.all_input_nodes if has_tensors(n)]  # (numbers: on the host)
+        val = node.meta.get("val")
+        if node.op == "placeholder" and on_cpu(val, zero_d=True):
             host.add(node)
+        elif node.target is operator.getitem and tensors and all(n in host for n in tensors):
+            host.add(node)  # one result of a host foreach op
         elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) \
-                and all(n in host for n in tensors) and on_cpu(node, zero_d=not tensors) and (
+                and all(n in host for n in tensors) and on_cpu(val, zero_d=not tensors) and (
                     node.target is aten.copy_.default or not node.target._schema.is_mutable):
             host.add(node)
         elif isinstance(node.meta.get("val"), torch.Tensor):
