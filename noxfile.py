@@ -128,5 +128,6 @@ def conformance(session: nox.Session) -> None:
 @nox.session(venv_params=VENV_PARAMS)
 def bench(session: nox.Session) -> None:
     """The benchmarks, ours beside the peer in the same run; writes docs/performance.md."""
-    _install(session, PACKAGES, TRANSFORMERS)  # a Hugging Face GPT-2 in the dynamo benchmark
+    # a Hugging Face GPT-2 and a diffusers UNet in the dynamo benchmark
+    _install(session, PACKAGES, TRANSFORMERS, DIFFUSERS)
     session.run("python", "benchmarks/run.py", *session.posargs)

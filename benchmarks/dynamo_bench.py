@@ -104,6 +104,27 @@ def _hf_gpt2() -> torch.nn.Module:
                                       n_positions=128, bos_token_id=0, eos_token_id=0)).eval()
 
 
+class _Denoiser(torch.nn.Module):
+    """A diffusers UNet (text-conditioned, small config, random weights) at one denoising step:
+    a CNN with attention, timestep embeddings and the library's Python around them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from diffusers import UNet2DConditionModel
+
+        torch.manual_seed(0)
+        self.unet = UNet2DConditionModel(
+            sample_size=16, in_channels=4, out_channels=4, layers_per_block=1,
+            block_out_channels=(32, 64), down_block_types=("CrossAttnDownBlock2D",
+                                                           "DownBlock2D"),
+            up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=32,
+            norm_num_groups=8, attention_head_dim=8).eval()
+        self.register_buffer("text", torch.randn(2, 7, 32))
+
+    def forward(self, latents):
+        return self.unet(latents, 10, self.text).sample
+
+
 _SINK = io.StringIO()
 
 
@@ -158,6 +179,8 @@ def run() -> str:
         ("MLP (3 layers), input (8, 32)", MLP().eval(), torch.randn(8, 32), 2000, 5),
         ("Hugging Face GPT-2 (2 layers, d=64, random weights), tokens (2, 16), no_grad",
          _hf_gpt2(), torch.randint(0, 1000, (2, 16)), 20, 3),
+        ("diffusers text-conditioned UNet (2 blocks, random weights), latents (2, 4, 16, 16), "
+         "no_grad", _Denoiser(), torch.randn(2, 4, 16, 16), 10, 3),
     ]
     for label, model, x, number, repeats in cases:
         with torch.no_grad():
