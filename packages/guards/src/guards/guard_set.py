@@ -25,7 +25,15 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from guards.guard_kinds import Constants, Equals, Guard, TensorMatch, plain_constant
+from guards.guard_kinds import (
+    Constants,
+    DictContains,
+    Equals,
+    Guard,
+    Length,
+    TensorMatch,
+    plain_constant,
+)
 from guards.sources import LocalSource, Source, key_names
 
 CheckFn = Callable[[dict, dict], bool]
@@ -168,6 +176,41 @@ def _tensors_together(tensors: list[TensorMatch], names: dict[Source, str],
     return lines
 
 
+def _simple_kind(guard: Guard) -> str | None:
+    """Which batched check takes `guard`, if one does."""
+    if isinstance(guard, Length):
+        return "len"
+    if isinstance(guard, DictContains):
+        return "in" if guard.present else "not in"
+    if isinstance(guard, Equals) and _is_singleton(guard.value):
+        return "is"
+    return None
+
+
+def _simple_together(guards: list[Guard], names: dict[Source, str],
+                     consts: Constants) -> list[str]:
+    """Lengths, key presence and singleton values, each kind in one pass (`map`)."""
+    lines = []
+    for kind in ("len", "is", "not in", "in"):
+        some = [g for g in guards if _simple_kind(g) == kind]
+        if not some:
+            continue
+        values = "(" + ", ".join(names[g.source] for g in some) + ",)"
+        if kind == "len":
+            lengths = consts.name([g.length for g in some])
+            lines.append(f"if list(map(len, {values})) != {lengths}:")
+        elif kind == "is":
+            lines.append(f"if not all(map(___is, {values}, "
+                         f"{consts.name(tuple(g.value for g in some))})):")
+
+        else:
+            keys = consts.name(tuple(g.key for g in some))
+            test = "any" if kind == "not in" else "not all"
+            lines.append(f"if {test}(map(___contains, {values}, {keys})):")
+        lines.append("    return False")
+    return lines
+
+
 def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     consts = Constants()
     children: dict[Source | None, list[Source]] = {}
@@ -241,6 +284,15 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
         tensors = []
     for guard in tensors:
         on_source[guard.source].remove(guard)
+    # Likewise the cheap checks of values reached through others (a module's hook dicts are
+    # empty, no instance attribute shadows a method, a flag is `True`), hundreds in a model:
+    # one C loop per kind.
+    simple = [guard for source, on_it in on_source.items() if source.base is not None
+              for guard in on_it if _simple_kind(guard) is not None]
+    if len(simple) < _TOGETHER:
+        simple = []
+    for guard in simple:
+        on_source[guard.source].remove(guard)
 
     def walk(source: Source, fetch: str) -> None:
         names[source] = _variable_name(source.expr, taken)
@@ -272,13 +324,16 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
         args = [names[s] for s in guard.sources]
         lines.append(f"if not ({guard.code(*args, consts)}):")
         lines.append("    return False")
+    if simple:
+        lines += _simple_together(simple, names, consts)
     if tensors:
         lines += _tensors_together(tensors, names, consts)
 
     body = "\n".join("        " + line for line in lines) or "        pass"
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
     namespace: dict[str, Any] = {"math": math, "Fraction": fractions.Fraction,
-                                 "___is": operator.is_, **key_names(),
+                                 "___is": operator.is_, "___contains": operator.contains,
+                                 **key_names(),
                                  **consts.values}
     exec(compile(source, "<guards>", "exec"), namespace)
     return namespace["check"], source
