@@ -172,8 +172,9 @@ def test_custom_function_is_a_graph_node_and_keeps_its_backward() -> None:
         counting, graphs = counting_backend(backend)
         x = torch.tensor([0.2, 0.7, 1.4], requires_grad=True)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # aot_eager refuses it under grad: the FX graph runs
-            loss = dynamo.compile(f, backend=counting, fullgraph=True)(x)
+            warnings.simplefilter("error")  # aot_eager keeps the Function's apply as one call
+            loss = dynamo.compile(f, backend=counting, fullgraph=True,
+                                  raise_backend_errors=True)(x)
         loss.backward()
         assert len(graphs) == 1 and loss.item() == 14.0
         torch.testing.assert_close(x.grad, torch.full((3,), 6.0))  # not round's zero gradient

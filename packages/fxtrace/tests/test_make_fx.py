@@ -333,3 +333,35 @@ def test_a_size_computed_in_a_kernel_is_rebuilt_after_a_replacement() -> None:
     for n in (5, 10, 11):
         x, z = torch.randn(n), torch.randn(2 * n)
         assert gm(x, z).shape == f(x, z).shape
+
+
+class _Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 10 * x  # not the derivative of the forward: which backward ran shows
+
+
+def _cube(x):  # a function the graph's code can name (`_Cube.apply` it would look up in torch)
+    return _Cube.apply(x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_opaque_call_is_one_node_whose_own_backward_runs(mode: str) -> None:
+    from fxtrace import opaque_call
+
+    def fn(x):
+        return opaque_call(_cube, x * 2).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    gm = make_fx(fn, mode)(x)
+    calls = _calls(gm)
+    assert _cube in calls  # one node; the forward's own multiplications not recorded
+    assert calls.count(torch.ops.aten.mul.Tensor) == 1  # the `x * 2`
+    gm(x).backward()
+    torch.testing.assert_close(x.grad, 2 * 10 * (x.detach() * 2))

@@ -72,13 +72,21 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
            for n in gm.graph.nodes):
         raise NotImplementedError("aot_eager does not lower an inference_mode block (the aten "
                                   "graph would not make inference tensors)")
-    if torch.is_grad_enabled() and any(_is_function_apply(n.target) for n in gm.graph.nodes) \
-            and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs):
-        raise NotImplementedError("aot_eager does not lower a custom autograd.Function while "
-                                  "gradients are recorded (the aten graph would differentiate "
-                                  "its forward instead of calling its backward)")
     shape_env = gm.meta.get("shape_env")
     symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
-    aten = make_fx(torch.fx.Interpreter(gm).run, "symbolic" if symbolic else "fake",
+    aten = make_fx(_AtenLowering(gm).run, "symbolic" if symbolic else "fake",
                    record_grad_mode=True)(*example_inputs)
     return aten
+
+
+class _AtenLowering(torch.fx.Interpreter):
+    """Runs the graph for `make_fx`: a custom `autograd.Function`'s `apply` stays one call in
+    the aten graph (its forward's ops are not recorded), so that autograd runs the Function's
+    own backward, not the derivative of its forward."""
+
+    def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        if _is_function_apply(target):
+            from fxtrace import opaque_call
+
+            return opaque_call(target, *args, **kwargs)
+        return super().call_function(target, args, kwargs)

@@ -6,6 +6,6 @@ into a `torch.fx.GraphModule`, on real, fake or symbolic tensors.
 
 from fxtrace.decompositions import core_aten_decompositions
 from fxtrace.make_fx import make_fx
-from fxtrace.proxy_mode import ProxyMode
+from fxtrace.proxy_mode import ProxyMode, opaque_call
 
-__all__ = ["ProxyMode", "core_aten_decompositions", "make_fx"]
+__all__ = ["ProxyMode", "core_aten_decompositions", "make_fx", "opaque_call"]

@@ -234,6 +234,21 @@ class ProxyMode(TorchDispatchMode):
             self._fresh = id(out)
         return out
 
+    def record_call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """`fn(*args, **kwargs)` run on the fakes and recorded as one node, the ops inside it
+        not: the graph calls `fn` itself (a custom `autograd.Function`'s `apply`, whose own
+        backward autograd must run)."""
+        proxy_args, proxy_kwargs = self.proxy_of(args), self.proxy_of(kwargs)
+        self.sync_grad_mode()
+        self._running_op += 1
+        try:
+            with torch.utils._python_dispatch._pop_mode_temporarily():
+                out = fn(*args, **kwargs)
+        finally:
+            self._running_op -= 1
+        self._track_outputs(out, self._new_node(fn, proxy_args, proxy_kwargs))
+        return out
+
     def _track_outputs(self, out: Any, node: torch.fx.Node) -> None:
         if isinstance(out, (tuple, list)):
             node.meta["val"] = tree_map(
@@ -253,3 +268,13 @@ class ProxyMode(TorchDispatchMode):
 @functools.cache
 def _is_composite_implicit(func: Any) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
+
+
+def opaque_call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """`fn(*args, **kwargs)`; while `make_fx` traces, one node of the graph instead of the ops
+    `fn` runs (see `ProxyMode.record_call`). `fn` must be a function the graph's code can name
+    (a module-level function, not a bound method)."""
+    mode = torch.utils._python_dispatch._get_current_dispatch_mode()
+    if isinstance(mode, ProxyMode):
+        return mode.record_call(fn, args, kwargs)
+    return fn(*args, **kwargs)
