@@ -6,7 +6,9 @@ their consumers inline; reductions, matmuls and anything without a lowering prod
 A lazy value becomes a buffer ("is realized") when more than one node reads it, when an extern
 kernel needs it, or when it is a graph output — so a chain of pointwise ops lands in one loop
 body, and nothing is computed twice. Sizes, strides and dtypes come from the nodes' fake values
-(`node.meta["val"]`), symbolic sizes as sympy expressions.
+(`node.meta["val"]`), symbolic sizes as sympy expressions. Host values (`host_nodes`: 0-d CPU
+tensors and what is computed from them alone, an optimizer's step count) are extern calls on
+the CPU; kernels take their numbers as symbols the wrapper reads on the host.
 """
 
 from __future__ import annotations
