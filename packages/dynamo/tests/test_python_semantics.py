@@ -478,3 +478,24 @@ def test_isinstance_with_runtime_checkable_protocols() -> None:
         assert got[1] == want[1]
     late.scale = 5.0  # now it has the member: the guarded answer changes
     torch.testing.assert_close(compiled(x, late)[0], torch.full((2,), 5.0))
+
+
+def test_a_frozen_dataclass_made_in_the_trace_is_a_dict_key() -> None:
+    import dataclasses
+
+    import dynamo
+
+    @dataclasses.dataclass(frozen=True)
+    class Key:
+        name: str
+        n: int
+
+    def f(x):
+        table = {Key("a", 2): 3, Key("b", 1): 4}  # a dict display: it cannot break
+        total = sum(v * key.n for key, v in table.items())
+        return x * table[Key("a", 2)] + total, table
+
+    got, table = dynamo.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
+    want, expected = f(torch.ones(2))
+    torch.testing.assert_close(got, want)
+    assert table == expected and all(type(k) is Key for k in table)

@@ -369,6 +369,8 @@ def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
         return concrete_int(key)
     except Unsupported:
         found = _object_key(tx, key) if tx is not None else None
+        if found is None:
+            found = _frozen_dataclass_key(key)
         if found is not None:
             return found
         made_here = " made in the frame" if key.source is None else ""
@@ -376,6 +378,29 @@ def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
                           "constant keys (str, int, tuples of them, ...) and objects from the "
                           "frame's inputs compared by identity (tensors, modules, instances of "
                           "classes without __eq__) are traced") from None
+
+
+def _frozen_dataclass_key(key: VariableTracker) -> Any:
+    """A frozen dataclass the trace made, of constant fields (`Key("a", 2)`): hashed and compared
+    by value, it is a constant key, made for real (without its `__init__`, which sets the same
+    fields). None for anything else."""
+    import dataclasses
+
+    from dynamo.variables.user_objects import NewObjectVariable
+
+    cls = getattr(key, "cls", None)
+    params = getattr(cls, "__dataclass_params__", None)
+    if not (isinstance(key, NewObjectVariable) and params is not None and params.frozen
+            and params.eq and not hasattr(cls, "__post_init__")):
+        return None
+    fields = [f.name for f in dataclasses.fields(cls)]
+    values = [key.attrs.get(name) for name in fields]
+    if set(key.attrs) != set(fields) or not all(v is not None and v.is_constant() for v in values):
+        return None
+    made = object.__new__(cls)
+    for name, value in zip(fields, values):
+        object.__setattr__(made, name, value.as_constant())
+    return made
 
 
 def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
