@@ -31,6 +31,7 @@ from dynamo.bytecode import clear_caches
 from dynamo.convert_frame import CacheEntry, Options, convert_frame, is_checkpoint
 from dynamo.exc import Unsupported
 from dynamo.logs import logger
+from dynamo.variables.functions import compiler_disabled
 from guards import CacheLimitExceeded, GuardedCache
 
 CACHE_SIZE_LIMIT = 8
@@ -74,7 +75,7 @@ def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
 
 def _disabled(fn: Any) -> bool:
     """Marked never to be compiled: by `disable`, or by `torch.compiler.disable`."""
-    return getattr(fn, "_dynamo_disable", False) or getattr(fn, "_torchdynamo_disable", False)
+    return getattr(fn, "_dynamo_disable", False) or compiler_disabled(fn) is not None
 
 
 @disable
@@ -189,7 +190,10 @@ class CompiledFunction:
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
-        self._suspends = bool(fn.__code__.co_flags & _SUSPENDS)  # called, it makes a generator
+        # Run as it is: a function that, called, makes a generator (no frame runs), or
+        # `torch.compiler.disable`'s wrapper
+        self._as_it_is = bool(fn.__code__.co_flags & _SUSPENDS) or \
+            compiler_disabled(fn) is not None
         functools.update_wrapper(self, fn)
 
     @property
@@ -230,7 +234,7 @@ class CompiledFunction:
         fn = self.fn
         if self._generation != _generation[0]:
             self._sync()
-        if self._gave_up or _disabled(fn) or self._suspends:
+        if self._gave_up or getattr(fn, "_dynamo_disable", False) or self._as_it_is:
             return fn(*args, **kwargs)
         bind = self.bind
         if bind.__defaults__ is not fn.__defaults__ or bind.__kwdefaults__ is not fn.__kwdefaults__:

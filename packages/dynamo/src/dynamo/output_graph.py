@@ -85,6 +85,7 @@ class OutputGraph:
         # through the other; a config read through every layer is guarded once)
         self.containers: dict[int, tuple[Any, VariableTracker]] = {}
         self.inputs: list[tuple[Source, torch.Tensor, torch.fx.Node]] = []
+        self._input_values: dict[Source, Any] = {}  # `inputs` by source, for `input_value`
         self._tensor_inputs: dict[int, tuple[Source, TensorVariable]] = {}
         self.constants: dict[str, torch.Tensor] = {}
         self.side_effects = SideEffects()
@@ -123,7 +124,7 @@ class OutputGraph:
 
     def input_value(self, source: Source) -> torch.Tensor | None:
         """The real tensor the graph input read through `source` has in this call."""
-        return next((value for s, value, _ in self.inputs if s == source), None)
+        return self._input_values.get(source)
 
     def add_int_input(self, value: int, source: Source) -> VariableTracker:
         """An int the graph takes as an input, as a symbol (0 and 1 stay constants)."""
@@ -160,6 +161,7 @@ class OutputGraph:
         node.meta["example_value"] = example
         node.meta["source"] = source
         self.inputs.append((source, value, node))
+        self._input_values.setdefault(source, value)
         return node
 
     def _dynamic_dims(self, value: torch.Tensor, source: Source) -> tuple[int, ...]:

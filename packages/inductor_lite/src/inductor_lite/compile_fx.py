@@ -251,7 +251,8 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.gm
-        if can_read_scalars and _reads_computed_floats(aten_gm):
+        host = host_nodes(aten_gm)
+        if can_read_scalars and _reads_computed_floats(aten_gm, host):
             # A float read out of a tensor the kernels compute (`x.sum().item()`): its inputs'
             # values become constants instead. (One read from a host value, a 0-d CPU tensor
             # made from 0-d CPU inputs, is a kernel argument read on the host at each call.)
@@ -274,7 +275,7 @@ class CompiledGraph:
             return check, self._runner(aten_gm, state)
         # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant,
         # nor one only read as a number (on the host)
-        on_host = _read_on_host(aten_gm, len(state))
+        on_host = _read_on_host(aten_gm, len(state), host)
         on_cpu = [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor)
                   and t.device.type == "cpu" and (i not in scalars or i in written)
                   and i not in on_host]
@@ -352,20 +353,18 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _reads_computed_floats(gm: torch.fx.GraphModule) -> bool:
+def _reads_computed_floats(gm: torch.fx.GraphModule, host: set[torch.fx.Node]) -> bool:
     """Whether the graph reads a float (`.item()`, a symbol) out of a tensor that is not a
-    host value."""
-    host = host_nodes(gm)
+    host value (`host`: the graph's `host_nodes`)."""
     return any(n.target is aten._local_scalar_dense.default
                and isinstance(n.meta.get("val"), torch.SymFloat)
                and n.args[0] not in host for n in gm.graph.nodes)
 
 
-def _read_on_host(gm: torch.fx.GraphModule, count: int) -> set[int]:
+def _read_on_host(gm: torch.fx.GraphModule, count: int, host: set[torch.fx.Node]) -> set[int]:
     """The positions among the call's arguments (after `count` state tensors) of the host
     inputs (0-d CPU tensors): the wrapper reads them on the host, kernels never touch them."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    host = host_nodes(gm)
     return {i - count for i, n in enumerate(placeholders) if n in host}
 
 

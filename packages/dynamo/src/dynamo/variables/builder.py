@@ -38,6 +38,7 @@ from dynamo.variables.containers import (
     SetVariable,
     SizeVariable,
     TupleVariable,
+    compared_by_identity,
     key_value,
     tuple_fields,
 )
@@ -349,9 +350,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
 
 def _dict_key_kind(key: Any) -> bool:
     """Whether a frame dict's key can be traced: a constant, or an object a dict compares by
-    identity (a tensor's `__eq__` is elementwise, but its hash is its identity, so a dict
-    finds it only as itself)."""
-    return is_literal(key) or isinstance(key, torch.Tensor) or type(key).__eq__ is object.__eq__
+    identity."""
+    return is_literal(key) or compared_by_identity(key)
 
 
 def _polyfill(value: Any) -> Any:

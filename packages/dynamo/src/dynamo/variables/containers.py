@@ -403,6 +403,12 @@ def _frozen_dataclass_key(key: VariableTracker) -> Any:
     return made
 
 
+def compared_by_identity(value: Any) -> bool:
+    """Whether a dict finds `value` only as itself: a tensor (its `==` compares elements, but
+    its hash is its identity), or an object of a class without `__eq__`."""
+    return isinstance(value, torch.Tensor) or type(value).__eq__ is object.__eq__
+
+
 def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
     from dynamo.variables.objects import ObjectVariable
     from dynamo.variables.tensor import TensorVariable
@@ -414,7 +420,7 @@ def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
     if isinstance(key, TensorVariable):
         value = tx.output.input_value(key.source)
     elif isinstance(key, ObjectVariable) and not isinstance(key, NewObjectVariable) and \
-            type(key.value).__eq__ is object.__eq__:
+            compared_by_identity(key.value):
         value = key.value
     else:
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import functools
 import inspect
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,27 @@ from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, I
 
 # torch's `_disable_dynamo` wraps functions in a closure defined in this file
 TORCH_DISABLED = torch._compile.__file__
+
+
+def _nothing() -> None:
+    return None
+
+
+@functools.cache
+def _compiler_disable_code() -> types.CodeType:
+    """The code of the wrapper `torch.compiler.disable` puts around a function, asked of that
+    public function itself (only once torch's frontend is loaded: it made the wrapper)."""
+    return torch.compiler.disable(_nothing).__code__
+
+
+def compiler_disabled(fn: Any) -> Any:
+    """The function `torch.compiler.disable` wrapped, when `fn` is such a wrapper (it keeps
+    the function as `__wrapped__`, by `functools.wraps`); else None."""
+    wrapped = getattr(fn, "__wrapped__", None)
+    if wrapped is None or "torch._dynamo" not in sys.modules or \
+            getattr(fn, "__code__", None) is not _compiler_disable_code():
+        return None
+    return wrapped
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -101,12 +123,12 @@ class UserFunctionVariable(TrueVariable):
         if fn.__code__.co_filename == TORCH_DISABLED:
             raise Unsupported(f"calling {fn.__qualname__}, which torch keeps out of compiled "
                               "graphs (torch._disable_dynamo)")
-        if getattr(fn, "_torchdynamo_disable", False):  # torch._dynamo.disable's wrapper
-            original = fn._torchdynamo_orig_callable
+        original = compiler_disabled(fn)
+        if original is not None:
             if getattr(original, "__module__", "").startswith("torch.optim."):
                 # Put there by torch.compile's first call (its TorchPatcher), on optimizer
                 # internals that its own frontend calls for real; this one traces them.
-                return wrap(tx, original, AttrSource(self.source, "_torchdynamo_orig_callable")
+                return wrap(tx, original, AttrSource(self.source, "__wrapped__")
                             if self.source else None).call(tx, args, kwargs)
             raise Unsupported(f"calling {getattr(original, '__qualname__', original)}, marked "
                               "torch.compiler.disable")
