@@ -122,10 +122,30 @@ def test_any_all(device):
 
 def test_long_rows_loop(device):
     # Rows longer than a persistent block: the reduction loops, the epilogue loops again.
-    x = torch.randn(3, 5000, device=device)
+    x = torch.randn(3, 9000, device=device)
     compiled = compile_and_check(lambda x: (x.softmax(-1), x.argmax(-1)), x, atol=1e-6)
     assert "for roffset in range" in source(compiled)
     assert counters["kernels"] == 1
+
+
+def test_rows_persistent_or_looped_are_both_right(device, monkeypatch):
+    """Rows of 3000 get a persistent kernel and its looped form; the tuner times both (on a
+    GPU), and either gives eager's result."""
+    from inductor_lite import runtime
+
+    w, b = torch.randn(3000, device=device), torch.randn(3000, device=device)
+    fn = lambda x: F.layer_norm(x, (3000,), w, b).softmax(-1)  # noqa: E731
+    x = torch.randn(4, 3000, device=device)
+    compiled = compile_and_check(fn, x, atol=1e-6)
+    assert "def kernel0_looped(" in source(compiled) and "looped=kernel0_looped" in source(compiled)
+    chosen = []
+
+    def last(self, key, args, xnumel, rnumel):
+        chosen.append(self.candidates(xnumel, rnumel)[-1])
+        return chosen[-1]
+    monkeypatch.setattr(runtime.Launcher, "_choose", last)
+    compile_and_check(fn, x, atol=1e-6)
+    assert chosen and all(cfg["looped"] for cfg in chosen)
 
 
 def test_views_do_not_copy(device):
@@ -642,7 +662,10 @@ def test_after_max_versions_the_graph_runs_as_it_came(device):
     (lambda x: (x * 2 + 1).cumsum(0), torch.randn(5, 5)),  # rows and columns alike
 ], ids=["last-dim", "first-dim", "cumprod", "mask", "half", "0-d", "one-long", "square"])
 def test_scans_are_one_kernel(device, fn, x):
-    compile_and_check(fn, x.to(device), atol=1e-3, rtol=1e-3)
+    # Half sums in another order (ours in fp32, in a tree) differ by an fp16 step of the running
+    # sum (2 ** -7 at 8 to 16): measured 2026-11-26 against eager on an H200.
+    tol = 1e-2 if x.dtype == torch.half else 1e-3
+    compile_and_check(fn, x.to(device), atol=tol, rtol=tol)
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
 
 
@@ -653,7 +676,7 @@ def test_softmax_then_cumsum_is_one_kernel(device):
 
 
 def test_a_scan_over_long_rows_falls_back(device):
-    compile_and_check(lambda x: x.cumsum(-1), torch.randn(2, 3000, device=device), atol=1e-3)
+    compile_and_check(lambda x: x.cumsum(-1), torch.randn(2, 9000, device=device), atol=1e-3)
     assert counters["kernels"] == 0 and counters["fallbacks"] == 1
 
 
@@ -818,6 +841,15 @@ def test_atan2_pow_and_atan_edge_values(device):
     assert torch.equal(compiled(y, x, a, b)[0].signbit(), torch.atan2(y, x).signbit())
 
 
+def test_zeros_keep_their_sign_through_negation_and_odd_functions(device):
+    """Triton negates a float as 0 - x (and reads a -0.0 literal so): kernels multiply by -1."""
+    x = torch.tensor([0.0, -0.0, 1.5, -2.0], device=device)
+    fns = lambda x: (-x, torch.tanh(x), torch.asinh(x), x ** 3, x * -0.0, -(x * x))  # noqa: E731
+    compiled = compile_and_check(fns, x)
+    for got, want in zip(compiled(x), fns(x)):
+        assert torch.equal(got.signbit(), want.signbit()), (got, want)
+
+
 def test_floor_ceil_trunc_round_of_integers(device):
     i = torch.tensor([-3, 0, 7], device=device)
     compile_and_check(lambda i: (i.floor(), i.ceil(), i.trunc(), i.round()), i)
@@ -945,6 +977,22 @@ def test_sizes_with_max_in_kernels_and_library_calls_leaving_out_an_output(devic
     args = [torch.randn(2, 5, 8, device=device), att.in_proj_weight, att.in_proj_bias,
             att.out_proj.weight, att.out_proj.bias]
     compile_and_check(mha, *args)
+
+
+def test_a_pad_the_graph_computes_from_a_symbolic_size(device):
+    """A pad amount computed from a dynamic size (as HF models pad a mask to a length) is a
+    size expression, one kernel for every size."""
+    import torch._dynamo
+
+    def f(x):
+        return F.pad(x * 2, (0, 16 - x.shape[-1])) + 1
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="inductor_lite", dynamic=True)
+    for n in (5, 7):
+        x = torch.randn(3, n, device=device)
+        torch.testing.assert_close(compiled(x), f(x))
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
 
 
 def test_graphs_autograd_must_see_run_as_they_came(device):

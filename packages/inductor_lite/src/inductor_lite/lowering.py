@@ -76,7 +76,9 @@ def register(*targets: Any) -> Callable:
 
 
 def sym(x: Any) -> sympy.Expr:
-    """A size as sympy: ints and symbolic ints alike."""
+    """A size as sympy: ints, symbolic ints and sizes the graph computed (already sympy)."""
+    if isinstance(x, sympy.Expr):
+        return x
     if isinstance(x, torch.SymInt):
         return _guarded_value(x.node.expr, getattr(x.node, "shape_env", None))
     return sympy.Integer(int(x))

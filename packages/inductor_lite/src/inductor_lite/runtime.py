@@ -9,6 +9,7 @@ hash; elsewhere (Triton's CPU interpreter) it takes one default.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from typing import Any
 
@@ -34,32 +35,40 @@ def with_strides(t: torch.Tensor | None, size: tuple, stride: tuple) -> torch.Te
 
 
 class Launcher:
-    """Launches `fn` (a jitted kernel) of kind "pointwise", "persistent" or "looped"."""
+    """Launches `fn` (a jitted kernel) of kind "pointwise", "persistent" or "looped".
 
-    def __init__(self, fn: Any, kind: str, source_hash: str, mutates: bool) -> None:
+    A persistent kernel over long rows may come with `looped`, the same kernel looping over the
+    row: which is faster depends on the kernel (one over two reductions that also loads weights
+    per row was slower persistent on an H200), so the tuner times both; untuned, `fn` runs."""
+
+    def __init__(self, fn: Any, kind: str, source_hash: str, mutates: bool,
+                 looped: Any = None) -> None:
         self.fn = fn
         self.kind = kind
         self.source_hash = source_hash
         self.mutates = mutates
+        self.looped = looped
         self.best: dict[tuple, dict] = {}
 
     def candidates(self, xnumel: int, rnumel: int) -> list[dict]:
         if self.kind == "pointwise":
             return [{"XBLOCK": b, "num_warps": w} for b, w in
                     ((1024, 4), (512, 4), (256, 4), (2048, 8), (128, 4))]
+        out = []
         if self.kind == "persistent":
             r = _next_pow2(rnumel)
-            out = []
-            for elems, warps in ((1024, 4), (4096, 8), (2048, 4), (8192, 8)):
+            for elems, warps in ((1024, 4), (4096, 8), (2048, 4), (8192, 8), (8192, 16)):
                 x = max(1, min(elems // r, _next_pow2(xnumel)))
-                out.append({"XBLOCK": x, "RBLOCK": r, "num_warps": warps})
-            return out
-        out = []
+                cfg = {"XBLOCK": x, "RBLOCK": r, "num_warps": warps}
+                out += [cfg] if cfg not in out else []
+            if self.looped is None:
+                return out
         for elems, r, warps in ((2048, 2048, 8), (1024, 1024, 4), (2048, 512, 4), (2048, 256, 4),
                                 (4096, 4096, 16)):
             r = min(r, _next_pow2(rnumel))
-            out.append({"XBLOCK": max(1, min(elems // r, _next_pow2(xnumel))), "RBLOCK": r,
-                        "num_warps": warps})
+            cfg = {"XBLOCK": max(1, min(elems // r, _next_pow2(xnumel))), "RBLOCK": r,
+                   "num_warps": warps}
+            out.append(cfg | {"looped": True} if self.kind == "persistent" else cfg)
         return out
 
     def __call__(self, *args: Any, xnumel: int, rnumel: int = 1) -> None:
@@ -75,22 +84,23 @@ class Launcher:
 
     def _launch(self, cfg: dict, args: tuple, xnumel: int, rnumel: int) -> None:
         grid = (triton.cdiv(xnumel, cfg["XBLOCK"]),)
-        blocks = {k: v for k, v in cfg.items() if k != "num_warps"}
+        fn = self.looped if cfg.get("looped") else self.fn
+        blocks = {k: v for k, v in cfg.items() if k not in ("num_warps", "looped")}
         extra = {"num_warps": cfg["num_warps"]} if _on_gpu(args) else {}
         if config.index_asserts and _on_gpu(args):
             extra["debug"] = True  # keeps the kernel's bounds checks (see triton_helpers)
         sizes = (xnumel,) if self.kind == "pointwise" else (xnumel, rnumel)
         try:
             if _on_gpu(args):
-                self.fn[grid](*args, *sizes, **blocks, **extra)
+                fn[grid](*args, *sizes, **blocks, **extra)
             else:  # Triton's interpreter, in numpy: quiet about lanes that divide by zero
                 with _quiet_numpy():  # (masked ones, or real ones: eager does not warn either)
-                    self.fn[grid](*args, *sizes, **blocks, **extra)
+                    fn[grid](*args, *sizes, **blocks, **extra)
         except Exception as e:
             # Triton's interpreter raises a failed bounds check as an error of its own.
             if INDEX_ERROR in str(e):
                 raise IndexError(f"{INDEX_ERROR}: an index tensor read by generated kernel "
-                                 f"{getattr(self.fn, '__name__', '')} holds a value outside the "
+                                 f"{getattr(fn, '__name__', '')} holds a value outside the "
                                  "dim it indexes") from None
             raise
 
@@ -120,7 +130,9 @@ class Launcher:
             known = json.loads(stored.read_text()) if stored.exists() else {}
             known[name] = best
             stored.parent.mkdir(parents=True, exist_ok=True)
-            stored.write_text(json.dumps(known))
+            tmp = stored.with_suffix(f".{os.getpid()}.tmp")  # other processes may be reading
+            tmp.write_text(json.dumps(known))
+            tmp.replace(stored)
         return best
 
 

@@ -14,6 +14,7 @@ values are loaded into float32 and rounded only when stored.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import sympy
@@ -32,7 +33,10 @@ from .scheduler import (
     store_index,
 )
 
-PERSISTENT_RNUMEL = 2048  # rows up to this long are reduced in one block
+# Rows up to this long are reduced in one block (32 fp32 values a thread at 8 warps): a looped
+# kernel reads the row once per reduction and again for its epilogue.
+PERSISTENT_RNUMEL = 8192
+LOOPED_TOO_RNUMEL = 2048  # over this, a looped kernel is generated too, and the tuner picks
 
 TL_DTYPES = {
     torch.float32: "tl.float32", torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16",
@@ -175,12 +179,20 @@ class KernelCodegen:
     """Generates the source of one `Kernel`; `args` lists its parameters in order."""
 
     def __init__(self, kernel: Kernel, dtypes: dict[str, torch.dtype],
-                 hints: dict[sympy.Symbol, int]) -> None:
+                 hints: dict[sympy.Symbol, int], looped: bool = False) -> None:
+        """`looped`: a reduction loops over its rows whatever their length, in a kernel named
+        `<kernel>_looped` (the alternative the tuner weighs against a persistent one)."""
         self.kernel = kernel
+        self.name = f"{kernel.name}_looped" if looped else kernel.name
         self.dtypes = dtypes  # buffer name -> dtype, for every buffer it may load
         # Persistent code is right for every row length (RBLOCK follows rnumel at launch); the
         # size seen while tracing decides whether it is also fast.
-        self.persistent = kernel.is_reduction and _hint(kernel.rnumel, hints) <= PERSISTENT_RNUMEL
+        rows = _hint(kernel.rnumel, hints) if kernel.is_reduction else 0
+        self.persistent = kernel.is_reduction and not looped and rows <= PERSISTENT_RNUMEL
+        # Rows this long may be faster looped: the wrapper also generates that kernel (not for
+        # scans, which hold their row in one block).
+        self.weigh_looped = self.persistent and rows > LOOPED_TOO_RNUMEL and \
+            not any(node.space == "scan" for node in kernel.nodes)
         self.pointers: dict[str, str] = {}  # buffer name -> parameter name
         self.sizes: set[sympy.Symbol] = set()
         self.seeds: list[str] = []
@@ -261,7 +273,10 @@ class KernelCodegen:
         if v.op == "load":
             return self.load(v, scope)
         if v.op == "constant":
-            text = f"tl.full({self.unit}, {_literal(v.args[0])}, {TL_DTYPES[v.dtype]})"
+            c = v.args[0]
+            negative_zero = isinstance(c, float) and c == 0 and math.copysign(1.0, c) < 0
+            text = f"tl.full({self.unit}, {_literal(abs(c) if negative_zero else c)}, " \
+                f"{TL_DTYPES[v.dtype]})" + (" * -1.0" if negative_zero else "")  # (-0.0 is 0 - 0.0)
         elif v.op == "index" and v.dtype is torch.int64:
             text = f"({self.print_index(v.args[0], scope)}) + tl.zeros({self.unit}, tl.int64)"
         elif v.op == "index":  # a float kernel argument, fp32 (1.0 * s keeps the sign of 0)
@@ -279,6 +294,8 @@ class KernelCodegen:
         elif v.op == "index_in":
             i, n = self.print_index(v.args[0], scope), self.print_index(v.args[1], scope)
             text = f"(({i}) >= 0) & (({i}) < ({n}))"
+        elif v.op == "neg" and v.dtype.is_floating_point:  # -x is 0 - x, losing the sign of 0
+            text = f"{self.value(v.args[0], scope)} * -1.0"
         else:
             operands = [self.value(a, scope) for a in v.args]
             text = OPS[v.op].format(*operands)
@@ -441,7 +458,7 @@ class KernelCodegen:
         if k.is_reduction:
             params.append("rnumel")
         consts = ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if k.is_reduction else [])
-        header = f"@triton.jit\ndef {k.name}({', '.join(params + consts)}):"
+        header = f"@triton.jit\ndef {self.name}({', '.join(params + consts)}):"
         return "\n".join([header, *top.lines]) + "\n"
 
     @property

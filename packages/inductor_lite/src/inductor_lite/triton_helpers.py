@@ -98,14 +98,14 @@ def sign(x):
 def tanh(x):
     e = tl.exp(-2.0 * tl.abs(x))
     t = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -t, t)
+    return copysign(t, x)
 
 
 @triton.jit
 def pow(a, b):
     magnitude = tl.exp2(b * tl.log2(tl.abs(a)))
     odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
-    out = tl.where(both(signbit(a), odd), -magnitude, magnitude)
+    out = tl.where(both(signbit(a), odd), magnitude * -1.0, magnitude)
     out = tl.where(both(a < 0, tl.floor(b) != b), float("nan"), out)
     # 1 to any power, and -1 to an infinite one, is 1 (0 * inf above is NaN).
     one = either(a == 1, both(a == -1, tl.abs(b) == float("inf")))
@@ -160,7 +160,7 @@ def cosh(x):
 def asinh(x):
     a = tl.abs(x)
     r = tl.log(a + tl.sqrt(a * a + 1.0))
-    return tl.where(x < 0, -r, r)
+    return copysign(r, x)
 
 
 @triton.jit
@@ -203,7 +203,8 @@ def signbit(x):
 
 @triton.jit
 def copysign(a, b):
-    return tl.where(signbit(b), -tl.abs(a), tl.abs(a))
+    # Times -1, not unary minus: Triton negates a float as 0 - x, which makes -0.0 of 0.0.
+    return tl.abs(a) * tl.where(signbit(b), -1.0, 1.0)
 
 
 @triton.jit

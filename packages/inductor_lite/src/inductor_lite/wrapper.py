@@ -173,10 +173,17 @@ class WrapperCodegen:
                                 "(data-dependent)")
         kind = ("pointwise" if not kernel.is_reduction else
                 "persistent" if gen.persistent else "looped")
-        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         mutates = any(n.buffer.mutates for n in kernel.nodes)
+        looped = ""
+        if gen.weigh_looped and not mutates:  # (kernels that mutate are not tuned)
+            alternative = KernelCodegen(kernel, dtypes, self.graph.size_hints, looped=True)
+            looped_source = alternative.generate()
+            if alternative.args == gen.args:
+                self.kernels[-1] += "\n\n" + looped_source
+                looped = f", looped={alternative.name}"
+        digest = hashlib.sha256(self.kernels[-1].encode()).hexdigest()[:16]
         self.kernels[-1] += (f"\n\n{kernel.name} = runtime.Launcher({kernel.name}, {kind!r}, "
-                             f"{digest!r}, mutates={mutates})")
+                             f"{digest!r}, mutates={mutates}{looped})")
         numel = f"xnumel={self.expr(kernel.xnumel)}"
         if kernel.is_reduction:
             numel += f", rnumel={self.expr(kernel.rnumel)}"
