@@ -12,13 +12,12 @@ medians of `triton.testing.do_bench` (which flushes the L2 cache before each run
 bandwidth counts the op's minimal traffic (each input read once, each output written once) over
 the time, and is shown as a share of the device's copy bandwidth, measured in the same run by
 copying a 1 GiB tensor. A compiled result that differs from eager's is reported, never timed.
-Without a CUDA device the section says the GPU numbers are pending. On a GPU machine:
-benchmarks/gpu_check.sh.
+Without a CUDA device nothing is measured and docs/performance.md keeps the last GPU run's
+section (its stamp says when and where). On a GPU machine: benchmarks/gpu_check.sh.
 """
 
 from __future__ import annotations
 
-import datetime
 import math
 import os
 import sys
@@ -189,13 +188,9 @@ def _times(x: float | None) -> str:
 HEADING = "## inductor_lite: generated Triton kernels against eager and Inductor (GPU)"
 
 
-def run(**_options) -> str:
-    if not torch.cuda.is_available():
-        from report import machine
-
-        return (f"{HEADING}\n\nGPU numbers pending: no GPU was available for this run "
-                f"({datetime.date.today().isoformat()}, {machine()}). On a GPU machine: "
-                "`benchmarks/gpu_check.sh`.\n")
+def run(**_options) -> str | None:
+    if not torch.cuda.is_available():  # the section keeps the last GPU run's numbers
+        return None
     time_of = timer("cuda")
     with torch.no_grad():
         copy_bw = copy_bandwidth("cuda", time_of, tiny=False)

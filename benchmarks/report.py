@@ -1,8 +1,9 @@
 """Writing a results page (docs/performance.md, docs/conformance.md) from runnable sections.
 
-Every `<name><suffix>.py` module in a folder has `run(...) -> str`, a markdown section. The page
-gets a header (date, machine, command) and one section per module, between markers, so that a
-run of some modules keeps the others' last results.
+Every `<name><suffix>.py` module in a folder has `run(...) -> str | None`, a markdown section
+(None: nothing to measure on this machine). The page gets a header (date, machine, command) and
+one section per module, between markers, so that a run of some modules, or one that measures
+nothing, keeps the others' last results.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def write_report(folder: Path, suffix: str, page: Path, title: str, intro: str,
         print(f"running {name} ...", flush=True)
         module = _load(path)
         body = module.run(sample=sample) if sample else module.run()
+        if body is None:  # nothing measurable on this machine: the last results stay
+            print(f"{name}: nothing to measure here; its section is kept", flush=True)
+            continue
         command = " ".join(["python", Path(sys.argv[0]).as_posix(), *argv])
         stamp = f"_{datetime.date.today().isoformat()}, {machine()}, `{command}`_"
         heading, _, rest = body.partition("\n")

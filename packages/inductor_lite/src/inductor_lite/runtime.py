@@ -38,8 +38,8 @@ class Launcher:
     """Launches `fn` (a jitted kernel) of kind "pointwise", "persistent" or "looped".
 
     A persistent kernel over long rows may come with `looped`, the same kernel looping over the
-    row: which is faster depends on the kernel (one over two reductions that also loads weights
-    per row was slower persistent on an H200), so the tuner times both; untuned, `fn` runs."""
+    row: which is faster depends on the kernel and the device, so the tuner times both kinds'
+    candidates; untuned, `fn` runs."""
 
     def __init__(self, fn: Any, kind: str, source_hash: str, mutates: bool,
                  looped: Any = None) -> None:
