@@ -817,3 +817,153 @@ def test_the_square_root_and_product_of_dynamic_sizes_stay_symbolic() -> None:
             x = torch.randn(2, length, 4)
             torch.testing.assert_close(compiled(x), f(x))
         assert len(graphs) == 2  # static, then one graph for every length
+
+
+def test_a_module_class_own_setattr_and_property_setters_run_in_the_trace() -> None:
+    """Writes on a module go through its class: a property's setter (which may change the
+    value) and an overridden `__setattr__` (which calls nn.Module's through `super()`); reads
+    later in the same call see what they stored."""
+
+    class Temperature(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._t = 1.0
+
+        @property
+        def temperature(self):
+            return self._t
+
+        @temperature.setter
+        def temperature(self, v):
+            self._t = max(v, 0.1)
+
+        def forward(self, x):
+            self.temperature = 0.01
+            return x / self.temperature, self._t
+
+    class Cache(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._cache = None
+
+        @property
+        def cache(self):
+            return self._cache
+
+        @cache.setter
+        def cache(self, v):
+            self._cache = v.detach() * 2
+
+        def forward(self, x):
+            self.cache = x + 1
+            return self._cache + 0
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.k = 1.0
+
+        def __setattr__(self, name, value):
+            if name == "k":
+                value = value * 10
+            super().__setattr__(name, value)
+
+        def forward(self, x):
+            self.k = 2.0
+            return x * self.k
+
+    x = torch.ones(2)
+    for cls in (Temperature, Cache, Scaled):
+        ours, eager = cls(), cls()
+        _same(dynamo.compile(ours, fullgraph=True)(x), eager(x))
+        assert vars(ours).keys() == vars(eager).keys()
+        _same({k: v for k, v in vars(ours).items() if not k.startswith("_") or k == "_t"},
+              {k: v for k, v in vars(eager).items() if not k.startswith("_") or k == "_t"})
+
+
+def test_a_wrapper_module_whose_getattr_delegates_to_the_wrapped_one() -> None:
+    class Inner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.d = 3
+            self.lin = nn.Linear(2, 2)
+
+    class Wrap(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)  # parameters, buffers, submodules
+            except AttributeError:
+                return getattr(self.inner, name)
+
+        def forward(self, x):
+            return self.lin(x) * self.d + self.inner.lin.bias
+
+    wrap = Wrap(Inner())
+    compiled = dynamo.compile(wrap, fullgraph=True)
+    x = torch.randn(3, 2)
+    _same(compiled(x), wrap(x))
+    wrap.inner.d = 5  # read through the wrapper: guarded
+    _same(compiled(x), wrap(x))
+
+
+def test_a_lazy_property_is_computed_once_per_object_in_the_trace() -> None:
+    """A descriptor written in Python (torch.distributions' `lazy_property`) runs its `__get__`
+    in the trace; `Categorical(logits=...)` samples and scores in one graph."""
+    from torch.distributions import Categorical
+
+    def act(logits):
+        d = Categorical(logits=logits, validate_args=False)
+        a = d.sample()
+        return a, d.log_prob(a), d.entropy(), d.probs
+
+    logits = torch.randn(2, 4)
+    dynamo.reset()
+    compiled = dynamo.compile(act, fullgraph=True)
+    for _ in range(2):
+        torch.manual_seed(0)
+        got = compiled(logits)
+        torch.manual_seed(0)
+        _same(got, act(logits))
+
+
+class _Color(enum.IntEnum):
+    R = 1
+    G = 2
+    B = 3
+
+
+def test_an_enum_class_is_iterated_sized_and_called_by_value() -> None:
+    def f(x, v):
+        names = [c.name.lower() for c in _Color if c >= _Color.G]
+        return x * len(names) + _Color(v).value + len(_Color) + len(_Color.__members__), names
+
+    _agree(f, (torch.ones(2), 2), (torch.ones(2), 3), fullgraph=True)
+
+    def bad(x):
+        try:
+            return x * _Color(7)
+        except ValueError:
+            return x - 1
+
+    _agree(bad, (torch.ones(2),), fullgraph=True)
+
+
+def test_str_format_of_a_number_that_became_symbolic_shows_its_value() -> None:
+    class Config:
+        mode, mult = "train", 2
+
+    config = Config()
+
+    def f(x):
+        text = "{}:{:>4}".format(config.mode, config.mult)  # noqa: UP032 (str.format itself)
+        return x * config.mult, text, "-".join([config.mode] * 2)
+
+    dynamo.reset()
+    compiled = dynamo.compile(f, fullgraph=True)
+    for mult in (2, 3, 4):  # the third call sees `mult` as a symbol (automatic dynamic)
+        config.mult = mult
+        _same(compiled(torch.ones(2)), f(torch.ones(2)))

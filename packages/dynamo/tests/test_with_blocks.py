@@ -125,3 +125,26 @@ def test_a_manager_that_does_not_support_the_protocol_raises_as_in_eager():
         f(torch.ones(2))
     with pytest.raises(TypeError, match="context manager protocol"):
         dynamo.compile(f, backend="eager")(torch.ones(2))
+
+
+def test_a_grad_mode_decorator_on_a_function_the_code_defines() -> None:
+    def f(x):
+        @torch.no_grad()
+        def frozen(t):
+            return t * 5
+
+        @torch.enable_grad()
+        def tracked(t):
+            return t * 3
+
+        with torch.no_grad():
+            y = tracked(x)
+        return frozen(x) + 1, y, torch.is_grad_enabled()
+
+    x = torch.randn(3, requires_grad=True)
+    dynamo.reset()
+    got, expected = dynamo.compile(f, fullgraph=True)(x), f(x)
+    for g, e in zip(got[:2], expected[:2]):
+        torch.testing.assert_close(g, e)
+        assert g.requires_grad == e.requires_grad
+    assert got[2] is expected[2] is True

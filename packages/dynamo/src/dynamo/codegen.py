@@ -400,9 +400,13 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
         values.append(f"{temp} = {builder.expression(value)}")
         if kind == "attr":
             # Past a `__setattr__` of the class's own: the trace already ran it.
-            raw = isinstance(target, UserObjectVariable) and target.defines_in_python(
-                "__setattr__")
-            setter = builder.constant(object.__setattr__) if raw else "setattr"
+            if isinstance(target, UserObjectVariable) and target.defines_in_python(
+                    "__setattr__"):
+                setter = builder.constant(object.__setattr__)
+            elif isinstance(target, NNModuleVariable) and target.overrides("__setattr__"):
+                setter = builder.constant(torch.nn.Module.__setattr__)
+            else:
+                setter = "setattr"
             writes.append(f"{setter}({builder.expression(target)}, {name!r}, {temp})")
         elif kind == "global":
             writes.append(f"{builder.constant(target)}[{name!r}] = {temp}")

@@ -47,13 +47,22 @@ class ConstantVariable(VariableTracker):
 
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
         from dynamo.variables.builder import wrap_constant_result
+        from dynamo.variables.tensor import SymNodeVariable
 
-        if not all(a.is_constant() for a in [*args, *kwargs.values()]):
-            raise Unsupported(f"{type(self.value).__name__}.{name}() on values that are not "
-                              "constants")
+        def plain(a: VariableTracker) -> Any:
+            # A symbolic number written into a string (`"{}".format(n)`) is specialised, as
+            # an f-string's is: the guard pins the value the text shows.
+            if isinstance(a, SymNodeVariable) and isinstance(self.value, str):
+                return a.as_python()
+            if not a.is_constant():
+                raise Unsupported(f"{type(self.value).__name__}.{name}() on values that are "
+                                  "not constants")
+            return a.as_constant()
+
+        plain_args = [plain(a) for a in args]
+        plain_kwargs = {k: plain(v) for k, v in kwargs.items()}
         try:
-            result = getattr(self.value, name)(*[a.as_constant() for a in args],
-                                               **{k: v.as_constant() for k, v in kwargs.items()})
+            result = getattr(self.value, name)(*plain_args, **plain_kwargs)
         except Exception as error:  # the user's code raises here; we cannot follow it
             raise Raised(error, f"{type(self.value).__name__}.{name}() raised "
                          f"{type(error).__name__}: {error}") from None

@@ -12,6 +12,7 @@ a block leaves the state as it found it.
 
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -68,6 +69,32 @@ class GradModeVariable(VariableTracker):
         if name == "__exit__":
             return self.exit(tx)
         raise Unsupported(f"grad mode context .{name}()")
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        """`@torch.no_grad()` on a function the traced code defines: the function, run under
+        a fresh copy of the context at each call."""
+        if len(args) != 1 or kwargs:
+            raise Unsupported("calling a grad mode context with other than one function")
+        return ContextDecoratedVariable(self, args[0])
+
+
+class ContextDecoratedVariable(VariableTracker):
+    """A function decorated with a grad-mode context inside the trace."""
+
+    def __init__(self, ctx: GradModeVariable, fn: VariableTracker) -> None:
+        self.ctx = ctx
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        ctx = self.ctx.call_method(tx, "clone", [], {})
+        ctx.enter(tx)
+        try:
+            return self.fn.call(tx, args, kwargs)
+        finally:
+            ctx.exit(tx)
 
 
 class ExitVariable(VariableTracker):

@@ -132,6 +132,16 @@ class UserFunctionVariable(TrueVariable):
                             if self.source else None).call(tx, args, kwargs)
             raise Unsupported(f"calling {getattr(original, '__qualname__', original)}, marked "
                               "torch.compiler.disable")
+        if fn in _MODULE_ATTRIBUTES and args and not kwargs:  # an override's `super()` call
+            from dynamo.variables.objects import NNModuleVariable
+
+            if not isinstance(args[0], NNModuleVariable):
+                raise Unsupported(f"{fn.__qualname__} on a {args[0].python_type().__qualname__}")
+            name = args[1].as_constant()
+            if fn is torch.nn.Module.__getattr__:
+                return args[0].module_getattr(tx, name)
+            args[0].module_setattr(tx, name, args[2])
+            return ConstantVariable(None)
         if fn is abc.ABCMeta.__instancecheck__ and len(args) == 2 and not kwargs:
             from dynamo.variables.builtins import abc_instancecheck  # `super().__instancecheck__`
 
@@ -269,6 +279,10 @@ class NestedFunctionVariable(TrueVariable):
 
     def __repr__(self) -> str:
         return f"NestedFunctionVariable({self.qualname})"
+
+
+# nn.Module's attribute hooks, which a module class's own versions call through `super()`
+_MODULE_ATTRIBUTES = (torch.nn.Module.__getattr__, torch.nn.Module.__setattr__)
 
 
 # Attributes of a function that Python makes from its code and globals, and that may be set

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.nn.modules import module as nn_module
 
-from dynamo.exc import NotAGraphValue, Unsupported
+from dynamo.exc import NotAGraphValue, Raised, Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
 from dynamo.variables.base import TrueVariable, VariableTracker
@@ -52,7 +52,7 @@ from dynamo.variables.functions import (
     UserFunctionVariable,
     UserMethodVariable,
 )
-from dynamo.variables.tensor import TensorVariable
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
 from guards import (
     AttrSource,
     DictContains,
@@ -141,6 +141,11 @@ class ObjectVariable(VariableTracker):
                 tx, [self], {})
             self.generic_setattr(tx, member.attrname or name, value)
             return value
+        if python_descriptor(member):  # (a lazy property): its `__get__` inlined, with the
+            # descriptor read from the class's own dict (`getattr` on the class would call it)
+            where = on_class and _class_dict_entry(on_class.of, cls, name)
+            return UserFunctionVariable(type(member).__get__).call(
+                tx, [wrap(tx, member, where), self, UserClassVariable(cls)], {})
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
@@ -157,6 +162,9 @@ class ObjectVariable(VariableTracker):
             if isinstance(member, classmethod):  # each read makes a new bound method
                 tx.output.add_guard(Identity.of(AttrSource(on_class, "__func__"),
                                                 member.__func__))
+            elif python_descriptor(member):  # read from the class, it would run `__get__`
+                tx.output.add_guard(Identity.of(_class_dict_entry(
+                    on_class.of, self.python_type(), name), member))
             else:
                 tx.output.add_guard(Identity.of(on_class, getattr(self.python_type(), name)))
         if self.source is not None and hasattr(self.value, "__dict__") and not hasattr(
@@ -185,6 +193,18 @@ class ObjectVariable(VariableTracker):
 
 
 BUILTIN_BASES = (object, dict, collections.OrderedDict, list)
+
+
+def python_descriptor(member: Any) -> bool:
+    """Whether `member` is a descriptor whose `__get__` is written in Python."""
+    return isinstance(inspect.getattr_static(type(member), "__get__", None), types.FunctionType)
+
+
+def _class_dict_entry(class_source: Any, cls: type, name: str) -> Any:
+    """The source of `name` in the dict of the class of `cls`'s MRO that defines it."""
+    index = next(i for i, base in enumerate(cls.__mro__) if name in base.__dict__)
+    return GetItemSource(AttrSource(GetItemSource(AttrSource(class_source, "__mro__"), index),
+                                    "__dict__"), name)
 
 
 class WeakRefVariable(ObjectVariable):
@@ -295,13 +315,53 @@ class NNModuleVariable(ObjectVariable):
             return wrap(tx, module.__dict__[name], self._attr_source(name))
         if name in _WALKS and member is getattr(torch.nn.Module, name):
             return BoundMethodVariable(self, name)
+        if not found and self.overrides("__getattr__"):  # a wrapper that delegates
+            for where in self._instance_dicts():  # it could be set on the instance later
+                if self.source is not None:
+                    tx.output.add_guard(DictContains(AttrSource(self.source, where), name,
+                                                     False))
+            return self._class_member(tx, "__getattr__").call(tx, [ConstantVariable(name)], {})
         return self._class_member(tx, name)
+
+    def overrides(self, name: str) -> bool:
+        """Whether the module's class replaces nn.Module's special method `name` in Python."""
+        member = class_attribute(type(self.value), name)[1]
+        return isinstance(member, types.FunctionType) and member is not getattr(torch.nn.Module,
+                                                                              name)
+
+    def module_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        """`nn.Module.__getattr__(module, name)`, as an override's `super().__getattr__` calls
+        it: the module's parameters, buffers and submodules, else an AttributeError."""
+        tables = ("_parameters", "_buffers", "_modules")
+        if any(name in self.value.__dict__.get(table, {}) for table in tables):
+            return self.getattr(tx, name)
+        if self.source is not None:
+            for table in tables:
+                tx.output.add_guard(DictContains(AttrSource(self.source, table), name, False))
+        raise Raised(AttributeError(name), f"{type(self.value).__qualname__} object has no "
+                     f"attribute {name!r} (an AttributeError while tracing)")
 
     def _instance_dicts(self) -> tuple[str, ...]:
         return ("__dict__", "_parameters", "_buffers", "_modules")
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """`module.name = value`: through the class's own `__setattr__` when it has one."""
+        if self.overrides("__setattr__"):
+            self._class_member(tx, "__setattr__").call(tx, [ConstantVariable(name), value], {})
+        else:
+            self.module_setattr(tx, name, value)
+
+    def module_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """`nn.Module.__setattr__(module, name, value)`: a property's setter, else the write,
+        recorded and replayed on the module after the graph."""
         module = self.value
+        member = class_attribute(type(module), name)[1]
+        if isinstance(member, property) and member.fset is not None:
+            UserFunctionVariable(member.fset).call(tx, [self, value], {})
+            return
+        if hasattr(type(member), "__set__"):
+            raise Unsupported(f"setting {name!r} of a {type(module).__qualname__} (a "
+                              "descriptor)")
         registers = isinstance(value, NNModuleVariable) or (
             isinstance(value, TensorVariable) and isinstance(value.fake, torch.nn.Parameter))
         new_buffer = name in module._buffers and isinstance(value, TensorVariable) \
@@ -569,9 +629,24 @@ class UserClassVariable(VariableTracker):
                 on_class, "__func__")), self)
         if name in ("__name__", "__qualname__", "__module__"):
             return ConstantVariable(getattr(self.cls, name))
+        if name == "__members__" and issubclass(self.cls, enum.Enum):
+            return wrap(tx, dict(self.cls.__members__), None)
         if not found:
             raise Unsupported(f"attribute {name!r} of class {self.cls.__qualname__}")
+        if python_descriptor(member):
+            # A descriptor written in Python (a lazy property): guarded as the class's own dict
+            # holds it (`getattr` on the class would call it), and asked for real what it is
+            # on the class (a lazy property makes a new object each time)
+            where = self.source and _class_dict_entry(self.source, self.cls, name)
+            descriptor = wrap(tx, member, where)
+            on_class = getattr(self.cls, name)
+            return descriptor if on_class is member else wrap(tx, on_class, None)
         return wrap(tx, getattr(self.cls, name), self._attr_source(name))
+
+    def items(self, tx: Translator) -> list[VariableTracker]:
+        if issubclass(self.cls, enum.Enum):  # `for c in Color`: members fixed with the class
+            return [ConstantVariable(member) for member in self.cls]
+        return super().items(tx)
 
     def _attr_source(self, name: str) -> Any:
         """Where `cls.name` is read (guards read it as the code did: a member replaced on the
@@ -609,6 +684,14 @@ class UserClassVariable(VariableTracker):
             return DictVariable(made.entries, kind=cls, default_factory=factory)
         if cls is torch.Size:
             return SizeVariable(args[0].items(tx) if args else [])
+        if issubclass(cls, enum.Enum) and len(args) == 1 and not kwargs and (
+                args[0].is_constant() or isinstance(args[0], SymNodeVariable)):
+            value = concrete_int(args[0])  # the member of that value (`Mode("train")`)
+            try:
+                return ConstantVariable(cls(value))
+            except ValueError as error:
+                raise Raised(error, f"{cls.__qualname__}({value!r}): {error} (a ValueError "
+                             "while tracing)") from None
         if cls is torch.device and all(a.is_constant() for a in [*args, *kwargs.values()]):
             return ConstantVariable(torch.device(*[a.as_constant() for a in args],
                                                  **{k: v.as_constant() for k, v in kwargs.items()}))
