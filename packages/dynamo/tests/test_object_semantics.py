@@ -967,3 +967,71 @@ def test_str_format_of_a_number_that_became_symbolic_shows_its_value() -> None:
     for mult in (2, 3, 4):  # the third call sees `mult` as a symbol (automatic dynamic)
         config.mult = mult
         _same(compiled(torch.ones(2)), f(torch.ones(2)))
+
+
+def test_a_python_type_as_a_dtype_is_the_dtype_torch_takes_it_for() -> None:
+    def f(x):
+        index = torch.tensor([-1], dtype=int)
+        return x + index, x.to(float), torch.zeros(3, dtype=bool), torch.arange(3, dtype=float)
+
+    _agree(f, (torch.randn(3),), fullgraph=True)
+
+
+def test_an_ordered_dict_subclass_getitem_through_super_runs_once() -> None:
+    """`super().__getitem__` reads the stored item: not through the override (transformers'
+    ACT2FN is such a table), and the guards read the items past it too."""
+    from collections import OrderedDict
+
+    calls = []
+
+    class Scaled(OrderedDict):
+        def __getitem__(self, key):
+            calls.append(key)
+            return super().__getitem__(key) * 10
+
+    table = Scaled(k=3, j=4)
+    table.move_to_end("k")
+
+    def f(x):
+        return x + table["k"], list(table.keys())
+
+    _agree(f, (torch.zeros(1),), (torch.ones(1),), fullgraph=True)
+    calls.clear()
+    dynamo.compile(f, fullgraph=True)(torch.zeros(1))
+    assert calls == ["k"]  # once per call, as in eager: the guards read past the override
+
+
+def test_dict_update_takes_pairs_and_writes_into_module_tables_break() -> None:
+    lin = nn.Linear(2, 2)
+
+    def f(x):
+        d = {}
+        d.update([("a", x)])
+        d.update(zip(["b"], [x * 2]))
+        d.update(lin.named_parameters())
+        return d["a"] + d["b"] + d["bias"].sum()
+
+    _agree(f, (torch.randn(2),), fullgraph=True)
+    params = {"weight": torch.ones(2, 2), "bias": torch.zeros(2)}
+
+    def swapped(x):  # parameters swapped in: a graph break, eager's answer
+        return torch.func.functional_call(lin, params, (x,))
+
+    _agree(swapped, (torch.randn(2),))
+
+
+def test_equal_int_arguments_keep_the_compiled_code() -> None:
+    def f(x, a, b):
+        x.add_(a)
+        return x * b
+
+    backend, graphs = counting_backend("eager")
+    dynamo.reset()
+    compiled = dynamo.compile(f, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "do not hold for the inputs" fallback
+        for a, b in ((2, 3), (3, 4), (5, 5), (6, 6)):
+            x, y = torch.zeros(3), torch.zeros(3)
+            _same(compiled(x, a, b), f(y, a, b))
+            _same(x, y)
+    assert len(graphs) == 2  # constants, then symbolic ints: every later call hits the cache

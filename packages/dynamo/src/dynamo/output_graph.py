@@ -346,8 +346,11 @@ class OutputGraph:
         guards.add(GlobalState())
         for guard in shape_guards(self.shape_env):
             guards.add(guard)
-        sources = [source for source, _, _ in self.inputs
-                   if not isinstance(source, FloatTensorSource)]  # a new tensor at each call
+        # Tensors only: a float input is a new tensor at each call, and equal ints (symbolic
+        # sizes, counters) may well be the same object
+        sources = [source for source, value, _ in self.inputs
+                   if isinstance(value, torch.Tensor) and not isinstance(source,
+                                                                         FloatTensorSource)]
         if len(sources) > 1 and mutates_inputs(self.graph):
             guards.add(DistinctObjects(tuple(sources)))
         return guards
@@ -385,6 +388,10 @@ def _inferred_dtype(data: VariableTracker) -> torch.dtype:
     return torch.bool if kinds == {bool} else torch.int64
 
 
+_PYTHON_DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64,
+                  complex: torch.complex128}
+
+
 def _node_arg(v: VariableTracker) -> Any:
     """`v` as an argument of a graph node: nodes for tensors and symbols."""
     return _graph_value(v, example=False)
@@ -410,7 +417,12 @@ def _graph_value(v: VariableTracker, example: bool) -> Any:
     if isinstance(v, DictVariable):
         return {key_value(k): _graph_value(x, example) for k, x in v.entries.items()}
     if v.is_constant():
-        return v.as_constant()
+        value = v.as_constant()
+        if not example and isinstance(value, type) and value in _PYTHON_DTYPES:
+            # A Python type given as a dtype (`dtype=int`, `x.to(float)`) is written as the
+            # dtype torch takes it for: FX cannot print a class
+            return _PYTHON_DTYPES[value]
+        return value
     if isinstance(v, OpaqueValueVariable):
         raise Unsupported(v.reason)
     raise Unsupported(f"passing {v.words()} to a graph operation")

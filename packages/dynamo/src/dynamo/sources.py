@@ -98,17 +98,29 @@ class CallSource(ChainedSource):
 
 @dataclass(frozen=True)
 class ItemsCopySource(ChainedSource):
-    """The items of an instance of a dict or list subclass (`kind`), as the methods it
-    inherits from dict or list see them (a plain copy: read past any `__getitem__`, `keys` or
-    `__iter__` the subclass defines)."""
+    """The items of an instance of a dict, OrderedDict or list subclass (`kind`), as the
+    methods it inherits see them: a plain copy, read past any `__getitem__`, `keys` or
+    `__iter__` the subclass defines (`dict.copy` itself calls them on a subclass that defines
+    `__iter__`, and on every OrderedDict subclass)."""
 
     kind: type = dict
 
     def access(self, base_expr: str) -> str:
-        return f"{self.kind.__name__}.copy({base_expr})"
+        if self.kind is list:
+            return f"list.copy({base_expr})"
+        views = "dict" if self.kind is dict else "__import__('collections').OrderedDict"
+        return f"dict(zip({views}.keys({base_expr}), {views}.values({base_expr})))"
 
     def step(self, value: Any) -> Any:
-        return self.kind.copy(value)
+        return items_copy(self.kind, value)
+
+
+def items_copy(kind: type, value: Any) -> Any:
+    """A plain list or dict of `value`'s items, read through `kind`'s own views (its
+    OrderedDict order too), never through methods the subclass defines."""
+    if kind is list:
+        return list.copy(value)
+    return dict(zip(kind.keys(value), kind.values(value)))
 
 
 @dataclass(frozen=True)

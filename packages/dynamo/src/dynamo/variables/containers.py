@@ -430,6 +430,11 @@ def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
     return ObjectKey(value, lambda: key)
 
 
+# A module's tables of parameters, buffers and submodules, and the dict methods that write
+_MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+_DICT_WRITES = ("__setitem__", "__delitem__", "update", "pop", "popitem", "setdefault", "clear")
+
+
 class DictVariable(VariableTracker):
     """A dict with constant keys (strings, ints, ...) and tracker values.
 
@@ -554,6 +559,9 @@ class DictVariable(VariableTracker):
             if k in self._entries:
                 return self.lookup(k)
             return args[1] if len(args) > 1 else ConstantVariable(None)
+        if name in _DICT_WRITES and getattr(self.source, "attr", None) in _MODULE_TABLES:
+            # (as functional_call swaps parameters in): module attribute reads see the module
+            raise Unsupported(f"writing into a module's {self.source.attr} dict (dict.{name})")
         if name == "__setitem__" and self.unread:
             tx.output.side_effects.mutated(self)
             self.written[dict_key(args[0], tx)] = args[1]
@@ -567,10 +575,12 @@ class DictVariable(VariableTracker):
             entries[dict_key(args[0], tx)] = args[1]
         elif name in ("update", "__init__"):  # `__init__`: a dict subclass's, through super()
             other = args[0] if args else None
-            if other is not None:
-                if not isinstance(other, DictVariable):
-                    raise Unsupported("dict.update() with something other than a dict")
+            if isinstance(other, DictVariable):
                 entries.update(other.entries)
+            elif other is not None:  # pairs (`zip(...)`, `named_parameters()`), or a mapping
+                from dynamo.variables.builtins import BuiltinVariable
+
+                entries.update(BuiltinVariable(dict).call(tx, [other], {}).entries)
             entries.update(kwargs)
         elif name == "pop":
             key = dict_key(args[0], tx)

@@ -22,7 +22,7 @@ import torch
 
 from dynamo.exc import Raised, Unsupported
 from dynamo.side_effects import MISSING
-from dynamo.sources import ItemsCopySource
+from dynamo.sources import ItemsCopySource, items_copy
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import DictVariable, ListVariable
@@ -209,9 +209,11 @@ class UserObjectVariable(ObjectVariable):
         methods see them."""
         from dynamo.variables.builder import wrap
 
-        kind = dict if issubclass(self.python_type(), dict) else list
+        cls = self.python_type()
+        kind = collections.OrderedDict if issubclass(cls, collections.OrderedDict) else \
+            dict if issubclass(cls, dict) else list
         source = ItemsCopySource(self.source, kind) if self.source is not None else None
-        items = wrap(tx, kind.copy(self.value), source)
+        items = wrap(tx, items_copy(kind, self.value), source)
         if isinstance(items, ListVariable):
             items.owner = self
         return items
