@@ -446,3 +446,26 @@ def test_an_int_compiled_as_a_symbol_serves_every_use(use) -> None:
                     torch.testing.assert_close(a, b)
                 else:
                     assert a == b and type(a) is type(b)
+
+
+def test_compile_takes_a_partial_and_a_callable_object() -> None:
+    import functools
+
+    def scale(x, factor, *, shift):
+        return x * factor + shift
+
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def __call__(self, x):
+            return x * self.factor
+
+    x = torch.randn(3)
+    partial = functools.partial(scale, factor=2.0, shift=1.0)
+    torch.testing.assert_close(dynamo.compile(partial, fullgraph=True)(x), partial(x))
+    obj = Scale(3.0)
+    compiled = dynamo.compile(obj, fullgraph=True)
+    torch.testing.assert_close(compiled(x), obj(x))
+    obj.factor = 4.0  # read through the object: guarded
+    torch.testing.assert_close(compiled(x), obj(x))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
 import torch
 import torch.nn as nn
 from counting import counting_backend
@@ -466,3 +467,71 @@ def test_attention_takes_its_inference_fast_path_and_dispatch_modes_are_guarded(
             with Counting():
                 torch.testing.assert_close(compiled(x), model(x))
             assert len(graphs) > 1 and Counting.ops
+
+
+def test_cached_parametrizations_key_their_cache_by_the_module_id() -> None:
+    import torch.nn.utils.parametrize as parametrize
+
+    class Symmetric(nn.Module):
+        def forward(self, w):
+            return w.triu() + w.triu(1).transpose(-1, -2)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            parametrize.register_parametrization(self.lin, "weight", Symmetric())
+
+        def forward(self, x):
+            with parametrize.cached():
+                return self.lin(x) + self.lin(x)
+
+    model, x = Model(), torch.randn(2, 3)
+    dynamo.reset()
+    torch.testing.assert_close(dynamo.compile(model, fullgraph=True)(x), model(x))
+    assert not parametrize._cache  # emptied when the block is left, as in eager
+
+
+def test_the_hook_based_weight_and_spectral_norms_are_traced() -> None:
+    """`torch.nn.utils.weight_norm`/`spectral_norm` (the older, hook-based ones vocoders use)
+    register callable objects of torch's as forward pre-hooks: their `__call__` is inlined."""
+    for make in (torch.nn.utils.weight_norm, torch.nn.utils.spectral_norm):
+        torch.manual_seed(0)
+        ours, eager = make(nn.Linear(4, 4)), make(nn.Linear(4, 4))
+        eager.load_state_dict(ours.state_dict())
+        compiled = dynamo.compile(ours, fullgraph=True)
+        for _ in range(2):  # spectral_norm's power iteration updates its buffers in training
+            x = torch.randn(2, 4)
+            torch.testing.assert_close(compiled(x), eager(x))
+        for name, buffer in eager.named_buffers():
+            torch.testing.assert_close(dict(ours.named_buffers())[name], buffer)
+
+
+class _SiLU(nn.Module):  # a module that is only a forward, as Hugging Face's activations are
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+class _Scaled(nn.Module):  # its own __init__: made for real only outside the trace
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor
+
+
+def test_modules_the_code_makes_without_an_init_of_their_own() -> None:
+    def f(x):
+        return _SiLU()(x) + nn.GELU(approximate="tanh")(x)
+
+    x = torch.randn(4)
+    dynamo.reset()
+    torch.testing.assert_close(dynamo.compile(f, fullgraph=True)(x), f(x))
+
+    def g(x):
+        return _Scaled(2.0)(x)
+
+    with pytest.raises(dynamo.Unsupported, match="creating an instance of _Scaled"):
+        dynamo.compile(g, fullgraph=True)(x)
+    torch.testing.assert_close(dynamo.compile(g)(x), g(x))

@@ -464,7 +464,8 @@ def _global_hooks() -> bool:
 def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: bool = False,
             dynamic: bool | None = None, raise_backend_errors: bool = False,
             capture_scalar_outputs: bool = False) -> Any:
-    """Compile a function or nn.Module (also usable as `@compile` or `@compile(...)`).
+    """Compile a function or nn.Module (also usable as `@compile` or `@compile(...)`); a
+    `functools.partial` of one, or an object with a `__call__` method, too.
 
     `backend`: a name (`"eager"`, `"aot_eager"`, an entry point of `dynamo.backends`) or a
     `torch.compile`-style callable `(gm, example_inputs) -> callable`. `fullgraph=True`: raise
@@ -487,4 +488,10 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
                                                         options=options))
     if isinstance(model, types.MethodType):
         return CompiledFunction(model.__func__, compiler, bound_self=model.__self__, **options)
+    if isinstance(model, functools.partial):  # its function, compiled, with the same arguments
+        return functools.partial(compile(model.func, backend=compiler, **options), *model.args,
+                                 **model.keywords)
+    call = inspect.getattr_static(type(model), "__call__", None)
+    if not isinstance(model, (type, types.FunctionType)) and isinstance(call, types.FunctionType):
+        return compile(types.MethodType(call, model), backend=compiler, **options)  # __call__
     return CompiledFunction(model, compiler, **options)

@@ -387,6 +387,9 @@ def _is_torch_function(value: Any) -> bool:
         return getattr(value, "__objclass__", None) in (torch.Tensor, torch._C.TensorBase)
     if module.startswith(("torch.nn.modules", "torch.optim")):
         return False  # modules' and optimizers' Python is inlined like the user's
+    if module.startswith("torch.nn.") and not isinstance(value, types.FunctionType) and \
+            isinstance(inspect.getattr_static(type(value), "__call__", None), types.FunctionType):
+        return False  # an object that nn.utils hooks onto modules (the old `weight_norm`'s)
     return callable(value) and (module == "torch" or module.startswith(("torch.", "torch._C")))
 
 

@@ -526,6 +526,11 @@ class BuiltinVariable(TrueVariable):
         elif isinstance(obj, ObjectVariable) and not isinstance(obj, NewObjectVariable) and \
                 obj.source is not None:
             value = obj.value
+        elif isinstance(obj, NNModuleVariable) and obj.make is None:
+            # A module reached through its class's members (a parametrization's property keeps
+            # its module in a closure): as stable as the class, which the module's own guards
+            # pin (module class members are not guarded one by one)
+            return ConstantVariable(id(obj.value))
         if value is None:
             raise Unsupported(f"id() of {obj.words()} (object identity is traced for objects "
                               "from the frame only)")

@@ -557,11 +557,16 @@ class NNModuleVariable(ObjectVariable):
 
 
 def _new_module(cls: type, args, kwargs) -> NNModuleVariable:
-    """A torch module the traced code creates, when it is stateless and made of constants."""
-    if not (cls.__module__.startswith("torch.nn.") and all(
-            a.is_constant() for a in [*args, *kwargs.values()])):
-        raise Unsupported(f"creating an instance of {cls.__qualname__} (only torch's own modules, "
-                          "from constant arguments)")
+    """A module the traced code creates, when it is stateless, made of constants, and made by
+    torch's own code alone: a torch module, or a user's subclass of one that adds no
+    `__init__` or `__new__` (an activation that is only a `forward`, as Hugging Face's ACT2FN
+    makes), so that making it has no effect to replay."""
+    torch_made = all(k.__module__.startswith("torch.") or not ("__init__" in k.__dict__ or
+                                                                "__new__" in k.__dict__)
+                     for k in cls.__mro__ if k is not object)
+    if not (torch_made and all(a.is_constant() for a in [*args, *kwargs.values()])):
+        raise Unsupported(f"creating an instance of {cls.__qualname__} (only modules that "
+                          "torch's own code makes, from constant arguments)")
     make = functools.partial(cls, *[a.as_constant() for a in args],
                              **{k: v.as_constant() for k, v in kwargs.items()})
     module = make()
