@@ -1035,3 +1035,27 @@ def test_equal_int_arguments_keep_the_compiled_code() -> None:
             _same(compiled(x, a, b), f(y, a, b))
             _same(x, y)
     assert len(graphs) == 2  # constants, then symbolic ints: every later call hits the cache
+
+
+_BY_KIND = {(int, "scale"): 2.0, (float, "scale"): 3.0}
+
+
+def test_a_frame_dict_keyed_by_tuples_holding_classes() -> None:
+    def f(x, kind):
+        return x * _BY_KIND[type(kind), "scale"]
+
+    _agree(f, (torch.ones(2), 1), (torch.ones(2), 1.5), fullgraph=True)
+
+
+@dynamo.assume_constant_result
+def _install_probe() -> bool:
+    import importlib.metadata
+
+    return importlib.metadata.version("torch") >= "2"
+
+
+def test_a_function_assumed_constant_is_called_while_tracing() -> None:
+    def f(x):
+        return x + 1 if _install_probe() else x - 1
+
+    _agree(f, (torch.ones(2),), fullgraph=True)

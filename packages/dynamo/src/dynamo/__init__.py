@@ -14,6 +14,7 @@ from dynamo.frontend import (
     CompiledFunction,
     OptimizedModule,
     allow_in_graph,
+    assume_constant_result,
     compile,
     disable,
     graph_break,
@@ -26,6 +27,6 @@ logs.configure()
 
 __all__ = [
     "BackendError", "CompiledFunction", "ExplainOutput", "OptimizedModule", "Unsupported",
-    "allow_in_graph", "compile", "disable", "explain", "graph_break", "list_backends",
+    "allow_in_graph", "assume_constant_result", "compile", "disable", "explain", "graph_break", "list_backends",
     "lookup_backend", "mark_dynamic", "mark_static", "register_backend", "reset",
 ]

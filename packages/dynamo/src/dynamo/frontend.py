@@ -89,6 +89,15 @@ def allow_in_graph(fn: Callable) -> Callable:
     return fn
 
 
+def assume_constant_result(fn: Callable) -> Callable:
+    """Take `fn`'s result, called for real while tracing, as a constant: for functions whose
+    answer is fixed for the life of the process (an install probe, a version check). Not
+    guarded. The mark is torch.compile's (`_dynamo_marked_constant`): Hugging Face marks its
+    probes so, without importing torch."""
+    fn._dynamo_marked_constant = True  # type: ignore[attr-defined]
+    return fn
+
+
 def mark_dynamic(t: torch.Tensor, dim: int | list[int]) -> None:
     """Compile `t`'s size at `dim` as a symbol, whatever `dynamic` says."""
     dims = getattr(t, "_dynamo_dynamic_dims", set())

@@ -308,7 +308,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         def keys_of() -> tuple:
             keys = tuple(value)
             _guard(tx, source, DictKeys, keys)
-            return tuple(k if is_literal(k) else ObjectKey(k, functools.partial(
+            return tuple(k if is_literal(k) or type(k) is tuple else ObjectKey(k, functools.partial(
                 wrap, tx, k, _child(source, DictKeySource, i))) for i, k in enumerate(keys))
 
         made = DictVariable.of_frame(keys_of, source, lambda k: wrap(
@@ -349,8 +349,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
 
 
 def _dict_key_kind(key: Any) -> bool:
-    """Whether a frame dict's key can be traced: a constant, or an object a dict compares by
-    identity."""
+    """Whether a frame dict's key can be traced: a constant, an object a dict compares by
+    identity, or a tuple of them (`re`'s cache: `(str, pattern, flags)`)."""
+    if type(key) is tuple:
+        return all(map(_dict_key_kind, key))
     return is_literal(key) or compared_by_identity(key)
 
 

@@ -132,6 +132,14 @@ class UserFunctionVariable(TrueVariable):
                             if self.source else None).call(tx, args, kwargs)
             raise Unsupported(f"calling {getattr(original, '__qualname__', original)}, marked "
                               "torch.compiler.disable")
+        if getattr(fn, "_dynamo_marked_constant", False):  # `assume_constant_result`
+            if not all(a.is_constant() for a in [*args, *kwargs.values()]):
+                raise Unsupported(f"calling {fn.__qualname__} (marked a constant result) with "
+                                  "arguments that are not constants")
+            from dynamo.variables.builder import wrap_constant_result
+
+            return wrap_constant_result(fn(*[a.as_constant() for a in args],
+                                           **{k: v.as_constant() for k, v in kwargs.items()}))
         if fn in _MODULE_ATTRIBUTES and args and not kwargs:  # an override's `super()` call
             from dynamo.variables.objects import NNModuleVariable
 
