@@ -146,3 +146,18 @@ def test_symbolic_padding_and_pixel_shuffle_still_trace() -> None:
         shuffled = _F.pixel_shuffle(x, 2)
     assert str(padded.shape) == "torch.Size([s0, 8, s1 + 1, s2 + 3])"
     assert str(shuffled.shape) == "torch.Size([s0, 2, 2*s1, 2*s2])"
+
+
+def test_layer_norm_statistics_in_the_dtype_the_device_gives_them() -> None:
+    # The CPU kernel returns half-precision statistics for a half input; CUDA's are float32.
+    op = torch.ops.aten.native_layer_norm.default
+    for dtype in (torch.float16, torch.bfloat16):
+        real = [torch.randn(2, 3, dtype=dtype), torch.ones(3, dtype=dtype),
+                torch.zeros(3, dtype=dtype)]
+        mode = FakeTensorMode()
+        x, w, b = (mode.from_tensor(t) for t in real)
+        with mode:
+            on_cpu = op(x, [3], w, b, 1e-5)
+            on_cuda = op(x.to("cuda:0"), [3], w.to("cuda:0"), b.to("cuda:0"), 1e-5)
+        assert [t.dtype for t in on_cpu] == [t.dtype for t in op(*real[:1], [3], *real[1:], 1e-5)]
+        assert [t.dtype for t in on_cuda] == [dtype, torch.float32, torch.float32]

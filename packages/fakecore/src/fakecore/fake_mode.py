@@ -216,7 +216,7 @@ class FakeTensorMode(TorchDispatchMode):
             func in decomposition_table
             and func not in meta_table
             and func not in self._decomposing
-            and (symbols or _is_aten_decomposition(func))
+            and (symbols or _is_aten_decomposition(func) or func in _REF_FIRST)
             and not symbols & (self.shape_env.unbacked_producers.keys() if symbols else set())
         ):
             # C++ meta kernels mostly take concrete sizes, where decompositions take SymInts.
@@ -358,6 +358,11 @@ _CONCRETE_ONLY = re.compile("expected to contain only concrete integers|symbolic
 
 def _has_decomposition(func) -> bool:
     return func in decomposition_table or func in meta_table or _is_composite_implicit(func)
+
+
+# Ops whose meta kernel cannot know what the CPU kernel does and whose decomposition asks the
+# (fake) device: layer norm's saved statistics are float32 on CUDA, the input's dtype on CPU.
+_REF_FIRST = frozenset({aten.native_layer_norm.default})
 
 
 @functools.cache
