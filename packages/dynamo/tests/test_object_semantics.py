@@ -1059,3 +1059,16 @@ def test_a_function_assumed_constant_is_called_while_tracing() -> None:
         return x + 1 if _install_probe() else x - 1
 
     _agree(f, (torch.ones(2),), fullgraph=True)
+
+
+def test_an_in_place_op_on_overlapping_windows_runs_for_real() -> None:
+    def f(x):
+        x.unfold(0, 3, 2).mul_(2)
+        return x + 1
+
+    dynamo.reset()
+    ours, eager = torch.arange(9.0), torch.arange(9.0)
+    with pytest.raises(dynamo.Unsupported, match="overlap"):
+        dynamo.compile(f, fullgraph=True)(ours.clone())
+    _same(dynamo.compile(f, backend="aot_eager")(ours), f(eager))
+    _same(ours, eager)

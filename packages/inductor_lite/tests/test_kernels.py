@@ -1063,8 +1063,14 @@ def test_a_graph_that_turns_grad_off_before_its_ops_is_compiled(device, leave_gr
     (lambda a, i: torch.ops.aten.index_put(a, [i], torch.tensor(1.0)), [0, 1], [0, 6]),
     (lambda a, i: a.scatter(0, i.view(1, 2), 7.0), [0, 1], [8, 2]),
     (lambda a, i: a.index_put_((i,), torch.tensor(1.0)), [0, 1], [0, 40]),  # into the input
+    # Negative indices count from the end in `x[i]`; for these ops eager raises
+    (lambda a, i: a.gather(0, i.view(1, 2).expand(1, 2)), [0, 1], [-1, 0]),
+    (lambda a, i: a.scatter_add(0, i.view(1, 2), torch.ones(1, 2)), [0, 1], [0, -1]),
+    (lambda a, i: a.index_select(0, i), [0, 1], [-1, 0]),
+    (lambda a, i: F.embedding(i, a), [0, 1], [0, -2]),
 ], ids=["index", "negative", "embedding", "gather", "in-reduction", "index_put", "scatter",
-        "index_put_"])
+        "index_put_", "gather-negative", "scatter-negative", "index_select-negative",
+        "embedding-negative"])
 def test_out_of_range_indices_raise_and_touch_no_memory(fn, good, bad):
     from inductor_lite import config
 
@@ -1168,3 +1174,59 @@ def test_in_place_view_ops_on_temporaries_and_views_are_compiled(device):
     compile_and_check(lambda x: (x * 2).t_() + 1, torch.randn(3, 4, device=device))
     compile_and_check(lambda x: x[1:].unsqueeze_(0) * 2, torch.randn(3, 4, device=device))
     assert counters["eager_graphs"] == 0 and counters["kernels"] == 2
+
+
+def test_writes_into_views_whose_elements_overlap_run_as_they_came(device):
+    """Eager updates an element shared by overlapping windows once per window; a functional
+    trace would compute it once: such a graph runs as it came."""
+    import torch._dynamo
+
+    def windows(x):
+        x.unfold(0, 3, 2).mul_(2)
+        return x
+
+    def strided(x):
+        x.as_strided((3, 3), (1, 1)).add_(1)
+        return x
+
+    for fn, x in ((windows, torch.arange(9.0, device=device)), (strided, torch.zeros(5, device=device))):
+        torch._dynamo.reset()
+        ours, eager = x.clone(), x.clone()
+        torch.testing.assert_close(torch.compile(fn, backend="inductor_lite")(ours), fn(eager))
+        torch.testing.assert_close(ours, eager)
+    assert counters["eager_graphs"] == 2
+
+
+def test_a_cat_of_empty_pieces_only(device):
+    compile_and_check(lambda x: torch.cat([x[:0], x[:0]]) + 1, torch.randn(4, device=device))
+
+
+def test_zero_and_negative_zero_constants_are_two_values(device):
+    # `0.0 == -0.0`: kernels and reductions keyed by their bodies must still tell them apart
+    fn = lambda x: (1 / (x * 0.0).amax(-1), 1 / (x * -0.0).amax(-1), x * 0.0, x * -0.0)  # noqa: E731
+    x = torch.ones(2, 4, device=device)
+    compiled = compile_and_check(fn, x)
+    for got, want in zip(compiled(x), fn(x)):
+        assert torch.equal(got.signbit(), want.signbit())
+
+
+@pytest.mark.parametrize("name", ["tanh", "erfc", "asinh", "sinh", "cosh"])
+def test_math_functions_keep_their_precision_at_tiny_and_huge_values(device, name):
+    # Near zero, 1 - e and 1 - erf cancel; past 88, exp overflows where sinh and cosh do not
+    x = torch.tensor([1e-20, 1e-8, 1e-4, 0.1, 0.5, 1.0, 4.0, 5.0, 9.0, 88.5, 89.0, 1e20],
+                     device=device)
+    x = torch.cat([x, -x, torch.tensor([0.0, -0.0], device=device)])
+    fn = getattr(torch, name)
+    compiled = compile_fx(torch.fx.symbolic_trace(lambda t: fn(t)), [x])
+    got, want = compiled(x), fn(x.double()).float()
+    torch.testing.assert_close(got, want, rtol=2e-6, atol=0)
+    assert torch.equal(got.signbit(), want.signbit())
+
+
+def test_fractional_powers_of_negative_infinity_and_zero(device):
+    a = torch.tensor([float("-inf"), -0.0, 0.0, 4.0, -2.0], device=device)
+    fn = lambda a: (a ** 1.5, a ** -0.5, a ** 0.5, a ** -1.5)  # noqa: E731
+    compiled = compile_and_check(fn, a)
+    for got, want in zip(compiled(a), fn(a)):
+        numbers = ~want.isnan()  # (a NaN's sign means nothing)
+        assert torch.equal(got.signbit()[numbers], want.signbit()[numbers])

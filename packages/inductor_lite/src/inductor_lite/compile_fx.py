@@ -36,6 +36,7 @@ from fakecore import (
     ShapeEnv,
     SizeOrigin,
     UnsupportedFakeOpError,
+    may_overlap,
 )
 from fxtrace import core_aten_decompositions, make_fx
 
@@ -420,6 +421,12 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     for node in first.graph.nodes:
         if _changes_input_metadata(node):
             raise InputMetadataChange(f"{node.target} changes the sizes or strides of an input")
+        written = [n.meta.get("val") for n in tree_flatten(node.args[:1])[0]
+                   if isinstance(n, torch.fx.Node)] if _writes_in_place(node) else []
+        if any(isinstance(val, torch.Tensor) and may_overlap(val) for val in written):
+            raise InputMetadataChange(f"{node.target} writes into a view whose elements overlap "
+                                      "(unfold, as_strided, expand): eager updates a shared "
+                                      "element once per view element")
     writes = _writes_in_place
     for _ in range(3):
         if not any(writes(node) for node in traced.graph.nodes):
@@ -443,7 +450,8 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
 
 class InputMetadataChange(Exception):
     """The graph changes an input's sizes or strides in place (`x.t_()`, `x.unsqueeze_(0)`):
-    the caller's tensor must change too, which a functional trace cannot express."""
+    the caller's tensor must change too, which a functional trace cannot express; or it writes
+    into a view whose elements overlap, which a functional trace computes differently."""
 
 
 def _changes_input_metadata(node: torch.fx.Node) -> bool:

@@ -16,6 +16,7 @@ Value.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +93,8 @@ def constant(value: Any, dtype: torch.dtype) -> Value:
         value = int(value) & ((1 << bits) - 1)
         if dtype.is_signed and value >= 1 << (bits - 1):
             value -= 1 << bits
+    if isinstance(value, float):  # its sign too: `==` (and so CSE) takes 0.0 for -0.0
+        return Value("constant", (value, math.copysign(1.0, value)), dtype)
     return Value("constant", (value,), dtype)
 
 
@@ -281,15 +284,17 @@ def loader(t: TensorIR) -> Callable[[Index], Value]:
 
 class IndirectIndex(sympy.Symbol):
     """An index read from memory (gather, embedding): a symbol standing for `value` (an integer
-    Value; negative entries count from the end of a dim of `dim_size`)."""
+    Value; with `wraps`, negative entries count from the end of a dim of `dim_size`, as in
+    `x[idx]`; without, as for `gather` and `scatter`, they are out of range)."""
 
     value: Value
     dim_size: sympy.Expr
+    wraps: bool
 
-    def __new__(cls, value: Value, dim_size: sympy.Expr) -> IndirectIndex:
-        obj = super().__new__(cls, f"indirect{abs(hash((value, dim_size))) % 10**10}",
+    def __new__(cls, value: Value, dim_size: sympy.Expr, wraps: bool = True) -> IndirectIndex:
+        obj = super().__new__(cls, f"indirect{abs(hash((value, dim_size, wraps))) % 10**10}",
                               integer=True)
-        obj.value, obj.dim_size = value, dim_size
+        obj.value, obj.dim_size, obj.wraps = value, dim_size, wraps
         return obj
 
 
@@ -299,7 +304,7 @@ def masked(v: Value, condition: Value) -> Value:
     Indices a load reads from memory are read under `condition` too."""
     if v.op == "load":
         index = sympy.sympify(v.args[1])
-        index = index.xreplace({s: IndirectIndex(masked(s.value, condition), s.dim_size)
+        index = index.xreplace({s: IndirectIndex(masked(s.value, condition), s.dim_size, s.wraps)
                                 for s in index.free_symbols if isinstance(s, IndirectIndex)})
         return Value("load", (v.args[0], index, condition), v.dtype)
     args = tuple(masked(a, condition) if isinstance(a, Value) else a for a in v.args)

@@ -625,6 +625,8 @@ def _pow(lower, node, a, b):
         return pointwise(lower, [a, b], power)
     if not is_tensor(b) and b == 0.5:
         return pointwise(lower, [a], lambda x: op("sqrt", x))
+    if not is_tensor(b) and b == -0.5:  # as eager computes it: 1 / sqrt (`(-0.0) ** -0.5` is -inf)
+        return pointwise(lower, [a], lambda x: op("rsqrt", x))
     if not lower.node.meta["val"].dtype.is_floating_point:
         raise LoweringError("integer pow")
     return pointwise(lower, [a, b], lambda x, y: op("pow", x, y))
@@ -1092,10 +1094,12 @@ def _mean(lower, node, x, dims=None, keepdim=False, *, dtype=None):
 
 # -- indexing --------------------------------------------------------------------------------
 
-def _advanced_index(x: TensorIR, indices: list) -> tuple[tuple, Callable[[Index], list]]:
+def _advanced_index(x: TensorIR, indices: list, wraps: bool = True
+                    ) -> tuple[tuple, Callable[[Index], list]]:
     """The size of `x[i0, i1, ...]` (index tensors, None: that dim is sliced) and, for an index
     of it, the index of `x` it reads. The index tensors broadcast together and take the place of
-    the first indexed dim (or the front when they are not adjacent)."""
+    the first indexed dim (or the front when they are not adjacent). `wraps`: negative indices
+    count from the end (not for `index_select` and `embedding`, where they are out of range)."""
     positions = [d for d, i in enumerate(indices) if i is not None]
     index_tensors = [indices[d] for d in positions]
     adjacent = positions == list(range(positions[0], positions[-1] + 1))
@@ -1114,7 +1118,7 @@ def _advanced_index(x: TensorIR, indices: list) -> tuple[tuple, Callable[[Index]
         for d in range(rank):
             if d in positions:
                 v = loaders[positions.index(d)](bidx)
-                full.append(_indirect(v, x.size[d]))
+                full.append(_indirect(v, x.size[d], wraps))
             else:
                 full.append(rest[k])
                 k += 1
@@ -1123,10 +1127,10 @@ def _advanced_index(x: TensorIR, indices: list) -> tuple[tuple, Callable[[Index]
 
 
 @register(aten.index.Tensor)
-def _index(lower, node, x, indices):
+def _index(lower, node, x, indices, wraps=True):
     val = lower.node.meta["val"]
     size = tuple(sym(s) for s in val.shape)
-    _, where = _advanced_index(x, indices)
+    _, where = _advanced_index(x, indices, wraps)
     load = loader(x)
 
     def fn(idx):
@@ -1135,9 +1139,10 @@ def _index(lower, node, x, indices):
                      lambda idx: to_dtype(fn(idx), compute_dtype(val.dtype)))
 
 
-def _indirect(v: Value, dim_size: sympy.Expr) -> sympy.Expr:
-    """An index read from a tensor, as an index expression (negative indices wrap)."""
-    return ir.IndirectIndex(to_dtype(v, torch.int64), dim_size)
+def _indirect(v: Value, dim_size: sympy.Expr, wraps: bool = True) -> sympy.Expr:
+    """An index read from a tensor, as an index expression (negative indices wrap, unless
+    the op says they are out of range)."""
+    return ir.IndirectIndex(to_dtype(v, torch.int64), dim_size, wraps)
 
 
 def _broadcast_shapes(shapes: Sequence[Sequence[sympy.Expr]]) -> tuple[sympy.Expr, ...]:
@@ -1159,12 +1164,12 @@ def _index_select(lower, node, x, dim, index):
         raise LoweringError("index_select of a 0-d tensor")
     indices = [None] * len(x.size)
     indices[dim % len(x.size)] = index
-    return _index(lower, node, x, indices)
+    return _index(lower, node, x, indices, wraps=False)
 
 
 @register(aten.embedding.default)
 def _embedding(lower, node, weight, indices, *_):
-    return _index(lower, node, weight, [indices])
+    return _index(lower, node, weight, [indices], wraps=False)
 
 
 @register(aten.gather.default)
@@ -1176,7 +1181,8 @@ def _gather(lower, node, x, dim, index, *, sparse_grad=False):
 
     def fn(idx):
         full = list(idx)
-        full[dim] = _indirect(to_dtype(load_index(idx), torch.int64), x.size[dim])
+        full[dim] = _indirect(to_dtype(load_index(idx), torch.int64), x.size[dim],
+                              wraps=False)
         return load(full)
     return Pointwise(tuple(sym(s) for s in val.shape), val.dtype, val.device,
                      lambda idx: to_dtype(fn(idx), compute_dtype(val.dtype)))
@@ -1196,6 +1202,8 @@ def _cat(lower, node, tensors, dim=0):
         acc = acc + t.size[dim]
 
     def fn(idx):
+        if not tensors:  # every input empty (1-d ones are dropped): so is the result
+            return constant(0, cd)
         i = idx[dim]
         out = None
         for t, load, start in reversed(list(zip(tensors, loaders, starts))):
@@ -1276,7 +1284,7 @@ def _scatter(lower, node, x, dim, index, src, *, reduce=None):
 
     def where(idx):
         full = list(idx)
-        full[dim] = _indirect(load_index(idx), x.size[dim])
+        full[dim] = _indirect(load_index(idx), x.size[dim], wraps=False)
         return full
     return _scatter_into_copy(lower, x, index.size, where,
                               lambda idx: to_dtype(load_src(idx), cd),

@@ -59,7 +59,7 @@ OPS = {
     "reciprocal": "1.0 / {0}", "log1p": "helpers.log1p({0})", "expm1": "helpers.expm1({0})",
     "relu": "helpers.maximum({0}, 0)", "sign": "helpers.sign({0})", "pow": "helpers.pow({0}, {1})",
     "maximum": "helpers.maximum({0}, {1})", "minimum": "helpers.minimum({0}, {1})",
-    "atan2": "helpers.atan2({0}, {1})", "erfc": "1.0 - tl.erf({0})", "cosh": "helpers.cosh({0})",
+    "atan2": "helpers.atan2({0}, {1})", "erfc": "helpers.erfc({0})", "cosh": "helpers.cosh({0})",
     "sinh": "helpers.sinh({0})", "hypot": "helpers.hypot({0}, {1})",
     "fmax": "helpers.fmax({0}, {1})", "fmin": "helpers.fmin({0}, {1})",
     "signbit": "helpers.signbit({0})", "copysign": "helpers.copysign({0}, {1})",
@@ -226,7 +226,8 @@ class KernelCodegen:
             return found
         v = self.value(s.value, scope)
         size = self.print_index(s.dim_size, scope)
-        wrapped = self.emit(scope, key, f"tl.where({v} < 0, {v} + {size}, {v})")
+        wrapped = self.emit(scope, key, f"tl.where({v} < 0, {v} + {size}, {v})") if s.wraps \
+            else v
         self.emit(scope, ("in_bounds", s), f"({wrapped} >= 0) & ({wrapped} < {size})")
         return wrapped
 

@@ -96,9 +96,9 @@ def sign(x):
 
 @triton.jit
 def tanh(x):
-    e = tl.exp(-2.0 * tl.abs(x))
-    t = (1.0 - e) / (1.0 + e)
-    return copysign(t, x)
+    # From expm1, exact near zero where (1 - e) / (1 + e) cancels
+    m = expm1(-2.0 * tl.abs(x))
+    return copysign(-m / (2.0 + m), x)
 
 
 @triton.jit
@@ -106,7 +106,8 @@ def pow(a, b):
     magnitude = tl.exp2(b * tl.log2(tl.abs(a)))
     odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
     out = tl.where(both(signbit(a), odd), magnitude * -1.0, magnitude)
-    out = tl.where(both(a < 0, tl.floor(b) != b), float("nan"), out)
+    # A negative base to a fractional power is NaN, but -inf's is inf or 0 (IEEE)
+    out = tl.where(both(both(a < 0, a != float("-inf")), tl.floor(b) != b), float("nan"), out)
     # 1 to any power, and -1 to an infinite one, is 1 (0 * inf above is NaN).
     one = either(a == 1, both(a == -1, tl.abs(b) == float("inf")))
     return tl.where(either(b == 0, one), 1.0, out)
@@ -152,15 +153,38 @@ def atan(x):
 
 @triton.jit
 def cosh(x):
-    e = tl.exp(tl.abs(x))
-    return 0.5 * (e + 1.0 / e)
+    a = tl.abs(x)
+    e = tl.exp(a)
+    big = tl.exp(a - 0.6931471805599453)  # exp(a) / 2, past where exp(a) overflows
+    return tl.where(a < 88.0, 0.5 * (e + 1.0 / e), big + 0.25 / big)
 
 
 @triton.jit
 def asinh(x):
+    # log1p(a + a^2 / (1 + sqrt(1 + a^2))) is exact near zero; past 2^30, a^2 + 1 is a^2 and
+    # (overflowing later) the answer is log(2a)
     a = tl.abs(x)
-    r = tl.log(a + tl.sqrt(a * a + 1.0))
+    near = log1p(a + a * a / (1.0 + tl.sqrt(1.0 + a * a)))
+    r = tl.where(a < 1073741824.0, near, tl.log(a) + 0.6931471805599453)
     return copysign(r, x)
+
+
+@triton.jit
+def erfc(x):
+    # exp(-x^2) times a Chebyshev fit (Numerical Recipes' erfcc: relative error below 1.2e-7),
+    # where 1 - erf(x) would lose every digit for large x
+    z = tl.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    p = -0.82215223 + t * 0.17087277
+    p = 1.48851587 + t * p
+    p = -1.13520398 + t * p
+    p = 0.27886807 + t * p
+    p = -0.18628806 + t * p
+    p = 0.09678418 + t * p
+    p = 0.37409196 + t * p
+    p = 1.00002368 + t * p
+    r = t * tl.exp(-z * z - 1.26551223 + t * p)
+    return tl.where(x >= 0, r, 2.0 - r)
 
 
 @triton.jit
@@ -169,7 +193,9 @@ def sinh(x):
     # A few terms of the series near zero, where e - 1/e cancels.
     x2 = x * x
     series = x * (1.0 + x2 / 6.0 * (1.0 + x2 / 20.0 * (1.0 + x2 / 42.0)))
-    return tl.where(tl.abs(x) < 0.5, series, 0.5 * (e - 1.0 / e))
+    big = tl.exp(tl.abs(x) - 0.6931471805599453)  # exp(|x|) / 2, past where exp overflows
+    out = tl.where(tl.abs(x) < 88.0, 0.5 * (e - 1.0 / e), copysign(big - 0.25 / big, x))
+    return tl.where(tl.abs(x) < 0.5, series, out)
 
 
 @triton.jit

@@ -17,7 +17,7 @@ import torch
 from dynamo.exc import Unsupported
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
-from fakecore import DataDependentError
+from fakecore import DataDependentError, may_overlap
 from guards import AttrSource, Equals, TensorPropertySource
 
 if TYPE_CHECKING:
@@ -38,6 +38,15 @@ _DATA_DEPENDENT = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "
                              "nonzero_static", "data_ptr"})
 _UNSUPPORTED = frozenset({"backward", "register_hook", "retain_grad", "untyped_storage",
                           "storage", "__array__"})
+
+
+def _in_place(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("__") or name in _IN_PLACE_OPERATORS
+
+
+_IN_PLACE_OPERATORS = frozenset(f"__i{op}__" for op in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+    "lshift", "rshift"))
 
 
 class TensorVariable(VariableTracker):
@@ -90,6 +99,11 @@ class TensorVariable(VariableTracker):
                 return self
         if name in _DATA_DEPENDENT:
             raise Unsupported(f"Tensor.{name}() reads the tensor's data")
+        if _in_place(name) and may_overlap(self.fake):
+            # Eager updates a shared element once per view element that holds it; a functional
+            # graph computes each element once
+            raise Unsupported(f"Tensor.{name}() on a view whose elements overlap (unfold, "
+                              "as_strided, expand)")
         if name in _UNSUPPORTED:
             raise Unsupported(f"Tensor.{name}()")
         if name in _METADATA_METHODS:
