@@ -171,3 +171,36 @@ def test_gradient_checkpointing_recomputes_compiled_layers(use_reentrant: bool) 
         warnings.filterwarnings("ignore", "`gradient_checkpointing_enable` is deprecated")
         for _ in range(2):
             _assert_training_step_matches(compiled, model, reference, tokens)
+
+
+def test_static_cache_decoding_is_one_graph() -> None:
+    """The static cache builds its index tensors with `dtype=int` (a Python type as dtype)."""
+    from transformers import StaticCache
+
+    torch.manual_seed(0)
+    model = MODELS["llama"]().eval()
+    compiled = dynamo.compile(model, fullgraph=True)
+    ours, theirs = (StaticCache(config=model.config, max_cache_len=16) for _ in range(2))
+    prompt, step = torch.randint(0, 1000, (1, 6)), torch.randint(0, 1000, (1, 1))
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(prompt, cache=ours).logits,
+                                   model(prompt, cache=theirs).logits)
+        at = torch.tensor([6])
+        torch.testing.assert_close(compiled(step, cache=ours, cache_position=at).logits,
+                                   model(step, cache=theirs, cache_position=at).logits)
+
+
+def test_an_audio_encoder_that_probes_the_install_is_one_graph() -> None:
+    """Wav2Vec2's forward asks `is_torch_distributed_available()`, a probe the library marks as a
+    constant result (torch.compile's mark): called while tracing, not traced."""
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    torch.manual_seed(0)
+    model = Wav2Vec2Model(Wav2Vec2Config(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+        conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2)).eval()
+    audio = torch.randn(1, 400)
+    with torch.no_grad():
+        torch.testing.assert_close(dynamo.compile(model, fullgraph=True)(audio).last_hidden_state,
+                                   model(audio).last_hidden_state)
