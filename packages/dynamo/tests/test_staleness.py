@@ -7,6 +7,7 @@ global state changed."""
 
 from __future__ import annotations
 
+import enum
 import math
 import operator
 import warnings
@@ -289,3 +290,99 @@ def test_each_torch_attribute_is_guarded_once() -> None:
 
     guards = dynamo.explain(f)(torch.randn(3)).guards
     assert len([g for g in guards if ".relu is the object" in g]) == 1, guards
+
+
+# ----- found by probing: global state, literals that are not plain, members of their own ---
+
+def test_the_default_device_mode_and_inference_mode_are_guarded() -> None:
+    def f(x):
+        y = x * 2
+        return torch.ones(2).device.type, y.is_inference()
+
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    x = torch.ones(2)
+    for context in (torch.device("meta"), torch.device("cpu"), torch.no_grad(),
+                    torch.inference_mode()):
+        with context:
+            assert compiled(x) == f(x)
+
+
+def test_equal_constants_built_anew_do_not_recompile() -> None:
+    import collections
+
+    class Kind(enum.Enum):
+        A = 1
+
+    Pair = collections.namedtuple("Pair", "a b")
+    graphs = []
+
+    def backend(gm, inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def f(x, index, pair, kind, z):
+        return x[index] * pair.a + (kind is Kind.A) + z.real
+
+    dynamo.reset()
+    compiled = dynamo.compile(f, backend=backend)
+    x = torch.randn(3, 4)
+    for _ in range(4):  # each a fresh, equal object
+        args = (x, (slice(None), 1), Pair(2, 3), Kind.A, complex(2, 1))
+        assert torch.equal(compiled(*args), f(*args))
+    assert len(graphs) == 1
+
+
+class _Scaled(int):
+    scale = 2
+
+    def __mul__(self, other):
+        return int(self) * self.scale * other
+
+
+class _Mode(enum.Enum):
+    FAST = 1
+
+    def factor(self):
+        return _FACTOR[0]
+
+
+_FACTOR = [2]
+
+
+def test_attributes_of_int_subclasses_and_enum_methods_are_read_each_call() -> None:
+    def f(x, n, mode):
+        return x * (n * 1) + mode.factor()
+
+    def change():
+        _Scaled.scale = 5
+        _FACTOR[0] = 7
+
+    x, n = torch.ones(2), _Scaled(3)
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x, n, _Mode.FAST), f(x, n, _Mode.FAST))
+    change()
+    torch.testing.assert_close(compiled(x, n, _Mode.FAST), f(x, n, _Mode.FAST))
+
+
+def test_a_set_grad_enabled_object_and_a_partial_subclass_from_the_frame() -> None:
+    import functools
+
+    class Bound(functools.partial):
+        pass
+
+    def f(x, context, p):
+        with context:
+            y = x * 2
+        return y.requires_grad, p(y)
+
+    x = torch.ones(2, requires_grad=True)
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    for flag in (True, False, True):
+        got, expected = compiled(x, torch.set_grad_enabled(flag), Bound(torch.mul, 3)), \
+            f(x, torch.set_grad_enabled(flag), Bound(torch.mul, 3))
+        assert got[0] == expected[0]
+        torch.testing.assert_close(got[1], expected[1])

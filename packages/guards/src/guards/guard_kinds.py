@@ -595,6 +595,12 @@ def _module_hooks() -> bool:
 
 
 # The global settings that change what a compiled program computes: (name, reader, check).
+def _function_modes() -> tuple:
+    """The torch function modes on the stack, each as its type (and a device mode's device)."""
+    return tuple((type(mode), getattr(mode, "device", None)) for mode in map(
+        torch._C._get_function_stack_at, range(torch._C._len_torch_function_stack())))
+
+
 # Each reads as an object compared by identity (a dtype, a bool, a small int, None); a setting
 # with a `check` writes a cheaper expression (no Python call) instead.
 _STATE = (
@@ -604,8 +610,12 @@ _STATE = (
     ("autocast", _autocast, lambda value, consts: (
         f"{consts.name(torch._C._is_any_autocast_enabled)}() is False" if value is None
         else None)),
-    # torch function modes, the default device's among them (set_default_device pushes one)
-    ("torch function modes", torch._C._len_torch_function_stack, None),
+    ("inference mode", torch.is_inference_mode_enabled, None),
+    # torch function modes, the default device's among them (set_default_device pushes one):
+    # their kinds, and a device mode's device
+    ("torch function modes", _function_modes, lambda value, consts: (
+        f"{consts.name(torch._C._len_torch_function_stack)}() == 0" if not value
+        else f"{consts.name(_function_modes)}() == {consts.name(value)}")),
     ("torch dispatch modes", torch._C._len_torch_dispatch_stack, None),
     ("global module hooks", _module_hooks, lambda value, consts: (
         "not (" + " or ".join(consts.name(h) for h in _HOOKS) + ")" if not value else None)),
@@ -618,9 +628,9 @@ def _global_state() -> tuple:
 
 @dataclass(frozen=True)
 class GlobalState(Guard):
-    """Grad mode, default dtype, deterministic algorithms, autocast (and its dtype), torch
-    function modes (the default device's), torch dispatch modes and global module hooks are as
-    they were."""
+    """Grad mode, inference mode, default dtype, deterministic algorithms, autocast (and its
+    dtype), torch function modes (their kinds; the default device's device), torch dispatch
+    modes and global module hooks are as they were."""
 
     state: tuple = field(default_factory=_global_state)
 

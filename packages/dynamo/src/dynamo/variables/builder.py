@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import enum
 import functools
 import inspect
 import math
@@ -160,6 +161,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if type(value) is float and source is not None:
         _guard(tx, source, TypeMatch, float)
         return LazyConstantVariable(value, source, lambda: _guard(tx, source, Equals, value))
+    if _subclassed_literal(value):  # an object of its own: its attributes and methods, traced
+        _guard(tx, source, TypeMatch, type(value))
+        return UserObjectVariable(value, source)
     if isinstance(value, _EQUALS_TYPES) or (
         isinstance(value, tuple) and type(value) is tuple and is_literal(value)
         and all(isinstance(v, _EQUALS_TYPES) for v in value)
@@ -170,18 +174,19 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         # `Optional`, `List[int]`: type annotations evaluated at run time, constants
         _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
-    if is_literal(value):  # ranges, slices, layouts, Ellipsis: compared by value or identity
-        _guard(tx, source, TypeMatch, type(value))
-        if isinstance(value, (range, slice)):
-            _guard(tx, source, Equals, value)
-        else:
-            _guard(tx, source, Identity.of, value)
+    if is_literal(value):  # ranges, slices, layouts, Ellipsis, enum members, complex numbers,
+        # frozensets, tuples and named tuples of constants: by type and value, deep (an equal
+        # tuple made anew for each call is the same constant)
+        _guard(tx, source, Equals, value)
         return ConstantVariable(value, source)
     if isinstance(value, GRAD_MODES):
         # A grad-mode context object made outside the trace (a decorator's `with self:`).
         target = value.mode if isinstance(value, torch.set_grad_enabled) else \
             isinstance(value, torch.enable_grad)
         _guard(tx, source, TypeMatch, type(value))
+        if isinstance(value, torch.set_grad_enabled):  # the mode it sets, and puts back
+            _guard(tx, _child(source, AttrSource, "mode"), Equals, value.mode)
+            _guard(tx, _child(source, AttrSource, "prev"), Equals, value.prev)
         initial = value.prev if isinstance(value, torch.set_grad_enabled) else \
             torch.is_grad_enabled()
         ctx = GradModeVariable(bool(target), initial)
@@ -264,7 +269,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if type(value) is weakref.ref and source is not None:  # an RNN's `_flat_weight_refs`
         _guard(tx, source, TypeMatch, weakref.ref)
         return WeakRefVariable(value, source)
-    if isinstance(value, functools.partial):
+    if type(value) is functools.partial:  # (a subclass may change what a call does)
         _guard(tx, source, TypeMatch, functools.partial)
         fn = wrap(tx, value.func, _child(source, AttrSource, "func"))
         args = wrap(tx, value.args, _child(source, AttrSource, "args")).items(tx)
@@ -346,6 +351,16 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return OpaqueFunctionVariable(value, source)
     _guard(tx, source, TypeMatch, type(value))
     return UserObjectVariable(value, source)
+
+
+def _subclassed_literal(value: Any) -> bool:
+    """An instance of a user's subclass of int, float, str, bytes, complex or tuple (not an
+    enum member, a bool or a named tuple): a constant only as far as its value goes, while its
+    attributes, or methods its class overrides, may change what the code computes."""
+    kind = type(value)
+    return isinstance(value, (int, float, str, bytes, complex, tuple)) and kind not in (
+        int, float, str, bytes, complex, tuple, bool, torch.Size) and not isinstance(
+        value, enum.Enum) and not hasattr(kind, "_fields")
 
 
 def _dict_key_kind(key: Any) -> bool:

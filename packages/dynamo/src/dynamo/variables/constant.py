@@ -8,6 +8,7 @@ folding): they never reach the graph.
 from __future__ import annotations
 
 import enum
+import inspect
 import types
 from collections.abc import Callable, ItemsView, KeysView, ValuesView
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,14 @@ class ConstantVariable(VariableTracker):
         from dynamo.variables.builder import wrap_constant_result
         from dynamo.variables.functions import BoundMethodVariable
 
+        if isinstance(self.value, enum.Enum):  # a member's own methods and properties, traced
+            from dynamo.variables.functions import UserFunctionVariable, UserMethodVariable
+
+            member = inspect.getattr_static(type(self.value), name, None)
+            if isinstance(member, types.FunctionType):
+                return UserMethodVariable(UserFunctionVariable(member), self)
+            if isinstance(member, property) and isinstance(member.fget, types.FunctionType):
+                return UserFunctionVariable(member.fget).call(tx, [self], {})
         try:
             attr = getattr(self.value, name)
         except AttributeError as error:
