@@ -386,3 +386,30 @@ def test_a_set_grad_enabled_object_and_a_partial_subclass_from_the_frame() -> No
             f(x, torch.set_grad_enabled(flag), Bound(torch.mul, 3))
         assert got[0] == expected[0]
         torch.testing.assert_close(got[1], expected[1])
+
+
+def test_a_container_or_object_passed_twice_after_two_apart() -> None:
+    """Compiled with two lists (objects), called with one twice: a write through the first is
+    read through the second, so the compiled code assuming them apart must not be reused."""
+    class Box:
+        def __init__(self):
+            self.k = 1
+
+    def lists(x, a, b):
+        a.append(1)
+        return x * len(b)
+
+    def objects(x, a, b):
+        a.k = 5
+        return x * b.k
+
+    x = torch.ones(2)
+    for fn, make in ((lists, list), (objects, Box)):
+        dynamo.reset()
+        compiled = dynamo.compile(fn)
+        for shared in (False, True, False, True):
+            a = make()
+            b = a if shared else make()
+            a2 = make()
+            b2 = a2 if shared else make()
+            torch.testing.assert_close(compiled(x, a, b), fn(x, a2, b2))

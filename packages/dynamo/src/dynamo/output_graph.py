@@ -353,7 +353,25 @@ class OutputGraph:
                                                                          FloatTensorSource)]
         if len(sources) > 1 and mutates_inputs(self.graph):
             guards.add(DistinctObjects(tuple(sources)))
+        for group in self._written_beside_others():
+            guards.add(DistinctObjects(group))
         return guards
+
+    def _written_beside_others(self) -> list[tuple[Source, ...]]:
+        """For each container or object from the frame that the trace writes into, it and the
+        others of its type the trace read: they were apart (one of them passed twice, a write
+        through one would be read through the other)."""
+        written = [*self.side_effects.containers.values(),
+                   *(target for kind, target, _, _ in self.side_effects.writes.values()
+                     if kind == "attr")]
+        groups = []
+        for tracker in {id(t): t for t in written if t.source is not None}.values():
+            kind = tracker.python_type()
+            others = [other.source for value, other in self.containers.values()
+                      if other is not tracker and type(value) is kind]
+            if others:
+                groups.append((tracker.source, *others))
+        return groups
 
     def example_inputs(self) -> list[torch.Tensor]:
         return [value for _, value, _ in self.inputs]
