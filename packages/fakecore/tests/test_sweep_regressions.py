@@ -161,3 +161,20 @@ def test_layer_norm_statistics_in_the_dtype_the_device_gives_them() -> None:
             on_cuda = op(x.to("cuda:0"), [3], w.to("cuda:0"), b.to("cuda:0"), 1e-5)
         assert [t.dtype for t in on_cpu] == [t.dtype for t in op(*real[:1], [3], *real[1:], 1e-5)]
         assert [t.dtype for t in on_cuda] == [dtype, torch.float32, torch.float32]
+
+
+def test_view_copy_of_a_tensor_that_cannot_be_viewed_copies() -> None:
+    x = torch.randn(5, 5).t()
+    real = torch.view_copy(x, [25])
+    mode = FakeTensorMode()
+    fake_x = mode.from_tensor(x)
+    with mode:
+        fake = torch.view_copy(fake_x, [25])
+    assert fake.shape == real.shape and fake.stride() == real.stride()
+
+
+def test_a_view_is_faked_inside_its_own_mode() -> None:
+    mode = FakeTensorMode()
+    with mode:
+        fake = mode.from_tensor(torch.randn(5, 5).t())
+        assert torch.sin(fake).stride() == (1, 5)

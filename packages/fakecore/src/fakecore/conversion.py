@@ -14,6 +14,7 @@ quantized tensors are refused with a ValueError.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import torch
@@ -94,7 +95,8 @@ class TensorConverter:
             # Rebuild the view from the fake of its base, through autograd, so that the fake
             # shares the base's storage and knows it is a view of it.
             base = self.convert(t._base, (), None)
-            with torch.set_grad_enabled(t.requires_grad), mode:
+            active = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is mode
+            with torch.set_grad_enabled(t.requires_grad), nullcontext() if active else mode:
                 return _view_of(base, t, sizes, strides, offset)
         storage_numel = t.untyped_storage().nbytes() // t.element_size()
         if dynamic_dims and t.numel() > 0:  # the storage grows with the symbolic sizes

@@ -244,6 +244,11 @@ class FakeTensorMode(TorchDispatchMode):
         except NotImplementedError as error:
             return self._decompose(func, args, kwargs, str(error))
         except RuntimeError as error:
+            if func is aten.view_copy.default and "view size is not compatible" in str(error):
+                # The meta kernel views, where the real one copies what it cannot view
+                with self:
+                    return aten.clone.default(aten.reshape.default(*args, **kwargs),
+                                              memory_format=torch.contiguous_format)
             if not (self.shape_env is not None and _CONCRETE_ONLY.search(str(error))
                     and func not in self._decomposing and _has_decomposition(func)):
                 raise
