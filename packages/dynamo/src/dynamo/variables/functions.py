@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import functools
 import inspect
-import sys
+import os
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, I
 
 # torch's `_disable_dynamo` wraps functions in a closure defined in this file
 TORCH_DISABLED = torch._compile.__file__
+_TORCH_DIR = os.path.dirname(torch.__file__)
 
 
 def _nothing() -> None:
@@ -41,10 +42,13 @@ def _compiler_disable_code() -> types.CodeType:
 
 def compiler_disabled(fn: Any) -> Any:
     """The function `torch.compiler.disable` wrapped, when `fn` is such a wrapper (it keeps
-    the function as `__wrapped__`, by `functools.wraps`); else None."""
+    the function as `__wrapped__`, by `functools.wraps`); else None. Only a wrapper torch made
+    that has the disable wrapper's name is compared with it: asking torch for that wrapper
+    loads torch's frontend, which a program that never disabled anything need not load."""
     wrapped = getattr(fn, "__wrapped__", None)
-    if wrapped is None or "torch._dynamo" not in sys.modules or \
-            getattr(fn, "__code__", None) is not _compiler_disable_code():
+    code = getattr(fn, "__code__", None)
+    if wrapped is None or code is None or code.co_name != "_fn" or \
+            not code.co_filename.startswith(_TORCH_DIR) or code is not _compiler_disable_code():
         return None
     return wrapped
 

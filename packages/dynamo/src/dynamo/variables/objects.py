@@ -188,6 +188,13 @@ class ObjectVariable(VariableTracker):
         """Where an attribute set on the instance lands."""
         return ("__dict__",) if hasattr(self.value, "__dict__") else ()
 
+    def _guard_absent(self, tx: Translator, name: str) -> None:
+        """The instance has no attribute `name`: guarded to stay so (a code path taken because
+        of it, `__getattr__` or an `except AttributeError`, depends on it)."""
+        if self.source is not None:
+            for where in self._instance_dicts():
+                tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.value).__qualname__})"
 
@@ -316,10 +323,7 @@ class NNModuleVariable(ObjectVariable):
         if name in _WALKS and member is getattr(torch.nn.Module, name):
             return BoundMethodVariable(self, name)
         if not found and self.overrides("__getattr__"):  # a wrapper that delegates
-            for where in self._instance_dicts():  # it could be set on the instance later
-                if self.source is not None:
-                    tx.output.add_guard(DictContains(AttrSource(self.source, where), name,
-                                                     False))
+            self._guard_absent(tx, name)  # it could be set on the instance later
             return self._class_member(tx, "__getattr__").call(tx, [ConstantVariable(name)], {})
         return self._class_member(tx, name)
 

@@ -33,7 +33,7 @@ from dynamo.variables.objects import (
     UserClassVariable,
     class_attribute,
 )
-from guards import AttrSource, DictContains, GetItemSource, TypeSource
+from guards import AttrSource, GetItemSource, TypeSource
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -73,13 +73,6 @@ class UserObjectVariable(ObjectVariable):
             self._guard_absent(tx, name)  # it could be set on the instance later
             return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
         self._missing(tx, name)
-
-    def _guard_absent(self, tx: Translator, name: str) -> None:
-        """The instance has no attribute `name`: guarded to stay so (a code path taken because
-        of it, `__getattr__` or an `except AttributeError`, depends on it)."""
-        if self.source is not None:
-            for where in self._instance_dicts():
-                tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
 
     def _missing(self, tx: Translator, name: str) -> NoReturn:
         """No attribute `name` (guarded to stay so): the AttributeError the code may catch."""
