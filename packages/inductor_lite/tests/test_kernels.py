@@ -140,7 +140,7 @@ def test_rows_persistent_or_looped_are_both_right(device, monkeypatch):
     assert "def kernel0_looped(" in source(compiled) and "looped=kernel0_looped" in source(compiled)
     chosen = []
 
-    def last(self, key, args, xnumel, rnumel):
+    def last(self, key, args, xnumel, rnumel, on_gpu):
         chosen.append(self.candidates(xnumel, rnumel)[-1])
         return chosen[-1]
     monkeypatch.setattr(runtime.Launcher, "_choose", last)

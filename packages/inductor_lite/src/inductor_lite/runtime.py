@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import torch
-import triton
 
 from . import config
 from .triton_helpers import INDEX_ERROR
@@ -48,7 +48,8 @@ class Launcher:
         self.source_hash = source_hash
         self.mutates = mutates
         self.looped = looped
-        self.best: dict[tuple, dict] = {}
+        self.best: dict[tuple, dict] = {}  # (size classes, on a GPU) -> configuration
+        self.launches: dict[tuple, Callable[[tuple, int, int], None]] = {}
 
     def candidates(self, xnumel: int, rnumel: int) -> list[dict]:
         if self.kind == "pointwise":
@@ -75,39 +76,47 @@ class Launcher:
         xnumel, rnumel = int(xnumel), int(rnumel)
         if xnumel == 0:
             return
-        key = (_next_pow2(xnumel), _next_pow2(rnumel))
-        chosen = self.best.get(key)
-        if chosen is None:
-            chosen = self._choose(key, args, xnumel, rnumel)
-            self.best[key] = chosen
-        self._launch(chosen, args, xnumel, rnumel)
+        on_gpu = _on_gpu(args)
+        key = (_next_pow2(xnumel), _next_pow2(rnumel), on_gpu)
+        launch = self.launches.get(key)
+        if launch is None:
+            self.best[key] = self._choose(key, args, xnumel, rnumel, on_gpu)
+            launch = self.launches[key] = self._prepare(self.best[key], on_gpu)
+        launch(args, xnumel, rnumel)
 
-    def _launch(self, cfg: dict, args: tuple, xnumel: int, rnumel: int) -> None:
-        grid = (triton.cdiv(xnumel, cfg["XBLOCK"]),)
+    def _prepare(self, cfg: dict, on_gpu: bool) -> Callable[[tuple, int, int], None]:
+        """A launch of configuration `cfg`, its block sizes and options worked out once: it runs
+        on every call of the kernel, so it does no more than it must."""
         fn = self.looped if cfg.get("looped") else self.fn
-        blocks = {k: v for k, v in cfg.items() if k not in ("num_warps", "looped")}
-        extra = {"num_warps": cfg["num_warps"]} if _on_gpu(args) else {}
-        if config.index_asserts and _on_gpu(args):
-            extra["debug"] = True  # keeps the kernel's bounds checks (see triton_helpers)
-        sizes = (xnumel,) if self.kind == "pointwise" else (xnumel, rnumel)
-        try:
-            if _on_gpu(args):
-                fn[grid](*args, *sizes, **blocks, **extra)
-            else:  # Triton's interpreter, in numpy: quiet about lanes that divide by zero
-                with _quiet_numpy():  # (masked ones, or real ones: eager does not warn either)
-                    fn[grid](*args, *sizes, **blocks, **extra)
-        except Exception as e:
-            # Triton's interpreter raises a failed bounds check as an error of its own.
-            if INDEX_ERROR in str(e):
-                raise IndexError(f"{INDEX_ERROR}: an index tensor read by generated kernel "
-                                 f"{getattr(fn, '__name__', '')} holds a value outside the "
-                                 "dim it indexes") from None
-            raise
+        options = {k: v for k, v in cfg.items() if k not in ("num_warps", "looped")}
+        if on_gpu:
+            options["num_warps"] = cfg["num_warps"]
+            if config.index_asserts:
+                options["debug"] = True  # keeps the kernel's bounds checks (see triton_helpers)
+        xblock, pointwise = cfg["XBLOCK"], self.kind == "pointwise"
 
-    def _choose(self, key: tuple, args: tuple, xnumel: int, rnumel: int) -> dict:
+        def launch(args: tuple, xnumel: int, rnumel: int) -> None:
+            grid = ((xnumel + xblock - 1) // xblock,)
+            sizes = (xnumel,) if pointwise else (xnumel, rnumel)
+            try:
+                if on_gpu:
+                    fn.run(*args, *sizes, grid=grid, warmup=False, **options)
+                else:  # Triton's interpreter, in numpy: quiet about lanes that divide by zero
+                    with _quiet_numpy():  # (masked ones, or real ones: eager does not warn)
+                        fn.run(*args, *sizes, grid=grid, warmup=False, **options)
+            except Exception as e:
+                # Triton's interpreter raises a failed bounds check as an error of its own.
+                if INDEX_ERROR in str(e):
+                    raise IndexError(f"{INDEX_ERROR}: an index tensor read by generated kernel "
+                                     f"{getattr(fn, '__name__', '')} holds a value outside the "
+                                     "dim it indexes") from None
+                raise
+        return launch
+
+    def _choose(self, key: tuple, args: tuple, xnumel: int, rnumel: int, on_gpu: bool) -> dict:
         candidates = self.candidates(xnumel, rnumel)
-        if not (_on_gpu(args) and config.autotune and not self.mutates):
-            if not _on_gpu(args) and self.kind == "pointwise":
+        if not (on_gpu and config.autotune and not self.mutates):
+            if not on_gpu and self.kind == "pointwise":
                 return {"XBLOCK": 1024, "num_warps": 4}
             return candidates[0]
         stored = _tuning_file()
@@ -121,7 +130,8 @@ class Launcher:
         timings = []
         for cfg in candidates:
             try:
-                timings.append((do_bench(lambda c=cfg: self._launch(c, args, xnumel, rnumel),
+                launch = self._prepare(cfg, on_gpu)
+                timings.append((do_bench(lambda run=launch: run(args, xnumel, rnumel),
                                          warmup=5, rep=20), cfg))
             except Exception:  # a configuration the device cannot run (too many registers)
                 continue
@@ -143,7 +153,7 @@ def _quiet_numpy() -> Any:
 
 
 def _on_gpu(args: tuple) -> bool:
-    return any(isinstance(a, torch.Tensor) and a.device.type != "cpu" for a in args)
+    return any(isinstance(a, torch.Tensor) and not a.is_cpu for a in args)
 
 
 def _tuning_file():
