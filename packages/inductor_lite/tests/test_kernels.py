@@ -1230,3 +1230,16 @@ def test_fractional_powers_of_negative_infinity_and_zero(device):
     for got, want in zip(compiled(a), fn(a)):
         numbers = ~want.isnan()  # (a NaN's sign means nothing)
         assert torch.equal(got.signbit()[numbers], want.signbit()[numbers])
+
+
+def test_attention_reads_transposed_keys_in_place_and_softmax_is_one_kernel(device):
+    """q @ k.T reads k's transpose as strides (no copy), and the masked softmax written out for
+    the second bmm, through a reshape, is one kernel: the division joins the reduction's."""
+    mask = torch.ones(16, 16, dtype=torch.bool, device=device).tril()
+
+    def attention(q, k, v):
+        scores = (q @ k.transpose(-2, -1)) * 0.25
+        return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
+    q, k, v = (torch.randn(2, 3, 16, 8, device=device) for _ in range(3))
+    compile_and_check(attention, q, k, v)
+    assert counters["kernels"] == 1 and counters["extern_calls"] == 2

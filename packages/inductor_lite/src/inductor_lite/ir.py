@@ -140,6 +140,39 @@ def contiguous_strides(size: Sequence[sympy.Expr]) -> tuple[sympy.Expr, ...]:
     return tuple(reversed(strides))
 
 
+def view_strides(size: Sequence[sympy.Expr], stride: Sequence[sympy.Expr],
+                 new_size: Sequence[sympy.Expr]) -> tuple[sympy.Expr, ...] | None:
+    """Strides of a view of shape `new_size` of a tensor laid out as (`size`, `stride`), or None
+    where no strides reach its elements in order. The old dims fall into runs, each dim of a run
+    stepping over whole rows of the next (`stride[d] == stride[d+1] * size[d+1]`, or of size 1);
+    every new dim must lie within one run, and then steps through it evenly (size-1 dims get the
+    strides torch's `view` gives them). Static sizes only (None for
+    symbolic ones: which run a dim falls in would be a guess)."""
+    if not all(isinstance(v, (int, sympy.Integer)) for v in (*size, *stride, *new_size)):
+        return None
+    size, stride, new_size = ([int(v) for v in vals] for vals in (size, stride, new_size))
+    if 0 in size:
+        return contiguous_strides([sympy.Integer(n) for n in new_size])
+    out = [1] * len(new_size)
+    d = len(new_size) - 1
+    run_stride, run_numel, covered = stride[-1], 1, 1
+    for k in reversed(range(len(size))):
+        run_numel *= size[k]
+        if k > 0 and (size[k - 1] == 1 or stride[k - 1] == run_numel * run_stride):
+            continue  # dim k - 1 continues the run
+        while d >= 0 and (covered < run_numel or new_size[d] == 1):
+            out[d] = run_stride * covered
+            covered *= new_size[d]
+            d -= 1
+        if covered != run_numel:
+            return None
+        if k > 0:
+            run_stride, run_numel, covered = stride[k - 1], 1, 1
+    if d != -1:
+        return None
+    return tuple(sympy.Integer(v) for v in out)
+
+
 def product(values: Sequence[sympy.Expr]) -> sympy.Expr:
     out = sympy.Integer(1)
     for v in values:

@@ -425,6 +425,11 @@ def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
             host.add(node)
         elif isinstance(node.meta.get("val"), torch.Tensor):
             others = True
+    # A constant (`masked_fill`'s fill as a 0-d tensor) that only kernels read is a constant of
+    # theirs, not a number to make and read on the host at every call.
+    host -= {n for n in host if n.op == "call_function" and n.target in CONSTANT_FACTORIES
+             and not n.all_input_nodes and n.meta["val"].dtype in KERNEL_DTYPES
+             and not any(u in host for u in n.users)}
     return host if others else set()  # a graph of 0-d CPU tensors alone is all kernels
 
 
@@ -698,8 +703,11 @@ def _copy(lower, node, x, *, dtype=None, memory_format=None, layout=None, device
     return Pointwise(size, out, val.device, lambda idx: to_dtype(load(idx), out))
 
 
-@register(aten.full.default, aten.scalar_tensor.default, aten.empty.memory_format,
-          aten.empty_strided.default, aten.zeros.default, aten.ones.default)
+CONSTANT_FACTORIES = (aten.full.default, aten.scalar_tensor.default, aten.zeros.default,
+                      aten.ones.default)
+
+
+@register(*CONSTANT_FACTORIES, aten.empty.memory_format, aten.empty_strided.default)
 def _full(lower, node, *args, **kwargs):
     name = node.target.overloadpacket
     if name in (aten.full, aten.full_like):
@@ -854,9 +862,12 @@ def _reshape(lower, node, x, *_):
                 for d, (s, st) in enumerate(zip(old, old_strides))]
 
     def layout_fn(lay):
+        strides = new_strides
         if lay.stride != old_strides and any(s != 1 for s in old):
-            return None
-        return Layout(size, new_strides, lay.offset, lay.dtype, lay.device)
+            strides = ir.view_strides(old, lay.stride, size)
+            if strides is None:
+                return None
+        return Layout(size, strides, lay.offset, lay.dtype, lay.device)
     return view_of(lower, x, size, index_map, layout_fn)
 
 

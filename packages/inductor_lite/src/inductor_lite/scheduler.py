@@ -61,12 +61,17 @@ def unravel(var: sympy.Symbol, sizes: Sequence[sympy.Expr]) -> list[sympy.Expr]:
 
 def simplify_index(expr: sympy.Expr, ranges: dict | None = None) -> sympy.Expr:
     """Merge digits back into runs: `c*(v % m) + c*m*(v // m)` is `c*v`, and the same for
-    `ModularIndexing` digits next to each other. Repeats until nothing merges. With `ranges`
-    (a kernel's index variables and their extents), digits of `k*q + v` with `0 <= v < k` are
-    digits of `q` (or `v` itself): what a reshape of a reshape leaves."""
+    `ModularIndexing` digits next to each other. With `ranges` (a kernel's index variables and
+    their extents), digits of `k*q + v` with `0 <= v < k` are digits of `q` (or `v` itself),
+    and digits are merged inside other digits too: what a reshape of a reshape leaves."""
     expr = sympy.expand(expr)
     if ranges:
         expr = _drop_remainders(expr, ranges)
+    return _merge_digits(expr)
+
+
+def _merge_digits(expr: sympy.Expr) -> sympy.Expr:
+    """`expr` with neighbouring digits of one variable merged, until nothing merges."""
     changed = True
     while changed and isinstance(expr, sympy.Add):
         changed = False
@@ -112,6 +117,9 @@ def _without_remainder(f: sympy.Expr, ranges: dict) -> sympy.Expr | None:
     mod = f.args[2] if isinstance(f, ModularIndexing) else None
     if div == 0 or mod == 0:  # a dim of size 0: the kernel has nothing to index
         return None
+    merged = _merge_digits(sympy.expand(a))
+    if merged != a:
+        return f.func(merged, *f.args[1:])
     terms = list(sympy.Add.make_args(sympy.expand(a)))
     if mod is not None and div.is_Integer and mod.is_Integer:
         # Terms that are multiples of div*mod do not change the digit.
