@@ -1243,3 +1243,14 @@ def test_attention_reads_transposed_keys_in_place_and_softmax_is_one_kernel(devi
     q, k, v = (torch.randn(2, 3, 16, 8, device=device) for _ in range(3))
     compile_and_check(attention, q, k, v)
     assert counters["kernels"] == 1 and counters["extern_calls"] == 2
+
+
+def test_masks_are_left_out_only_where_every_block_fits(device):
+    """A static power-of-two size that every candidate block divides needs no mask (Triton then
+    loads unmasked); a size some block overshoots keeps its mask, and must stay correct."""
+    fits = compile_and_check(lambda x: x.softmax(-1), torch.randn(16, 64, device=device))
+    assert "rmask = tl.full" in source(fits) and "xmask = tl.full" in source(fits)
+    ragged = compile_and_check(lambda x: x.softmax(-1), torch.randn(10, 37, device=device))
+    assert "rmask = rindex < rnumel" in source(ragged) and "xmask = xindex < xnumel" in source(ragged)
+    empty_rows = compile_and_check(lambda x: x.sum(-1), torch.randn(8, 0, device=device))
+    assert "rmask = tl.full" not in source(empty_rows)

@@ -34,6 +34,32 @@ def with_strides(t: torch.Tensor | None, size: tuple, stride: tuple) -> torch.Te
     return torch.empty_strided(size, stride, dtype=t.dtype, device=t.device).copy_(t)
 
 
+def candidates(kind: str, xnumel: int, rnumel: int, looped_too: bool = False) -> list[dict]:
+    """The configurations a kernel of `kind` ("pointwise", "persistent", "looped") may be
+    launched with, the untuned default first; `looped_too`: a persistent kernel's looped
+    alternative's too (marked "looped"). Code generation reads them as well: a mask whose every
+    block fits its static size evenly is left out."""
+    if kind == "pointwise":
+        return [{"XBLOCK": b, "num_warps": w} for b, w in
+                ((1024, 4), (512, 4), (256, 4), (2048, 8), (128, 4))]
+    out = []
+    if kind == "persistent":
+        r = _next_pow2(rnumel)
+        for elems, warps in ((1024, 4), (4096, 8), (2048, 4), (8192, 8), (8192, 16)):
+            x = max(1, min(elems // r, _next_pow2(xnumel)))
+            cfg = {"XBLOCK": x, "RBLOCK": r, "num_warps": warps}
+            out += [cfg] if cfg not in out else []
+        if not looped_too:
+            return out
+    for elems, r, warps in ((2048, 2048, 8), (1024, 1024, 4), (2048, 512, 4), (2048, 256, 4),
+                            (4096, 4096, 16)):
+        r = min(r, _next_pow2(rnumel))
+        cfg = {"XBLOCK": max(1, min(elems // r, _next_pow2(xnumel))), "RBLOCK": r,
+               "num_warps": warps}
+        out.append(cfg | {"looped": True} if kind == "persistent" else cfg)
+    return out
+
+
 class Launcher:
     """Launches `fn` (a jitted kernel) of kind "pointwise", "persistent" or "looped".
 
@@ -52,25 +78,7 @@ class Launcher:
         self.launches: dict[tuple, Callable[[tuple, int, int], None]] = {}
 
     def candidates(self, xnumel: int, rnumel: int) -> list[dict]:
-        if self.kind == "pointwise":
-            return [{"XBLOCK": b, "num_warps": w} for b, w in
-                    ((1024, 4), (512, 4), (256, 4), (2048, 8), (128, 4))]
-        out = []
-        if self.kind == "persistent":
-            r = _next_pow2(rnumel)
-            for elems, warps in ((1024, 4), (4096, 8), (2048, 4), (8192, 8), (8192, 16)):
-                x = max(1, min(elems // r, _next_pow2(xnumel)))
-                cfg = {"XBLOCK": x, "RBLOCK": r, "num_warps": warps}
-                out += [cfg] if cfg not in out else []
-            if self.looped is None:
-                return out
-        for elems, r, warps in ((2048, 2048, 8), (1024, 1024, 4), (2048, 512, 4), (2048, 256, 4),
-                                (4096, 4096, 16)):
-            r = min(r, _next_pow2(rnumel))
-            cfg = {"XBLOCK": max(1, min(elems // r, _next_pow2(xnumel))), "RBLOCK": r,
-                   "num_warps": warps}
-            out.append(cfg | {"looped": True} if self.kind == "persistent" else cfg)
-        return out
+        return candidates(self.kind, xnumel, rnumel, looped_too=self.looped is not None)
 
     def __call__(self, *args: Any, xnumel: int, rnumel: int = 1) -> None:
         xnumel, rnumel = int(xnumel), int(rnumel)
@@ -116,14 +124,12 @@ class Launcher:
     def _choose(self, key: tuple, args: tuple, xnumel: int, rnumel: int, on_gpu: bool) -> dict:
         candidates = self.candidates(xnumel, rnumel)
         if not (on_gpu and config.autotune and not self.mutates):
-            if not on_gpu and self.kind == "pointwise":
-                return {"XBLOCK": 1024, "num_warps": 4}
             return candidates[0]
         stored = _tuning_file()
         name = f"{self.source_hash}:{key[0]}:{key[1]}"
         with _TUNING_LOCK:
             known = json.loads(stored.read_text()) if stored.exists() else {}
-        if name in known:
+        if known.get(name) in candidates:  # (one from another version's candidates: timed anew)
             return known[name]
         from triton.testing import do_bench
 

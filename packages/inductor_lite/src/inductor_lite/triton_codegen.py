@@ -22,6 +22,7 @@ import torch
 from sympy.printing.str import StrPrinter
 
 from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Scan, Scatter, Value
+from .runtime import candidates
 from .scheduler import (
     RINDEX,
     XINDEX,
@@ -198,6 +199,7 @@ class KernelCodegen:
         self.seeds: list[str] = []
         self.counter = 0
         self.results: dict[str, str] = {}  # reduction buffer -> its result variable
+        self.x_fits, self.r_fits = self.blocks_fit()
         self.index_names: dict[sympy.Symbol, str] = {}
         # The shape of a one-element block: every block of a kernel has the same rank.
         self.unit = "[1, 1]" if kernel.is_reduction else "[1]"
@@ -419,24 +421,44 @@ class KernelCodegen:
 
     def loop(self, outer: Scope) -> Scope:
         scope = Scope(outer.indent + "    ", parent=outer)
+        rmask = "tl.full([1, RBLOCK], 1, tl.int1)" if self.r_fits else "rindex < rnumel"
         scope.lines += [f"{outer.indent}for roffset in range(0, rnumel, RBLOCK):",
                         f"{scope.indent}rindex = roffset + tl.arange(0, RBLOCK)[None, :]",
-                        f"{scope.indent}rmask = rindex < rnumel"]
+                        f"{scope.indent}rmask = {rmask}"]
         return scope
+
+    def blocks_fit(self) -> tuple[bool, bool]:
+        """Whether every block the launcher may pick covers `xnumel` (and `rnumel`) evenly: then
+        no lane is ever out of range, and that mask is a constant Triton folds away (unmasked,
+        vectorized loads). Static sizes only."""
+        k = self.kernel
+        kind = ("pointwise" if not k.is_reduction else "persistent" if self.persistent else
+                "looped")
+        xnumel, rnumel = sympy.sympify(k.xnumel), sympy.sympify(k.rnumel)
+        if not (xnumel.is_Integer and rnumel.is_Integer):
+            return False, False
+        xnumel, rnumel = int(xnumel), int(rnumel)
+        configs = candidates(kind, xnumel, rnumel)
+        return (all(xnumel % c["XBLOCK"] == 0 for c in configs),
+                k.is_reduction and rnumel > 0 and all(rnumel % c["RBLOCK"] == 0 for c in configs))
 
     # -- the kernel ------------------------------------------------------------------------
     def generate(self) -> str:
         k = self.kernel
         top = Scope("    ")
+        x_fits, r_fits = self.x_fits, self.r_fits
         if k.is_reduction:
             top.lines += ["    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]",
-                          "    xmask = xindex < xnumel"]
+                          "    xmask = " + ("tl.full([XBLOCK, 1], 1, tl.int1)" if x_fits else
+                                            "xindex < xnumel")]
             if self.persistent:
                 top.lines += ["    rindex = tl.arange(0, RBLOCK)[None, :]",
-                              "    rmask = rindex < rnumel"]
+                              "    rmask = " + ("tl.full([1, RBLOCK], 1, tl.int1)" if r_fits else
+                                                "rindex < rnumel")]
         else:
             top.lines += ["    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)",
-                          "    xmask = xindex < xnumel"]
+                          "    xmask = " + ("tl.full([XBLOCK], 1, tl.int1)" if x_fits else
+                                            "xindex < xnumel")]
         pending: Scope | None = None
         for node in k.nodes:
             if node.space == "scan":
