@@ -571,10 +571,9 @@ def _shares_memory(state: list, args: Any, written: list[int]) -> bool:
 
 
 def _interpreted() -> bool:
-    """Whether triton was imported in interpreter mode (its own functions are interpreted)."""
-    import triton.language as tl
+    from .triton_helpers import INTERPRETED  # (imports triton: not before it is needed)
 
-    return type(tl.sum).__name__ == "InterpretedFunction"
+    return INTERPRETED
 
 
 def generate(aten_gm: torch.fx.GraphModule) -> Callable:
