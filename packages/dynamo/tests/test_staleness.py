@@ -84,6 +84,46 @@ def test_class_attribute_read_in_a_classmethod_of_an_instance(monkeypatch) -> No
                  lambda: monkeypatch.setattr(Cm, "k", 7))
 
 
+class ScaledModule(torch.nn.Module):
+    factor = 2
+
+    @classmethod
+    def scale(cls, t):
+        return t * cls.factor
+
+    def forward(self, t):
+        return self.scale(t)
+
+
+class Knob:
+    """A descriptor whose value lives in the descriptor object."""
+
+    def __init__(self, v: float) -> None:
+        self.v = v
+
+    def __get__(self, obj, owner=None):
+        return self.v
+
+
+class KnobModule(torch.nn.Module):
+    knob = Knob(2.0)
+
+    def forward(self, t):
+        return t * self.knob
+
+
+def test_class_attribute_read_in_a_classmethod_of_a_module(monkeypatch) -> None:
+    # A module's methods are not guarded (a guard per layer), but what they read from the
+    # class is
+    _stale_check(ScaledModule(), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(ScaledModule, "factor", 5))
+
+
+def test_state_of_a_descriptor_on_a_module_class(monkeypatch) -> None:
+    _stale_check(KnobModule(), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(KnobModule.__dict__["knob"], "v", 5.0))
+
+
 # ----- 2. members of a base class reached through super() ---------------------------------
 
 

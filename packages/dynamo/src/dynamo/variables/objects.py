@@ -121,9 +121,12 @@ class ObjectVariable(VariableTracker):
         self._guard_class_member(tx, name, member, on_class)
         if isinstance(member, staticmethod):
             return wrap(tx, member.__func__, on_class)
+        # The class itself, reached from the instance also for a module, so that what a
+        # classmethod or a descriptor reads from it is guarded (only a module's methods are not)
+        of_class = TypeSource(self.source) if self.source is not None else None
         if isinstance(member, classmethod):
             return UserMethodVariable(wrap(tx, member.__func__, on_class and AttrSource(
-                on_class, "__func__")), UserClassVariable(cls, on_class and on_class.of))
+                on_class, "__func__")), UserClassVariable(cls, of_class))
         if isinstance(member, property):
             return wrap(tx, member.fget, on_class and AttrSource(on_class, "fget")).call(
                 tx, [self], {})
@@ -143,7 +146,7 @@ class ObjectVariable(VariableTracker):
             return value
         if python_descriptor(member):  # (a lazy property): its `__get__` inlined, with the
             # descriptor read from the class's own dict (`getattr` on the class would call it)
-            where = on_class and _class_dict_entry(on_class.of, cls, name)
+            where = of_class and _class_dict_entry(of_class, cls, name)
             return UserFunctionVariable(type(member).__get__).call(
                 tx, [wrap(tx, member, where), self, UserClassVariable(cls)], {})
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
