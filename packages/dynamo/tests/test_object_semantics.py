@@ -969,6 +969,17 @@ def test_str_format_of_a_number_that_became_symbolic_shows_its_value() -> None:
         _same(compiled(torch.ones(2)), f(torch.ones(2)))
 
 
+def test_str_join_of_a_generator_or_a_map_is_made_in_the_trace() -> None:
+    def f(x, name):
+        key = "_".join(part.upper() for part in name.split("."))
+        return x + len(key), key, "x".join(map(str, x.shape))
+
+    dynamo.reset()
+    compiled = dynamo.compile(f, fullgraph=True)
+    for name, shape in (("enc.layer", (2, 3)), ("enc.layer", (2, 3)), ("dec.block.0", (4, 1))):
+        _same(compiled(torch.ones(shape), name), f(torch.ones(shape), name))
+
+
 def test_a_python_type_as_a_dtype_is_the_dtype_torch_takes_it_for() -> None:
     def f(x):
         index = torch.tensor([-1], dtype=int)

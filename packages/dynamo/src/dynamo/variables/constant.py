@@ -68,7 +68,11 @@ class ConstantVariable(VariableTracker):
                                   "not constants")
             return a.as_constant()
 
-        plain_args = [plain(a) for a in args]
+        if isinstance(self.value, str) and name == "join" and len(args) == 1 and \
+                not args[0].is_constant():  # a generator or a map of strings: its items, made
+            plain_args = [[plain(a) for a in args[0].items(tx)]]  # in the trace, as join does
+        else:
+            plain_args = [plain(a) for a in args]
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()}
         try:
             result = getattr(self.value, name)(*plain_args, **plain_kwargs)
