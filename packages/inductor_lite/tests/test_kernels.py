@@ -1254,3 +1254,27 @@ def test_masks_are_left_out_only_where_every_block_fits(device):
     assert "rmask = rindex < rnumel" in source(ragged) and "xmask = xindex < xnumel" in source(ragged)
     empty_rows = compile_and_check(lambda x: x.sum(-1), torch.randn(8, 0, device=device))
     assert "rmask = tl.full" not in source(empty_rows)
+
+
+def test_half_precision_fills_hold_what_the_half_tensor_holds(device):
+    """A fill of a half or bfloat16 tensor is rounded to that dtype first: bf16(1.001) is 1,
+    half(1e-8) is 0 and half(70000) is inf, also as a 0-d constant a kernel reads."""
+    b = torch.full((4,), 1000.0, dtype=torch.bfloat16, device=device)
+    h = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16, device=device)
+
+    def fills(x, y):  # (made from the inputs, so that the fills are ops of the graph)
+        return (x * x.new_full((), 1.001) - x, x * torch.full_like(x, 1.001) - x,
+                y * y.new_full((), 1e-8) * 1e8,
+                torch.where(y > 2, y, y.new_full((), 70000.0)) - 65000)
+    compile_and_check(fills, b, h, atol=0, rtol=0)
+
+
+def test_float64_expm1_and_tanh_keep_float64_precision(device):
+    # (the float32 form's series near zero is sized for float32)
+    x = torch.linspace(-3, 3, 601, dtype=torch.float64, device=device)
+    x = torch.cat([x, torch.tensor([1e-300, -1e-20, 1e-8, 60.0], dtype=torch.float64,
+                                   device=device)])
+    fn = lambda t: (torch.expm1(t), torch.tanh(t))  # noqa: E731
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x])
+    for got, want in zip(compiled(x), fn(x)):
+        torch.testing.assert_close(got, want, rtol=1e-14, atol=0)

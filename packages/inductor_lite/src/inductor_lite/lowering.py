@@ -727,6 +727,8 @@ def _filled(lower: GraphLowering, fill: Any) -> Pointwise:
     if isinstance(fill, sympy.Expr) and not fill.is_Number:
         v = to_dtype(Value("index", (fill,), torch.int64), compute_dtype(val.dtype))
     else:
+        if val.dtype in (torch.float16, torch.bfloat16):  # what the half tensor would hold
+            fill = torch.tensor(float(fill), dtype=val.dtype).item()
         v = constant(fill, compute_dtype(val.dtype))
     return Pointwise(tuple(sym(s) for s in val.shape), val.dtype, val.device, lambda idx: v)
 

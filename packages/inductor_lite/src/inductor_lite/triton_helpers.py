@@ -76,16 +76,26 @@ def log1p(x):
 
 @triton.jit
 def expm1(x):
-    # Near zero, where exp(x) - 1 cancels, its Taylor series to x**8 / 8! (relative error under
-    # 1e-8 for |x| < 0.5); elsewhere exp(x) - 1 loses under a bit.
-    p = 1.0 + x * 0.125
-    p = 1.0 + (x * (1.0 / 7.0)) * p
-    p = 1.0 + (x * (1.0 / 6.0)) * p
-    p = 1.0 + (x * 0.2) * p
-    p = 1.0 + (x * 0.25) * p
-    p = 1.0 + (x * (1.0 / 3.0)) * p
-    p = 1.0 + (x * 0.5) * p
-    return tl.where(tl.abs(x) < 0.5, x * p, tl.exp(x) - 1.0)
+    if x.dtype == tl.float64:
+        # (u - 1) * x / log(u) with u = exp(x) cancels u's rounding error (Kahan)
+        u = tl.exp(x)
+        d = u - 1.0
+        lu = tl.log(u)
+        out = tl.where(d == -1.0, -1.0, d * (x / tl.where(lu == 0, 1.0, lu)))
+        out = tl.where(either(d == 0, tl.abs(x) > 50.0), tl.where(d == 0, x, d), out)
+    else:
+        # Near zero, where exp(x) - 1 cancels, its Taylor series to x**8 / 8! (relative error
+        # under 1e-8 for |x| < 0.5, below float32's precision); elsewhere exp(x) - 1 loses
+        # under a bit.
+        p = 1.0 + x * 0.125
+        p = 1.0 + (x * (1.0 / 7.0)) * p
+        p = 1.0 + (x * (1.0 / 6.0)) * p
+        p = 1.0 + (x * 0.2) * p
+        p = 1.0 + (x * 0.25) * p
+        p = 1.0 + (x * (1.0 / 3.0)) * p
+        p = 1.0 + (x * 0.5) * p
+        out = tl.where(tl.abs(x) < 0.5, x * p, tl.exp(x) - 1.0)
+    return out
 
 
 @triton.jit
