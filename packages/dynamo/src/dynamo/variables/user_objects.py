@@ -448,6 +448,11 @@ class LoggingCallVariable(VariableTracker):
         level = _LOG_LEVELS[self.name]
         if level is None:
             level = concrete_int(args[0])
+        # Asked for real first, for every standard level (the trace may hold the cache as it
+        # was when it first read it): a cold cache is filled under the logging module's lock,
+        # which the trace would break on; warm, the traced call only reads the cache.
+        for known in {*_LOG_LEVELS.values(), level} - {None}:
+            self.logger.value.isEnabledFor(known)
         enabled = self.logger.call_method(tx, "isEnabledFor", [ConstantVariable(level)], {})
         if not enabled.truth(tx):
             return ConstantVariable(None)
