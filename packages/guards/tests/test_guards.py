@@ -248,6 +248,15 @@ def test_equal_constants_of_other_types_are_not_merged_away() -> None:
         assert len(gs) == 2 and not gs.check({"x": value}, {})
 
 
+@pytest.mark.parametrize("value", [[1, 2], {"layers": [1, 2]}, (1, [2])])
+def test_equality_guards_take_constants_only(value) -> None:
+    # A list or dict can change in place after the guard is made: the guard would then expect
+    # the changed value, and a cache keyed on it would hit stale entries.
+    with pytest.raises(TypeError, match="can change in place"):
+        Equals(LocalSource("cfg"), value)
+    assert Equals(LocalSource("cfg"), (1, (2, "a"))).holds((1, (2, "a")))
+
+
 def test_odd_local_names_and_keys_make_valid_checks() -> None:
     import enum
 

@@ -62,6 +62,16 @@ def exact(value: Any) -> Any:
     return type(value), value
 
 
+def _mutable_part(value: Any) -> Any:
+    """A list, dict, set or bytearray in `value` (itself, or inside its tuples and frozensets),
+    or None."""
+    if isinstance(value, (list, dict, set, bytearray)):
+        return value
+    if isinstance(value, (tuple, frozenset)):
+        return next((m for m in map(_mutable_part, value) if m is not None), None)
+    return None
+
+
 def plain_constant(value: Any) -> bool:
     """Whether `==` and a type check tell `value` from every other constant."""
     return type(value) in (int, str, bytes, torch.device) or (
@@ -198,6 +208,13 @@ class Equals(Guard):
 
     source: Source
     value: Any
+
+    def __post_init__(self) -> None:
+        mutable = _mutable_part(self.value)
+        if mutable is not None:
+            raise TypeError(f"Equals({self.source}, ...) needs a constant, but the value holds "
+                            f"a {type(mutable).__name__}, which can change in place after the "
+                            "guard is made (guard its length and its items instead)")
 
     def __eq__(self, other: object) -> bool:  # `Equals(s, 1)` and `Equals(s, True)` differ
         return type(other) is Equals and other.source == self.source and (
