@@ -256,13 +256,16 @@ def test_grad_mode_switches_are_recorded_when_asked(mode: str) -> None:
     plain = make_fx(fn, mode)(w, x)
     assert torch._C._set_grad_enabled not in _calls(plain)
     gm = make_fx(fn, mode, record_grad_mode=True)(w, x)
-    assert [n.args[0] for n in gm.graph.nodes
-            if n.target is torch._C._set_grad_enabled] == [False, True]
+    switches = [n.args[0] for n in gm.graph.nodes if n.target is torch._C._set_grad_enabled]
+    # into the block, and back to the mode the graph is called in (as leaving it does)
+    assert switches[0] is False and switches[1].target is torch.is_grad_enabled
     assert torch.is_grad_enabled()
     w_eager = w.detach().clone().requires_grad_()
     gm(w, x).backward()
     fn(w_eager, x).backward()
     torch.testing.assert_close(w.grad, w_eager.grad)  # x, not 3x: z carries no gradient
+    with torch.no_grad():  # called under no_grad: nothing records, and no_grad stays on
+        assert not gm(w, x).requires_grad and not torch.is_grad_enabled()
 
 
 @torch.library.custom_op("fxtrace_test::scaled", mutates_args=())

@@ -20,8 +20,9 @@ they get placeholders so that the GraphModule takes the same arguments as `fn`, 
 does not read them. `functionalize=True` traces through `torch.func.functionalize`, so that the
 graph has no views or mutations except copies back into mutated inputs. `record_grad_mode=True`
 writes the grad-mode switches `fn` makes between ops (`with torch.no_grad():`) as
-`torch._C._set_grad_enabled` nodes, up to the mode `fn` leaves, so that running the graph under
-autograd records what running `fn` would.
+`torch._C._set_grad_enabled` nodes, up to the mode `fn` leaves (a switch back to the starting mode
+restores the mode the graph is called in), so that running the graph under autograd records
+what running `fn` would.
 """
 
 from __future__ import annotations
@@ -135,6 +136,8 @@ class _Trace:
         finally:
             torch._C._set_grad_enabled(start_mode)  # tracing changes no global state
         flat_out, out_spec = tree_flatten(out)
+        if self.record_grad_mode:
+            self._relative_to_callers_grad_mode(start_mode)
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
         self.graph.eliminate_dead_code()  # e.g. detaches autograd made to save activations
         if self.lift_params:  # called as gm(*parameters_and_buffers, *args)
@@ -143,6 +146,23 @@ class _Trace:
             in_spec = tree_flatten((*state.values(), *args))[1]
         self.graph._codegen = _PyTreeCodeGen(_PyTreeInfo(arg_names, in_spec, out_spec))
         return self._graph_module()
+
+    def _relative_to_callers_grad_mode(self, start_mode: bool) -> None:
+        """A recorded switch back to the mode the trace started in becomes a switch back to
+        the mode the graph is called in, as leaving `with torch.no_grad():` restores the
+        caller's mode: called under `no_grad`, the graph neither computes with grad after the
+        block nor leaves grad mode on. Switches away from it stay as traced."""
+        back = [n for n in self.graph.nodes if n.target is torch._C._set_grad_enabled
+                and n.args == (start_mode,)]
+        if not back:
+            return
+        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
+        where = self.graph.inserting_after(placeholders[-1]) if placeholders else \
+            self.graph.inserting_before(next(iter(self.graph.nodes)))
+        with where:
+            callers = self.graph.call_function(torch.is_grad_enabled)
+        for node in back:
+            node.args = (callers,)
 
     def _state_placeholders(self) -> dict[str, torch.Tensor]:
         """The module's parameters and buffers (as the tensors the trace runs on), tracked."""
