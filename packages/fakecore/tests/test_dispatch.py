@@ -201,6 +201,20 @@ def test_op_that_cannot_be_faked_names_the_op() -> None:
             torch.geqrf(torch.empty(4, 4, device="cuda"))
 
 
+torch.library.define("fakecore_test::positive", "(Tensor x) -> Tensor")
+torch.library.impl("fakecore_test::positive", "cpu")(lambda x: x[x > 0].clone())
+
+
+def test_a_custom_op_without_a_fake_kernel_is_not_run_on_zeros() -> None:
+    # Its tags cannot say that its output size depends on the data (this one's does): run on
+    # zeros, it would give a wrong size, silently, and run the user's kernel.
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.tensor([1.0, -2.0, 3.0]))
+    with pytest.raises(UnsupportedFakeOpError, match=r"fakecore_test\.positive"):
+        with mode:
+            torch.ops.fakecore_test.positive(x)
+
+
 def test_constants_made_inside_keep_their_values() -> None:
     with FakeTensorMode():
         t = torch.tensor([3, 4])

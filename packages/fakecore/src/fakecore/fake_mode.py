@@ -410,9 +410,11 @@ _SPARSE_ACCESSORS = frozenset({
 
 
 def _can_run_on_zeros(func, flat: list[Any]) -> bool:
-    """Static CPU fakes only, and never an op whose output sizes depend on the data."""
+    """PyTorch's own ops (whose tags say when output sizes depend on the data: a custom op's
+    do not) on static CPU fakes only, and never an op whose output sizes depend on the data."""
     return (
-        all(t.fake_device.type == "cpu" for t in flat if isinstance(t, FakeTensor))
+        func.namespace in ("aten", "prims")
+        and all(t.fake_device.type == "cpu" for t in flat if isinstance(t, FakeTensor))
         and not _symbols(flat)
         and torch.Tag.dynamic_output_shape not in func.tags
         and torch.Tag.data_dependent_output not in func.tags
