@@ -95,6 +95,12 @@ def test_dynamic_dims_need_a_shape_env() -> None:
         FakeTensorMode().from_tensor(torch.randn(3), dynamic_dims=(0,))
 
 
+def test_dynamic_dims_out_of_range_raise() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    with pytest.raises(IndexError, match="dynamic dim 5"):
+        mode.from_tensor(torch.randn(3, 4), dynamic_dims=(5,))
+
+
 def test_empty_tensors() -> None:
     mode = FakeTensorMode(ShapeEnv())
     empty = mode.from_tensor(torch.randn(0, 4), dynamic_dims=(0, 1))

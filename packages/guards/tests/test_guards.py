@@ -257,6 +257,11 @@ def test_equality_guards_take_constants_only(value) -> None:
     assert Equals(LocalSource("cfg"), (1, (2, "a"))).holds((1, (2, "a")))
 
 
+def test_a_dynamic_dim_out_of_range_raises() -> None:
+    with pytest.raises(IndexError, match="dynamic dim 5"):
+        TensorMatch.of(X, torch.randn(3, 4), (5,))
+
+
 def test_odd_local_names_and_keys_make_valid_checks() -> None:
     import enum
 

@@ -51,8 +51,12 @@ class TensorConverter:
             raise ValueError(f"cannot fake a {'nested' if t.is_nested else 'quantized'} tensor")
         if dynamic_dims and self.mode.shape_env is None:
             raise ValueError("dynamic_dims needs a FakeTensorMode created with a ShapeEnv")
+        for d in dynamic_dims:
+            if not -t.dim() <= d < t.dim():
+                raise IndexError(f"dynamic dim {d} is out of range for a tensor of {t.dim()} "
+                                 "dims")
         found = self._memo.get(t)
-        if found is not None:
+        if found is not None:  # (with the sizes it got then: aliases stay aliases)
             return found
         if t.layout is torch.strided:
             fake = self._make(t, dynamic_dims, source)
@@ -125,7 +129,7 @@ class TensorConverter:
             return sizes, strides, t.storage_offset()
         env = self.mode.shape_env
         for d in dynamic_dims:
-            d = d % t.dim()
+            d = d % t.dim()  # (in range: checked by `convert`)
             sizes[d] = env.create_symint(t.shape[d], SizeOrigin(source, "size", d))
         # Walk dims from the smallest stride up: a stride equal to the dense stride so far is
         # written as that product of sizes, so that it follows the sizes when they change.

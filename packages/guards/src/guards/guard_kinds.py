@@ -389,7 +389,11 @@ class TensorMatch(Guard):
 
     @staticmethod
     def of(source: Source, t: torch.Tensor, dynamic_dims: tuple[int, ...] = ()) -> TensorMatch:
-        dynamic = {d % t.dim() for d in dynamic_dims} if t.dim() else set()
+        for d in dynamic_dims:
+            if not -t.dim() <= d < t.dim():
+                raise IndexError(f"dynamic dim {d} is out of range for a tensor of {t.dim()} "
+                                 "dims")
+        dynamic = {d % t.dim() for d in dynamic_dims}
         sizes = tuple(None if d in dynamic else s for d, s in enumerate(t.shape))
         return TensorMatch(source, type(t), t.dtype, t.device, t.requires_grad,
                            _dispatch_flags(t), sizes, _strides(t, dynamic), t.layout)
