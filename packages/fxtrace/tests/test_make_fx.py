@@ -212,6 +212,11 @@ def test_tensors_and_sizes_passed_by_keyword_are_graph_values(mode: str) -> None
     torch.testing.assert_close(gm(x, tol), fn(x, tol))
 
 
+def test_keyword_arguments_are_refused_with_a_way_out() -> None:
+    with pytest.raises(TypeError, match=r"positional arguments only: pass \['scale'\]"):
+        make_fx(lambda x, scale=1.0: x * scale)(torch.ones(2), scale=2.0)
+
+
 def test_symbolic_mode_makes_int_arguments_symbols() -> None:
     gm = make_fx(lambda x, n: x * n + n, "symbolic")(torch.randn(3), 5)
     assert any(isinstance(node.meta.get("val"), torch.SymInt)

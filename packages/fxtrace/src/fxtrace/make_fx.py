@@ -58,7 +58,10 @@ def make_fx(
     if tracing_mode not in TRACING_MODES:
         raise ValueError(f"tracing_mode must be one of {TRACING_MODES}, not {tracing_mode!r}")
 
-    def trace(*args: Any) -> torch.fx.GraphModule:
+    def trace(*args: Any, **kwargs: Any) -> torch.fx.GraphModule:
+        if kwargs:
+            raise TypeError(f"make_fx traces positional arguments only: pass {sorted(kwargs)} "
+                            "positionally (or bind them with functools.partial)")
         fake_mode = _fake_mode_of(args) if tracing_mode != "real" else None
         return _Trace(fn, tracing_mode, decomposition_table, record_module_stack,
                       lift_params, functionalize, fake_mode, record_grad_mode).run(args)
