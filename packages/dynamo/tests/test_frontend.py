@@ -313,6 +313,42 @@ def test_aot_eager_keeps_ints_that_cross_a_break_symbolic() -> None:
     torch.testing.assert_close(compiled(x), f(x))
 
 
+def test_aot_eager_lowers_on_the_frontends_symbols() -> None:
+    """A dynamic size that equals a static one at the first call (batch 2, sequence length 2)
+    is not the same size in the aten graph: it is lowered on the frontend's fakes, whose guards
+    hold for every later call (on real inputs, equal sizes shared one symbol, unguarded)."""
+    def causal(x):
+        t = x.shape[1]
+        return x.sum(1) + torch.ones(t, t).tril().sum()
+
+    compiled = dynamo.compile(causal, backend="aot_eager", raise_backend_errors=True)
+    for t in (1, 2, 5, 7):
+        x = torch.randn(2, t)
+        torch.testing.assert_close(compiled(x), causal(x))
+
+    def mean(x):
+        return x / x.numel()
+
+    compiled = dynamo.compile(mean, backend="aot_eager", raise_backend_errors=True)
+    for n in (3, 5, 8):
+        x = torch.randn(n, 3)
+        dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(compiled(x), mean(x))
+    assert len(compiled.cache) == 1
+
+
+def test_aot_eager_on_an_input_transposed_in_place() -> None:
+    def f(x):
+        x.t_()
+        return x * 2
+
+    compiled = dynamo.compile(f, backend="aot_eager")
+    a = torch.randn(2, 3)
+    b = a.clone()
+    torch.testing.assert_close(compiled(a), f(b))
+    assert a.shape == b.shape == (3, 2)
+
+
 def test_aliased_inputs_are_guarded() -> None:
     def f(a, b):
         a.add_(1)

@@ -164,14 +164,16 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         gm = output.finish(builder.outputs)
     finally:
         output.restore_global_state()
+    traced = time.perf_counter()
+    # (the backend first: a backend that traces on the frontend's fakes, aot_eager, may add
+    # shape guards)
+    compiled = _compile_graph(gm, output, options) if gm is not None else None
     guards = output.guard_set()
     shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
     numbers = {g.source: g.value for g in guards
                if isinstance(g, Equals) and type(g.value) in (int, float)}
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
         return CacheEntry(guards, None, "", None, input_shapes=shapes, input_numbers=numbers)
-    traced = time.perf_counter()
-    compiled = _compile_graph(gm, output, options) if gm is not None else None
     inputs = [s for s, _, _ in output.inputs]
     rerun = gm is None or not mutates_inputs(gm.graph)
     if result is not None:
