@@ -103,6 +103,25 @@ def test_str_of_a_symbolic_size_is_its_value() -> None:
     _agree(f, (torch.ones(3),), (torch.ones(5),), dynamic=True)
 
 
+def test_a_shape_in_text_is_its_values_with_no_break() -> None:
+    def f(x):
+        return x * 2, f"{x.shape}", str(x.size()), repr(tuple(x.shape))
+
+    _agree(f, (torch.ones(3, 2),), (torch.ones(5, 2),), dynamic=True, fullgraph=True)
+
+
+def test_int_and_as_tensor_of_a_size_keep_it_symbolic() -> None:
+    def f(x):
+        return x * int(x.shape[0]) + torch.as_tensor(x.shape[0])
+
+    dynamo.reset()
+    backend, graphs = counting_backend("eager")
+    compiled = dynamo.compile(f, backend=backend, dynamic=True)
+    for n in (3, 5, 8):
+        _same(compiled(torch.ones(n)), f(torch.ones(n)))
+    assert len(graphs) == 1
+
+
 def test_tuple_and_float_constants_keep_their_type_and_sign() -> None:
     def f(x, scale, eps):
         return torch.full((2,), scale[0]) * x / eps

@@ -35,6 +35,7 @@ from dynamo.variables.builtins import (
     InstanceCheckVariable,
     class_attribute,
     make_exception,
+    printed,
 )
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import (
@@ -60,7 +61,7 @@ from dynamo.variables.objects import (
     SuperVariable,
     UserClassVariable,
 )
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+from dynamo.variables.tensor import TensorVariable
 from dynamo.variables.user_objects import UserObjectVariable
 from guards import GlobalSource, LocalSource
 
@@ -520,7 +521,7 @@ class Translator:
         if isinstance(raw, TensorVariable):
             raise Unsupported("formatting a tensor into a string (its value is not known "
                               "while tracing)")
-        raw = raw.as_python() if isinstance(raw, SymNodeVariable) else raw.as_constant()
+        raw = raw.as_constant() if printed(raw) is None else printed(raw)
         convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
         self.push(ConstantVariable(format(convert(raw), spec)))
 

@@ -187,7 +187,7 @@ class OutputGraph:
 
     def call_function(self, fn: Any, args: list[VariableTracker],
                       kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        if fn is torch.tensor and args and _symbols_in(args[0]):
+        if fn in (torch.tensor, torch.as_tensor) and args and _symbols_in(args[0]):
             return self._tensor_of_symbols(args[0], kwargs)
         node = self.graph.call_function(fn, tuple(_node_arg(a) for a in args),
                                         {k: _node_arg(v) for k, v in kwargs.items()})
@@ -201,9 +201,10 @@ class OutputGraph:
 
     def _tensor_of_symbols(self, data: VariableTracker,
                            kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        """`torch.tensor(n)` (or of nested lists) of symbolic numbers, built with
-        `scalar_tensor` and `stack`, which keep them symbols: `torch.tensor` reads each number
-        as a concrete value (a guard on it; C++ also misreads a SymInt past 2**31)."""
+        """`torch.tensor(n)` or `torch.as_tensor(n)` (or of nested lists) of symbolic numbers,
+        built with `scalar_tensor` and `stack`, which keep them symbols: `torch.tensor` reads
+        each number as a concrete value (a guard on it; C++ also misreads a SymInt past
+        2**31)."""
         if set(kwargs) - {"dtype", "device"}:
             raise Unsupported(f"torch.tensor(...) of symbolic numbers with {sorted(kwargs)}")
         dtype = kwargs["dtype"].as_constant() if "dtype" in kwargs else _inferred_dtype(data)

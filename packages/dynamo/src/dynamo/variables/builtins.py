@@ -65,6 +65,21 @@ PURE = frozenset(
        format, tuple, frozenset, sum, all, any, isinstance, issubclass, callable, sorted]
 )
 
+def printed(value: VariableTracker) -> Any:
+    """What text shows of a symbolic number, or of a tuple, list or shape holding some (and
+    constants otherwise): the plain values these inputs have (guards pin them, as formatting
+    a single number does); None for anything else."""
+    if isinstance(value, SymNodeVariable):
+        return value.as_python()
+    if isinstance(value, SequenceVariable) and value.python_type() in (tuple, list, torch.Size) \
+            and any(isinstance(v, SymNodeVariable) for v in value.values) and all(
+                isinstance(v, SymNodeVariable) or v.is_constant() for v in value.values):
+        items = [v.as_python() if isinstance(v, SymNodeVariable) else v.as_constant()
+                 for v in value.values]
+        return value.python_type()(items)
+    return None
+
+
 # Builtins whose result is not a number: given a symbolic number, they need its value.
 _TEXT = frozenset([str, repr, format, ascii, hash, chr])
 
@@ -144,10 +159,10 @@ class BuiltinVariable(TrueVariable):
             from dynamo.variables.builder import wrap_constant_result
 
             return wrap_constant_result(value)
-        if fn in _TEXT and any(isinstance(a, SymNodeVariable) for a in args):
-            # Text (or a hash) of a symbolic number: of the number these inputs have.
-            args = [ConstantVariable(a.as_python()) if isinstance(a, SymNodeVariable) else a
-                    for a in args]
+        if fn in _TEXT and any(printed(a) is not None for a in args):
+            # Text (or a hash) of a symbolic number, or of a shape holding some: of the
+            # numbers these inputs have.
+            args = [a if printed(a) is None else ConstantVariable(printed(a)) for a in args]
             return self.call(tx, args, kwargs)
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)
@@ -157,6 +172,9 @@ class BuiltinVariable(TrueVariable):
             for item in args[0].values:
                 product = BuiltinVariable(operator.mul).call(tx, [product, item], {})
             return product
+        if fn is int and len(args) == 1 and not kwargs and isinstance(args[0], SymNodeVariable) \
+                and args[0].python_type() is int:
+            return args[0]  # `int(x.shape[0])`: the size itself, still symbolic
         if fn is math.sqrt and len(args) == 1 and isinstance(args[0], SymNodeVariable):
             # torch's SymInt-aware square root keeps a size symbolic (math.sqrt asks its value)
             return tx.output.call_function(torch._sym_sqrt, args, {})
