@@ -838,6 +838,87 @@ def test_the_square_root_and_product_of_dynamic_sizes_stay_symbolic() -> None:
         assert len(graphs) == 2  # static, then one graph for every length
 
 
+def test_what_a_property_setter_changes_through_its_closure_is_changed() -> None:
+    """A setter's closure (a log list, a dict) is reached with a source, so its changes are
+    replayed after the graph, with a break between two writes too, on objects and modules."""
+
+    def make(base):
+        log, seen = [], {}
+
+        class Knob(base):
+            @property
+            def v(self):
+                return 0
+
+            @v.setter
+            def v(self, val):
+                log.append(val)
+                seen[val] = True
+        return Knob, log, seen
+
+    for base, breaks in ((object, False), (object, True), (nn.Module, False)):
+        results = []
+        for compiled in (False, True):
+            Knob, log, seen = make(base)
+
+            def f(x, o, breaks=breaks):
+                o.v = 7
+                if breaks:
+                    dynamo.graph_break()
+                o.v = 8
+                return x + 1
+            dynamo.reset()
+            run = dynamo.compile(f) if compiled else f
+            run(torch.ones(2), Knob())
+            results.append((log, seen))
+        assert results[0] == results[1] == ([7, 8], {7: True, 8: True})
+
+
+def test_a_modules_methods_closures_are_read_and_changed_for_real() -> None:
+    """A module's methods are not guarded, but their closures are reached through the class:
+    a list a method, staticmethod or property appends to is appended to, and a closure value
+    that changes is seen."""
+
+    def make():
+        log, scale = [], [2.0]
+
+        class Sub(nn.Module):
+            def forward(self, x):
+                log.append("sub")
+                return x * scale[0]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sub = Sub()
+
+            @staticmethod
+            def st(x):
+                log.append("st")
+                return x
+
+            @property
+            def p(self):
+                log.append("p")
+                return 1
+
+            def forward(self, x):
+                return self.st(self.sub(x)) + self.p
+        return M(), log, scale
+
+    results = []
+    for compiled in (False, True):
+        m, log, scale = make()
+        dynamo.reset()
+        run = dynamo.compile(m) if compiled else m
+        outs = [run(torch.ones(2))]
+        scale[0] = 3.0
+        outs.append(run(torch.ones(2)))
+        results.append(([o.tolist() for o in outs], log))
+    assert results[0] == results[1]
+    assert results[1][1] == ["sub", "st", "p"] * 2
+
+
 def test_a_module_class_own_setattr_and_property_setters_run_in_the_trace() -> None:
     """Writes on a module go through its class: a property's setter (which may change the
     value) and an overridden `__setattr__` (which calls nn.Module's through `super()`); reads

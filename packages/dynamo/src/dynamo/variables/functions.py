@@ -92,9 +92,14 @@ def bind_arguments(tx: Translator, code: types.CodeType, name: str, defaults: tu
 class UserFunctionVariable(TrueVariable):
     """A Python function object that exists outside the trace."""
 
-    def __init__(self, fn: types.FunctionType, source: Any = None) -> None:
+    def __init__(self, fn: types.FunctionType, source: Any = None,
+                 cells_source: Any = None) -> None:
         self.fn = fn
         self.source = source
+        # Where the function is read for its closure cells only, when it has no `source` of
+        # its own (a module's method: not guarded, but what its closure holds is reached with
+        # a source, so that a container it changes is changed for real)
+        self.cells_source = cells_source
 
     def python_type(self) -> type:
         return types.FunctionType
@@ -172,8 +177,9 @@ class UserFunctionVariable(TrueVariable):
         kwdefaults = {k: default(k, v) for k, v in (fn.__kwdefaults__ or {}).items()}
         bound = bind_arguments(tx, fn.__code__, fn.__qualname__, defaults, kwdefaults, args,
                                kwargs)
+        cells_src = src or self.cells_source
         cells = {
-            name: ClosureCell(cell, ClosureCellSource(src, i) if src else None)
+            name: ClosureCell(cell, ClosureCellSource(cells_src, i) if cells_src else None)
             for i, (name, cell) in enumerate(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         }
         return tx.inline(fn.__code__, fn.__globals__, bound, cells, fn.__qualname__)

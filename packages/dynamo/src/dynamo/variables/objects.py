@@ -119,19 +119,28 @@ class ObjectVariable(VariableTracker):
             raise Unsupported(f"{cls.__qualname__} has no attribute {name!r}")
         on_class = self._member_source(name)
         self._guard_class_member(tx, name, member, on_class)
-        if isinstance(member, staticmethod):
-            return wrap(tx, member.__func__, on_class)
         # The class itself, reached from the instance also for a module, so that what a
         # classmethod or a descriptor reads from it is guarded (only a module's methods are not)
         of_class = TypeSource(self.source) if self.source is not None else None
+        # A module's member, where a function of it is read for its closure cells only
+        entry = _class_dict_entry(of_class, cls, name) if of_class and not on_class else None
+
+        def function(fn: Any, source: Any, attr: str) -> VariableTracker:
+            """`fn`, read at `source`, or (a module's) at `attr` of `entry` for its cells."""
+            if source is None and entry is not None and isinstance(fn, types.FunctionType):
+                return UserFunctionVariable(fn, None, AttrSource(entry, attr))
+            return wrap(tx, fn, source)
+
+        if isinstance(member, staticmethod):
+            return function(member.__func__, on_class, "__func__")
         if isinstance(member, classmethod):
-            return UserMethodVariable(wrap(tx, member.__func__, on_class and AttrSource(
-                on_class, "__func__")), UserClassVariable(cls, of_class))
+            return UserMethodVariable(function(member.__func__, on_class and AttrSource(
+                on_class, "__func__"), "__func__"), UserClassVariable(cls, of_class))
         if isinstance(member, property):
-            return wrap(tx, member.fget, on_class and AttrSource(on_class, "fget")).call(
-                tx, [self], {})
+            return function(member.fget, on_class and AttrSource(on_class, "fget"),
+                            "fget").call(tx, [self], {})
         if isinstance(member, types.FunctionType):  # a method, inlined even if torch's own
-            return UserMethodVariable(UserFunctionVariable(member, on_class), self)
+            return UserMethodVariable(UserFunctionVariable(member, on_class, entry), self)
         if isinstance(member, functools._lru_cache_wrapper):  # an `@lru_cache` method
             return UserMethodVariable(wrap(tx, member, on_class), self)
         method = BaseMethodVariable.of(member, self)
@@ -153,6 +162,18 @@ class ObjectVariable(VariableTracker):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
         return wrap(tx, member, on_class if custom else self._attr_source(name) or on_class)
+
+    def call_setter(self, tx: Translator, name: str, setter: property,
+                    value: VariableTracker) -> None:
+        """`obj.name = value` through property `setter`, inlined, the setter read from the
+        class (a module's too), so that what it reaches through its closure and globals has
+        sources: a container it changes is changed for real after the graph."""
+        from dynamo.variables.builder import wrap
+
+        where = self._member_source(name)
+        if where is None and self.source is not None:
+            where = _class_dict_entry(TypeSource(self.source), self.python_type(), name)
+        wrap(tx, setter.fset, where and AttrSource(where, "fset")).call(tx, [self, value], {})
 
     def _guard_class_member(self, tx: Translator, name: str, member: Any,
                             on_class: Any) -> None:
@@ -364,7 +385,7 @@ class NNModuleVariable(ObjectVariable):
         module = self.value
         member = class_attribute(type(module), name)[1]
         if isinstance(member, property) and member.fset is not None:
-            UserFunctionVariable(member.fset).call(tx, [self, value], {})
+            self.call_setter(tx, name, member, value)
             return
         if hasattr(type(member), "__set__"):
             raise Unsupported(f"setting {name!r} of a {type(module).__qualname__} (a "

@@ -26,7 +26,6 @@ from dynamo.sources import ItemsCopySource, items_copy
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import DictVariable, ListVariable
-from dynamo.variables.functions import UserFunctionVariable
 from dynamo.variables.objects import (
     BUILTIN_BASES,
     ObjectVariable,
@@ -153,7 +152,7 @@ class UserObjectVariable(ObjectVariable):
         attribute (`_store`)."""
         member = class_attribute(self.python_type(), name)[1]
         if isinstance(member, property) and member.fset is not None:
-            UserFunctionVariable(member.fset).call(tx, [self, value], {})
+            self.call_setter(tx, name, member, value)
         elif hasattr(type(member), "__set__") and not (
                 self.slots_here and isinstance(member, types.MemberDescriptorType)):
             raise Unsupported(f"setting {name!r} of a {self.python_type().__qualname__} (a "
