@@ -349,6 +349,17 @@ def test_aot_eager_on_an_input_transposed_in_place() -> None:
     assert a.shape == b.shape == (3, 2)
 
 
+def test_a_call_with_missing_arguments_fails_as_eager_does() -> None:
+    def f(x, log):
+        return x
+
+    with pytest.raises(TypeError) as eager:
+        f(torch.ones(1))
+    with pytest.raises(TypeError) as compiled:
+        dynamo.compile(f)(torch.ones(1))
+    assert str(compiled.value) == str(eager.value)  # "....<locals>.f() missing 1 required ..."
+
+
 def test_aliased_inputs_are_guarded() -> None:
     def f(a, b):
         a.add_(1)

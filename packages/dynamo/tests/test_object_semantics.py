@@ -919,6 +919,21 @@ def test_a_modules_methods_closures_are_read_and_changed_for_real() -> None:
     assert results[1][1] == ["sub", "st", "p"] * 2
 
 
+def test_a_module_with_weights_made_in_the_frame_draws_eagers_numbers_on_the_first_call():
+    # (the trace looks at the module on the meta device first: no random numbers drawn)
+    def f(x):
+        lin = torch.nn.Linear(2, 2)
+        return lin(x), lin.weight.detach().clone()
+
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    for _ in range(2):
+        torch.manual_seed(3)
+        expected = f(torch.ones(2))
+        torch.manual_seed(3)
+        _same(compiled(torch.ones(2)), expected)
+
+
 def test_a_module_class_own_setattr_and_property_setters_run_in_the_trace() -> None:
     """Writes on a module go through its class: a property's setter (which may change the
     value) and an overridden `__setattr__` (which calls nn.Module's through `super()`); reads

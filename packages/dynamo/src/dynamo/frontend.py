@@ -144,6 +144,9 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
     source = f"def bind({', '.join(parts)}):\n    return {{{', '.join(entries)}}}\n"
     exec(builtins.compile(source, f"<dynamo binder of {fn.__qualname__}>", "exec"), defaults)
     bind = defaults["bind"]
+    # Named as the function, so that a call with the wrong arguments says what eager says
+    # (`f() missing 1 required positional argument: 'log'`)
+    bind.__name__, bind.__qualname__ = fn.__name__, fn.__qualname__
     # The function's own defaults (the kw-only ones as the very same dict): changes reach it.
     bind.__defaults__, bind.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     return bind

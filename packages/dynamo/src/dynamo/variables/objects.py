@@ -597,11 +597,12 @@ def _new_module(cls: type, args, kwargs) -> NNModuleVariable:
                           "torch's own code makes, from constant arguments)")
     make = functools.partial(cls, *[a.as_constant() for a in args],
                              **{k: v.as_constant() for k, v in kwargs.items()})
-    module = make()
-    if any(True for _ in module.parameters()) or any(True for _ in module.buffers()):
+    with torch.device("meta"):  # a first look, which draws no random numbers (a Linear's
+        probe = make()  # initial weights would, and then differ from eager's)
+    if any(True for _ in probe.parameters()) or any(True for _ in probe.buffers()):
         raise Unsupported(f"creating an instance of {cls.__qualname__} (it has parameters or "
                           "buffers)")
-    return NNModuleVariable(module, None, make)
+    return NNModuleVariable(make(), None, make)
 
 
 class ModuleChainVariable(VariableTracker):
