@@ -288,6 +288,18 @@ def test_static_graph_recompiles_symbolic_for_a_new_size(device):
     assert len(compiled.versions) == 2 and counters["graphs"] == 2
 
 
+@pytest.mark.parametrize("norm", [lambda x: F.group_norm(x, 2), lambda x: F.instance_norm(x),
+                                  lambda x: F.layer_norm(x, (x.shape[-1],))])
+def test_norms_over_a_symbolic_size_divide_by_it_in_the_kernel(device, norm):
+    # The count they divide by is `sym_float` of sizes: a kernel argument, converted there
+    gm = torch.fx.symbolic_trace(norm)
+    compiled = compile_fx(gm, [torch.randn(2, 4, 6, 6, device=device)])
+    for shape in [(2, 4, 6, 6), (2, 4, 5, 7), (2, 4, 3, 6)]:
+        x = torch.randn(*shape, device=device)
+        torch.testing.assert_close(compiled(x), norm(x), atol=1e-5, rtol=1e-4)
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0
+
+
 def test_requires_grad_runs_eagerly_with_right_gradients(device):
     w = torch.randn(6, 6, device=device, requires_grad=True)
     x = torch.randn(3, 6, device=device, requires_grad=True)

@@ -310,13 +310,16 @@ class GraphLowering:
 
     def _symbolic_arith(self, node: torch.fx.Node, args: tuple) -> Any:
         """Size arithmetic on symbols (`sym_size`, `operator.mul`, ...) evaluates to sympy, and
-        so does arithmetic on a float read from the host (`lr * 0.5`)."""
+        so does arithmetic on a float read from the host (`lr * 0.5`) and a size made a float
+        (`sym_float(s0 * s1)`, the count a group norm divides by: kernels convert it)."""
         val = node.meta.get("val")
         if isinstance(val, (torch.SymInt, int)):
             return sym(val)
-        if isinstance(val, torch.SymFloat) and val.node.expr.free_symbols <= set(
-                self.host_scalars):
-            return val.node.expr
+        if isinstance(val, torch.SymFloat):
+            expr = val.node.expr
+            if expr.free_symbols <= set(self.host_scalars) or (
+                    expr.is_integer and expr.free_symbols <= self.bound):
+                return expr
         raise LoweringError(f"cannot lower {node.target}")
 
     def host_scalar(self, node: torch.fx.Node, x: Any) -> sympy.Expr | None:
