@@ -149,3 +149,17 @@ def test_a_specialised_float_reaches_the_backend_as_a_constant() -> None:
             torch.testing.assert_close(compiled(x, eps), F.layer_norm(x, (4,), eps=eps))
     assert not any(n.op == "call_method" and n.target == "item"
                    for gm in graphs for n in gm.graph.nodes)
+
+
+def test_a_float_specialised_in_a_frame_with_no_tensor_work_reaches_the_break() -> None:
+    """Formatting pins the symbolic float; the graph then has no tensor work, but the value it
+    hands to the break (the list for `statistics.mean`) is one of its outputs: it is kept."""
+    import statistics
+
+    def f(x, v):
+        return f"{v:.2f}", statistics.mean([v, 1.0])
+
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    for v in (1.5, 2.0, 3.25):  # the second call makes `v` a symbol
+        assert compiled(torch.ones(1), v) == f(torch.ones(1), v)

@@ -1095,6 +1095,41 @@ def test_str_join_of_a_generator_or_a_map_is_made_in_the_trace() -> None:
         _same(compiled(torch.ones(shape), name), f(torch.ones(shape), name))
 
 
+def test_a_symbolic_int_compares_with_int_enums_bools_and_complexes_as_python_does() -> None:
+    class Level(enum.IntEnum):
+        A = 1
+        B = 2
+
+    def f(x, v):
+        match v:
+            case Level.A:
+                branch = 1
+            case Level.B:
+                branch = 2
+            case _:
+                branch = 3
+        flags = (v == Level.B, Level.B != v, v == True, v == 2 + 0j, v != 2j)  # noqa: E712
+        return x + branch, flags
+
+    dynamo.reset()
+    compiled = dynamo.compile(f)
+    for v in (1, 2, 1, 2, 3):  # from the third call, `v` is a symbol
+        _same(compiled(torch.zeros(1), v), f(torch.zeros(1), v))
+
+
+def test_dict_of_a_mapping_reads_its_keys_and_items() -> None:
+    from collections import ChainMap, UserDict
+
+    def f(x, over, base):
+        merged = dict(ChainMap(over, base))
+        table = {"zz": 0}
+        table.update(UserDict(base))
+        return x + len(merged), merged, table
+
+    _agree(f, (torch.ones(1), {"ab": 10}, {"ab": 1, "cd": 2}),
+           (torch.ones(1), {"ab": 11}, {"ab": 1, "cd": 3}))
+
+
 def test_a_python_type_as_a_dtype_is_the_dtype_torch_takes_it_for() -> None:
     def f(x):
         index = torch.tensor([-1], dtype=int)

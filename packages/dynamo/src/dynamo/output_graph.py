@@ -324,16 +324,18 @@ class OutputGraph:
             self.graph.call_function(exit_context, (node,))  # the runner enters it anew
         self.restore_global_state()  # the graph's nodes switch it
         self.graph.output(tuple(outputs))
+        returns_constants = False  # a float the runner reads from the graph's outputs
         for item, symbol in self.float_items:
             value = self.shape_env.simplify(symbol)
             if value.is_Number:  # a use specialised the float: its constant, for the backend
+                returns_constants |= any(user.op == "output" for user in item.users)
                 for user in list(item.users):
                     user.args, user.kwargs = torch.fx.node.map_arg(
                         (user.args, user.kwargs),
                         lambda n, item=item, value=float(value): value if n is item else n)
         _eliminate_dead_code(self.graph)
-        if not any(n.op in ("call_function", "call_method", "get_attr")
-                   for n in self.graph.nodes):
+        if not returns_constants and not any(
+                n.op in ("call_function", "call_method", "get_attr") for n in self.graph.nodes):
             return None  # no tensor work: nothing to compile
         root = torch.nn.Module()
         for name, value in self.constants.items():

@@ -80,6 +80,34 @@ def printed(value: VariableTracker) -> Any:
     return None
 
 
+_COMPARISONS = frozenset([operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+                          operator.ge])
+
+
+def _as_number(value: VariableTracker) -> VariableTracker:
+    """A constant compared with a symbolic number, as the plain number Python compares: an
+    int subclass's int (`IntEnum` members, bools), a complex with no imaginary part's real
+    part. (A symbolic int does not know how to compare with those, and Python would then
+    fall back to identity, giving False.)"""
+    if not value.is_constant():
+        return value
+    v = value.as_constant()
+    if isinstance(v, int) and type(v) is not int:
+        return ConstantVariable(int(v))
+    if isinstance(v, complex) and v.imag == 0:
+        return ConstantVariable(v.real)
+    return value
+
+
+def _compare_number(fn: Any, args: list[VariableTracker]) -> VariableTracker | None:
+    """`==`/`!=` between a symbolic number and a complex with an imaginary part: decided."""
+    other = next((a for a in args if not isinstance(a, SymNodeVariable)), None)
+    if other is not None and fn in (operator.eq, operator.ne) and other.is_constant() and isinstance(
+            other.as_constant(), complex) and other.as_constant().imag != 0:
+        return ConstantVariable(fn is operator.ne)
+    return None
+
+
 # Builtins whose result is not a number: given a symbolic number, they need its value.
 _TEXT = frozenset([str, repr, format, ascii, hash, chr])
 
@@ -136,6 +164,12 @@ class BuiltinVariable(TrueVariable):
         fn = self.fn
         if fn in INPLACE_OPERATORS:
             return self._inplace(tx, args)
+        if fn in _COMPARISONS and len(args) == 2 and any(
+                isinstance(a, SymNodeVariable) for a in args):
+            decided = _compare_number(fn, args)
+            if decided is not None:
+                return decided
+            args = [_as_number(a) for a in args]
         if _follows_operator(fn, args):
             return _user_operator(tx, fn, *args)
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
@@ -460,6 +494,11 @@ class BuiltinVariable(TrueVariable):
             obj = obj.base_items(tx)  # a dict subclass: its items, as dict() reads them
         if isinstance(obj, DictVariable):
             entries.update(obj.entries)
+        elif isinstance(obj, UserObjectVariable) and hasattr(obj.python_type(), "keys"):
+            # A mapping (ChainMap, UserDict, a Mapping subclass): its keys and their items, as
+            # dict() reads anything with `keys`
+            for key in obj.call_method(tx, "keys", [], {}).items(tx):
+                entries[dict_key(key, tx)] = obj.call_method(tx, "__getitem__", [key], {})
         elif obj is not None:
             for pair in obj.items(tx):
                 key, value = pair.items(tx)
