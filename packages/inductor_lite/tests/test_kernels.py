@@ -1290,3 +1290,18 @@ def test_float64_expm1_and_tanh_keep_float64_precision(device):
     compiled = compile_fx(torch.fx.symbolic_trace(fn), [x])
     for got, want in zip(compiled(x), fn(x)):
         torch.testing.assert_close(got, want, rtol=1e-14, atol=0)
+
+
+def test_integer_shifts_as_torch_shifts(device):
+    """Shifts by a negative amount or by the width or more give 0 (left) or the sign (right),
+    as in torch, where Triton (as C) leaves them undefined; narrow ints wrap."""
+    a = torch.tensor([1, -8, 5, 2**62, -(2**40), 7], dtype=torch.int64, device=device)
+    s = torch.tensor([0, 1, 3, 63, 64, -1], device=device)
+    b = torch.tensor([1, -8, 5, 100, -128, 127], dtype=torch.int8, device=device)
+    u = torch.tensor([200, 3, 255, 1, 0, 128], dtype=torch.uint8, device=device)
+
+    def shifts(a, s, b, u):
+        return (a << 3, a >> 2, a << s, a >> s, torch.bitwise_left_shift(a, 70), b << 3,
+                b >> 9, b << 9, u << 1, u >> 1, torch.bitwise_right_shift(b, s.to(torch.int8)))
+    compile_and_check(shifts, a, s, b, u, atol=0, rtol=0)
+    assert counters["fallbacks"] == 0 and counters["kernels"] == 1

@@ -597,6 +597,8 @@ for _name, _target in [
     ("minimum", aten.minimum), ("atan2", aten.atan2), ("bitwise_and", aten.bitwise_and),
     ("bitwise_or", aten.bitwise_or), ("bitwise_xor", aten.bitwise_xor), ("hypot", aten.hypot),
     ("fmax", aten.fmax), ("fmin", aten.fmin), ("copysign", aten.copysign),
+    ("shift_left", aten.__lshift__), ("shift_left", aten.bitwise_left_shift),
+    ("shift_right", aten.__rshift__), ("shift_right", aten.bitwise_right_shift),
 ]:
     register(_target)(_binary(_name))
 

@@ -69,6 +69,7 @@ OPS = {
     "asin": "helpers.atan2({0}, tl.sqrt(1.0 - {0} * {0}))",
     "acos": "helpers.atan2(tl.sqrt(1.0 - {0} * {0}), {0})",
     "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
+    "shift_left": "helpers.shift_left({0}, {1})", "shift_right": "helpers.shift_right({0}, {1})",
     "bitwise_not": "~{0}", "logical_not": "{0} == 0",
     "logical_and": "helpers.both({0} != 0, {1} != 0)",
     "logical_or": "helpers.either({0} != 0, {1} != 0)", "logical_xor": "({0} != 0) != ({1} != 0)",

@@ -99,6 +99,24 @@ def expm1(x):
 
 
 @triton.jit
+def shift_left(a, s):
+    # As torch shifts: a shift by a negative amount or by the width or more gives 0 (in
+    # Triton, as in C, such a shift is undefined)
+    zero = a * 0 + s * 0  # (of the promoted type)
+    bad = either(s < 0, s >= zero.dtype.primitive_bitwidth)
+    return tl.where(bad, zero, (a + zero) << tl.where(bad, 0, s))
+
+
+@triton.jit
+def shift_right(a, s):
+    # Arithmetic; a shift by a negative amount or by the width or more gives the sign: 0 or -1
+    zero = a * 0 + s * 0
+    bad = either(s < 0, s >= zero.dtype.primitive_bitwidth)
+    sign = tl.where(a < 0, zero - 1, zero)
+    return tl.where(bad, sign, (a + zero) >> tl.where(bad, 0, s))
+
+
+@triton.jit
 def round_half_even(x):
     # From the exact fractional part: x + 0.5 rounds (and loses the sign of a negative zero).
     r = tl.floor(x)
