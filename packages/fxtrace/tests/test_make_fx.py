@@ -212,6 +212,16 @@ def test_tensors_and_sizes_passed_by_keyword_are_graph_values(mode: str) -> None
     torch.testing.assert_close(gm(x, tol), fn(x, tol))
 
 
+def test_a_size_is_read_as_the_input_came_before_an_inplace_transpose() -> None:
+    def fn(x):
+        x.t_()
+        return torch.zeros(x.shape[0])
+
+    gm = make_fx(fn, "symbolic")(torch.randn(3, 4))
+    for shape in ((3, 5), (2, 7)):
+        assert gm(torch.randn(*shape)).shape == (shape[1],)
+
+
 def test_keyword_arguments_are_refused_with_a_way_out() -> None:
     with pytest.raises(TypeError, match=r"positional arguments only: pass \['scale'\]"):
         make_fx(lambda x, scale=1.0: x * scale)(torch.ones(2), scale=2.0)

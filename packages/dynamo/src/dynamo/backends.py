@@ -75,24 +75,27 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     shape_env = gm.meta.get("shape_env")
     symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
     aten = make_fx(_AtenLowering(gm).run, "symbolic" if symbolic else "fake",
-                   record_grad_mode=True)(*_traced_values(gm, example_inputs))
+                   record_grad_mode=True)(*_traced_values(gm, example_inputs, symbolic))
     return aten
 
 
-def _traced_values(gm: torch.fx.GraphModule, example_inputs: list) -> list:
+def _traced_values(gm: torch.fx.GraphModule, example_inputs: list, symbolic: bool) -> list:
     """What the frontend traced the graph with (its fakes, in its mode, with its symbols), in
     place of the real inputs: lowered on those, the aten graph assumes nothing about sizes
     that the frontend's guards do not check (lowered on real inputs, every dim would get a
     symbol of its own and equal sizes one symbol: a static dim of 3 and a dynamic one that
     was 3 at the first call would be one size). Sizes the lowering decides on become guards of
-    the frontend's too. The real inputs where the graph has no such values, or where a fake's
-    metadata is not its input's any more (an in-place `t_()` in the traced code)."""
+    the frontend's too. Where a fake's metadata is not its input's any more (an in-place
+    `t_()` in the traced code), the real inputs, and only for a graph of static sizes."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     values = [n.meta.get("example_value") for n in placeholders]
-    if len(values) != len(example_inputs) or not all(
+    if len(values) == len(example_inputs) and all(
             _stands_for(v, real) for v, real in zip(values, example_inputs)):
-        return example_inputs
-    return values
+        return values
+    if symbolic:
+        raise NotImplementedError("aot_eager does not lower a graph with symbolic sizes that "
+                                  "changes an input's sizes or strides in place (x.t_())")
+    return example_inputs
 
 
 def _stands_for(value: Any, real: Any) -> bool:

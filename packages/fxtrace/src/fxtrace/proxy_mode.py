@@ -150,7 +150,13 @@ class ProxyMode(TorchDispatchMode):
         if source is not None:
             tensor_node, prop, dim = source
             op = aten.sym_size.int if prop == "size" else aten.sym_stride.int
-            return self.graph.call_function(op, (tensor_node, dim))
+            # Read where the tensor is made (an input: after the inputs), as it was then: an
+            # in-place op since (`x.t_()`) may have changed its sizes
+            after = tensor_node
+            if tensor_node.op == "placeholder":
+                after = [n for n in self.graph.nodes if n.op == "placeholder"][-1]
+            with self.graph.inserting_after(after):
+                return self.graph.call_function(op, (tensor_node, dim))
         if expr.is_Integer:
             return int(expr)
         rebuild = _SYMPY_TO_PYTHON.get(type(expr))
