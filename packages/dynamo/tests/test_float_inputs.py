@@ -163,3 +163,24 @@ def test_a_float_specialised_in_a_frame_with_no_tensor_work_reaches_the_break() 
     compiled = dynamo.compile(f)
     for v in (1.5, 2.0, 3.25):  # the second call makes `v` a symbol
         assert compiled(torch.ones(1), v) == f(torch.ones(1), v)
+
+
+def test_aot_eager_lowers_ops_that_decide_on_a_float_symbol() -> None:
+    """The lowering reads the float's own symbol from its tensor (not a value it cannot know),
+    so decompositions that branch on it add guards instead of failing into eager."""
+    import warnings
+
+    import torch.nn.functional as F
+
+    def f(x, p):
+        return (F.hardtanh(x, -p, p), torch.addmm(x[:2, :2], x[:2, :2], x[:2, :2], beta=p),
+                torch.arange(0.0, 3.0, p) * 2, torch.linalg.vector_norm(x, p + 1))
+
+    dynamo.reset()
+    compiled = dynamo.compile(f, backend="aot_eager")
+    x = torch.randn(3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no backend failure
+        for p in (0.5, 0.7, 1.1, 0.3, 2.5):
+            for got, want in zip(compiled(x, p), f(x, p)):
+                torch.testing.assert_close(got, want)

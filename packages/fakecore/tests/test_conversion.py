@@ -126,3 +126,14 @@ def test_sparse_tensors() -> None:
     assert made.layout is torch.sparse_coo and made.shape == (3, 4)
     with pytest.raises(ValueError, match="layout torch.sparse_coo with dynamic dims"):
         FakeTensorMode(ShapeEnv()).from_tensor(coo, dynamic_dims=(0,))
+
+
+def test_an_item_bound_to_a_symbol_reads_it_until_the_tensor_is_written() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    sym = mode.shape_env.create_symfloat(0.5, None)
+    t = mode.from_tensor(torch.scalar_tensor(0.5, dtype=torch.float64))
+    mode.bind_item(t, sym)
+    with mode:
+        assert t.item().node.expr == sym.node.expr
+        t.add_(1)  # written: the value is not known any more
+        assert t.item().node.expr != sym.node.expr

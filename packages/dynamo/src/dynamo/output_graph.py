@@ -141,9 +141,10 @@ class OutputGraph:
         a 0-d float64 tensor made from the float at each call, and read back with `.item()` in
         the graph, so that a backend sees only tensor inputs."""
         tensor = torch.scalar_tensor(value, dtype=torch.float64)
-        node = self._placeholder(FloatTensorSource(source), tensor,
-                                 self.fake_mode.from_tensor(tensor))
+        fake = self.fake_mode.from_tensor(tensor)
+        node = self._placeholder(FloatTensorSource(source), tensor, fake)
         sym = self.shape_env.create_symfloat(value, SizeOrigin(source, "value"))
+        self.fake_mode.bind_item(fake, sym)  # a backend lowering on the fakes reads the symbol
         item = self.graph.call_method("item", (node,))
         item.meta["example_value"] = sym
         self.float_items.append((item, sym.node.expr))

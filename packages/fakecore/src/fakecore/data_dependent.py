@@ -35,7 +35,7 @@ def _handles(*ops: Any) -> Callable:
     return register
 
 
-def _memos(mode: FakeTensorMode, x: FakeTensor) -> dict[str, Any]:
+def memoized(mode: FakeTensorMode, x: FakeTensor) -> dict[str, Any]:
     """The unbacked values memoized on `x` (forgotten when its storage is written)."""
     mode.remember_value_of(x)
     return x.__dict__.setdefault("_unbacked_memo", {})
@@ -52,7 +52,7 @@ def _count(
             f"{func} has an output size that depends on the data; give the FakeTensorMode a "
             "ShapeEnv to trace it with an unbacked size"
         )
-    memos = _memos(mode, x)
+    memos = memoized(mode, x)
     if memo not in memos:
         upper = _static_bound(x.numel() if numel is None else numel)
         memos[memo] = mode.shape_env.create_unbacked_symint(str(func), 0, upper, size_like=True)
@@ -221,7 +221,7 @@ def _item(mode, func, args, kwargs):
             f"{func} (.item()) reads a value of a fake tensor; give the FakeTensorMode a "
             "ShapeEnv to trace it as an unbacked symbol"
         )
-    memos = _memos(mode, x)
+    memos = memoized(mode, x)
     if "item" not in memos:
         env = mode.shape_env
         if x.dtype.is_floating_point:

@@ -25,7 +25,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 from fakecore.conversion import CONSTANT_NUMEL, TensorConverter
-from fakecore.data_dependent import DATA_DEPENDENT_OPS
+from fakecore.data_dependent import DATA_DEPENDENT_OPS, memoized
 from fakecore.dispatch_cache import DispatchCache
 from fakecore.errors import MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_tensor import METADATA_QUERIES, FakeTensor
@@ -100,6 +100,11 @@ class FakeTensorMode(TorchDispatchMode):
         """Note that `t` holds something known about its data (a constant, a memoized unbacked
         count or item), to be forgotten when its storage is written (through any alias)."""
         self._valued[t] = None
+
+    def bind_item(self, t: FakeTensor, value: Any) -> None:
+        """`t.item()` is `value` (a symbol of this mode's ShapeEnv: a number the frontend reads
+        from a 0-d tensor input), until anything writes to `t`."""
+        memoized(self, t)["item"] = value
 
     def _forget_values_written_by(self, func, args, kwargs, flat: list[Any]) -> None:
         written = _written_tensors(func, args, kwargs) or [
