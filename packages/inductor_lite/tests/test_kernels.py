@@ -300,6 +300,19 @@ def test_norms_over_a_symbolic_size_divide_by_it_in_the_kernel(device, norm):
     assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0
 
 
+def test_arange_with_a_symbolic_step_is_generated(device):
+    # (EmbeddingBag's offsets for 2-d input: arange(0, B * L, L))
+    def offsets(a):
+        return torch.arange(0, a.shape[0] * a.shape[1], a.shape[1], device=a.device) + a[:, 0]
+
+    gm = torch.fx.symbolic_trace(offsets)
+    compiled = compile_fx(gm, [torch.ones(3, 4, dtype=torch.int64, device=device)])
+    for shape in [(3, 4), (5, 6), (7, 2)]:
+        a = torch.randint(0, 100, shape, device=device)
+        assert torch.equal(compiled(a), offsets(a))
+    assert len(compiled.versions) == 2 and counters["fallbacks"] == 0
+
+
 def test_requires_grad_runs_eagerly_with_right_gradients(device):
     w = torch.randn(6, 6, device=device, requires_grad=True)
     x = torch.randn(3, 6, device=device, requires_grad=True)

@@ -771,14 +771,15 @@ def _arange(lower, node, *args, **kwargs):
         start = positional[0]
         step = positional[2] if len(positional) > 2 else kwargs.get("step", 1)
     cd = compute_dtype(val.dtype)
-    if not all(isinstance(v, (int, sympy.Integer)) for v in (start, step)):
+    if not all(isinstance(v, int) or isinstance(v, sympy.Expr) and v.is_integer
+               for v in (start, step)):  # (a symbolic size is an integer expression)
         if not val.dtype.is_floating_point:
             raise LoweringError("arange with non-integer start or step")
         s, t = constant(start, cd), constant(step, cd)
         return Pointwise((sym(val.shape[0]),), val.dtype, val.device, lambda idx: op(
             "add", s, op("mul", to_dtype(Value("index", (idx[0],), torch.int64), cd), t)))
     return Pointwise((sym(val.shape[0]),), val.dtype, val.device, lambda idx: to_dtype(
-        Value("index", (sympy.Integer(start) + sympy.Integer(step) * idx[0],), torch.int64), cd))
+        Value("index", (sympy.sympify(start) + sympy.sympify(step) * idx[0],), torch.int64), cd))
 
 
 # -- views -----------------------------------------------------------------------------------
