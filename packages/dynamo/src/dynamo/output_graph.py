@@ -98,6 +98,9 @@ class OutputGraph:
         self.opaque_generators: dict[types.CodeType, str] = {}
         self.generators: list[Any] = []  # GeneratorVariables made in the trace
         self.code_guarded: set[int] = set()  # ids of the functions whose `__code__` is guarded
+        # id of a module method (unguarded) -> where its closure cells were first read: the
+        # layers of a model share their class's methods, and one path guards the cells for all
+        self.cells_sources: dict[int, Any] = {}
         self.float_items: list[tuple[torch.fx.Node, Any]] = []  # float inputs' .item(), symbol
 
     # ----- inputs and guards ------------------------------------------------------------------

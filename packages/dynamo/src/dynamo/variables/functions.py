@@ -177,7 +177,8 @@ class UserFunctionVariable(TrueVariable):
         kwdefaults = {k: default(k, v) for k, v in (fn.__kwdefaults__ or {}).items()}
         bound = bind_arguments(tx, fn.__code__, fn.__qualname__, defaults, kwdefaults, args,
                                kwargs)
-        cells_src = src or self.cells_source
+        cells_src = src or (self.cells_source and tx.output.cells_sources.setdefault(
+            id(fn), self.cells_source))
         cells = {
             name: ClosureCell(cell, ClosureCellSource(cells_src, i) if cells_src else None)
             for i, (name, cell) in enumerate(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
