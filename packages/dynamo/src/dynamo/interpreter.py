@@ -521,7 +521,8 @@ class Translator:
         if isinstance(raw, TensorVariable):
             raise Unsupported("formatting a tensor into a string (its value is not known "
                               "while tracing)")
-        raw = raw.as_constant() if printed(raw) is None else printed(raw)
+        shown = printed(raw)
+        raw = raw.as_constant() if shown is None else shown
         convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
         self.push(ConstantVariable(format(convert(raw), spec)))
 

@@ -39,7 +39,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, observe_sym_ops
 from fxtrace.module_stack import ModuleStack
-from fxtrace.proxy_mode import ProxyMode
+from fxtrace.proxy_mode import ProxyMode, after_inputs
 
 TRACING_MODES = ("real", "fake", "symbolic")
 
@@ -159,10 +159,7 @@ class _Trace:
                 and n.args == (start_mode,)]
         if not back:
             return
-        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
-        where = self.graph.inserting_after(placeholders[-1]) if placeholders else \
-            self.graph.inserting_before(next(iter(self.graph.nodes)))
-        with where:
+        with after_inputs(self.graph):
             callers = self.graph.call_function(torch.is_grad_enabled)
         for node in back:
             node.args = (callers,)

@@ -152,10 +152,9 @@ class ProxyMode(TorchDispatchMode):
             op = aten.sym_size.int if prop == "size" else aten.sym_stride.int
             # Read where the tensor is made (an input: after the inputs), as it was then: an
             # in-place op since (`x.t_()`) may have changed its sizes
-            after = tensor_node
-            if tensor_node.op == "placeholder":
-                after = [n for n in self.graph.nodes if n.op == "placeholder"][-1]
-            with self.graph.inserting_after(after):
+            where = after_inputs(self.graph) if tensor_node.op == "placeholder" else \
+                self.graph.inserting_after(tensor_node)
+            with where:
                 return self.graph.call_function(op, (tensor_node, dim))
         if expr.is_Integer:
             return int(expr)
@@ -272,6 +271,14 @@ class ProxyMode(TorchDispatchMode):
 
 
 @functools.cache
+def after_inputs(graph: torch.fx.Graph) -> Any:
+    """Where a node that reads only the graph's inputs goes: after the last placeholder."""
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    if placeholders:
+        return graph.inserting_after(placeholders[-1])
+    return graph.inserting_before(next(iter(graph.nodes)))
+
+
 def _is_composite_implicit(func: Any) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
 

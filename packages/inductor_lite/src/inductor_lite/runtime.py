@@ -74,7 +74,7 @@ class Launcher:
         self.source_hash = source_hash
         self.mutates = mutates
         self.looped = looped
-        self.best: dict[tuple, dict] = {}  # (size classes, on a GPU) -> configuration
+        # (size classes, on a GPU) -> the launch of the configuration chosen for them
         self.launches: dict[tuple, Callable[[tuple, int, int], None]] = {}
 
     def candidates(self, xnumel: int, rnumel: int) -> list[dict]:
@@ -88,8 +88,8 @@ class Launcher:
         key = (_next_pow2(xnumel), _next_pow2(rnumel), on_gpu)
         launch = self.launches.get(key)
         if launch is None:
-            self.best[key] = self._choose(key, args, xnumel, rnumel, on_gpu)
-            launch = self.launches[key] = self._prepare(self.best[key], on_gpu)
+            launch = self.launches[key] = self._prepare(
+                self._choose(key, args, xnumel, rnumel, on_gpu), on_gpu)
         launch(args, xnumel, rnumel)
 
     def _prepare(self, cfg: dict, on_gpu: bool) -> Callable[[tuple, int, int], None]:

@@ -422,11 +422,19 @@ class KernelCodegen:
 
     def loop(self, outer: Scope) -> Scope:
         scope = Scope(outer.indent + "    ", parent=outer)
-        rmask = "tl.full([1, RBLOCK], 1, tl.int1)" if self.r_fits else "rindex < rnumel"
         scope.lines += [f"{outer.indent}for roffset in range(0, rnumel, RBLOCK):",
                         f"{scope.indent}rindex = roffset + tl.arange(0, RBLOCK)[None, :]",
-                        f"{scope.indent}rmask = {rmask}"]
+                        f"{scope.indent}rmask = {self.mask('r')}"]
         return scope
+
+    def mask(self, axis: str) -> str:
+        """The definition of `xmask` or `rmask` (`axis` "x" or "r"): a constant where every
+        block fits (`blocks_fit`)."""
+        if not (self.x_fits if axis == "x" else self.r_fits):
+            return f"{axis}index < {axis}numel"
+        shape = "[1, RBLOCK]" if axis == "r" else "[XBLOCK, 1]" if self.kernel.is_reduction \
+            else "[XBLOCK]"
+        return f"tl.full({shape}, 1, tl.int1)"
 
     def blocks_fit(self) -> tuple[bool, bool]:
         """Whether every block the launcher may pick covers `xnumel` (and `rnumel`) evenly: then
@@ -447,19 +455,15 @@ class KernelCodegen:
     def generate(self) -> str:
         k = self.kernel
         top = Scope("    ")
-        x_fits, r_fits = self.x_fits, self.r_fits
         if k.is_reduction:
             top.lines += ["    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]",
-                          "    xmask = " + ("tl.full([XBLOCK, 1], 1, tl.int1)" if x_fits else
-                                            "xindex < xnumel")]
+                          f"    xmask = {self.mask('x')}"]
             if self.persistent:
                 top.lines += ["    rindex = tl.arange(0, RBLOCK)[None, :]",
-                              "    rmask = " + ("tl.full([1, RBLOCK], 1, tl.int1)" if r_fits else
-                                                "rindex < rnumel")]
+                              f"    rmask = {self.mask('r')}"]
         else:
             top.lines += ["    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)",
-                          "    xmask = " + ("tl.full([XBLOCK], 1, tl.int1)" if x_fits else
-                                            "xindex < xnumel")]
+                          f"    xmask = {self.mask('x')}"]
         pending: Scope | None = None
         for node in k.nodes:
             if node.space == "scan":

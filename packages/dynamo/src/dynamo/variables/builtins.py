@@ -193,10 +193,11 @@ class BuiltinVariable(TrueVariable):
             from dynamo.variables.builder import wrap_constant_result
 
             return wrap_constant_result(value)
-        if fn in _TEXT and any(printed(a) is not None for a in args):
+        shown = [printed(a) for a in args] if fn in _TEXT else []
+        if any(v is not None for v in shown):
             # Text (or a hash) of a symbolic number, or of a shape holding some: of the
             # numbers these inputs have.
-            args = [a if printed(a) is None else ConstantVariable(printed(a)) for a in args]
+            args = [a if v is None else ConstantVariable(v) for a, v in zip(args, shown)]
             return self.call(tx, args, kwargs)
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)

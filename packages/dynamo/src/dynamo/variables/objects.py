@@ -119,28 +119,21 @@ class ObjectVariable(VariableTracker):
             raise Unsupported(f"{cls.__qualname__} has no attribute {name!r}")
         on_class = self._member_source(name)
         self._guard_class_member(tx, name, member, on_class)
-        # The class itself, reached from the instance also for a module, so that what a
-        # classmethod or a descriptor reads from it is guarded (only a module's methods are not)
-        of_class = TypeSource(self.source) if self.source is not None else None
-        # A module's member, where a function of it is read for its closure cells only
-        entry = _class_dict_entry(of_class, cls, name) if of_class and not on_class else None
-
-        def function(fn: Any, source: Any, attr: str) -> VariableTracker:
-            """`fn`, read at `source`, or (a module's) at `attr` of `entry` for its cells."""
-            if source is None and entry is not None and isinstance(fn, types.FunctionType):
-                return UserFunctionVariable(fn, None, AttrSource(entry, attr))
-            return wrap(tx, fn, source)
-
         if isinstance(member, staticmethod):
-            return function(member.__func__, on_class, "__func__")
+            return self._member_function(tx, name, member.__func__, on_class, "__func__")
         if isinstance(member, classmethod):
-            return UserMethodVariable(function(member.__func__, on_class and AttrSource(
-                on_class, "__func__"), "__func__"), UserClassVariable(cls, of_class))
+            # The class, reached from the instance also for a module, so that what the method
+            # reads from it is guarded
+            of_class = TypeSource(self.source) if self.source is not None else None
+            function = self._member_function(tx, name, member.__func__, on_class and AttrSource(
+                on_class, "__func__"), "__func__")
+            return UserMethodVariable(function, UserClassVariable(cls, of_class))
         if isinstance(member, property):
-            return function(member.fget, on_class and AttrSource(on_class, "fget"),
-                            "fget").call(tx, [self], {})
+            return self._member_function(tx, name, member.fget, on_class and AttrSource(
+                on_class, "fget"), "fget").call(tx, [self], {})
         if isinstance(member, types.FunctionType):  # a method, inlined even if torch's own
-            return UserMethodVariable(UserFunctionVariable(member, on_class, entry), self)
+            cells = None if on_class else self._class_dict_entry(name)
+            return UserMethodVariable(UserFunctionVariable(member, on_class, cells), self)
         if isinstance(member, functools._lru_cache_wrapper):  # an `@lru_cache` method
             return UserMethodVariable(wrap(tx, member, on_class), self)
         method = BaseMethodVariable.of(member, self)
@@ -155,9 +148,9 @@ class ObjectVariable(VariableTracker):
             return value
         if python_descriptor(member):  # (a lazy property): its `__get__` inlined, with the
             # descriptor read from the class's own dict (`getattr` on the class would call it)
-            where = of_class and _class_dict_entry(of_class, cls, name)
             return UserFunctionVariable(type(member).__get__).call(
-                tx, [wrap(tx, member, where), self, UserClassVariable(cls)], {})
+                tx, [wrap(tx, member, self._class_dict_entry(name)), self,
+                     UserClassVariable(cls)], {})
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
@@ -165,15 +158,30 @@ class ObjectVariable(VariableTracker):
 
     def call_setter(self, tx: Translator, name: str, setter: property,
                     value: VariableTracker) -> None:
-        """`obj.name = value` through property `setter`, inlined, the setter read from the
-        class (a module's too), so that what it reaches through its closure and globals has
-        sources: a container it changes is changed for real after the graph."""
+        """`obj.name = value` through property `setter`, inlined, read from the class as its
+        getter is."""
+        on_class = self._member_source(name)
+        self._member_function(tx, name, setter.fset, on_class and AttrSource(on_class, "fset"),
+                              "fset").call(tx, [self, value], {})
+
+    def _member_function(self, tx: Translator, name: str, fn: Any, source: Any,
+                         attr: str) -> VariableTracker:
+        """`fn`, the function class member `name` holds as `attr` (a static method's, a
+        property's getter or setter), read at `source`. A module's (no `source`: not guarded)
+        is read in its class's dict for its closure cells only, so that what they hold is
+        guarded and a container it changes is changed for real after the graph."""
         from dynamo.variables.builder import wrap
 
-        where = self._member_source(name)
-        if where is None and self.source is not None:
-            where = _class_dict_entry(TypeSource(self.source), self.python_type(), name)
-        wrap(tx, setter.fset, where and AttrSource(where, "fset")).call(tx, [self, value], {})
+        if source is None and self.source is not None and isinstance(fn, types.FunctionType):
+            return UserFunctionVariable(fn, None, AttrSource(self._class_dict_entry(name), attr))
+        return wrap(tx, fn, source)
+
+    def _class_dict_entry(self, name: str) -> Any:
+        """Where class member `name` is in the dict of the class that defines it, reached from
+        the instance (a module's too), or None without a source."""
+        if self.source is None:
+            return None
+        return _class_dict_entry(TypeSource(self.source), self.python_type(), name)
 
     def _guard_class_member(self, tx: Translator, name: str, member: Any,
                             on_class: Any) -> None:
