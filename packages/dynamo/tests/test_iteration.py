@@ -392,6 +392,33 @@ def test_reversed_list_handed_on_at_a_break_indexes_the_live_list() -> None:
     _compiled_with_breaks(made, lambda: (_x(), 3))
 
 
+def test_a_range_iterator_handed_on_at_a_break_makes_no_list_of_its_numbers() -> None:
+    def early(x, n):
+        for i in range(n):
+            x = x * 2 + i
+            _quiet()
+            if i == 3:
+                break
+        return x
+
+    def stepped(x):
+        it = iter(range(2, 30, 3))
+        first = next(it)
+        dynamo.graph_break()
+        return x + first, list(it)
+
+    def returned(x, n):
+        it = iter(range(n))
+        next(it)
+        return x + 1, it
+
+    rest = dynamo.compile(returned, backend="eager")
+    assert type(rest(_x(), 5)[1]) is type(iter(range(5))) and list(rest(_x(), 5)[1]) == [1, 2, 3, 4]
+    assert type(rest(_x(), 2**70)[1]) is type(iter(range(2**70)))
+    _compiled_with_breaks(early, lambda: (_x(), 10**6))  # not a list of a million numbers
+    _compiled_with_breaks(stepped, lambda: (_x(),))
+
+
 def test_map_and_filter_handed_on_at_a_break() -> None:
     def mapped(x, lst):
         log = []

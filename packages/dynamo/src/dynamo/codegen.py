@@ -37,6 +37,7 @@ from dynamo.variables.containers import (
     ListVariable,
     MapIteratorVariable,
     NamedTupleVariable,
+    RangeIteratorVariable,
     ReversedListIteratorVariable,
     SetVariable,
     SizeVariable,
@@ -255,6 +256,8 @@ class ResultBuilder:
             if v.list.owner is not None:
                 return f"{self.constant(list.__reversed__)}({self.expression(v.list)})"
             return f"reversed({self.expression(v.list)})"
+        if isinstance(v, RangeIteratorVariable):
+            return f"iter({self.constant(v.range[v.position:])})"
         if isinstance(v, EnumerateIteratorVariable):
             return f"enumerate({self.expression(v.inner)}, {v.count})"
         if isinstance(v, ZipIteratorVariable):

@@ -710,6 +710,8 @@ class IteratorVariable(VariableTracker):
             return DictIteratorVariable(value)
         if isinstance(value, DictViewVariable):
             return DictIteratorVariable(value.dict, value.view)
+        if isinstance(value, ConstantVariable) and type(value.value) is range:
+            return RangeIteratorVariable(value.value)
         return IteratorVariable(value.items(tx))
 
     def python_type(self) -> type:
@@ -819,6 +821,25 @@ class DictIteratorVariable(LiveIteratorVariable):
             return self.dict
         view = DictViewVariable(self.dict, self.view)
         return view if view.source is not None or self.dict.source is None else None
+
+
+class RangeIteratorVariable(LiveIteratorVariable):
+    """`iter(range(...))`: each number made when it is taken, so a loop over `range(10**7)`
+    that breaks the graph early makes no list of ten million; handed on, it is an iterator over
+    the range of the numbers left."""
+
+    def __init__(self, numbers: range) -> None:
+        self.range = numbers
+        self.position = 0  # numbers taken
+
+    def python_type(self) -> type:
+        return type(iter(self.range))  # a range beyond a C long has an iterator of its own
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        if self.position >= len(self.range):
+            return None
+        self.position += 1
+        return ConstantVariable(self.range[self.position - 1])
 
 
 class ReversedListIteratorVariable(LiveIteratorVariable):
