@@ -56,6 +56,33 @@ def test_globals_and_constants_are_guarded() -> None:
     assert _entries(compiled) == 3
 
 
+def test_globals_of_a_function_no_module_owns_are_read_from_its_own_dict() -> None:
+    """torch.fx's generated code and code `exec`'d in a dict of its own: their globals are
+    not `sys.modules[__name__]`'s, even when the dict claims that name."""
+    traced = torch.fx.symbolic_trace(nn.Linear(4, 4))
+
+    def through_fx(x):
+        return traced(x) * 2
+
+    namespace = {"__name__": __name__, "FACTOR": 10}  # this module's name, another FACTOR
+    exec("def scaled(x):\n    return x * FACTOR\n", namespace)
+    scaled = namespace["scaled"]
+
+    def through_exec(x):
+        return scaled(x) + 1
+
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a frame run eagerly fails the test
+        for fn in (through_fx, through_exec):
+            compiled = dynamo.compile(fn)
+            for _ in range(3):
+                torch.testing.assert_close(compiled(x), fn(x))
+            assert _entries(compiled) == 1
+        namespace["FACTOR"] = 100  # guarded where it lives
+        torch.testing.assert_close(compiled(x), x * 100 + 1)
+
+
 def test_module_attribute_changes_recompile() -> None:
     class Scale(nn.Module):
         def __init__(self):
@@ -234,6 +261,45 @@ def test_decorator_forms_and_methods() -> None:
         return x * 2
 
     assert f(torch.zeros(1)).item() == 1 and g(torch.ones(1)).item() == 2
+
+    class Scaled(nn.Module):
+        def __init__(self, factor: float) -> None:
+            super().__init__()
+            self.factor = factor
+
+        @dynamo.compile
+        def forward(self, x):  # bound to each instance, as the plain method would be
+            return x * self.factor
+
+    one, three = Scaled(1.0), Scaled(3.0)
+    assert one(torch.ones(1)).item() == 1 and three(torch.ones(1)).item() == 3
+    assert Scaled.forward(three, torch.ones(1)).item() == 3
+    assert dynamo.compile(three)(torch.ones(1)).item() == 3  # the method it compiles
+
+    def outer(x):
+        return three(x) + 1
+
+    assert dynamo.compile(outer)(torch.ones(1)).item() == 4
+    report = dynamo.explain(outer)(torch.ones(1))  # traced into the caller's graph
+    assert report.graph_count == 1 and not report.breaks, str(report)
+
+
+def test_compiled_code_called_from_compiled_code_is_traced_into_the_callers_graph() -> None:
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    inner = dynamo.compile(model)
+
+    @dynamo.compile
+    def activation(x):
+        return x.sin() + 1
+
+    def step(x):
+        return F.mse_loss(activation(inner(x)), torch.zeros_like(x))
+
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(dynamo.compile(step, fullgraph=True)(x), step(x))
+    report = dynamo.explain(step)(x)
+    assert report.graph_count == 1 and not report.breaks, str(report)
+    assert report.ops_per_graph == [["linear", "relu", "sin", "add", "zeros_like", "mse_loss"]]
 
 
 def test_dynamic_shapes_share_one_graph() -> None:

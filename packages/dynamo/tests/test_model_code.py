@@ -217,6 +217,36 @@ def test_gradient_clipping_reads_the_parameters_grads():
         twin.zero_grad()
 
 
+def test_gradients_set_by_hand_in_a_compiled_step():
+    """`p.grad = None` (a hand-written zero_grad) and `p.grad = a tensor` are set after the
+    graph and read back by the trace; one graph."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+
+    def step(x):
+        for p in model.parameters():
+            p.grad = None
+        unset = [p.grad is None for p in model.parameters()]
+        model.bias.grad = torch.ones_like(model.bias) * x.sum()
+        return model(x).sum(), unset, model.bias.grad * 2
+
+    x = torch.randn(2, 4)
+    model(x).sum().backward()
+    compiled = dynamo.compile(step, backend="eager", fullgraph=True)
+    loss, unset, doubled = compiled(x)
+    assert unset == [True, True] and model.weight.grad is None
+    torch.testing.assert_close(model.bias.grad, torch.ones(3) * x.sum())
+    torch.testing.assert_close(doubled, model.bias.grad * 2)
+    torch.testing.assert_close(loss, model(x).sum())
+
+    def wrong_size(x):
+        model.bias.grad = torch.ones(5)  # eager raises; the trace breaks and eager raises
+        return x + 1
+
+    with pytest.raises(dynamo.Unsupported, match="setting .grad to anything but None"):
+        dynamo.compile(wrong_size, backend="eager", fullgraph=True)(x)
+
+
 def test_training_step_with_clipping_and_optimizers_matches_eager():
     import copy
     import typing

@@ -232,6 +232,13 @@ def test_half_precision_computed_in_float32(dtype, device):
     assert ".to(tl.float32)" in source(compiled)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_compares_with_numbers_as_half_holds_them(dtype, device):
+    h = torch.tensor([0.1, 0.3, 2049.0, -1.0], device=device, dtype=dtype)
+    compile_and_check(lambda h: (h == 0.1, h < 0.3, h >= torch.tensor(0.3, device=device),
+                                 h != 2049.3), h)
+
+
 def test_int_and_bool(device):
     i = torch.randint(-5, 5, (4, 6), device=device, dtype=torch.int32)
     compile_and_check(lambda i: (i * 3 - 1, i.amax(-1),
@@ -522,6 +529,7 @@ def test_batch_norm_in_training_updates_the_running_statistics(device):
 def test_max_pool_values_and_indices(device, kwargs):
     x = torch.randn(2, 3, 9, 7, device=device)
     x[0, 0, 0, 0] = float("nan")
+    x[0, 1, :2, :2] = float("-inf")  # a window all -inf beside padding: a real tap's index
     compile_and_check(lambda x: F.max_pool2d(x, return_indices=True, **kwargs), x)
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
 
@@ -1002,6 +1010,36 @@ def test_sizes_with_max_in_kernels_and_library_calls_leaving_out_an_output(devic
     args = [torch.randn(2, 5, 8, device=device), att.in_proj_weight, att.in_proj_bias,
             att.out_proj.weight, att.out_proj.bias]
     compile_and_check(mha, *args)
+
+
+def test_var_and_std_with_a_correction_above_the_count_are_infinite(device):
+    # eager's divisor is max(N - correction, 0)
+    compile_and_check(lambda a: (a.var(0, correction=5), a.std(1, correction=7)),
+                      torch.randn(4, 6, device=device))
+
+
+@pytest.mark.parametrize("name", ["s**2", "s**0.5", "2**s", "s**-1", "int(s)", "floor(s)",
+                                  "(s-1)/(s+1)"])
+def test_numbers_computed_from_a_changing_float_argument(device, name):
+    """A float argument seen to change is a symbol read on the host; what the graph computes
+    from it is a kernel argument expression where kernels can write it (whole powers, sums,
+    products, quotients), else the graph runs as its aten graph: never a failure."""
+    import math
+
+    import torch._dynamo
+
+    numbers = {"s**2": lambda s: s ** 2, "s**0.5": lambda s: s ** 0.5, "2**s": lambda s: 2 ** s,
+               "s**-1": lambda s: s ** -1, "int(s)": int, "floor(s)": math.floor,
+               "(s-1)/(s+1)": lambda s: (s - 1) / (s + 1)}[name]
+
+    def f(x, s):
+        return x * numbers(s) + s
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="inductor_lite")
+    x = torch.randn(4, 5, device=device)
+    for s in (0.5, 1.5, 2.75):  # (torch.compile's own tracing fails on a negative s ** 2)
+        torch.testing.assert_close(compiled(x, s), f(x, s))
 
 
 def test_a_pad_the_graph_computes_from_a_symbolic_size(device):

@@ -229,6 +229,13 @@ class CompiledFunction:
                       else _call_with_frame(target, result.f_locals))
         return result
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """`@compile` on a method, read from an instance: bound to it, as the function it
+        compiles would be (one cache for every instance; the guards tell them apart)."""
+        if obj is None or self.bound_self is not None:
+            return self
+        return types.MethodType(self, obj)
+
     def resume(self, f_locals: dict) -> Any:
         """`step` for a resume function, given its frame: every parameter by name, and for
         a closure's, its cells as `__closure__`."""
@@ -451,8 +458,11 @@ def _forward_of(module: torch.nn.Module) -> Any:
 
 def _compile_forward(module: torch.nn.Module, compiler: Backend, options: dict[str, Any]
                      ) -> Callable:
-    """The module's forward, compiled (a callable object set as the forward runs as it is)."""
+    """The module's forward, compiled (a callable object set as the forward runs as it is; an
+    `@dynamo.compile`d forward, the function it compiles)."""
     forward = _forward_of(module)
+    if type(forward) is CompiledFunction and "forward" not in module.__dict__:
+        forward = forward.fn
     if isinstance(forward, types.MethodType):
         return CompiledFunction(forward.__func__, compiler, bound_self=forward.__self__,
                                 **options)

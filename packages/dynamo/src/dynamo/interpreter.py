@@ -27,7 +27,7 @@ from dynamo.exc import Raised, Unsupported
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import MISSING
-from dynamo.sources import ModuleGlobalSource
+from dynamo.sources import globals_source
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
 from dynamo.variables.builtins import (
@@ -273,7 +273,7 @@ class Translator:
             if g is self.output.f_globals:
                 source: Any = GlobalSource(name)
             else:
-                source = ModuleGlobalSource(g.get("__name__"), name)
+                source = globals_source(g, name)
             return wrap(self, g[name], source)
         b = g.get("__builtins__", builtins)
         table = b if isinstance(b, dict) else vars(b)

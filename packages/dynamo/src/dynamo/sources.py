@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from guards import ChainedSource, Source
+from guards import ChainedSource, GetItemSource, Source, key_expr
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,40 @@ class ModuleGlobalSource(Source):
 
     def fetch(self, f_locals: dict, f_globals: dict) -> Any:
         return sys.modules[self.module].__dict__[self.name]
+
+
+@dataclass(frozen=True, eq=False)
+class GlobalsDictSource(Source):
+    """The globals dict of a function that no module in `sys.modules` owns (the code torch.fx
+    generates for a GraphModule, code `exec`'d in a dict of its own, which may even claim a
+    module's `__name__`): the dict itself, written as a name like a key with no literal."""
+
+    globals: dict
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is GlobalsDictSource and other.globals is self.globals
+
+    def __hash__(self) -> int:
+        return hash((GlobalsDictSource, id(self.globals)))
+
+    @property
+    def expr(self) -> str:
+        return key_expr(self.globals)  # kept alive in the key table, as the function keeps it
+
+    def access(self, base_expr: str) -> str:
+        return self.expr
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return self.globals
+
+
+def globals_source(g: dict, name: str) -> Source:
+    """Global `name` of a function inlined from globals `g` that are not the frame's: through
+    `sys.modules` when `g` is the dict of the module it names, else through `g` itself."""
+    module = g.get("__name__")
+    if type(module) is str and getattr(sys.modules.get(module), "__dict__", None) is g:
+        return ModuleGlobalSource(module, name)
+    return GetItemSource(GlobalsDictSource(g), name)
 
 
 @dataclass(frozen=True)

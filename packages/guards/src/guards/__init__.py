@@ -39,6 +39,7 @@ from guards.sources import (
     SubmoduleSource,
     TensorPropertySource,
     TypeSource,
+    key_expr,
     key_names,
 )
 
@@ -47,6 +48,6 @@ __all__ = [
     "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "FiniteFloat", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
-    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "key_names",
+    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "key_expr", "key_names",
     "shape_guards",
 ]

@@ -144,7 +144,9 @@ def _key_identity(key: Any) -> Any:
     return id(key)  # the key is kept alive by whoever holds it: a source, or _KEYS
 
 
-def _key_expr(key: Any) -> str:
+def key_expr(key: Any) -> str:
+    """How a source expression writes `key`: its literal, or a name in `key_names()` that
+    holds it."""
     if _has_literal(key):
         return repr(key)
     name = _KEY_NAMES.get(_key_identity(key))
@@ -169,7 +171,7 @@ class GetItemSource(ChainedSource):
         return hash((self.of, _key_identity(self.key)))
 
     def access(self, base_expr: str) -> str:
-        return f"{base_expr}[{_key_expr(self.key)}]"
+        return f"{base_expr}[{key_expr(self.key)}]"
 
     def step(self, value: Any) -> Any:
         return value[self.key]

@@ -314,10 +314,15 @@ class GraphLowering:
         (`sym_float(s0 * s1)`, the count a group norm divides by: kernels convert it)."""
         val = node.meta.get("val")
         if isinstance(val, (torch.SymInt, int)):
-            return sym(val)
+            expr = sym(val)
+            if any(not s.is_integer for s in expr.free_symbols):
+                # An int made from a float argument (`int(s)`, `math.floor(s)`): truncation
+                # and flooring of a float are not generated (Piecewise, float `//`).
+                raise LoweringError(f"an integer computed from a float argument: {expr}")
+            return expr
         if isinstance(val, torch.SymFloat):
             expr = val.node.expr
-            if expr.free_symbols <= set(self.host_scalars) or (
+            if (expr.free_symbols <= set(self.host_scalars) and _float_arith(expr)) or (
                     expr.is_integer and expr.free_symbols <= self.bound):
                 return expr
         raise LoweringError(f"cannot lower {node.target}")
@@ -436,6 +441,20 @@ def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
     return host if others else set()  # a graph of 0-d CPU tensors alone is all kernels
 
 
+def _float_arith(expr: sympy.Expr) -> bool:
+    """Whether kernels can compute `expr` of floats read on the host: sums, products, whole
+    powers, max and min (not `sqrt(s)`, `2 ** s`, or the Piecewise of a comparison)."""
+    for e in sympy.preorder_traversal(expr):
+        if isinstance(e, sympy.Pow):
+            if not (e.exp.is_number and e.exp.is_finite and float(e.exp).is_integer()
+                    and abs(int(e.exp)) <= 8):
+                return False
+        elif not isinstance(e, (sympy.Add, sympy.Mul, sympy.Symbol, sympy.Number, sympy.Max,
+                                sympy.Min)):
+            return False
+    return True
+
+
 def _free_symbols(tree: Any) -> set[sympy.Symbol]:
     """The size symbols in the shapes and strides of the tensors (and the symbolic ints) of a
     pytree of fake values."""
@@ -521,9 +540,15 @@ def pointwise(lower: GraphLowering, inputs: Sequence[Any], body: Callable[..., V
 
 
 def promoted(lower: GraphLowering, *args: Any) -> torch.dtype:
-    """The dtype aten computes a binary op in (type promotion of tensors and scalars)."""
+    """The dtype kernels compute a binary op in: `compute_dtype` of `result_type`."""
+    return compute_dtype(result_type(lower, *args))
+
+
+def result_type(lower: GraphLowering, *args: Any) -> torch.dtype:
+    """The dtype aten promotes the node's first `len(args)` arguments to (tensors and
+    scalars)."""
     metas = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in lower.node.args[:len(args)]]
-    return compute_dtype(torch.result_type(*metas) if len(metas) > 1 else metas[0].dtype)
+    return torch.result_type(*metas) if len(metas) > 1 else metas[0].dtype
 
 
 def _unary(name: str, float_only: bool = False) -> Callable:
@@ -644,9 +669,26 @@ def _pow(lower, node, a, b):
 
 def _compare(name: str) -> Callable:
     def lowering(lower, node, a, b):
-        return pointwise(lower, [a, b], lambda x, y: op(name, x, y, dtype=torch.bool),
-                         in_dtype=promoted(lower, a, b))
+        # In the promoted dtype, as eager and Inductor compare: `h == 0.1` of a half `h`
+        # compares with 0.1 as a half holds it (fp32 then holds both exactly).
+        dtype = result_type(lower, a, b)
+        return pointwise(lower, [_rounded_to(x, dtype) for x in (a, b)],
+                         lambda x, y: op(name, x, y, dtype=torch.bool),
+                         in_dtype=compute_dtype(dtype))
     return lowering
+
+
+def _rounded_to(x: Any, dtype: torch.dtype) -> Any:
+    """`x` as a half-precision `dtype` holds it: a Python float rounded, a tensor of another
+    dtype cast (computed in float32, half values would otherwise keep fp32 precision)."""
+    if compute_dtype(dtype) == dtype:
+        return x
+    if type(x) is float:
+        return torch.tensor(x, dtype=dtype).item()
+    if is_tensor(x) and x.dtype != dtype:
+        load = loader(x)
+        return Pointwise(x.size, dtype, x.device, lambda idx: to_dtype(load(idx), dtype))
+    return x
 
 
 for _name, _target in [("eq", aten.eq), ("ne", aten.ne), ("lt", aten.lt), ("le", aten.le),
@@ -1368,25 +1410,29 @@ def _max_pool2d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, c
     def taps(idx):
         for row, col, inside in _window_taps(x, idx, *args):
             v = to_dtype(load([*idx[:-2], row, col]), cd)
-            yield row, col, Value("where", (inside, ir.masked(v, inside), lowest), cd)
+            yield row, col, inside, Value("where", (inside, ir.masked(v, inside), lowest), cd)
 
     def value(idx):
         best = None
-        for _, _, v in taps(idx):
+        for _, _, _, v in taps(idx):
             best = v if best is None else op("maximum", best, v)
         return best
 
     def index(idx):
-        best = arg = None
-        for row, col, v in taps(idx):
+        # As eager: the first tap inside the input, then any inside tap that is greater or
+        # NaN (a padding tap is never the index, also when every inside value is the lowest).
+        best = arg = seen = None
+        for row, col, inside, v in taps(idx):
             i = Value("index", (row * x.size[-1] + col,), torch.int64)
             if best is None:
-                best, arg = v, i
+                best, arg, seen = v, i, inside
                 continue
-            take = op("logical_or", op("gt", v, best, dtype=torch.bool),
-                      op("isnan", v, dtype=torch.bool))
+            better = op("logical_or", op("gt", v, best, dtype=torch.bool),
+                        op("isnan", v, dtype=torch.bool))
+            take = op("logical_and", inside, op("logical_or", op("logical_not", seen), better))
             best = Value("where", (take, v, best), cd)
             arg = Value("where", (take, i, arg), torch.int64)
+            seen = op("logical_or", seen, inside)
         return arg
     return (Pointwise(size, vals[0].dtype, vals[0].device, value),
             Pointwise(size, torch.int64, vals[1].device, index))
@@ -1555,9 +1601,11 @@ def _prims_var(lower, node, x, dims, correction, *, output_dtype=None):
     kept = [d for d in range(rank) if d not in dims]
 
     def n(offset: float) -> Value:
+        # As eager: the divisor is never below 0 (a correction above N - 1 gives inf, not a
+        # negative variance).
         if count.is_Integer:
-            return constant(int(count) - offset, dtype)
-        return to_dtype(Value("index", (count - int(offset),), torch.int64), dtype)
+            return constant(max(int(count) - offset, 0), dtype)
+        return to_dtype(Value("index", (sympy.Max(count - int(offset), 0),), torch.int64), dtype)
 
     def squared_diff(idx):
         mean = op("truediv", load_total([idx[d] for d in kept]), n(0))

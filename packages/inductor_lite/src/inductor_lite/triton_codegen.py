@@ -21,7 +21,16 @@ import sympy
 import torch
 from sympy.printing.str import StrPrinter
 
-from .ir import FloorDiv, IndirectIndex, ModularIndexing, Reduction, Scan, Scatter, Value
+from .ir import (
+    FloorDiv,
+    IndirectIndex,
+    LoweringError,
+    ModularIndexing,
+    Reduction,
+    Scan,
+    Scatter,
+    Value,
+)
 from .runtime import candidates
 from .scheduler import (
     RINDEX,
@@ -139,9 +148,16 @@ class IndexPrinter(StrPrinter):
 
     def _print_Pow(self, expr):
         base, exp = expr.args
-        if exp.is_Integer and exp > 0:
+        # A whole exponent, also as a float (`s ** 2` of a float argument is `zuf0**2.0`);
+        # a negative one only of a float (`1 / s`).
+        whole = exp.is_number and exp.is_finite and float(exp).is_integer()
+        if whole and 0 < int(exp) <= 8:
             return "(" + " * ".join([self.atom(base)] * int(exp)) + ")"
-        raise NotImplementedError(f"index power {expr}")
+        if whole and -8 <= int(exp) < 0 and not base.is_integer:
+            return "(1.0 / (" + " * ".join([self.atom(base)] * -int(exp)) + "))"
+        # Not expressible here (a fractional power of a float argument): the graph then runs
+        # as its aten graph, as compile_fx does for any LoweringError.
+        raise LoweringError(f"index power {expr}")
 
     def _print_Mod(self, expr):
         return f"({self.atom(expr.args[0])} % {self.atom(expr.args[1])})"

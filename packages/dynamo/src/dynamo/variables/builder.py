@@ -218,6 +218,20 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, TypeMatch, types.MethodType)
         return BoundMethodVariable(wrap(tx, value.__self__, _child(source, AttrSource,
                                                                    "__self__")), "clone")
+    from dynamo.frontend import CompiledFunction, OptimizedModule
+
+    if isinstance(value, OptimizedModule) or type(value) is CompiledFunction:
+        # compiled code called by compiled code (a compiled model in a compiled training
+        # step): the module or function it wraps, traced in the caller's graph, as
+        # torch.compile does (tracing our own frontend would break inside its logging)
+        _guard(tx, source, Identity.of, value)
+        if isinstance(value, OptimizedModule):
+            return wrap(tx, value._orig_mod, _child(source, AttrSource, "_orig_mod"))
+        fn = wrap(tx, value.fn, _child(source, AttrSource, "fn"))
+        if value.bound_self is None:
+            return fn
+        return UserMethodVariable(fn, wrap(tx, value.bound_self,
+                                           _child(source, AttrSource, "bound_self")))
     if isinstance(value, torch.nn.Module):
         _guard(tx, source, Identity.of, value)
         return NNModuleVariable(value, source)

@@ -134,6 +134,11 @@ class ObjectVariable(VariableTracker):
         if isinstance(member, types.FunctionType):  # a method, inlined even if torch's own
             cells = None if on_class else self._class_dict_entry(name)
             return UserMethodVariable(UserFunctionVariable(member, on_class, cells), self)
+        from dynamo.frontend import CompiledFunction
+
+        if type(member) is CompiledFunction:  # an `@dynamo.compile`d method: the method
+            return UserMethodVariable(self._member_function(
+                tx, name, member.fn, on_class and AttrSource(on_class, "fn"), "fn"), self)
         if isinstance(member, functools._lru_cache_wrapper):  # an `@lru_cache` method
             return UserMethodVariable(wrap(tx, member, on_class), self)
         method = BaseMethodVariable.of(member, self)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from dynamo.exc import Unsupported
+from dynamo.side_effects import MISSING
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from fakecore import DataDependentError, may_overlap
@@ -69,6 +70,9 @@ class TensorVariable(VariableTracker):
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
             return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
         if name == "grad":  # of an input: read through its source (None or a graph input)
+            written = tx.output.side_effects.load("attr", self, name)
+            if written is not MISSING:
+                return written
             real = tx.output.input_value(self.source) if self.source is not None else None
             if real is None:
                 raise Unsupported("reading .grad of a tensor computed inside the frame")
@@ -80,6 +84,20 @@ class TensorVariable(VariableTracker):
         from dynamo.variables.functions import BoundMethodVariable
 
         return BoundMethodVariable(self, name)
+
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """`p.grad = None` (a hand-written `zero_grad`), or a gradient like `p`, on a tensor
+        from the frame: recorded, read back by the trace, and set for real after the graph."""
+        if name != "grad" or self.source is None:
+            raise Unsupported(f"setting attribute {name!r} of a tensor"
+                              + ("" if name != "grad" else " computed inside the frame"))
+        if not (value.is_constant() and value.as_constant() is None) and not (
+                isinstance(value, TensorVariable) and value.fake.dtype == self.fake.dtype
+                and value.fake.device == self.fake.device
+                and list(value.fake.shape) == list(self.fake.shape)):
+            raise Unsupported("setting .grad to anything but None or a tensor of the same "
+                              "size, dtype and device")
+        tx.output.side_effects.store("attr", self, name, value)
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
