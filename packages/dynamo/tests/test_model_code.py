@@ -247,6 +247,44 @@ def test_gradients_set_by_hand_in_a_compiled_step():
         dynamo.compile(wrong_size, backend="eager", fullgraph=True)(x)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_cosine_learning_rate_schedule_in_a_compiled_step_stays_compiled(backend):
+    """`math.cos` of the scheduler's step count (a number seen to change) is traced as torch's
+    SymFloat-aware cosine: a few compilations, not one per step up to the cache limit."""
+    import copy
+    import math
+
+    import torch.nn.functional as F
+
+    def training(model):
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=5)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            schedule.step()
+            return loss.detach(), opt.param_groups[0]["lr"]
+        return step
+
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    twin = copy.deepcopy(model)
+    eager, compiled_step = training(model), training(twin)
+    dynamo.reset()
+    compiled = dynamo.compile(compiled_step, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the cache limit's warning fails the test
+        for _ in range(12):
+            x, y = torch.randn(6, 4), torch.randn(6, 2)
+            (want, want_lr), (got, got_lr) = eager(x, y), compiled(x, y)
+            torch.testing.assert_close(got, want)
+            assert math.isclose(got_lr, want_lr, rel_tol=1e-12)
+    torch.testing.assert_close(twin.weight, model.weight)
+
+
 def test_training_step_with_clipping_and_optimizers_matches_eager():
     import copy
     import typing

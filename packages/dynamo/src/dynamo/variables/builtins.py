@@ -210,9 +210,11 @@ class BuiltinVariable(TrueVariable):
         if fn is int and len(args) == 1 and not kwargs and isinstance(args[0], SymNodeVariable) \
                 and args[0].python_type() is int:
             return args[0]  # `int(x.shape[0])`: the size itself, still symbolic
-        if fn is math.sqrt and len(args) == 1 and isinstance(args[0], SymNodeVariable):
-            # torch's SymInt-aware square root keeps a size symbolic (math.sqrt asks its value)
-            return tx.output.call_function(torch._sym_sqrt, args, {})
+        if fn in _SYM_MATH and len(args) == 1 and isinstance(args[0], SymNodeVariable):
+            # torch's SymFloat-aware twin (`torch._sym_cos`) keeps the number symbolic
+            # (`math.cos` asks for its value): a cosine learning-rate schedule is a few graphs,
+            # not one per step
+            return tx.output.call_function(_SYM_MATH[fn], args, {})
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
             if fn in PURE:
                 if not any(isinstance(a, SequenceVariable) and not isinstance(a, SizeVariable)
@@ -1047,3 +1049,8 @@ def abc_instancecheck(tx: Translator, cls: Any, obj: VariableTracker) -> bool:
     if not answer:
         _guard_abc_registry(tx, cls)
     return answer
+
+
+# math functions torch has SymFloat-aware twins of (`torch._sym_cos`, ...)
+_SYM_MATH = {getattr(math, n): getattr(torch, f"_sym_{n}") for n in (
+    "sqrt", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acos", "asin", "atan", "log2")}
