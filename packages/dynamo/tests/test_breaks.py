@@ -175,3 +175,42 @@ def test_a_warning_at_a_break_names_the_users_line() -> None:
     compiled = dynamo.compile(model, backend="eager")
     got, want = records(compiled), records(model)
     assert got == want and len(got) == 2 and all(w[2] == __file__ for w in got)
+
+
+def test_an_operation_failing_on_a_value_only_the_trace_has_runs_the_frame_eagerly() -> None:
+    """`if mask is None and not torch.compiler.is_compiling()` (SwitchTransformers) leaves
+    `mask` None in the trace only: the subscript that fails on it is not run for real at a
+    break (eager's call succeeds); the frame runs eagerly, as under torch.compile."""
+    import dynamo
+
+    def f(x, mask=None):
+        y = x + 1
+        if mask is None and not torch.compiler.is_compiling():
+            mask = torch.ones(x.shape[0])
+        return y * mask[:, None]
+
+    x = torch.randn(3, 4)
+    with pytest.warns(UserWarning, match="runs eagerly"):
+        torch.testing.assert_close(dynamo.compile(f)(x), f(x))
+
+
+def test_a_resume_function_keeps_the_ints_it_reads_from_objects_constant() -> None:
+    """Only the ints handed to a resume function (a loop counter) are symbols; a module's
+    `self.heads` read after the break stays a constant, so a size computed from it is known."""
+    import dynamo
+
+    class Chunks(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.heads = 2
+
+        def forward(self, x):
+            y = x.transpose(0, 1)  # not contiguous: `view` needs its sizes known
+            print(end="")
+            n = torch.div(y.size(1), self.heads * 2, rounding_mode="trunc")
+            return y.view(y.size(0), n, self.heads * 2, y.size(2)) * 2
+
+    model, x = Chunks(), torch.randn(12, 8, 16)
+    report = dynamo.explain(model)(x)
+    assert report.graph_count == 2 and len(report.breaks) == 1, str(report)
+    torch.testing.assert_close(dynamo.compile(model)(x), model(x))

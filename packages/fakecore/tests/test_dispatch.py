@@ -224,6 +224,14 @@ def test_constants_made_inside_keep_their_values() -> None:
         assert scale.item() == 0.5
 
 
+def test_an_op_given_python_numbers_only_is_a_constant() -> None:
+    # `torch.div(seq_len, window, rounding_mode="trunc")` (Longformer's chunking): its value
+    # is known, so a size computed from it is that number, not an unbacked symbol
+    with FakeTensorMode(shape_env=ShapeEnv()):
+        quotient = torch.div(12, 4, rounding_mode="trunc")
+        assert quotient.item() == 3 and torch.add(2, 5).item() == 7
+
+
 def test_item_of_a_fake_without_value_in_static_mode_raises() -> None:
     mode = FakeTensorMode()
     x = mode.from_tensor(torch.randn(3))

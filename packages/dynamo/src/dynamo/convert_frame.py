@@ -37,7 +37,7 @@ from dynamo.breaks import (
 )
 from dynamo.bytecode import PY312
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
-from dynamo.exc import BackendError, Unsupported
+from dynamo.exc import BackendError, Raised, Unsupported
 from dynamo.interpreter import Translator
 from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph, mutates_inputs
@@ -109,6 +109,14 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
         return _convert(fn, f_locals, f_globals, options, None, opaque_generators)
     except Unsupported as error:
         if not options.allow_breaks or error.index is None or error.generator is not None:
+            raise
+        if isinstance(error, Raised) and error.frames == 1 and not error.explicit and \
+                isinstance(error.exception, (TypeError, AttributeError)):
+            # An operation of the frame's own code failed on a value the trace computed (a
+            # subscript or attribute of None), and nothing in it catches: breaking there runs
+            # the failing step for real on the traced values, which may not be eager's
+            # (`if not torch.compiler.is_compiling(): mask = ...` leaves `mask` None in the
+            # trace only). As torch.compile does, the frame runs eagerly instead.
             raise
         why_not = refusal(fn.__code__, error.index)
         if why_not is not None:

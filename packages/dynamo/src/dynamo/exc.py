@@ -57,6 +57,8 @@ class Raised(Unsupported):
     def __init__(self, exception: BaseException, reason: str) -> None:
         super().__init__(reason)
         self.exception = exception
+        self.frames = 0  # how many traced frames it has left, uncaught (1: the one it came from)
+        self.explicit = False  # raised by a `raise` statement (not by a failing operation)
 
 
 class BackendError(RuntimeError):

@@ -159,6 +159,7 @@ class Translator:
                 handler(ins)
             except Raised as error:
                 if not self._catch(error, ins):
+                    error.frames += 1
                     self._note(error, ins)
                     raise
             except Unsupported as error:
@@ -816,7 +817,9 @@ class Translator:
     def _raise(self, exc: VariableTracker) -> None:
         reason = getattr(exc, "reason", None) or \
             f"raise {exc.as_constant()!r} (an exception raised while tracing)"
-        raise Raised(exc.as_constant(), reason)
+        error = Raised(exc.as_constant(), reason)
+        error.explicit = True
+        raise error
 
     def PUSH_EXC_INFO(self, ins) -> None:
         exc = self.pop()

@@ -137,6 +137,16 @@ class FakeTensorMode(TorchDispatchMode):
         args, kwargs = tree_unflatten(flat, spec)
         if func is aten.lift_fresh.default:
             return args[0]  # a constant made in the traced code, now a fake that remembers it
+        if _numbers_only(func, flat):
+            # `torch.div(12, 4)`: an op that takes Python numbers as tensors, given numbers
+            # only, computes a value known now (as PyTorch's own fake mode does): it stays a
+            # constant, so that `.item()` of it (a size given to `view`) is that number, not
+            # an unbacked symbol.
+            with torch._C._DisableTorchDispatch():
+                real = func(*args, **kwargs)
+            if (isinstance(real, torch.Tensor) and real.device.type == "cpu"
+                    and real.numel() <= CONSTANT_NUMEL):
+                return self._converter.convert_constant(real)
         if func._schema.is_mutable and self._valued:
             # Data known about a tensor is stale once its storage is written, through any view.
             self._forget_values_written_by(func, args, kwargs, flat)
@@ -454,6 +464,19 @@ def _symbols(flat: list[Any]) -> set:
                 if isinstance(s, torch.SymInt):
                     found |= s.node.expr.free_symbols
     return found
+
+
+def _numbers_only(func, flat: list[Any]) -> bool:
+    """Whether `func` is an op that binds Python numbers to its tensor arguments (`div`,
+    `add`, ...) called with plain numbers only: no tensor, no symbol."""
+    return (
+        isinstance(func, torch._ops.OpOverload)
+        and not func._schema.is_mutable
+        and torch.Tag.nondeterministic_seeded not in func.tags
+        and not any(isinstance(a, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool))
+                    for a in flat)
+        and torch._C._should_allow_numbers_as_tensors(func.name().split("::")[-1].split(".")[0])
+    )
 
 
 def _propagate_constants(func, args, kwargs, flat: list[Any], out: Any) -> None:

@@ -79,6 +79,7 @@ from guards import (
     GetItemSource,
     Identity,
     Length,
+    LocalSource,
     SameObject,
     TypeMatch,
 )
@@ -145,8 +146,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             return output.constant_tensor(value)
         return output.add_tensor_input(value, source)
     if type(value) is int and source is not None and (
-            output.symbolic_ints or source in output.dynamic_numbers):
-        return output.add_int_input(value, source)  # a loop counter, a step count
+            (output.symbolic_ints and isinstance(source, LocalSource))
+            or source in output.dynamic_numbers):
+        # a loop counter handed to a resume function, a step count; not the ints the resume
+        # function reads from objects (a module's `self.num_heads`): those stay constants
+        return output.add_int_input(value, source)
     if isinstance(value, _ITERATORS) and source is not None:
         _guard(tx, source, TypeMatch, type(value))
         return OpaqueIteratorVariable(value, source)
