@@ -214,3 +214,114 @@ def test_a_resume_function_keeps_the_ints_it_reads_from_objects_constant() -> No
     report = dynamo.explain(model)(x)
     assert report.graph_count == 2 and len(report.breaks) == 1, str(report)
     torch.testing.assert_close(dynamo.compile(model)(x), model(x))
+
+
+def _compiled_without_eager_frames(fn, *args):
+    """`fn` compiled (no frame left to run eagerly) and its result."""
+    import dynamo
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "... runs eagerly" fails the test
+        return dynamo.compile(fn, backend="eager")(*args)
+
+
+def test_a_list_or_dict_that_holds_itself_is_rebuilt_holding_itself() -> None:
+    import dynamo
+
+    class Node:
+        pass
+
+    def through_a_break(x):
+        a = [x]
+        a.append(a)
+        node = Node()
+        node.items = a
+        a.append(node)
+        dynamo.graph_break()
+        return a[1] is a, node.items is a, a[2] is node
+
+    def returned(x):
+        a, d = [x], {"x": x}
+        a.append(a)
+        d["me"] = d
+        return a, d
+
+    x = torch.ones(2)
+    assert _compiled_without_eager_frames(through_a_break, x) == (True, True, True)
+    a, d = _compiled_without_eager_frames(returned, x)
+    assert a[1] is a and d["me"] is d and a[0] is x
+
+
+def test_locals_vars_dir_and_eval_after_a_break_see_the_users_variables() -> None:
+    import dynamo
+
+    def listed(x, n):
+        a = n * 2
+        dynamo.graph_break()
+        return sorted(locals()), sorted(vars())
+
+    def evaluated(x, n):
+        a = n * 2  # noqa: F841 (read by eval)
+        dynamo.graph_break()
+        return eval("a + n")
+
+    def named(x, n):
+        a = n * 2  # noqa: F841 (read by dir)
+        print(end="")
+        return dir()
+
+    x = torch.ones(2)
+    for fn in (listed, evaluated, named):
+        assert _compiled_without_eager_frames(fn, x, 3) == fn(x, 3)
+
+
+def test_and_or_of_a_tensor_condition_as_a_value_break_at_the_branch() -> None:
+    def either(x, n):
+        return (x.sum() > 100) or n
+
+    def both(x, n):
+        y = (x.sum() > -100) and (x * n)
+        return y + 1
+
+    for x in (torch.randn(3), torch.full((3,), 50.0)):
+        for fn in (either, both):
+            torch.testing.assert_close(torch.as_tensor(_compiled_without_eager_frames(fn, x, 3)),
+                                       torch.as_tensor(fn(x, 3)))
+
+
+def test_unpacking_an_object_the_trace_cannot_see_into_breaks_there() -> None:
+    import array
+    import io
+
+    sink = io.StringIO()
+
+    class Pair:
+        def __init__(self, a, b) -> None:
+            self.a, self.b = a, b
+
+        def __iter__(self):
+            print("iter", file=sink)  # a break inside __iter__
+            return iter((self.a, self.b))
+
+    def pair(x):
+        p, q = Pair(x, x * 2)
+        return q - p
+
+    def starred(x, obj):
+        a, *rest = obj
+        return x * a + sum(rest)
+
+    def too_many(x, obj):
+        try:
+            a, b = obj
+        except ValueError as error:
+            return x, str(error)
+        return x * a, b
+
+    x = torch.randn(3)
+    torch.testing.assert_close(_compiled_without_eager_frames(pair, x), pair(x))
+    numbers = array.array("d", [2.0, 3.0, 4.0])
+    torch.testing.assert_close(_compiled_without_eager_frames(starred, x, numbers),
+                               starred(x, numbers))
+    assert _compiled_without_eager_frames(too_many, x, numbers)[1] == too_many(x, numbers)[1]
+    assert sink.getvalue() == "iter\n" * 2

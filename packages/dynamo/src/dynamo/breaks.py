@@ -28,6 +28,7 @@ so a long loop does not nest Python calls.
 from __future__ import annotations
 
 import dis
+import functools
 import operator
 import os
 import sys
@@ -114,9 +115,13 @@ OPERATORS: dict[str, tuple[int, int, Any]] = {
     "UNARY_NOT": (1, 1, operator.not_),
     "BEFORE_WITH": (1, 2, enter_with),
 }
-BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
+# (3.11's JUMP_IF_FALSE_OR_POP / JUMP_IF_TRUE_OR_POP: `a and b`, `a or b` as values)
+BRANCHES = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP",
+                      "JUMP_IF_TRUE_OR_POP"})
+BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", *BRANCHES,
                        "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
-                       "LOAD_ATTR", "STORE_ATTR", "FORMAT_VALUE", *OPERATORS})
+                       "LOAD_ATTR", "STORE_ATTR", "FORMAT_VALUE", "UNPACK_SEQUENCE", "UNPACK_EX",
+                       *OPERATORS})
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -173,7 +178,14 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
     names |= {name for name in candidates if _read_before_written(reads, code, index, name)}
     if "__class__" in code.co_freevars and code.co_argcount:
         names.add(code.co_varnames[0])  # a zero-argument super() reads the first argument
+    if _FRAME_READERS & set(code.co_names):
+        # `locals()`, `vars()`, `dir()`, `eval(...)` read every variable of the frame by name,
+        # not by LOAD_FAST: all of them are passed on (the ones bound at the break)
+        names |= set(code.co_varnames) | set(code.co_cellvars)
     return frozenset(names)
+
+
+_FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec"})
 
 
 def operator_of(ins: Instruction) -> tuple[int, int, Any]:
@@ -194,12 +206,32 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
     if ins.opname == "STORE_ATTR":
         name = ins.argval
         return 2, 0, lambda value, obj: setattr(obj, name, value)
+    if ins.opname == "UNPACK_SEQUENCE":
+        return 1, ins.arg, _unpacker(ins.arg, None)
+    if ins.opname == "UNPACK_EX":
+        before, after = ins.arg & 0xFF, ins.arg >> 8
+        return 1, before + 1 + after, _unpacker(before, after)
     if ins.opname == "FORMAT_VALUE":  # an f-string's field: converted, then formatted
         convert = (None, str, repr, ascii)[ins.arg & 3]
         if ins.arg & 4:
             return 2, 1, lambda value, spec: format(convert(value) if convert else value, spec)
         return 1, 1, lambda value: format(convert(value) if convert else value)
     raise KeyError(ins.opname)
+
+
+@functools.cache
+def _unpacker(before: int, after: int | None) -> Callable[[Any], tuple]:
+    """`a, b = value` (`after` None) or `a, *rest, b = value` made for real, by Python's own
+    unpacking (its errors, its way of taking items): the values in the order the stack gets
+    them, the last target's first."""
+    targets = [f"v{i}" for i in range(before)]
+    if after is not None:
+        targets += [f"*v{before}", *(f"v{before + 1 + i}" for i in range(after))]
+    values = [t.lstrip("*") for t in reversed(targets)]
+    namespace: dict[str, Any] = {}
+    exec(f"def unpack(value):\n    {', '.join(targets)}, = value\n"
+         f"    return ({''.join(v + ', ' for v in values)})\n", namespace)
+    return namespace["unpack"]
 
 
 def cells_written(code: types.CodeType, index: int) -> bool:
@@ -293,7 +325,8 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
         except RuntimeError as error:  # the assembler rejects what we made of this point
             raise Unsupported(f"continuing after this point ({error})") from None
         found = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
-        found._dynamo_resume_of = (fn, len(nulls) + 1)  # the prologue: the stack and a jump
+        # the prologue: the stack, its parameters deleted, and a jump
+        found._dynamo_resume_of = (fn, len(nulls) + nulls.count(False) + 1)
         _resume_functions[key] = found
     return found
 
@@ -316,6 +349,9 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     names = iter(stack_names)
     for null in nulls:
         prologue.append(bc.Instr("PUSH_NULL") if null else bc.Instr("LOAD_FAST", next(names)))
+    # The stack parameters are unbound once pushed: `locals()` in the rest of the code sees the
+    # user's variables only
+    prologue += [bc.Instr("DELETE_FAST", name) for name in stack_names]
     prologue.append(bc.Instr("JUMP_FORWARD", label))
     start = next(i for i, item in enumerate(program)
                  if isinstance(item, bc.Instr) and item.name == "RESUME") + 1

@@ -185,6 +185,16 @@ class ResultBuilder:
             return name
         if isinstance(v, NestedFunctionVariable):
             return self._function(v)
+        if type(v) is ListVariable or (type(v) is DictVariable and v.kind is dict):
+            # Made empty first, then filled: an item may refer back to it (`a.append(a)`, an
+            # object made in the trace whose attribute is the list that holds it)
+            name = self._name(v)
+            self.prelude.append(f"{name} = {'[]' if type(v) is ListVariable else '{}'}")
+            text = self._build(v)
+            if text not in ("[]", "{}"):
+                self.prelude.append(
+                    f"{name}.{'extend' if type(v) is ListVariable else 'update'}({text})")
+            return name
         text = self._build(v)
         name = self._name(v)  # after the parts: they may have made names of theirs
         self.prelude.append(f"{name} = {text}")
@@ -493,7 +503,8 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
         name, stack, next_locals = loop["next"]
         lines.append(f"    {then((name, stack), '___item', locals_=next_locals)}")
     elif plan["kind"] == "call":
-        pushed = {0: [], 1: ["___result"], 2: ["___result[0]", "___result[1]"]}[plan["pushes"]]
+        pushes = plan["pushes"]
+        pushed = ["___result"] if pushes == 1 else [f"___result[{i}]" for i in range(pushes)]
         lines.append(f"    {then(plan['resume'], *pushed)}")
     elif plan["kind"] == "branch":
         lines += ["    if ___result:", f"        {then(plan['if_true'])}",

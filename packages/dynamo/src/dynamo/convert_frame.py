@@ -25,6 +25,7 @@ import torch.utils.checkpoint
 
 from dynamo.backends import Backend
 from dynamo.breaks import (
+    BRANCHES,
     BREAK_SITES,
     cells_written,
     exception_handler,
@@ -270,8 +271,7 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         target, depth, lasti = handler
         kept = stack[:depth] + ([ConstantVariable(0)] if lasti else [])
         on_error = resume(target, kept, 1, compiled=False)  # handlers run as they are
-    if ins.opname not in ("CALL", "CALL_FUNCTION_EX", "FOR_ITER", "RAISE_VARARGS",
-                          "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
+    if ins.opname not in ("CALL", "CALL_FUNCTION_EX", "FOR_ITER", "RAISE_VARARGS", *BRANCHES):
         count, pushes, function = operator_of(ins)
         below = stack[:len(stack) - count]
         return {"kind": "call", "callee": builder.constant(function),
@@ -287,13 +287,17 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     if ins.opname == "RAISE_VARARGS":
         return {"kind": "raise", "exception": builder.expression(stack[-1]),
                 "locals": local_exprs, "on_error": on_error}
-    if ins.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
+    if ins.opname in BRANCHES:
         below = stack[:-1]
         condition = builder.expression(stack[-1])
         next_, jump = tracer.ip + 1, ins.target
-        on_true, on_false = (jump, next_) if ins.opname == "POP_JUMP_IF_TRUE" else (next_, jump)
+        if_true = ins.opname in ("POP_JUMP_IF_TRUE", "JUMP_IF_TRUE_OR_POP")
+        on_true, on_false = (jump, next_) if if_true else (next_, jump)
+        # JUMP_IF_..._OR_POP keeps the value on the stack where it jumps (`a or b` is `a`)
+        kept = stack if ins.opname.startswith("JUMP_IF") else below
         return {"kind": "branch", "condition": condition, "locals": local_exprs,
-                "if_true": resume(on_true, below, 0), "if_false": resume(on_false, below, 0),
+                "if_true": resume(on_true, kept if on_true == jump else below, 0),
+                "if_false": resume(on_false, kept if on_false == jump else below, 0),
                 "on_error": on_error}
     if ins.opname == "CALL":
         argc = ins.arg
@@ -320,6 +324,15 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         call_args = [f"*{builder.expression(star)}"]
         if kwargs is not None:
             call_args.append(f"**{builder.expression(kwargs)}")
+    builtin = callee.as_constant() if isinstance(callee, (OpaqueFunctionVariable, BuiltinVariable)) \
+        else None
+    if ins.opname == "CALL" and any(builtin is b for b in (eval, exec, dir)) and not keywords \
+            and len(positional) == (0 if builtin is dir else 1):
+        # They read the calling frame's variables: the user's frame's, not the transformed
+        # frame's (every local is live where the code calls them, `live_locals`)
+        frame = "{" + ", ".join(local_exprs) + "}"
+        callee = BuiltinVariable(sorted) if builtin is dir else callee
+        call_args = [frame] if builtin is dir else [*call_args, "G", frame]
     if isinstance(callee, OpaqueFunctionVariable) and callee.as_constant() is warnings.warn:
         # attributed to the user's line, not to the transformed frame
         call = builder.constant(functools.partial(
