@@ -325,3 +325,18 @@ def test_unpacking_an_object_the_trace_cannot_see_into_breaks_there() -> None:
                                starred(x, numbers))
     assert _compiled_without_eager_frames(too_many, x, numbers)[1] == too_many(x, numbers)[1]
     assert sink.getvalue() == "iter\n" * 2
+
+
+def test_a_value_a_graph_operation_cannot_take_names_the_operation() -> None:
+    from torch._higher_order_ops.associative_scan import associative_scan
+
+    import dynamo
+
+    def prefix_sums(x):  # Mamba's scan, in its generic mode
+        return associative_scan(lambda a, b: a + b, x, dim=0, combine_mode="generic") * 2
+
+    x = torch.randn(5, 3)
+    report = dynamo.explain(prefix_sums)(x)
+    assert [b.reason for b in report.breaks] == [
+        "passing a function to a graph operation (associative_scan)"]
+    torch.testing.assert_close(dynamo.compile(prefix_sums)(x), prefix_sums(x))

@@ -193,9 +193,9 @@ class OutputGraph:
                       kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if fn in (torch.tensor, torch.as_tensor) and args and _symbols_in(args[0]):
             return self._tensor_of_symbols(args[0], kwargs)
-        node = self.graph.call_function(fn, tuple(_node_arg(a) for a in args),
-                                        {k: _node_arg(v) for k, v in kwargs.items()})
-        value = self._run(lambda a, k: fn(*a, **k), args, kwargs, getattr(fn, "__name__", fn))
+        what = getattr(fn, "__name__", fn)
+        node = self.graph.call_function(fn, *_node_args(args, kwargs, what))
+        value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what)
         try:
             return _same_tensor(args, value) or self.wrap_result(node, value)
         except NotAGraphValue:
@@ -228,8 +228,7 @@ class OutputGraph:
 
     def call_method(self, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
-        node = self.graph.call_method(name, tuple(_node_arg(a) for a in args),
-                                      {k: _node_arg(v) for k, v in kwargs.items()})
+        node = self.graph.call_method(name, *_node_args(args, kwargs, f"Tensor.{name}"))
         value = self._run(lambda a, k: getattr(a[0], name)(*a[1:], **k), args, kwargs,
                           f"Tensor.{name}")
         return _same_tensor(args, value) or self.wrap_result(node, value)
@@ -415,6 +414,16 @@ def _inferred_dtype(data: VariableTracker) -> torch.dtype:
 
 _PYTHON_DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64,
                   complex: torch.complex128}
+
+
+def _node_args(args: list[VariableTracker], kwargs: dict[str, VariableTracker],
+               what: Any) -> tuple[tuple, dict]:
+    """The node's arguments; what cannot be one names the operation it was passed to."""
+    try:
+        return tuple(map(_node_arg, args)), {k: _node_arg(v) for k, v in kwargs.items()}
+    except Unsupported as error:
+        error.reason += f" ({what})"
+        raise
 
 
 def _node_arg(v: VariableTracker) -> Any:
