@@ -213,6 +213,31 @@ def test_attributes_of_a_nested_function() -> None:
     _agree(f, (torch.ones(1),), (torch.ones(1),), fullgraph=True)
 
 
+def test_attributes_written_on_a_function_from_the_frame() -> None:
+    """A decorator's call counter (`wrapper.calls += 1`): recorded, read back by the trace,
+    set after the graph; the count seen to change becomes a symbol (a few compilations)."""
+    def counted(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            wrapper.calls += 1
+            return fn(*args) * wrapper.calls
+        wrapper.calls = 0
+        return wrapper
+
+    @counted
+    def scaled(x):
+        return x.sin()
+
+    def f(x):
+        return scaled(x) * 2
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    for calls in range(1, 7):
+        torch.testing.assert_close(compiled(x), x.sin() * calls * 2)
+    assert scaled.calls == 6 and len(compiled.cache) <= 3
+
+
 def test_a_wrapped_nested_function_escapes_with_its_attributes() -> None:
     def f(x):
         def base(t):

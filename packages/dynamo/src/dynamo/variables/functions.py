@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import torch._compile
 
 from dynamo.exc import Raised, Unsupported
+from dynamo.side_effects import MISSING
 from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none
 from dynamo.variables.containers import DictVariable, TupleVariable
@@ -114,6 +115,9 @@ class UserFunctionVariable(TrueVariable):
             return ConstantVariable(getattr(self.fn, name))
         if name == "__get__":  # `func.__get__(obj, cls)`: binds it, as a method
             return FunctionGetVariable(self)
+        written = tx.output.side_effects.load("attr", self, name)
+        if written is not MISSING:
+            return written
         if not hasattr(self.fn, name):  # a function's own attributes live in its __dict__
             if self.source is not None:
                 tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name,
@@ -122,6 +126,13 @@ class UserFunctionVariable(TrueVariable):
                          f"attribute {name!r} (an AttributeError while tracing)")
         return wrap(tx, getattr(self.fn, name), AttrSource(self.source, name)
                     if self.source else None)
+
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """`fn.calls = n` on a function from the frame (a decorator's counter): recorded, read
+        back by the trace, and set for real after the graph."""
+        if self.source is None or hasattr(types.FunctionType, name):
+            raise Unsupported(f"setting attribute {name!r} of a function")
+        tx.output.side_effects.store("attr", self, name, value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         from dynamo.variables.builder import wrap
