@@ -587,3 +587,17 @@ def test_compile_takes_a_partial_and_a_callable_object() -> None:
     torch.testing.assert_close(compiled(x), obj(x))
     obj.factor = 4.0  # read through the object: guarded
     torch.testing.assert_close(compiled(x), obj(x))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_an_unused_random_op_still_advances_the_generator(backend: str) -> None:
+    def f(x):
+        torch.rand(3)  # unused, but later random numbers depend on it
+        torch.nn.functional.dropout(x, 0.5)
+        return x * torch.rand(3)
+
+    x = torch.ones(3)
+    torch.manual_seed(0)
+    expected = f(x)
+    torch.manual_seed(0)
+    assert torch.equal(dynamo.compile(f, backend=backend)(x), expected)

@@ -383,3 +383,22 @@ def test_an_opaque_call_is_one_node_whose_own_backward_runs(mode: str) -> None:
     assert calls.count(torch.ops.aten.mul.Tensor) == 1  # the `x * 2`
     gm(x).backward()
     torch.testing.assert_close(x.grad, 2 * 10 * (x.detach() * 2))
+
+
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
+def test_in_place_metadata_changes_leave_earlier_node_values_as_they_were(mode: str) -> None:
+    def f(x):
+        y = x.clone()
+        y.t_()
+        y.unsqueeze_(0)
+        out = torch.empty(0)
+        torch.sin(x, out=out)  # resizes `out`
+        a, _ = x.split(2)
+        a.t_()
+        return y + 1, out, a
+
+    gm = make_fx(f, tracing_mode=mode)(torch.randn(3, 4))
+    vals = {n.name: n.meta["val"] for n in gm.graph.nodes if n.op != "output"}
+    assert len(vals["clone_default"].shape) == 2 and vals["clone_default"].shape[0] == vals["x"].shape[0]
+    assert tuple(vals["empty_memory_format"].shape) == (0,)
+    assert vals["getitem"].shape[0] == 2 and vals["split_tensor"][0].shape[0] == 2

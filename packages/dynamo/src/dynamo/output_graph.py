@@ -10,6 +10,7 @@ what was read, the ShapeEnv's decisions, global state, and aliasing between tens
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 import types
@@ -463,14 +464,50 @@ def _graph_value(v: VariableTracker, example: bool) -> Any:
 
 
 def _is_impure(node: torch.fx.Node) -> bool:
+    """Whether dead-code elimination must keep the node: it writes, or it draws random numbers."""
+    return _writes(node) or _draws_random_numbers(node, _name_of(node.target))
+
+
+def _name_of(target: Any) -> str:
+    return target if isinstance(target, str) else getattr(target, "__name__", "")
+
+
+def _writes(node: torch.fx.Node) -> bool:
     target = node.target
-    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    name = _name_of(target)
     return (
         target in (torch._C._set_grad_enabled, operator.setitem, enter_context, exit_context)
         or target in INPLACE_OPERATORS
         or (name.endswith("_") and not name.endswith("__"))
         or "out" in node.kwargs
     )
+
+
+def _draws_random_numbers(node: torch.fx.Node, name: str) -> bool:
+    """Whether the node advances a random generator (`torch.rand`, `F.dropout`, ...): dropping
+    it when its result is unused would change every random number drawn after it."""
+    if name == "scaled_dot_product_attention":
+        p = node.kwargs.get("dropout_p", node.args[4] if len(node.args) > 4 else 0.0)
+        return not (isinstance(p, (int, float)) and p == 0)
+    return name in _random_op_names()
+
+
+@functools.cache
+def _random_op_names() -> frozenset[str]:
+    """Names of the aten ops tagged as drawing random numbers, and of the torch functions
+    that call them under another name."""
+    names = {"dropout1d", "dropout2d", "dropout3d", "feature_dropout", "feature_alpha_dropout",
+             "rrelu", "binomial", "_sample_dirichlet", "fractional_max_pool2d",
+             "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+             "fractional_max_pool3d_with_indices", "gumbel_softmax"}
+    for packet_name in dir(torch.ops.aten):
+        packet = getattr(torch.ops.aten, packet_name, None)
+        if not isinstance(packet, torch._ops.OpOverloadPacket):
+            continue
+        if any(torch.Tag.nondeterministic_seeded in getattr(packet, o).tags
+               for o in packet.overloads()):
+            names.add(packet_name)
+    return frozenset(names)
 
 
 def _eliminate_dead_code(graph: torch.fx.Graph) -> None:
@@ -487,7 +524,7 @@ def mutates_inputs(graph: torch.fx.Graph) -> bool:
     inputs = {_storage(n.meta.get("example_value")) for n in graph.nodes
               if n.op in ("placeholder", "get_attr")} - {None}
     for n in graph.nodes:
-        if n.op not in ("call_function", "call_method") or not _is_impure(n) or n.target in (
+        if n.op not in ("call_function", "call_method") or not _writes(n) or n.target in (
                 torch._C._set_grad_enabled, enter_context, exit_context):
             continue
         written = n.kwargs.get("out", n.args[0] if n.args else None)

@@ -91,6 +91,11 @@ class ProxyMode(TorchDispatchMode):
         self._sym_sources: dict[Any, tuple[torch.fx.Node, str, int]] = {}
         self._running_op = 0
         self._fresh: int | None = None  # id of the tensor a factory op returned just now
+        # Nodes whose meta["val"] is a live tensor (fake modes: the traced fake itself, and
+        # `(node, i)` for the i-th value of a tuple output): snapshotted before an op writes
+        # it, so that an in-place change of its metadata (`t_()`, `resize_()`, an `out=`)
+        # leaves the values of the nodes that made it as they were.
+        self._live_vals: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self.grad_mode: bool | None = None  # the grad mode recorded last (None: not recorded)
 
     # ----- tracking ---------------------------------------------------------------------------
@@ -100,6 +105,8 @@ class ProxyMode(TorchDispatchMode):
         if isinstance(value, torch.Tensor):
             self._tensor_proxies[value] = node
             node.meta["val"] = self.fake_value(value)
+            if node.meta["val"] is value:
+                self._live_vals.setdefault(value, []).append((node, None))
             self._note_symbolic_sizes(value, node)
         elif isinstance(value, _SYM_TYPES):
             self._sym_nodes[id(value.node)] = (value.node, node)
@@ -204,6 +211,8 @@ class ProxyMode(TorchDispatchMode):
         kwargs = kwargs or {}
         if func in _METADATA_QUERIES:
             return func(*args, **kwargs)
+        if _writes(func):
+            self._snapshot_written(func, args, kwargs)
         fresh, self._fresh = self._fresh, None
         if func is aten.detach.default and id(args[0]) == fresh:
             # C++ detaches what a factory function (`torch.ones`) returns when anything else
@@ -254,11 +263,43 @@ class ProxyMode(TorchDispatchMode):
         self._track_outputs(out, self._new_node(fn, proxy_args, proxy_kwargs))
         return out
 
+    def _snapshot_written(self, func: Any, args: tuple, kwargs: dict) -> None:
+        """Before `func` writes its mutable arguments: the nodes whose meta["val"] is one of
+        them get a detached copy of it (the metadata as they are now)."""
+        written = []
+        for i, arg in enumerate(func._schema.arguments):
+            if arg.alias_info is None or not arg.alias_info.is_write:
+                continue
+            value = kwargs.get(arg.name) if arg.kwarg_only or i >= len(args) else args[i]
+            written += [v for v in tree_leaves(value) if isinstance(v, torch.Tensor)]
+        for t in written:
+            holders = self._live_vals.pop(t, None)
+            if not holders:
+                continue
+            self._running_op += 1  # the detach is the tracer's, not the traced code's
+            try:
+                with torch.utils._python_dispatch._disable_current_modes():
+                    snapshot = t.detach()
+            finally:
+                self._running_op -= 1
+            for node, index in holders:
+                if index is None:
+                    if node.meta.get("val") is t:
+                        node.meta["val"] = snapshot
+                else:
+                    vals = node.meta.get("val")
+                    if isinstance(vals, (tuple, list)) and index < len(vals) and vals[index] is t:
+                        node.meta["val"] = type(vals)(
+                            snapshot if j == index else v for j, v in enumerate(vals))
+
     def _track_outputs(self, out: Any, node: torch.fx.Node) -> None:
         if isinstance(out, (tuple, list)):
             node.meta["val"] = tree_map(
                 lambda v: self.fake_value(v) if isinstance(v, torch.Tensor) else v, out
             )
+            for i, v in enumerate(node.meta["val"]):
+                if isinstance(v, torch.Tensor) and v is out[i]:
+                    self._live_vals.setdefault(v, []).append((node, i))
             for i, value in enumerate(out):
                 if isinstance(value, (torch.Tensor, *_SYM_TYPES)):
                     self.track(value, self._new_node(operator.getitem, (node, i), {}, like=node))
@@ -277,6 +318,12 @@ def after_inputs(graph: torch.fx.Graph) -> Any:
     if placeholders:
         return graph.inserting_after(placeholders[-1])
     return graph.inserting_before(next(iter(graph.nodes)))
+
+
+@functools.cache
+def _writes(func: Any) -> bool:
+    """Whether `func` writes any of its arguments (an in-place op, an `out=` variant)."""
+    return bool(getattr(func, "_schema", None) is not None and func._schema.is_mutable)
 
 
 def _is_composite_implicit(func: Any) -> bool:
