@@ -43,9 +43,10 @@ class GuardedCache(Generic[V]):
         given, lets the message say why every entry failed for it."""
         if len(self.entries) >= self.limit:
             message = f"the cache holds {self.limit} entries, its limit"
-            if f_locals is not None:
-                reasons = self.miss_reasons(f_locals, f_globals or {})
-                lines = [f"  entry {i}: {'; '.join(r)}" for i, r in enumerate(reasons)]
+            if (f_locals is not None or f_globals is not None) and self.entries:
+                reasons = self.miss_reasons(f_locals or {}, f_globals or {})
+                lines = [f"  entry {i}: {'; '.join(r) or 'none (its guards hold)'}"
+                         for i, r in enumerate(reasons)]
                 message += "; for these inputs the guards that failed were:\n" + "\n".join(lines)
             raise CacheLimitExceeded(message)
         self.entries.append((guards, value))

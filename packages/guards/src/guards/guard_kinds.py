@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import types
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,7 +156,7 @@ class FiniteFloat(Guard):
             other.type is float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Identity(Guard):
     """The value is this very object (a function, module, class). Held weakly where possible:
     the guard fails, rather than keeping the object alive, once it is gone (for every value,
@@ -196,8 +197,36 @@ class Identity(Guard):
     def implies(self, other: Guard) -> bool:
         target = self.ref()
         return isinstance(other, TypeMatch) and other.source == self.source and (
-            type(target) is other.type and not self._gone(target)
+            type(target) is other.type and not self._gone(target) and _fixed_type(target)
         )
+
+    # Equal guards name the same object: the same id is not enough (a freed object's id is
+    # given to the next one), and neither is `==` between referents.
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Identity and other.source == self.source and (
+            _same_referent(self.ref, other.ref))
+
+    def __hash__(self) -> int:
+        return hash((self.source, self.object_id))
+
+
+def _same_referent(a: Any, b: Any) -> bool:
+    """Whether two references (weak references, or callables holding an object) are to one
+    object: by identity, and a dead weak reference only to itself."""
+    if a is b:
+        return True
+    target = a()
+    return target is b() and not (target is None and (
+        isinstance(a, weakref.ref) or isinstance(b, weakref.ref)))
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+
+
+def _fixed_type(obj: Any) -> bool:
+    """Whether `obj` keeps its type for life: Python refuses `obj.__class__ = ...` unless the
+    type is a heap type (a class statement's) or the object a module."""
+    return not (type(obj).__flags__ & _HEAPTYPE) and not isinstance(obj, types.ModuleType)
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,7 +308,10 @@ class DictKeys(Guard):
 
     def code(self, name: str, consts: Constants) -> str:
         if all(type(k) is str for k in self.keys):
-            return f"tuple({name}.keys()) == {_literal(self.keys, consts)}"
+            # `==` takes a key of a str subclass (np.str_, a str Enum's member) for a str
+            types = consts.name((str,) * len(self.keys))
+            return (f"tuple({name}.keys()) == {_literal(self.keys, consts)} and "
+                    f"all(map({consts.name(operator.is_)}, map(type, {name}.keys()), {types}))")
         # `1`, `1.0` and `True` are one key to a dict, and three keys to the code reading it
         return f"{consts.name(exact)}(tuple({name}.keys())) == {consts.name(exact(self.keys))}"
 
@@ -347,7 +379,10 @@ def _strides(t: torch.Tensor, dynamic: set[int]) -> tuple[int | DenseAfter | Non
             strides[d] = DenseAfter(inner)
         follows_dynamic = d in dynamic or (dense and follows_dynamic)
         inner = d
-    return tuple(None if t.shape[d] == 1 and d not in dynamic else s
+    # a stride that another one is checked against stays checked, size 1 or not: else the
+    # relation through it would constrain nothing
+    related = {s.dim for s in strides if isinstance(s, DenseAfter)}
+    return tuple(None if t.shape[d] == 1 and d not in dynamic and d not in related else s
                  for d, s in enumerate(strides))
 
 
@@ -638,6 +673,9 @@ _STATE = (
         f"{consts.name(torch._C._len_torch_function_stack)}() == 0" if not value
         else f"{consts.name(_function_modes)}() == {consts.name(value)}")),
     ("torch dispatch modes", torch._C._len_torch_dispatch_stack, None),
+    # DisableTorchFunctionSubclass / DisableTorchFunction: subclasses' __torch_function__ off
+    ("torch function enabled", torch._C._is_torch_function_enabled, None),
+    ("torch function all disabled", torch._C._is_torch_function_all_disabled, None),
     ("global module hooks", _module_hooks, lambda value, consts: (
         "not (" + " or ".join(consts.name(h) for h in _HOOKS) + ")" if not value else None)),
 )
@@ -677,7 +715,7 @@ class GlobalState(Guard):
                          for (name, _, _), a, b in zip(_STATE, self.state, now) if a != b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Alive(Guard):
     """An object the compiled artifact refers to (weakly) still exists."""
 
@@ -690,6 +728,13 @@ class Alive(Guard):
     @staticmethod
     def of(obj: Any, label: str = "") -> Alive:
         return Alive(weakref.ref(obj), id(obj), label)
+
+    def __eq__(self, other: object) -> bool:  # the same object, not just the same id
+        return type(other) is Alive and other.label == self.label and (
+            _same_referent(self.ref, other.ref))
+
+    def __hash__(self) -> int:
+        return hash((self.object_id, self.label))
 
     def holds(self) -> bool:
         return self.ref() is not None

@@ -105,11 +105,18 @@ class GuardSet:
                     break
             else:
                 try:
-                    if not guard.holds(*values):
-                        reasons.append(f"{guard.describe()} failed: {guard.failure(*values)}")
+                    held = guard.holds(*values)
                 except Exception as error:
                     reasons.append(f"{guard.describe()} failed: checking it raised "
                                    f"{type(error).__name__}: {error}")
+                    continue
+                if not held:
+                    try:
+                        why = guard.failure(*values)
+                    except Exception as error:  # a value whose repr or len raises
+                        why = (f"it is a {type(values[0]).__qualname__}" if values else "?") + (
+                            f" (describing it raised {type(error).__name__}: {error})")
+                    reasons.append(f"{guard.describe()} failed: {why}")
         return reasons
 
 
@@ -136,7 +143,9 @@ _RESERVED = {"L", "G", "check", "math", "Fraction"} | set(dir(builtins)) | set(k
 
 
 def _variable_name(expr: str, taken: set[str]) -> str:
-    name = re.sub(r"\W+", "_", expr).strip("_")[-40:] or "v"
+    # ASCII only: Python rejects some word characters in names (`²`) and NFKC-normalises
+    # others, so that two distinct names (`L_d_ﬁ`, `L_d_fi`) would be one variable
+    name = re.sub(r"\W+", "_", expr, flags=re.ASCII).strip("_")[-40:] or "v"
     if not name[0].isalpha() or name in _RESERVED:
         name = "v_" + name
     candidate, n = name, 1

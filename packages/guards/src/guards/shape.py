@@ -13,6 +13,7 @@ this module needs sympy, not fakecore; the symbols' origins must carry guards So
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,10 +150,20 @@ class ShapeGuard(Guard):
         return {sym: name for (sym, _), name in zip(self.bindings, names)}
 
     def holds(self, *values: Any) -> bool:
-        substituted = self.expr.xreplace(
-            {sym: sympy.sympify(v) for (sym, _), v in zip(self.bindings, values)}
-        )
-        return bool(substituted)
+        rule = {sym: _number(v) for (sym, _), v in zip(self.bindings, values)}
+        # where the check's arithmetic raises (a division by zero, the root or logarithm of a
+        # negative number), sympy goes on with zoo, nan or I (`Ne(3/0, 3)` is true): the
+        # check fails, so does this
+        undefined = (sympy.zoo, sympy.nan, sympy.I)
+        for term in sympy.preorder_traversal(self.expr):
+            if isinstance(term, sympy.Expr) and not term.is_Atom and not term.has(*undefined) \
+                    and term.xreplace(rule).has(*undefined):
+                return False
+        substituted = self.expr.xreplace(rule)
+        try:
+            return bool(substituted)
+        except TypeError:  # a relation sympy does not decide as written (log(8)/log(2) == 3)
+            return bool(sympy.simplify(substituted))
 
     def code(self, *names_and_consts: Any) -> str:
         names = names_and_consts[:-1]
@@ -163,6 +174,14 @@ class ShapeGuard(Guard):
 
     def failure(self, *values: Any) -> str:
         return "with " + ", ".join(f"{s} = {v}" for (_, s), v in zip(self.bindings, values))
+
+
+def _number(value: Any) -> sympy.Expr:
+    """A size or an int or float input, as sympy: never `sympify`, which parses a str as an
+    expression and runs it, and makes None into no replacement at all."""
+    if isinstance(value, float):
+        return sympy.Float(float(value))
+    return sympy.Integer(operator.index(value))  # ints, bools, numpy ints; TypeError else
 
 
 def _origin_source(origin: Any) -> Source:

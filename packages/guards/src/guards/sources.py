@@ -9,6 +9,7 @@ forms a tree by prefix, which is how the generated check fetches each value only
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,7 +104,9 @@ class AttrSource(ChainedSource):
     attr: str
 
     def access(self, base_expr: str) -> str:
-        if self.attr.isidentifier():
+        # `.attr` only for plain names: a keyword (`.class`) does not parse, and Python reads
+        # a non-ASCII name NFKC-normalised (`.ﬁ` is `.fi`, another attribute)
+        if self.attr.isascii() and self.attr.isidentifier() and not keyword.iskeyword(self.attr):
             return f"{base_expr}.{self.attr}"
         return f"getattr({base_expr}, {self.attr!r})"
 
@@ -137,7 +140,7 @@ def _key_identity(key: Any) -> Any:
     compares equal to another is not the other: a container may tell them apart)."""
     if type(key) is tuple:
         return (tuple, *map(_key_identity, key))
-    if type(key) is float:
+    if type(key) is float and key == key:  # a NaN is found by identity only (nan != nan)
         return float, key.hex()
     if key is None or type(key) in (bool, int, str, bytes):
         return type(key), key

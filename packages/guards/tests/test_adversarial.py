@@ -1,0 +1,168 @@
+"""Inputs an adversarial user would try: each case once made the compiled check disagree with
+the guards' own `holds`, or with `explain`, or raise. The check and `explain` must agree, and
+both must say what evaluating the guard alone says."""
+
+from __future__ import annotations
+
+import enum
+import gc
+
+import numpy as np
+import pytest
+import sympy
+import torch
+
+from guards import (
+    Alive,
+    AttrSource,
+    CacheLimitExceeded,
+    DictKeys,
+    Equals,
+    GetItemSource,
+    GlobalSource,
+    GlobalState,
+    GuardedCache,
+    GuardSet,
+    Identity,
+    LocalSource,
+    SameObject,
+    ShapeGuard,
+    TensorMatch,
+    TypeMatch,
+    key_expr,
+)
+
+L = LocalSource
+
+
+def _verdict(guards: GuardSet, f_locals: dict, f_globals: dict | None = None) -> bool:
+    """The check's answer, after asserting that `explain` agrees with it."""
+    f_globals = f_globals or {}
+    ok = guards.check(f_locals, f_globals)
+    reasons = guards.explain(f_locals, f_globals)
+    assert ok == (not reasons), (ok, reasons)
+    return ok
+
+
+def test_a_dense_layout_through_a_size_one_dim_stays_checked() -> None:
+    # (B, 1, T) with T dynamic: stride(0) is checked against stride(1) * size(1), so the
+    # stride of the size-1 dim must be checked too, or a sliced (B, 1, 20)[..., :7] passes
+    guard = GuardSet([TensorMatch.of(L("x"), torch.randn(2, 1, 3), dynamic_dims=(2,))])
+    assert _verdict(guard, {"x": torch.randn(2, 1, 7)})
+    assert not _verdict(guard, {"x": torch.randn(2, 1, 20)[:, :, :7]})
+
+
+def test_names_that_are_keywords_or_not_ascii() -> None:
+    class Obj:
+        pass
+
+    o = Obj()
+    setattr(o, "class", 1)
+    assert _verdict(GuardSet([Equals(AttrSource(L("o"), "class"), 1)]), {"o": o})
+    ligature = Obj()
+    setattr(ligature, "\ufb01", 1)  # noqa: B010 ("ﬁ": code would set `fi`)
+    ligature.fi = 1
+    guards = GuardSet([Equals(AttrSource(L("o"), "\ufb01"), 1)])
+    setattr(ligature, "\ufb01", 5)  # noqa: B010
+    assert not _verdict(guards, {"o": ligature})
+    assert _verdict(GuardSet([Equals(GetItemSource(L("d"), "m\u00b2"), 1)]), {"d": {"m\u00b2": 1}})
+    apart = GuardSet([SameObject(GetItemSource(L("d"), "fi"), GetItemSource(L("d"), "\ufb01"))])
+    assert not _verdict(apart, {"d": {"fi": object(), "\ufb01": object()}})
+
+
+def test_dict_keys_of_a_str_subclass_are_not_str_keys() -> None:
+    class Mode(str, enum.Enum):
+        a = "a"
+
+    guards = GuardSet([DictKeys(L("d"), ("a", "b"))])
+    assert _verdict(guards, {"d": {"a": 1, "b": 2}})
+    assert not _verdict(guards, {"d": {np.str_("a"): 1, "b": 2}})
+    assert not _verdict(guards, {"d": {Mode.a: 1, "b": 2}})
+
+
+def test_identity_keeps_the_type_guard_of_an_object_whose_class_can_change() -> None:
+    class A:
+        pass
+
+    class B:
+        pass
+
+    obj = A()
+    guards = GuardSet([Identity.of(L("x"), obj), TypeMatch(L("x"), A)])
+    assert _verdict(guards, {"x": obj})
+    obj.__class__ = B  # (torch.nn.utils.parametrize swaps a module's class so)
+    assert not _verdict(guards, {"x": obj})
+    assert len(GuardSet([Identity.of(L("f"), len), TypeMatch(L("f"), type(len))])) == 1
+
+
+def test_guards_on_two_objects_that_shared_an_id_are_two_guards() -> None:
+    class C:
+        pass
+
+    def a_new_object_with_the_id_of_a_dead_one(make_guard):
+        x = C()
+        old, dead = make_guard(x), id(x)
+        del x
+        gc.collect()
+        kept = []
+        for _ in range(100000):
+            y = C()
+            if id(y) == dead:
+                return old, y
+            kept.append(y)
+        pytest.skip("CPython gave no freed id back")
+
+    old, y = a_new_object_with_the_id_of_a_dead_one(lambda o: Identity.of(L("f"), o))
+    assert old != Identity.of(L("f"), y)
+    assert not _verdict(GuardSet([Identity.of(L("f"), y), old]), {"f": y})
+    old, y = a_new_object_with_the_id_of_a_dead_one(lambda o: Alive.of(o, "model"))
+    assert old != Alive.of(y, "model") and len(GuardSet([old, Alive.of(y, "model")])) == 2
+
+
+def test_global_state_sees_torch_function_switched_off() -> None:
+    guards = GuardSet([GlobalState()])
+    assert _verdict(guards, {})
+    with torch._C.DisableTorchFunctionSubclass():
+        assert not _verdict(guards, {})
+
+
+def test_a_nan_key_is_found_by_identity() -> None:
+    key_expr(float("nan"))  # another NaN, named first
+    nan = float("nan")
+    assert _verdict(GuardSet([Equals(GetItemSource(L("d"), nan), 3)]), {"d": {nan: 3}})
+
+
+def test_explain_of_a_shape_guard_never_parses_or_excuses_a_value(capsys) -> None:
+    n = sympy.Symbol("n", integer=True)
+    at_least_two = GuardSet([ShapeGuard(sympy.Ge(n, 2), ((n, L("n")),))])
+    code = "__import__('builtins').print('ran') or 5"  # a str from the frame is not code
+    for value in ("3", None, code):
+        assert not _verdict(at_least_two, {"n": value})
+    assert "ran" not in capsys.readouterr().out
+    a, b = sympy.symbols("a b", integer=True)
+    quotient = GuardSet([ShapeGuard(sympy.Ne(3 / a, 3), ((a, L("a")),))])
+    assert not _verdict(quotient, {"a": 0})  # the check divides by zero: it fails
+    assert _verdict(quotient, {"a": 2})
+
+
+def test_failure_words_when_a_value_cannot_describe_itself() -> None:
+    class NoRepr:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    (reason,) = GuardSet([Equals(L("x"), 0.5)]).explain({"x": NoRepr()}, {})
+    assert "checking it raised" not in reason and "NoRepr" in reason
+
+
+def test_the_cache_limit_message_says_which_entries_hold() -> None:
+    cache = GuardedCache(limit=2)
+    cache.add(GuardSet([Equals(L("n"), 1)]), "one")
+    cache.add(GuardSet([TypeMatch(L("n"), int)]), "any int")
+    with pytest.raises(CacheLimitExceeded) as error:
+        cache.add(GuardSet([]), "more", f_locals={"n": 3})
+    assert "entry 0: L['n'] == 1 failed: it is 3" in str(error.value)
+    assert "entry 1: none (its guards hold)" in str(error.value)
+    by_global = GuardedCache(limit=1)
+    by_global.add(GuardSet([Equals(GlobalSource("g"), 1)]), "a")
+    with pytest.raises(CacheLimitExceeded, match="entry 0: G\\['g'\\] == 1 failed"):
+        by_global.add(GuardSet([]), "b", f_globals={"g": 2})
