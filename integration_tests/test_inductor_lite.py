@@ -299,3 +299,21 @@ def test_a_float_that_changes_is_a_kernel_argument() -> None:
         torch.testing.assert_close(compiled(x), model(x), **TOL)
     # the first value's graph, then the graph with the float as a symbol: a kernel each
     assert counters["kernels"] == 2 and counters["eager_graphs"] == 0
+
+
+def test_a_float_that_changes_keeps_static_sizes() -> None:
+    """dynamo's graph of a float that changed holds the float's symbol (`zf0`) in its shape
+    env: not a size, so the tensors' sizes stay static (batch norm's unbiased running variance,
+    `n / (n - 1.0)` of a symbolic `n`, would make the graph run as its aten graph)."""
+    def fn(x, mean, var, scale):
+        return torch.nn.functional.batch_norm(x, mean, var, training=True) * scale
+
+    compiled = dynamo.compile(fn, backend="inductor_lite", fullgraph=True,
+                              raise_backend_errors=True)
+    x = torch.randn(8, 4, device=DEVICE)
+    state = [torch.zeros(4, device=DEVICE), torch.ones(4, device=DEVICE)]
+    twin = [t.clone() for t in state]
+    for scale in (0.5, 0.25, 0.125):
+        torch.testing.assert_close(compiled(x, *state, scale), fn(x, *twin, scale), **TOL)
+    torch.testing.assert_close(state, twin, **TOL)
+    assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)

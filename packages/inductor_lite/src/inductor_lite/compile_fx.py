@@ -329,8 +329,11 @@ def _frontend_dynamic(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, 
             dynamic |= {(i, d) for d, n in enumerate(val.shape) if isinstance(n, torch.SymInt)
                         and not n.node.expr.is_number}
     shape_env = gm.meta.get("shape_env", getattr(gm, "shape_env", None))
-    if not dynamic and shape_env is not None and getattr(shape_env, "var_to_val", None):
-        # An aten graph traced with symbolic sizes (not known which): every size a symbol.
+    sizes = [s for s in getattr(shape_env, "var_to_val", None) or () if s.is_integer]
+    if not dynamic and sizes:
+        # An aten graph traced with symbolic sizes (not known which): every size a symbol. (A
+        # frontend's float symbols, `zf0` of a float argument read with `.item()`, are not
+        # sizes: such a graph keeps its static sizes.)
         for i, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
                 dynamic |= {(i, d) for d in range(value.dim())}
@@ -659,7 +662,11 @@ def _count(aten_gm: torch.fx.GraphModule, graph: GraphLowering, steps: list) -> 
     counters["fused_buffers"] += sum(len(k.nodes) for k in kernels if len(k.nodes) > 1)
     counters["lowered_ops"] += graph.lowered_ops
     externs = [s for s in steps if not isinstance(s, Kernel) and s.parent is None]
-    counters["fallbacks"] += sum(1 for s in externs if s.fallback)
+    fallbacks = [s for s in externs if s.fallback]
+    counters["fallbacks"] += len(fallbacks)
+    if fallbacks:  # ops without a lowering (or whose lowering gave up) run by aten: say which
+        log.info("inductor_lite: %d op(s) run as aten fallbacks: %s", len(fallbacks),
+                 ", ".join(sorted({str(s.target) for s in fallbacks})))
     counters["extern_calls"] += sum(1 for s in externs if not s.fallback)
 
 
