@@ -239,6 +239,90 @@ def test_a_break_inside_a_comprehension_is_compiled_not_given_up(recwarn) -> Non
     assert not [w for w in recwarn if "dynamo" in str(w.message)]
 
 
+def test_a_comprehension_reusing_a_variable_name_puts_it_back_after_a_break() -> None:
+    # 3.12 inlines comprehensions: the frame's `x` is set aside on the stack while the loop
+    # variable `x` is used, and must be handed on at a break inside the loop
+    sink = io.StringIO()
+
+    def f(x, n):
+        ys = [print(x, file=sink) or x for x in range(n)]
+        return x + 1, ys
+
+    def g(x, n):
+        print("first", file=sink)
+        ys = [print(x, file=sink) or x for x in range(n)]
+        return x + 1, ys
+
+    for fn in (f, g):
+        _agree(fn, (torch.ones(2), 3), (torch.zeros(2), 2))
+
+
+def test_a_comprehension_variable_captured_by_a_lambda_has_a_cell_of_its_own() -> None:
+    def f(x, n):
+        i = 10
+        h = lambda: i * x  # noqa: E731
+        fs = [lambda: i * x for i in range(n)]  # noqa: B023 (each lambda its own cell)
+        return h(), i, [g() for g in fs]
+
+    def g(x, n):
+        fs = []
+        for k in range(2):
+            fs += [lambda: i * x for i in range(n + k)]  # noqa: B023
+        return [h() for h in fs]
+
+    for fn in (f, g):
+        _agree(fn, (torch.ones(2), 3), fullgraph=True)
+
+
+def test_a_break_in_a_comprehension_whose_name_is_a_cell_of_the_frame() -> None:
+    sink = io.StringIO()
+
+    def f(x, n):
+        i = x * 10
+        h = lambda: i  # noqa: E731
+        ys = [print(i, file=sink) or x * i for i in range(n)]
+        return h(), i, ys
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 3.12: the frame runs eagerly (the cell set aside)
+        _agree(f, (torch.ones(2), 2), (torch.ones(2), 3))
+
+
+def test_a_slice_assignment_to_an_object_the_trace_cannot_see_into_breaks(recwarn) -> None:
+    class Opaque:
+        def __init__(self, items):
+            self.items = items
+
+        def __setitem__(self, key, value):
+            print("set", key, file=io.StringIO())
+            self.items[key] = value
+
+    def f(x, n):
+        v = Opaque([x, x + 1, x + 2])
+        v[1:n] = [x * 5]
+        return v.items
+
+    _agree(f, (torch.ones(2), 2), (torch.ones(2), 3))
+    assert not [w for w in recwarn if "dynamo" in str(w.message)]
+
+
+def test_functions_of_equal_code_in_two_modules_resume_with_their_own_globals() -> None:
+    # code objects compare by value: a module imported twice, or a template run twice, must
+    # not share resume functions (they hold their function's globals)
+    import types
+
+    source = "import dynamo\ndef f(x):\n    dynamo.graph_break()\n    return x * SCALE\n"
+    modules = []
+    for name, scale in (("equal_code_a", 2.0), ("equal_code_b", 3.0)):
+        module = types.ModuleType(name)
+        module.SCALE = scale
+        exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+        modules.append(module)
+    dynamo.reset()
+    for module in modules:
+        _same(dynamo.compile(module.f)(torch.ones(2)), torch.full((2,), module.SCALE))
+
+
 def test_a_closure_made_on_each_call_resumes_with_its_own_cells() -> None:
     sink = io.StringIO()
 

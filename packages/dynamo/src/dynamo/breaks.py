@@ -107,6 +107,8 @@ OPERATORS: dict[str, tuple[int, int, Any]] = {
     "BINARY_SUBSCR": (2, 1, operator.getitem),
     "BINARY_SLICE": (3, 1, lambda obj, start, stop: obj[start:stop]),
     "STORE_SUBSCR": (3, 0, lambda value, obj, key: operator.setitem(obj, key, value)),
+    "STORE_SLICE": (4, 0, lambda value, obj, start, stop: operator.setitem(
+        obj, slice(start, stop), value)),
     "DELETE_SUBSCR": (2, 0, operator.delitem),
     "CONTAINS_OP": (2, 1, lambda item, container: item in container),
     "GET_ITER": (1, 1, iter),
@@ -317,7 +319,11 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
         index = next(i for i, ins in enumerate(instructions(original.__code__))
                      if ins.opname != "EXTENDED_ARG" and _position(original.__code__, i) == position)
         fn = original
-    key = (fn.__code__, index, nulls, local_names)
+    # Code objects compare by value (not by file or globals): two functions of equal code in
+    # two modules (one imported twice, a template run twice) must not share a resume function,
+    # which holds its function's globals. (The key holds the code, and the resume function
+    # holds `fn`, so neither id is reused while the entry lives.)
+    key = (fn.__code__, id(fn.__code__), id(fn.__globals__), index, nulls, local_names)
     found = _resume_functions.get(key)
     if found is None:  # (its closure is a placeholder: each call passes the caller's cells)
         try:

@@ -194,8 +194,12 @@ class CompiledFunction:
         # A method compiled for one object (a module's forward) gets a cache of its own: the
         # twelve layers of a model do not compete for one cache's entries.
         owner = id(bound_self) if bound_self is not None else None
-        self._key = (fn.__code__, owner, backend, fullgraph, dynamic, raise_backend_errors,
-                     capture_scalar_outputs, symbolic_ints)
+        # Code objects compare by value: two functions of equal code with other globals (a
+        # module imported twice, a template run twice) get caches of their own, since an
+        # entry holds its function's resume functions. (The key holds the code: its id is
+        # not reused while the cache lives.)
+        self._key = (fn.__code__, id(fn.__code__), id(fn.__globals__), owner, backend, fullgraph,
+                     dynamic, raise_backend_errors, capture_scalar_outputs, symbolic_ints)
         self._generation = -1  # the tables are read on first use
         self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change
         self._dynamic_numbers: set[Any] = set()  # sources of numbers seen to change

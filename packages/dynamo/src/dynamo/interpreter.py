@@ -101,6 +101,19 @@ class ExceptionVariable(ConstantVariable):
         setattr(self.value, name, value.as_constant())  # the trace's exceptions have no frames
 
 
+class SavedCellVariable(VariableTracker):
+    """A cell variable's cell, set aside on the stack by a 3.12 inlined comprehension whose
+    loop variable has the same name (LOAD_FAST_AND_CLEAR), until the comprehension ends."""
+
+    def __init__(self, name: str, cell: Any) -> None:
+        self.name = name
+        self.cell = cell
+
+    def words(self) -> str:
+        return (f"the cell of {self.name!r}, set aside while a comprehension uses that name "
+                "(Python 3.12)")
+
+
 class CellVariable(VariableTracker):
     """A closure cell on the stack (LOAD_CLOSURE), on its way into a nested function."""
 
@@ -327,11 +340,26 @@ class Translator:
     LOAD_FAST_CHECK = LOAD_FAST
 
     def LOAD_FAST_AND_CLEAR(self, ins) -> None:
-        self.push(self.locals.pop(ins.argval, NullVariable()))
+        # 3.12's inlined comprehensions set the outer variable of the loop variable's name
+        # aside on the stack, and a STORE_FAST puts it back after the loop. A cell variable's
+        # slot holds its cell: that cell is set aside (a MAKE_CELL then makes the
+        # comprehension's own), not the variable's value.
+        name = ins.argval
+        if name in self.code.co_cellvars and name in self.cells:
+            self.frame_locals.pop(name, None)
+            self.push(SavedCellVariable(name, self.cells.pop(name)))
+            return
+        if name not in self.locals and name in self.frame_locals:
+            self.load_local(name)  # the frame's value, on the stack (handed on at a break)
+        self.frame_locals.pop(name, None)  # unbound until the STORE_FAST that restores it
+        self.push(self.locals.pop(name, NullVariable()))
 
     def STORE_FAST(self, ins) -> None:
         value = self.pop()
-        if isinstance(value, NullVariable):
+        if isinstance(value, SavedCellVariable):  # the end of a 3.12 comprehension
+            self.locals.pop(ins.argval, None)
+            self.cells[ins.argval] = value.cell
+        elif isinstance(value, NullVariable):
             self.locals.pop(ins.argval, None)
         else:
             self.locals[ins.argval] = value
