@@ -174,3 +174,17 @@ def test_pack_padded_sequence_says_it_needs_the_lengths_values() -> None:
     x, lengths = mode.from_tensor(torch.randn(3, 5, 4)), mode.from_tensor(torch.tensor([5, 3, 2]))
     with mode, pytest.raises(DataDependentError, match="lengths' values"):
         torch.ops.aten._pack_padded_sequence(x, lengths, True)
+
+
+def test_bincount_has_an_unbacked_length_and_eagers_dtypes() -> None:
+    x, w = torch.tensor([0, 1, 1, 3]), torch.rand(4)
+    with FakeTensorMode(ShapeEnv()) as mode:
+        fx, fw = mode.from_tensor(x), mode.from_tensor(w)
+        counts = torch.bincount(fx)
+        weighted = torch.bincount(fx, fw, minlength=8)
+        doubled = torch.bincount(fx, fw.double())
+    assert isinstance(counts.shape[0], torch.SymInt) and counts.dtype == torch.long
+    assert (weighted.dtype, doubled.dtype) == (torch.float32, torch.float64)
+    with pytest.raises(DataDependentError, match="bincount"):
+        with FakeTensorMode() as static:
+            torch.bincount(static.from_tensor(x))

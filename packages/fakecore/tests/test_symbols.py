@@ -195,3 +195,21 @@ def test_a_float_input_is_a_real_symbol_that_tensor_ops_take_without_guards() ->
     assert bool(f * 3 > 1.2)  # decided on the hint, under a guard
     assert [str(g.expr) for g in env.guards] == ["3.0*zf0 > 1.2"]
     assert float(f) == 0.5 and str(env.guards[-1].expr) == "Eq(zf0, 0.5)"
+
+
+def test_an_equation_of_one_symbol_becomes_its_replacement() -> None:
+    # `x[x.shape[0] - 2]` asks `s0 - 2 == 4`: s0 is 6 from then on (no further guards on it,
+    # sizes computed from it static), as torch's ShapeEnv solves it
+    env = ShapeEnv()
+    s = env.create_symint(6, SizeOrigin("x", "size", 0))
+    assert bool(s - 2 == 4) and bool(s > 4)
+    assert [str(g.expr) for g in env.guards] == ["Eq(s0 - 2, 4)"]
+    assert (3 * s).node.expr == 18
+
+
+def test_relations_that_hold_for_every_value_in_a_narrowed_range_record_nothing() -> None:
+    env = ShapeEnv()
+    s = env.create_symint(5, SizeOrigin("x", "size", 0))
+    assert bool(s <= 128)
+    assert bool(s != s * s) and bool(s * s >= s) and bool(s < s * s)
+    assert [str(g.expr) for g in env.guards] == ["s0 <= 128"]

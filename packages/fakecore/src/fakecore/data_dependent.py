@@ -130,6 +130,26 @@ def _repeat_interleave(mode, func, args, kwargs):
     return _empty(mode, repeats, [output_size], repeats.dtype)
 
 
+@_handles(aten.bincount.default)
+def _bincount(mode, func, args, kwargs):
+    # max(minlength, x.max() + 1) bins: an unbacked count, memoized on x like nonzero's.
+    values = dict(zip((a.name for a in func._schema.arguments), args)) | kwargs
+    x, weights, minlength = values["self"], values.get("weights"), values.get("minlength", 0)
+    if mode.shape_env is None:
+        raise DataDependentError(f"{func} has an output size that depends on the data; give the "
+                                 "FakeTensorMode a ShapeEnv to trace it with an unbacked size")
+    memos = memoized(mode, x)
+    memo = f"bincount{minlength}"
+    if memo not in memos:
+        memos[memo] = mode.shape_env.create_unbacked_symint(
+            str(func), _static_bound(minlength) if isinstance(minlength, int) else 0,
+            float("inf"), size_like=True)
+    # (as the CPU kernel: float32 weights give float32 counts, other weights float64)
+    dtype = torch.long if weights is None else (
+        torch.float32 if weights.dtype is torch.float32 else torch.float64)
+    return _empty(mode, x, [memos[memo]], dtype)
+
+
 def _is_mask(index: Any) -> bool:
     return index is not None and index.dtype in (torch.bool, torch.uint8)
 

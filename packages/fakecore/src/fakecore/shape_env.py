@@ -252,6 +252,11 @@ class ShapeEnv:
         if not isinstance(fact, sympy.core.relational.Relational):
             return
         lhs, rhs = fact.lhs, fact.rhs
+        if isinstance(fact, sympy.Eq) and not (lhs.is_Symbol or rhs.is_Symbol):
+            solved = self._solve_linear(lhs - rhs)  # `Eq(s0 - 2, 4)`, `Eq(2*s0, 8)`: s0 -> 6, 4
+            if solved is not None:
+                self._replace(*solved)
+            return
         if not lhs.is_Symbol and rhs.is_Symbol:
             fact = fact.reversed
             lhs, rhs = fact.lhs, fact.rhs
@@ -261,6 +266,22 @@ class ShapeEnv:
             self._replace(lhs, rhs)
         elif rhs.is_Number:
             self._narrow(lhs, type(fact), rhs)
+
+    def _solve_linear(self, difference: sympy.Expr) -> tuple[sympy.Symbol, sympy.Expr] | None:
+        """`(sym, value)` when `difference == 0` says that the one integer symbol in it has one
+        integer value (`a*sym + b` with numbers a != 0 and b, a dividing b); else None."""
+        symbols = difference.free_symbols
+        if len(symbols) != 1:
+            return None
+        sym = next(iter(symbols))
+        if sym not in self.var_to_range or not sym.is_integer:
+            return None
+        difference = sympy.expand(difference)
+        a, b = difference.coeff(sym, 1), difference.coeff(sym, 0)
+        if not (a.is_Number and b.is_Number and a != 0) or sympy.expand(a * sym + b - difference) != 0:
+            return None
+        value = -b / a
+        return (sym, value) if value.is_Integer else None
 
     def _replace(self, sym: sympy.Symbol, value: sympy.Expr) -> None:
         if value.is_Symbol and value in self.var_to_range:

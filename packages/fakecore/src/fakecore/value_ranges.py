@@ -172,10 +172,24 @@ def decide(relation: sympy.Basic, ranges: dict[sympy.Symbol, ValueRange]) -> boo
     if not isinstance(relation, sympy.core.relational.Relational):
         return None
     difference = fold_min_max(relation.lhs - relation.rhs, ranges)
-    diff = bound(difference, ranges)
-    if diff.lower == -_oo and diff.upper == _oo:
-        # `s0*s1 - s0` has no useful bound term by term; as `s0*(s1 - 1)` it does.
-        diff = bound(sympy.factor_terms(difference), ranges)
+    decided = _decide_bound(type(relation), bound(difference, ranges))
+    if decided is None and _has_product(difference):
+        # `s0*s1 - s0` has no useful bound term by term; as `s0*(s1 - 1)` it does. (Also when
+        # the term-by-term bound is finite but too wide: `s0 - s0**2` for s0 in [2, 128].)
+        factored = sympy.factor_terms(difference)
+        if factored != difference:
+            decided = _decide_bound(type(relation), bound(factored, ranges))
+    return decided
+
+
+def _has_product(expr: sympy.Expr) -> bool:
+    """Whether a term of the sum `expr` is more than a number times a symbol (`s0*s1`, `s0**2`,
+    `s0 // 2`): only then can factoring the sum bound it better than its terms do."""
+    return any(not (t.is_Number or t.as_coeff_Mul()[1].is_Symbol) for t in sympy.Add.make_args(expr))
+
+
+def _decide_bound(relation: type, diff: ValueRange) -> bool | None:
+    """Whether `lhs <relation> rhs` holds, given the bound `diff` of `lhs - rhs`."""
     lo, hi = diff.lower, diff.upper
     checks = {
         sympy.Eq: (lo == hi == 0, lo > 0 or hi < 0),
@@ -185,7 +199,7 @@ def decide(relation: sympy.Basic, ranges: dict[sympy.Symbol, ValueRange]) -> boo
         sympy.Lt: (hi < 0, lo >= 0),
         sympy.Le: (hi <= 0, lo > 0),
     }
-    holds, fails = checks[type(relation)]
+    holds, fails = checks[relation]
     if holds == sympy.true or holds is True:
         return True
     if fails == sympy.true or fails is True:
