@@ -372,3 +372,15 @@ def test_foreach_ops_with_a_tensor_of_scalars() -> None:
         out = torch._foreach_addcmul(params, params, params, torch.tensor([0.1, 0.2]))
     assert [o.shape for o in out] == [(3,), (2, 2)]
     assert all(isinstance(o, FakeTensor) for o in out)
+
+
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_a_transposed_convolution_with_the_wrong_channels_is_rejected(symbolic: bool) -> None:
+    # eager rejects it; the meta kernel would invent an output size
+    mode = FakeTensorMode(ShapeEnv() if symbolic else None)
+    x, w = mode.from_tensor(torch.randn(2, 4, 12, 10)), mode.from_tensor(torch.randn(1, 4, 3, 3))
+    with mode, pytest.raises(RuntimeError, match="expected input.* to have 1 channels, but got 4"):
+        torch.nn.functional.conv_transpose2d(x, w, stride=3)
+    with mode:
+        assert torch.nn.functional.conv_transpose2d(x, w.transpose(0, 1).contiguous(),
+                                                    stride=3).shape[1] == 1

@@ -160,6 +160,8 @@ class FakeTensorMode(TorchDispatchMode):
             out = self._cache.lookup(self, key, args)
             if out is not None:
                 return out
+        if func is aten.convolution.default:
+            _check_transposed_channels(args, kwargs)
         out = self._run_meta_kernel(func, args, kwargs, flat)
         if func is aten.convolution.default:
             out = self._conv_layout(args, kwargs, out)
@@ -176,12 +178,11 @@ class FakeTensorMode(TorchDispatchMode):
         device would pick and which memory format that backend produces. Contiguous inputs give
         a contiguous output on every backend: then nothing is asked (choosing a backend decides
         sizes, which records guards such as `batch < 16`)."""
-        names = [a.name for a in aten.convolution.default._schema.arguments]
-        bound = {**dict(zip(names, args)), **kwargs}
+        bound = _conv_arguments(args, kwargs)
         if bound["input"].is_contiguous() and bound["weight"].is_contiguous():
             return out
         with self:
-            backend = torch._C._select_conv_backend(*(bound[n] for n in names), None)
+            backend = torch._C._select_conv_backend(*bound.values(), None)
             layout = torch._C._conv_determine_backend_memory_format(
                 bound["input"], bound["weight"], backend)
             if layout is torch.channels_last and out.dim() == 4 or (
@@ -464,6 +465,25 @@ def _symbols(flat: list[Any]) -> set:
                 if isinstance(s, torch.SymInt):
                     found |= s.node.expr.free_symbols
     return found
+
+
+def _conv_arguments(args: tuple, kwargs: dict) -> dict[str, Any]:
+    """`aten.convolution`'s arguments by name, in the schema's order."""
+    names = [a.name for a in aten.convolution.default._schema.arguments]
+    return {n: kwargs[n] if n in kwargs else args[i] for i, n in enumerate(names)}
+
+
+def _check_transposed_channels(args: tuple, kwargs: dict) -> None:
+    """The check eager makes and the meta kernel of a transposed convolution leaves out: the
+    input has as many channels as the weight's first dim (else the trace would invent an
+    output size for a program eager rejects)."""
+    bound = _conv_arguments(args, kwargs)
+    x, weight = bound["input"], bound["weight"]
+    if bound["transposed"] and x.dim() == weight.dim() and x.shape[1] != weight.shape[0]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {x.shape[1]} "
+            "channels instead")
 
 
 def _numbers_only(func, flat: list[Any]) -> bool:
