@@ -277,3 +277,54 @@ def test_logging_calls_cost_nothing_when_disabled_and_one_break_when_enabled():
     assert stream.getvalue().endswith("info 2\ninfo 2\n")
     log.setLevel(logging.WARNING)  # clears the cache
     assert dynamo.explain(f)(torch.ones(1)).graph_count == 1  # no break at all
+
+
+def _missing_key(d, x):
+    y = x + 1
+    print(end="")
+    return d["missing"] + y  # the user's line a traceback must show
+
+
+def test_an_exception_at_a_break_shows_the_users_line_in_its_traceback() -> None:
+    import traceback
+
+    with pytest.raises(KeyError) as error:
+        dynamo.compile(_missing_key)({}, torch.ones(2))
+    last = traceback.extract_tb(error.value.__traceback__)[-1]
+    assert (last.filename, last.name) == (__file__, "_missing_key")
+    assert last.line == 'return d["missing"] + y  # the user\'s line a traceback must show'
+
+
+def test_dynamos_warnings_name_the_users_call(monkeypatch) -> None:
+    monkeypatch.setattr(dynamo.frontend, "CACHE_SIZE_LIMIT", 1)
+    compiled = dynamo.compile(lambda x: x + 1)
+    compiled(torch.ones(1))
+    with pytest.warns(UserWarning, match="cache size limit") as record:
+        compiled(torch.ones(2, 2))  # a second entry: past the limit
+    assert record[0].filename == __file__
+
+
+def test_a_break_inside_torchs_code_names_torchs_line_too() -> None:
+    def sample(loc):
+        return torch.distributions.Normal(loc, torch.ones(2)).log_prob(loc)
+
+    with pytest.raises(dynamo.Unsupported) as error:
+        dynamo.compile(sample, fullgraph=True)(torch.zeros(2))
+    assert "inside torch's code at torch/distributions/" in str(error.value)
+    report = dynamo.explain(sample)(torch.zeros(2))
+    assert "(inside torch's code at torch/distributions/" in str(report)
+
+
+def test_log_records_print_once_when_the_application_has_a_handler(capfd) -> None:
+    topic = logs.logger("graph_breaks")
+    topic.handlers.clear()  # made anew, on this test's stderr
+    logs.configure("graph_breaks")
+    root = logging.getLogger()
+    handler = logging.StreamHandler()  # the application's basicConfig
+    root.addHandler(handler)
+    try:
+        dynamo.compile(_breaking)(torch.ones(3))
+    finally:
+        root.removeHandler(handler)
+        topic.handlers.clear()
+    assert capfd.readouterr().err.count("graph break in _breaking: print()") == 1

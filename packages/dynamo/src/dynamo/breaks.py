@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 import bytecode as bc
+from torch.nn.modules import module as _modules
 
 from dynamo.bytecode import PY312, Instruction, handlers, instructions
 from dynamo.exc import Unsupported
@@ -57,6 +58,7 @@ def _special_method(obj: Any, name: str) -> Any:
 
 
 _DYNAMO_DIR = os.path.dirname(__file__)
+_MODULE_FILE = _modules.__file__
 # The code of each transformed frame that makes a call for real at a break, and where the
 # user's function makes that call: (file, line, module globals).
 BREAK_SITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -86,12 +88,42 @@ def warn_at(filename: str, lineno: int, module_globals: dict, message: Any,
             frame = frame.f_back
         if site is None:  # past the outermost frame: Python says `sys`
             site = ("sys", 1, sys.__dict__)
+    _warn_explicit_at(site, message, category or UserWarning, source)
+
+
+def _warn_explicit_at(site: tuple[str, int, dict], message: Any, category: type[Warning],
+                      source: Any = None) -> None:
     filename, lineno, module_globals = site
     warnings.warn_explicit(
-        message, category or UserWarning, filename, lineno,
+        message, category, filename, lineno,
         module=module_globals.get("__name__", "<unknown>"),
         registry=module_globals.setdefault("__warningregistry__", {}),
         module_globals=module_globals, source=source)
+
+
+def _skipped_for_warnings(filename: str) -> bool:
+    """dynamo's own files, and torch's `nn.Module.__call__` (a compiled module with hooks is
+    called through it): not the place a user looks for the call that compiled."""
+    return filename.startswith(_DYNAMO_DIR) or filename == _MODULE_FILE
+
+
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """A warning of dynamo's own (a frame that runs eagerly, a backend that failed),
+    attributed to the user's line that made the call being compiled: the first frame outside
+    dynamo, or for a transformed frame making a call at a break, the user's line of that
+    call. (A fixed `stacklevel` names a dynamo file whenever the call came through more of
+    dynamo's frames than counted: a module's forward, a resume function, a break's callee.)"""
+    frame = sys._getframe(1)
+    site = None
+    while frame is not None and site is None:
+        code = frame.f_code
+        if code in BREAK_SITES:
+            site = BREAK_SITES[code]
+        elif code.co_filename != "<dynamo transformed frame>" and \
+                not _skipped_for_warnings(code.co_filename):
+            site = (code.co_filename, frame.f_lineno, frame.f_globals)
+        frame = frame.f_back
+    _warn_explicit_at(site or ("sys", 1, sys.__dict__), message, category)
 
 
 def enter_with(manager: Any) -> tuple[Any, Any]:

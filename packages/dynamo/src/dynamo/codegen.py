@@ -9,8 +9,10 @@ objects returned as they came in). Its source is kept for reading (`entry.source
 
 from __future__ import annotations
 
+import ast
 import collections
 import functools
+import linecache
 import types
 from collections.abc import Callable
 from typing import Any
@@ -456,8 +458,27 @@ def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
     return _define(lines, graph_fn, builder)
 
 
-def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
-            ) -> tuple[Callable[[dict, dict], Any], str]:
+def _compile_at(source: str, site: tuple[str, int, str] | None) -> types.CodeType:
+    """`source` compiled; with a `site` (the user's file, line and function), every line of it
+    stands for that line of that function: an exception raised by the step a break makes for
+    real (`d[key]` of a missing key, a call that raises) shows the user's line in its
+    traceback, as in eager, instead of a line of generated code."""
+    if site is None:
+        return compile(source, "<dynamo transformed frame>", "exec")
+    filename, lineno, _ = site
+    text = linecache.getline(filename, lineno).rstrip().encode()
+    # The whole of the user's line (a traceback underlines no part of it)
+    start, end = len(text) - len(text.lstrip()), len(text)
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if "lineno" in node._attributes:
+            node.lineno = node.end_lineno = lineno
+            node.col_offset, node.end_col_offset = start, end
+    return compile(tree, filename, "exec")
+
+
+def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
+            site: tuple[str, int, str] | None = None) -> tuple[Callable[[dict, dict], Any], str]:
     """The function `run` that `lines` define, and its source."""
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
@@ -466,15 +487,20 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder
                                  "___stop_recomputation": _StopRecomputationError,
                                  "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
-    exec(compile(source, "<dynamo transformed frame>", "exec"), namespace)
-    return namespace["run"], source
+    exec(_compile_at(source, site), namespace)
+    run = namespace["run"]
+    if site is not None:
+        run.__code__ = run.__code__.replace(co_name=site[2], co_qualname=site[2])
+    return run, source
 
 
 def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                      plan: dict[str, Any], effects: list[str], rerun: bool, grad_mode: bool
+                      plan: dict[str, Any], effects: list[str], rerun: bool, grad_mode: bool,
+                      site: tuple[str, int, str] | None = None
                       ) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)` for a frame with a graph break: the graph, the side effects so far, the step
-    made for real, and the resume function's call."""
+    made for real, and the resume function's call. `site`: the user's file, line and function
+    of the break, which the transformed frame stands for in tracebacks."""
     lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode)
     local_args = plan["locals"]
     step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
@@ -512,7 +538,7 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
     elif plan["kind"] == "for":
         lines += ["    if ___result is ___done:", f"        {then(plan['done'])}",
                   f"    {then(plan['next'], '___result')}"]
-    return _define(lines, graph_fn, builder)
+    return _define(lines, graph_fn, builder, site)
 
 
 _DONE = object()  # what `next` returns for an exhausted iterator

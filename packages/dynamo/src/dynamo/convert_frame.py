@@ -35,6 +35,7 @@ from dynamo.breaks import (
     refusal,
     resume_function,
     warn_at,
+    warn_user,
 )
 from dynamo.bytecode import PY312
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
@@ -92,23 +93,36 @@ def is_checkpoint(callee: Any) -> bool:
 def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
                   options: Options) -> CacheEntry:
     opaque_generators: dict[types.CodeType, str] = {}
+    # Compile time per phase (`perf`), from every attempt: a trace that stopped at a break or
+    # at a generator counts as much as the one that made the entry.
+    phases: dict[str, float] = {}
+    started = time.perf_counter()
     while True:
         try:
-            return _convert_with_breaks(fn, f_locals, f_globals, options, opaque_generators)
+            return _convert_with_breaks(fn, f_locals, f_globals, options, opaque_generators,
+                                        phases)
         except Unsupported as error:
             # A generator made in the trace failed (its body, or rebuilding it half-run at a
             # break): convert again with that generator function called for real.
             if error.generator is None or error.generator in opaque_generators or \
                     not options.allow_breaks:
+                log = logger("perf")
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("%s: %.1f ms spent before it could not be captured (%s)",
+                              fn.__qualname__, (time.perf_counter() - started) * 1e3,
+                              _phase_words(phases))
                 raise
             opaque_generators[error.generator] = error.reason
 
 
 def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict,
-                         options: Options, opaque_generators: dict[types.CodeType, str]) -> CacheEntry:
+                         options: Options, opaque_generators: dict[types.CodeType, str],
+                         phases: dict[str, float]) -> CacheEntry:
+    started = time.perf_counter()
     try:
-        return _convert(fn, f_locals, f_globals, options, None, opaque_generators)
+        return _convert(fn, f_locals, f_globals, options, None, opaque_generators, phases)
     except Unsupported as error:
+        _add_phase(phases, "tracing", started)
         if not options.allow_breaks or error.index is None or error.generator is not None:
             raise
         if isinstance(error, Raised) and error.frames == 1 and not error.explicit and \
@@ -126,7 +140,13 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
         log = logger("graph_breaks")
         if log.isEnabledFor(logging.DEBUG):
             log.debug("graph break in %s: %s", fn.__qualname__, error)
-        entry = _convert(fn, f_locals, f_globals, options, error.index, opaque_generators)
+        retraced = time.perf_counter()
+        try:
+            entry = _convert(fn, f_locals, f_globals, options, error.index, opaque_generators,
+                             phases, retrace=True)
+        except Unsupported:
+            _add_phase(phases, "tracing up to the break again", retraced)
+            raise
         # Kept as a record only: its traceback would keep the first trace, and the frame's
         # inputs, alive as long as the entry.
         error.__traceback__ = error.__context__ = None
@@ -134,8 +154,20 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
         return entry
 
 
+def _add_phase(phases: dict[str, float], phase: str, since: float) -> float:
+    """Add the time since `since` to `phase`; returns now."""
+    now = time.perf_counter()
+    phases[phase] = phases.get(phase, 0.0) + (now - since)
+    return now
+
+
+def _phase_words(phases: dict[str, float]) -> str:
+    return ", ".join(f"{phase} {seconds * 1e3:.1f} ms" for phase, seconds in phases.items())
+
+
 def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: Options,
-             stop_at: int | None, opaque_generators: dict[types.CodeType, str]) -> CacheEntry:
+             stop_at: int | None, opaque_generators: dict[types.CodeType, str],
+             phases: dict[str, float], retrace: bool = False) -> CacheEntry:
     output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints,
                          options.automatic_dynamic, options.dynamic_numbers)
     output.f_globals = f_globals
@@ -173,15 +205,19 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         gm = output.finish(builder.outputs)
     finally:
         output.restore_global_state()
-    traced = time.perf_counter()
+    now = _add_phase(phases, "tracing up to the break again" if retrace else "tracing", started)
     # (the backend first: a backend that traces on the frontend's fakes, aot_eager, may add
     # shape guards)
-    compiled = _compile_graph(gm, output, options) if gm is not None else None
+    compiled = _compile_graph(fn, gm, output, options) if gm is not None else None
+    if gm is not None:
+        now = _add_phase(phases, "backend", now)
     guards = output.guard_set()
+    now = _add_phase(phases, "guards", now)
     shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
     numbers = {g.source: g.value for g in guards
                if isinstance(g, Equals) and type(g.value) in (int, float)}
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
+        _log_entry(fn, gm, guards, "", phases)
         return CacheEntry(guards, None, "", None, input_shapes=shapes, input_numbers=numbers)
     inputs = [s for s, _, _ in output.inputs]
     rerun = gm is None or not mutates_inputs(gm.graph)
@@ -189,17 +225,22 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         run, source = make_runner(compiled, inputs, builder, plan, effects, rerun,
                                   output.initial_grad_mode)
     else:
+        lineno = tracer.instructions[tracer.ip].lineno
+        origin = getattr(fn, "_dynamo_resume_of", None)  # a resume function: the user's function
+        name = (fn if origin is None else origin[0]).__name__
         run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun,
-                                        output.initial_grad_mode)
+                                        output.initial_grad_mode,
+                                        site=None if lineno is None else
+                                        (fn.__code__.co_filename, lineno, name))
         # what the step made for real sees as its caller: the user's line (`warn_at`)
-        BREAK_SITES[run.__code__] = (fn.__code__.co_filename,
-                                     tracer.instructions[tracer.ip].lineno, fn.__globals__)
-    _log_entry(fn, gm, guards, source, started, traced)
+        BREAK_SITES[run.__code__] = (fn.__code__.co_filename, lineno, fn.__globals__)
+    _add_phase(phases, "code generation", now)
+    _log_entry(fn, gm, guards, source, phases)
     return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_numbers=numbers)
 
 
 def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: GuardSet,
-               source: str, started: float, traced: float) -> None:
+               source: str, phases: dict[str, float]) -> None:
     name = fn.__qualname__
     if gm is not None and logger("graph").isEnabledFor(logging.DEBUG):
         logger("graph").debug("graph of %s:%s", name, gm.code)
@@ -210,19 +251,19 @@ def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: 
         logger("bytecode").debug("original code of %s:\n%s\ntransformed frame:\n%s", name,
                                  dis.Bytecode(fn.__code__).dis(), source)
     if logger("perf").isEnabledFor(logging.DEBUG):
-        logger("perf").debug("%s: tracing %.1f ms, backend and code generation %.1f ms", name,
-                             (traced - started) * 1e3, (time.perf_counter() - traced) * 1e3)
+        logger("perf").debug("%s: %.1f ms: %s", name, sum(phases.values()) * 1e3,
+                             _phase_words(phases))
 
 
-def _compile_graph(gm: torch.fx.GraphModule, output: OutputGraph, options: Options) -> Callable:
+def _compile_graph(fn: types.FunctionType, gm: torch.fx.GraphModule, output: OutputGraph, options: Options) -> Callable:
     try:
         return options.backend(gm, output.example_inputs())
     except Exception as error:
         if options.raise_backend_errors:
             raise BackendError(f"the backend failed: {error}") from error
-        warnings.warn(f"dynamo: backend {getattr(options.backend, '__name__', options.backend)!r}"
-                      f" failed ({type(error).__name__}: {error}); running the graph eagerly",
-                      stacklevel=6)
+        warn_user(f"dynamo: backend {getattr(options.backend, '__name__', options.backend)!r}"
+                  f" failed on the graph of {fn.__qualname__} ({type(error).__name__}: {error});"
+                  " running the graph eagerly")
         return gm.forward
 
 

@@ -21,6 +21,9 @@ class Unsupported(Exception):
         self.filename: str | None = None
         self.lineno: int | None = None
         self.in_library = False  # the location is torch's own (no user code was on the way)
+        # torch's own line where it happened, when a user's line called into it: the user's
+        # line alone (`torch.distributions.Normal(loc, scale)`) does not show the construct
+        self.library_site: tuple[str, int] | None = None
         self.index: int | None = None  # the top frame's instruction where it happened
         self.generator: CodeType | None = None  # a generator whose tracing failed: call it for real
 
@@ -34,6 +37,8 @@ class Unsupported(Exception):
         location in torch's own code only until a user's comes (a torch module compiled
         directly, `nn.Transformer`, has no user code on the way)."""
         if lineno is not None and (self.filename is None or self.in_library and not in_library):
+            if self.in_library and self.library_site is None:
+                self.library_site = (self.filename, self.lineno)
             self.filename, self.lineno, self.in_library = filename, lineno, in_library
 
     def __str__(self) -> str:
@@ -41,7 +46,23 @@ class Unsupported(Exception):
             return self.reason
         line = linecache.getline(self.filename, self.lineno).strip()
         excerpt = f"\n    {line}" if line else ""
-        return f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}"
+        return f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}{self.inside()}"
+
+    def library_where(self) -> str | None:
+        """torch's file:line where the user's line met the construct (None: none)."""
+        if self.library_site is None:
+            return None
+        filename, lineno = self.library_site
+        short = filename[filename.rfind("/torch/") + 1:] if "/torch/" in filename else filename
+        return f"{short}:{lineno}"
+
+    def inside(self) -> str:
+        """Where in torch's code the user's line met the construct, as lines to append."""
+        where = self.library_where()
+        if where is None:
+            return ""
+        line = linecache.getline(*self.library_site).strip()  # type: ignore[misc]
+        return f"\n  inside torch's code at {where}" + (f"\n    {line}" if line else "")
 
 
 class NotAGraphValue(Unsupported):

@@ -25,6 +25,8 @@ class ExplainOutput:
     breaks: list[Unsupported] = field(default_factory=list)
     eager: list[str] = field(default_factory=list)  # frames that ran eagerly, and why
     guards: list[str] = field(default_factory=list)
+    # the same guards by cache entry: (the frame's name, its entry's guards)
+    guards_by_entry: list[tuple[str, list[str]]] = field(default_factory=list)
     result: Any = None
 
     @property
@@ -46,10 +48,17 @@ class ExplainOutput:
             lines.append(f"graph {i}: {len(ops)} ops: {', '.join(ops)}")
         for i, error in enumerate(self.breaks):
             where = f" at {error.filename}:{error.lineno}" if error.filename else ""
-            lines.append(f"break {i}: {error.reason}{where}")
+            inside = error.library_where()
+            inside = f" (inside torch's code at {inside})" if inside else ""
+            lines.append(f"break {i}: {error.reason}{where}{inside}")
         lines += [f"ran eagerly: {why}" for why in self.eager]
         lines.append(f"{len(self.guards)} guard(s):")
-        lines += [f"  {g}" for g in self.guards]
+        if self.guards_by_entry:
+            for name, guards in self.guards_by_entry:
+                lines.append(f"  {name}:")
+                lines += [f"    {g}" for g in guards]
+        else:
+            lines += [f"  {g}" for g in self.guards]
         return "\n".join(lines)
 
 
@@ -80,10 +89,13 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
         try:
             compiled = frontend.compile(fn, backend=recording)
             report.result = compiled(*args, **kwargs)
-            for cache in frontend._caches.values():
-                for guards, entry in cache.entries:
+            for key, cache in frontend._caches.items():
+                for i, (guards, entry) in enumerate(cache.entries):
                     report.breaks += entry.breaks
-                    report.guards += [g.describe() for g in guards]
+                    described = [g.describe() for g in guards]
+                    report.guards += described
+                    name = key[0].co_qualname + (f" (entry {i})" if len(cache.entries) > 1 else "")
+                    report.guards_by_entry.append((name, described))
             report.eager = list(frontend._gave_up.values())
         finally:
             frontend._caches.clear()

@@ -17,7 +17,6 @@ import inspect
 import logging
 import sysconfig
 import types
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -26,7 +25,7 @@ import torch
 from torch.nn.modules import module as _modules
 
 from dynamo.backends import Backend, lookup_backend
-from dynamo.breaks import RUN_EAGERLY, Continue
+from dynamo.breaks import RUN_EAGERLY, Continue, warn_user
 from dynamo.bytecode import clear_caches
 from dynamo.convert_frame import CacheEntry, Options, convert_frame, is_checkpoint
 from dynamo.exc import Unsupported
@@ -376,9 +375,8 @@ class CompiledFunction:
             return None
         if not entry.guards.check(f_locals, f_globals):  # a frontend bug, never a wrong result
             failed = "; ".join(entry.guards.explain(f_locals, f_globals))
-            warnings.warn(f"dynamo: the guards of {_name(self.fn)}'s new compilation do not "
-                          f"hold for the inputs it was made for ({failed}); this call runs "
-                          "eagerly", stacklevel=4)
+            warn_user(f"dynamo: the guards of {_name(self.fn)}'s new compilation do not "
+                      f"hold for the inputs it was made for ({failed}); this call runs eagerly")
             return None
         try:
             self.cache.add(entry.guards, entry, f_locals=f_locals, f_globals=f_globals)
@@ -391,7 +389,7 @@ class CompiledFunction:
     def _give_up(self, message: str) -> None:
         _gave_up[self._key] = message
         self._gave_up = True
-        warnings.warn(message, stacklevel=4)
+        warn_user(message)
 
 
 class OptimizedModule(torch.nn.Module):

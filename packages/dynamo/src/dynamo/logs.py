@@ -17,6 +17,21 @@ TOPICS = ("graph", "guards", "recompiles", "graph_breaks", "bytecode", "perf")
 ENV_VAR = "DYNAMO_LOGS"
 
 
+class _TopicHandler(logging.StreamHandler):
+    """Prints a topic's records to stderr unless a handler above the topic's logger gets them
+    too (the application's `logging.basicConfig`, pytest's capture): then they are printed
+    once, by that handler, instead of twice."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log = logging.getLogger(record.name)
+        above = log.parent if log.propagate else None
+        while above is not None:
+            if any(record.levelno >= h.level for h in above.handlers):
+                return
+            above = above.parent if above.propagate else None
+        super().emit(record)
+
+
 def logger(topic: str) -> logging.Logger:
     return logging.getLogger(f"dynamo.{topic}")
 
@@ -34,7 +49,7 @@ def configure(spec: str | None = None) -> list[str]:
         log = logger(topic)
         log.setLevel(logging.DEBUG)
         if not log.handlers:
-            handler = logging.StreamHandler()
+            handler = _TopicHandler()
             handler.setFormatter(logging.Formatter(f"[dynamo.{topic}] %(message)s"))
             log.addHandler(handler)
     return wanted
