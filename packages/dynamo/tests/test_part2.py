@@ -306,7 +306,7 @@ def test_dynamos_warnings_name_the_users_call(monkeypatch) -> None:
 
 def test_a_break_inside_torchs_code_names_torchs_line_too() -> None:
     def sample(loc):
-        return torch.distributions.Normal(loc, torch.ones(2)).log_prob(loc)
+        return torch.distributions.Normal(loc, torch.ones(2), validate_args=True).log_prob(loc)
 
     with pytest.raises(dynamo.Unsupported) as error:
         dynamo.compile(sample, fullgraph=True)(torch.zeros(2))
