@@ -1358,3 +1358,55 @@ def test_integer_shifts_as_torch_shifts(device):
                 b >> 9, b << 9, u << 1, u >> 1, torch.bitwise_right_shift(b, s.to(torch.int8)))
     compile_and_check(shifts, a, s, b, u, atol=0, rtol=0)
     assert counters["fallbacks"] == 0 and counters["kernels"] == 1
+
+
+def test_a_write_through_a_row_of_an_overlapping_view_runs_as_it_came(device):
+    # `v2[0]` does not overlap itself, but `v2` does: eager's write shows in both rows
+    def fn(a):
+        v2 = (a * 1).as_strided((2, 2), (1, 1), 0)
+        v2[0].mul_(3)
+        return v2 + 0
+
+    compile_and_check(fn, torch.arange(4.0, device=device))
+
+
+@pytest.mark.parametrize("make", [lambda d: torch.randn(8, 1, device=d).expand(8, 4),
+                                  lambda d: torch.randn(5, 1, 3, device=d)])
+def test_writes_into_expanded_tensors_run_as_they_came(device, make):
+    # eager allows `fill_`/`zero_` of an expanded (overlapping) tensor; a functional trace cannot
+    def into_input(a):
+        a.select(0, 2).fill_(0.25)
+        return a * 2
+
+    def into_temporary(x):
+        x.exp().expand(5, 5, 3).zero_()
+        return x + 1
+
+    fn = into_input if make(device).shape == (8, 4) else into_temporary
+    torch.manual_seed(0)
+    want = fn(make(device))
+    torch.manual_seed(0)
+    x = make(device)
+    torch.testing.assert_close(compile_fx(torch.fx.symbolic_trace(fn), [x])(x), want)
+
+
+def test_index_fill_of_a_broadcast_scalar(device):
+    fn = lambda a, i: (a.index_fill(0, i, -2) - a.amax(-1, keepdim=True)).exp()  # noqa: E731
+    compile_and_check(fn, torch.randn(17, 7, device=device), torch.tensor([4], device=device))
+
+
+def test_float64_to_bfloat16(device):
+    compile_and_check(lambda a: (a + 2).double().to(torch.bfloat16),
+                      torch.tensor([-1.0, 0.0, 1.0, 2.5, 3.0], device=device))
+
+
+def test_unfold_of_a_temporary_of_a_permuted_input_with_symbolic_sizes(device):
+    import torch._dynamo
+
+    def fn(a):
+        return torch.sign(torch.where(a > 0, a, 0.0).unfold(1, 2, 2).select(3, 1))
+
+    a = torch.randn(3, 7, 3, 7, generator=torch.Generator().manual_seed(0)).to(device)
+    a = a.permute(0, 3, 2, 1)
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(fn, backend="inductor_lite", dynamic=True)(a), fn(a))

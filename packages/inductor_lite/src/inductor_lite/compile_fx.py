@@ -400,6 +400,12 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
     return fakes, [mode.from_tensor(t) for t in state]
 
 
+# What torch (fake kernels, functionalization) says of writes eager makes but a functional
+# trace cannot express: such graphs run as they came.
+_UNTRACEABLE_WRITES = ("more than one element of the written-to tensor",
+                       "was an as_strided() call", "as_strided_scatter:")
+
+
 def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
            table: dict) -> torch.fx.GraphModule:
     """`gm` as an aten graph of (*state, *inputs), functional: no writes but copies into inputs
@@ -420,13 +426,22 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     def call(*args: Any) -> Any:
         return torch.func.functional_call(gm, dict(zip(state_names, args[:count])), args[count:])
 
-    first = traced = make_fx(call, "fake", table)(*state, *inputs)
+    try:
+        first = traced = make_fx(call, "fake", table)(*state, *inputs)
+    except RuntimeError as e:
+        # a write into an overlapping view (an expanded input's `fill_`), which eager allows
+        # but fake kernels refuse
+        if not any(m in str(e) for m in _UNTRACEABLE_WRITES):
+            raise
+        raise InputMetadataChange(f"a write a functional trace cannot follow: {e}") from e
     for node in first.graph.nodes:
         if _changes_input_metadata(node):
             raise InputMetadataChange(f"{node.target} changes the sizes or strides of an input")
+        # the written tensor and every view it was taken from (a row of an overlapping
+        # `as_strided` view does not overlap itself, but its base does)
         written = [n.meta.get("val") for n in tree_flatten(node.args[:1])[0]
-                   if isinstance(n, torch.fx.Node)] if _writes_in_place(node) else []
-        if any(isinstance(val, torch.Tensor) and may_overlap(val) for val in written):
+                   for n in _view_chain(n)] if _writes_in_place(node) else []
+        if any(isinstance(val, torch.Tensor) and _may_overlap_hinted(val) for val in written):
             raise InputMetadataChange(f"{node.target} writes into a view whose elements overlap "
                                       "(unfold, as_strided, expand): eager updates a shared "
                                       "element once per view element")
@@ -438,6 +453,10 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         try:
             traced = make_fx(fn, "fake", table)(*state, *inputs)
         except RuntimeError as e:
+            if any(m in str(e) for m in _UNTRACEABLE_WRITES):
+                # a copy back into an input whose elements overlap (expanded, symbolic sizes),
+                # or a write through an `as_strided` view functionalization cannot replay
+                raise InputMetadataChange(f"a write functionalization cannot follow: {e}") from e
             if "alias annotations" not in str(e):
                 raise
             break
@@ -449,6 +468,24 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     if not _outputs_as_views(traced, views):
         return first  # not views of what is copied into an input: lowering runs it eagerly
     return make_fx(_AtenInterpreter(traced).run, "fake", table)(*state, *inputs)
+
+
+def _may_overlap_hinted(t: torch.Tensor) -> bool:
+    """`may_overlap`, deciding symbolic sizes and strides by this example's values (a graph
+    found to write into an overlapping view runs as it came for every call, which is right
+    whatever the sizes)."""
+    if may_overlap(t):
+        return True
+    sizes, strides = [_hint(n) for n in t.shape], [_hint(st) for st in t.stride()]
+    if not all(isinstance(n, int) for n in (*sizes, *strides)):
+        return False
+    reach = 0
+    for size, stride in sorted(((n, abs(st)) for n, st in zip(sizes, strides) if n > 1),
+                               key=lambda d: d[1]):
+        if stride <= reach:
+            return True
+        reach += stride * (size - 1)
+    return False
 
 
 class InputMetadataChange(Exception):
@@ -472,6 +509,17 @@ def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
     return [i for i, o in enumerate(outputs) if isinstance(o, torch.fx.Node)
             and isinstance(o.meta.get("val"), torch.Tensor)
             and any(torch._C._is_alias_of(o.meta["val"], w.meta["val"]) for w in written)]
+
+
+def _view_chain(node: Any) -> list[torch.fx.Node]:
+    """`node` and the nodes it is a view of, through view ops."""
+    chain = []
+    while isinstance(node, torch.fx.Node):
+        chain.append(node)
+        if not _is_view(node):
+            break
+        node = node.args[0]
+    return chain
 
 
 def _view_base(node: Any) -> torch.fx.Node | None:

@@ -127,7 +127,10 @@ def _kernel_dtypes_only(node: torch.fx.Node) -> bool:
 def dense_layout(val: torch.Tensor) -> Layout:
     """The fake value's own strides when they are dense and non-overlapping, else contiguous."""
     layout = meta_layout(val)
-    order = sorted(range(len(layout.size)), key=lambda d: _hint(layout.stride[d]))
+    # symbolic strides are ordered by this example's values (a transposed input's `s1` and
+    # `s0*s1`), not all alike: else a dense permuted layout would be taken for a non-dense one
+    strides = val.stride()
+    order = sorted(range(len(layout.size)), key=lambda d: _stride_hint(strides[d]))
     expected = sympy.Integer(1)
     dense = True
     for d in order:
@@ -136,6 +139,13 @@ def dense_layout(val: torch.Tensor) -> Layout:
         expected = expected * layout.size[d]
     stride = layout.stride if dense else contiguous_strides(layout.size)
     return Layout(layout.size, tuple(stride), sympy.Integer(0), layout.dtype, layout.device)
+
+
+def _stride_hint(s: Any) -> int:
+    if isinstance(s, torch.SymInt):
+        hint = getattr(s.node, "hint", None)
+        return int(hint) if hint is not None else 1 << 20
+    return int(s)
 
 
 def _hint(e: sympy.Expr) -> int:
@@ -350,6 +360,14 @@ class GraphLowering:
         # Lazy arguments are computed in the layout the trace saw (when it is dense), as the
         # op's output layout may follow its inputs'.
         traced = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
+        if node.target in (aten.as_strided.default, aten.as_strided_copy.default) and isinstance(
+                args[0], (Pointwise, ComputedBuffer)):
+            # a view of the storage: its argument must be laid out exactly as eager's
+            v = traced[0][0]
+            layout = dense_layout(v)
+            if (layout.stride != meta_layout(v).stride or sym(v.storage_offset()) != 0 or (
+                    isinstance(args[0], ComputedBuffer) and args[0].layout.stride != layout.stride)):
+                raise GraphLoweringError(f"{node.target} of a value not laid out as eager's")
         args, kwargs = _zip_map((args, kwargs), traced, lambda t, v: self.realize(
             t, dense_layout(v) if isinstance(v, torch.Tensor) else None))
         val = node.meta["val"]

@@ -29,8 +29,9 @@ def _next_pow2(n: int) -> int:
 def with_strides(t: torch.Tensor | None, size: tuple, stride: tuple) -> torch.Tensor | None:
     """`t`, or a copy of it with `stride`, which the code reading it assumes (None, an output
     a library call leaves out, stays None)."""
-    if t is None or t.stride() == stride or t.numel() == 0:
-        return t
+    if t is None or t.numel() == 0 or all(
+            a == b for a, b, n in zip(t.stride(), stride, size) if n != 1):
+        return t  # strides of size-1 dims address nothing (and may make the layout overlap)
     return torch.empty_strided(size, stride, dtype=t.dtype, device=t.device).copy_(t)
 
 

@@ -59,10 +59,12 @@ def trunc(x):
 @triton.jit
 def to_bfloat16(x):
     # Round the float32 bits to nearest even at bit 16, then keep the top half (exactly).
-    bits = x.to(tl.float32).to(tl.uint32, bitcast=True)
+    # (from float32 only: the interpreter turns float64 into bfloat16 as 0)
+    x32 = x.to(tl.float32)
+    bits = x32.to(tl.uint32, bitcast=True)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     rounded = bits.to(tl.float32, bitcast=True)
-    return tl.where(x != x, x, rounded).to(tl.bfloat16)
+    return tl.where(x32 != x32, x32, rounded).to(tl.bfloat16)
 
 
 @triton.jit
