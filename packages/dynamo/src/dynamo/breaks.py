@@ -77,18 +77,22 @@ def warn_at(filename: str, lineno: int, module_globals: dict, message: Any,
     site = (filename, lineno, module_globals)
     frame = sys._getframe(2)  # above the transformed frame that called this one
     for _ in range(stacklevel - 1):
-        site = None
-        while frame is not None and site is None:
-            code = frame.f_code
-            if code in BREAK_SITES:
-                site = BREAK_SITES[code]
-            elif code.co_filename != "<dynamo transformed frame>" and \
-                    not code.co_filename.startswith(_DYNAMO_DIR):
-                site = (code.co_filename, frame.f_lineno, frame.f_globals)
-            frame = frame.f_back
-        if site is None:  # past the outermost frame: Python says `sys`
-            site = ("sys", 1, sys.__dict__)
+        site, frame = _user_site(frame, lambda name: name.startswith(_DYNAMO_DIR))
     _warn_explicit_at(site, message, category or UserWarning, source)
+
+
+def _user_site(frame: Any, skipped: Callable[[str], bool]) -> tuple[tuple[str, int, dict], Any]:
+    """The first user's line from `frame` outwards, and the frame above it: a transformed
+    frame making a call at a break stands for the user's line of that call; frames of files
+    `skipped` says so of are passed over. Past the outermost frame, Python says `sys`."""
+    while frame is not None:
+        code, above = frame.f_code, frame.f_back
+        if code in BREAK_SITES:
+            return BREAK_SITES[code], above
+        if code.co_filename != "<dynamo transformed frame>" and not skipped(code.co_filename):
+            return (code.co_filename, frame.f_lineno, frame.f_globals), above
+        frame = above
+    return ("sys", 1, sys.__dict__), None
 
 
 def _warn_explicit_at(site: tuple[str, int, dict], message: Any, category: type[Warning],
@@ -113,17 +117,7 @@ def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     dynamo, or for a transformed frame making a call at a break, the user's line of that
     call. (A fixed `stacklevel` names a dynamo file whenever the call came through more of
     dynamo's frames than counted: a module's forward, a resume function, a break's callee.)"""
-    frame = sys._getframe(1)
-    site = None
-    while frame is not None and site is None:
-        code = frame.f_code
-        if code in BREAK_SITES:
-            site = BREAK_SITES[code]
-        elif code.co_filename != "<dynamo transformed frame>" and \
-                not _skipped_for_warnings(code.co_filename):
-            site = (code.co_filename, frame.f_lineno, frame.f_globals)
-        frame = frame.f_back
-    _warn_explicit_at(site or ("sys", 1, sys.__dict__), message, category)
+    _warn_explicit_at(_user_site(sys._getframe(1), _skipped_for_warnings)[0], message, category)
 
 
 def enter_with(manager: Any) -> tuple[Any, Any]:

@@ -7,7 +7,7 @@ may be symbols. The layers above use it to trace programs without computing anyt
 from fakecore.errors import DataDependentError, MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_mode import FakeTensorMode
 from fakecore.fake_tensor import FakeTensor
-from fakecore.overlap import may_overlap
+from fakecore.overlap import may_overlap, strides_overlap
 from fakecore.shape_env import ShapeEnv, ShapeGuard, SizeOrigin
 from fakecore.sym_functions import FloatTrueDiv, FloorDiv, PythonMod
 from fakecore.sym_node import SymNode, observe_sym_ops
@@ -28,5 +28,6 @@ __all__ = [
     "UnsupportedFakeOpError",
     "ValueRange",
     "may_overlap",
+    "strides_overlap",
     "observe_sym_ops",
 ]

@@ -7,6 +7,8 @@ each element once. Tracers refuse those writes with this test.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 
@@ -17,6 +19,11 @@ def may_overlap(t: torch.Tensor) -> bool:
     sizes, strides = t.shape, t.stride()
     if not all(isinstance(n, int) for n in (*sizes, *strides)):
         return False
+    return strides_overlap(sizes, strides)
+
+
+def strides_overlap(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """`may_overlap` of a tensor of these (concrete) sizes and strides."""
     reach = 0
     for size, stride in sorted(((n, abs(st)) for n, st in zip(sizes, strides) if n > 1),
                                key=lambda d: d[1]):

@@ -37,6 +37,7 @@ from fakecore import (
     SizeOrigin,
     UnsupportedFakeOpError,
     may_overlap,
+    strides_overlap,
 )
 from fxtrace import core_aten_decompositions, make_fx
 
@@ -477,15 +478,8 @@ def _may_overlap_hinted(t: torch.Tensor) -> bool:
     if may_overlap(t):
         return True
     sizes, strides = [_hint(n) for n in t.shape], [_hint(st) for st in t.stride()]
-    if not all(isinstance(n, int) for n in (*sizes, *strides)):
-        return False
-    reach = 0
-    for size, stride in sorted(((n, abs(st)) for n, st in zip(sizes, strides) if n > 1),
-                               key=lambda d: d[1]):
-        if stride <= reach:
-            return True
-        reach += stride * (size - 1)
-    return False
+    return all(isinstance(n, int) for n in (*sizes, *strides)) and \
+        strides_overlap(sizes, strides)
 
 
 class InputMetadataChange(Exception):
