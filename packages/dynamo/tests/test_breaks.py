@@ -340,3 +340,27 @@ def test_a_value_a_graph_operation_cannot_take_names_the_operation() -> None:
     assert [b.reason for b in report.breaks] == [
         "passing a function to a graph operation (associative_scan)"]
     torch.testing.assert_close(dynamo.compile(prefix_sums)(x), prefix_sums(x))
+
+
+def test_warnings_from_a_module_with_no_loader() -> None:
+    """A module made with `types.ModuleType` and `exec` has no loader: Python 3.12 refuses its
+    globals in `warn_explicit`; the user's warning at a break, and dynamo's own warning naming
+    that module's line, are still made."""
+    import types
+
+    import dynamo
+
+    module = types.ModuleType("made_here")
+    exec(compile("import warnings\n"
+                 "def f(x):\n"
+                 "    y = x + 1\n"
+                 "    warnings.warn('from the module')\n"
+                 "    return y * 2\n"
+                 "def g(x):\n"
+                 "    return f(x)\n", "<made_here>", "exec"), module.__dict__)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = dynamo.compile(module.g, backend="eager")(torch.ones(2))
+    torch.testing.assert_close(out, torch.full((2,), 4.0))
+    assert [(str(w.message), w.filename, w.lineno) for w in caught
+            if "from the module" in str(w.message)] == [("from the module", "<made_here>", 4)]

@@ -98,11 +98,15 @@ def _user_site(frame: Any, skipped: Callable[[str], bool]) -> tuple[tuple[str, i
 def _warn_explicit_at(site: tuple[str, int, dict], message: Any, category: type[Warning],
                       source: Any = None) -> None:
     filename, lineno, module_globals = site
+    loader = module_globals.get("__loader__") or getattr(module_globals.get("__spec__"),
+                                                         "loader", None)
     warnings.warn_explicit(
         message, category, filename, lineno,
         module=module_globals.get("__name__", "<unknown>"),
         registry=module_globals.setdefault("__warningregistry__", {}),
-        module_globals=module_globals, source=source)
+        # a module with no loader (`types.ModuleType`, `exec` in a dict of its own): Python
+        # 3.12 refuses its globals, which would find no source line anyway
+        module_globals=module_globals if loader is not None else None, source=source)
 
 
 def _skipped_for_warnings(filename: str) -> bool:
