@@ -1410,3 +1410,47 @@ def test_unfold_of_a_temporary_of_a_permuted_input_with_symbolic_sizes(device):
     a = a.permute(0, 3, 2, 1)
     torch._dynamo.reset()
     torch.testing.assert_close(torch.compile(fn, backend="inductor_lite", dynamic=True)(a), fn(a))
+
+
+def test_cat_branches_index_with_their_own_loaded_indices(device):
+    # each branch of the cat loads the index under its own condition; two branches' indices
+    # once shared a name (their sympy hashes collide: `x - 1` and `x - 2`)
+    def fn(a, idx):
+        v5 = (a * 1)[..., None]
+        v8 = torch.stack([v5, v5 * 2], 3)
+        return torch.cat([v8, v8, v8[:, :, :1]], 2)[idx, :, None]
+
+    g = torch.Generator().manual_seed(1)
+    compile_and_check(fn, torch.randn(129, 5, generator=g).to(device),
+                      torch.tensor([100], device=device))
+
+
+def test_a_cat_branch_condition_the_same_for_every_lane(device):
+    # `v1[61:62]` of a cat with symbolic sizes: each branch's condition (`61 < s0`) is one
+    # value for all lanes, made a block as a mask must be
+    import torch._dynamo
+
+    def fn(a):
+        return torch.where(torch.cat([a, a, a[:1]], 0)[61:62] > 0, 1.5, 2)
+
+    torch._dynamo.reset()
+    a = torch.randn(129, device=device)
+    torch.testing.assert_close(torch.compile(fn, backend="inductor_lite", dynamic=True)(a), fn(a))
+
+
+def test_a_value_read_through_a_view_fallback_is_computed_before_the_input_is_written(device):
+    # `unfold` of a non-contiguous input is an aten view of it; `masked_fill` reads that view,
+    # then the input is written in place: the returned value is of the input before the write
+    def fn(a):
+        v = a.unfold(2, 2, 1)
+        out = v.masked_fill(v[5:6] > 0, float("-inf"))
+        a.add_(a)
+        return out.mT
+
+    def make():
+        base = torch.randn(15, 7, 9, generator=torch.Generator().manual_seed(0)).to(device)
+        return base[1::2, 1::2, 1::2]
+
+    x, y = make(), make()
+    torch.testing.assert_close(compile_fx(torch.fx.symbolic_trace(fn), [make()])(y), fn(x))
+    torch.testing.assert_close(y, x)

@@ -325,10 +325,17 @@ class IndirectIndex(sympy.Symbol):
     wraps: bool
 
     def __new__(cls, value: Value, dim_size: sympy.Expr, wraps: bool = True) -> IndirectIndex:
-        obj = super().__new__(cls, f"indirect{abs(hash((value, dim_size, wraps))) % 10**10}",
-                              integer=True)
+        # One name per distinct (value, dim_size, wraps), by equality: a name made from the
+        # hash would join indices whose hashes collide (`hash(x - 1) == hash(x - 2)` in sympy,
+        # as `hash(-1) == hash(-2)` in CPython), and a symbol is its name
+        key = (value, dim_size, wraps)
+        name = _INDIRECT_NAMES.setdefault(key, f"indirect{len(_INDIRECT_NAMES)}")
+        obj = super().__new__(cls, name, integer=True)
         obj.value, obj.dim_size, obj.wraps = value, dim_size, wraps
         return obj
+
+
+_INDIRECT_NAMES: dict[tuple, str] = {}
 
 
 def masked(v: Value, condition: Value) -> Value:

@@ -219,11 +219,24 @@ class GraphLowering:
                 self.env[node] = self._before_write(value, name, val)
 
     def _before_write(self, t: Any, name: str, val: Any) -> Any:
-        if isinstance(t, BufferView) and t.buffer.name == name:
+        if isinstance(t, BufferView) and t.buffer.name in self._aliases_of(name):
             t = Pointwise(t.size, t.dtype, t.device, loader(t))
-        if isinstance(t, Pointwise) and any(n == name for n, _ in _reads(t.fn, t.size)):
+        if isinstance(t, Pointwise) and any(n in self._aliases_of(name)
+                                            for n, _ in _reads(t.fn, t.size)):
             return self.realize(t, dense_layout(val) if isinstance(val, torch.Tensor) else None)
         return t
+
+    def _aliases_of(self, name: str) -> set[str]:
+        """`name` and the buffers that are views of its storage made by aten (an `as_strided`
+        fallback of an input: reading it reads `name`)."""
+        names = {name}
+        for b in self.buffers:
+            if isinstance(b, ExternBuffer) and _returns_a_view(b.target) and any(
+                    isinstance(a, (Buffer, BufferView)) and
+                    (a.name if isinstance(a, Buffer) else a.buffer.name) in names
+                    for a in b.args[:1]):
+                names.add(b.name)
+        return names
 
     # -- the walk --------------------------------------------------------------------------
     def run(self) -> None:
@@ -471,6 +484,13 @@ def _float_arith(expr: sympy.Expr) -> bool:
                                 sympy.Min)):
             return False
     return True
+
+
+def _returns_a_view(target: Any) -> bool:
+    """Whether aten op `target` returns a view of its first argument (`as_strided`)."""
+    schema = getattr(target, "_schema", None)
+    return schema is not None and bool(schema.returns) and \
+        schema.returns[0].alias_info is not None and not schema.is_mutable
 
 
 def _free_symbols(tree: Any) -> set[sympy.Symbol]:

@@ -309,11 +309,14 @@ class KernelCodegen:
             text = f"tl.{v.op}({seed}, ({offset}) + tl.zeros({self.unit}, tl.int32))"
         elif v.op == "to_dtype":
             text = cast(self.value(v.args[0], scope), v.args[1])
-        elif v.op == "index_lt":
-            text = f"({self.print_index(v.args[0], scope)}) < ({self.print_index(v.args[1], scope)})"
-        elif v.op == "index_in":
+        elif v.op in ("index_lt", "index_in"):
             i, n = self.print_index(v.args[0], scope), self.print_index(v.args[1], scope)
-            text = f"(({i}) >= 0) & (({i}) < ({n}))"
+            text = f"({i}) < ({n})" if v.op == "index_lt" else f"(({i}) >= 0) & (({i}) < ({n}))"
+            if not {XINDEX, RINDEX} & set().union(*(sympy.sympify(a).free_symbols
+                                                    for a in v.args)):
+                # the same for every lane (`61 < s0`, a cat's branch at a fixed row): a block,
+                # as a mask must be (the interpreter refuses a scalar's dtype)
+                text = f"tl.full({self.unit}, 1, tl.int1) & ({text})"
         elif v.op == "neg" and v.dtype.is_floating_point:  # -x is 0 - x, losing the sign of 0
             text = f"{self.value(v.args[0], scope)} * -1.0"
         else:
