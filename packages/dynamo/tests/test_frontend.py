@@ -301,6 +301,12 @@ def test_compiled_code_called_from_compiled_code_is_traced_into_the_callers_grap
     assert report.graph_count == 1 and not report.breaks, str(report)
     assert report.ops_per_graph == [["linear", "relu", "sin", "add", "zeros_like", "mse_loss"]]
 
+    def handed_on(x):  # as a value, the wrappers stay themselves
+        return inner(x), inner, activation
+
+    _, got_inner, got_activation = dynamo.compile(handed_on)(x)
+    assert got_inner is inner and got_activation is activation
+
 
 def test_dynamic_shapes_share_one_graph() -> None:
     compiled = dynamo.compile(lambda x: x.view(-1, 2).sum(1) * x.shape[0], dynamic=True)

@@ -62,6 +62,7 @@ from dynamo.variables.functions import (
 from dynamo.variables.objects import (
     INTROSPECTION,
     BaseMethodVariable,
+    CompiledVariable,
     IntrospectionVariable,
     NNModuleVariable,
     PythonModuleVariable,
@@ -230,12 +231,13 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         # torch.compile does (tracing our own frontend would break inside its logging)
         _guard(tx, source, Identity.of, value)
         if isinstance(value, OptimizedModule):
-            return wrap(tx, value._orig_mod, _child(source, AttrSource, "_orig_mod"))
-        fn = wrap(tx, value.fn, _child(source, AttrSource, "fn"))
-        if value.bound_self is None:
-            return fn
-        return UserMethodVariable(fn, wrap(tx, value.bound_self,
-                                           _child(source, AttrSource, "bound_self")))
+            inner = wrap(tx, value._orig_mod, _child(source, AttrSource, "_orig_mod"))
+        else:
+            inner = wrap(tx, value.fn, _child(source, AttrSource, "fn"))
+            if value.bound_self is not None:
+                inner = UserMethodVariable(inner, wrap(
+                    tx, value.bound_self, _child(source, AttrSource, "bound_self")))
+        return inner if source is None else CompiledVariable(value, source, inner)
     if isinstance(value, torch.nn.Module):
         _guard(tx, source, Identity.of, value)
         return NNModuleVariable(value, source)

@@ -308,6 +308,22 @@ _CONTAINER_LENS = tuple(inspect.getattr_static(c, "__len__") for c in (
     torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList))
 
 
+class CompiledVariable(ObjectVariable):
+    """A compiled module or function (`dynamo.compile`'s wrapper) from the frame. Called, or
+    read from, it is the module or function it wraps (`inner`), traced into the caller's graph
+    as torch.compile does; as a value (stored in a global, returned) it is the wrapper itself."""
+
+    def __init__(self, value: Any, source: Any, inner: VariableTracker) -> None:
+        super().__init__(value, source)
+        self.inner = inner
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        return self.inner.call(tx, args, kwargs)
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        return self.inner.getattr(tx, name)  # (a compiled module passes attributes on)
+
+
 class NNModuleVariable(ObjectVariable):
     """An nn.Module from the frame: its parameters are graph inputs, its calls are inlined.
 
