@@ -5,7 +5,7 @@ may be symbols. The layers above use it to trace programs without computing anyt
 """
 
 from fakecore.errors import DataDependentError, MixedRealFakeError, UnsupportedFakeOpError
-from fakecore.fake_mode import FakeTensorMode
+from fakecore.fake_mode import FakeTensorMode, written_tensors
 from fakecore.fake_tensor import FakeTensor
 from fakecore.overlap import may_overlap, strides_overlap
 from fakecore.shape_env import ShapeEnv, ShapeGuard, SizeOrigin
@@ -29,5 +29,6 @@ __all__ = [
     "ValueRange",
     "may_overlap",
     "strides_overlap",
+    "written_tensors",
     "observe_sym_ops",
 ]

@@ -43,10 +43,10 @@ def memoized(mode: FakeTensorMode, x: FakeTensor) -> dict[str, Any]:
 
 def _count(
     mode: FakeTensorMode, func: Any, x: FakeTensor, memo: str,
-    numel: int | float | torch.SymInt | None = None,
+    numel: int | float | torch.SymInt | None = None, at_least: int = 0,
 ) -> torch.SymInt:
     """The unbacked number of elements that `func` selects from `numel` (default: `x.numel()`),
-    memoized on `x` and shared by the ops that ask."""
+    at least `at_least`, memoized on `x` and shared by the ops that ask."""
     if mode.shape_env is None:
         raise DataDependentError(
             f"{func} has an output size that depends on the data; give the FakeTensorMode a "
@@ -55,7 +55,8 @@ def _count(
     memos = memoized(mode, x)
     if memo not in memos:
         upper = _static_bound(x.numel() if numel is None else numel)
-        memos[memo] = mode.shape_env.create_unbacked_symint(str(func), 0, upper, size_like=True)
+        memos[memo] = mode.shape_env.create_unbacked_symint(str(func), at_least, upper,
+                                                            size_like=True)
     return memos[memo]
 
 
@@ -135,19 +136,12 @@ def _bincount(mode, func, args, kwargs):
     # max(minlength, x.max() + 1) bins: an unbacked count, memoized on x like nonzero's.
     values = dict(zip((a.name for a in func._schema.arguments), args)) | kwargs
     x, weights, minlength = values["self"], values.get("weights"), values.get("minlength", 0)
-    if mode.shape_env is None:
-        raise DataDependentError(f"{func} has an output size that depends on the data; give the "
-                                 "FakeTensorMode a ShapeEnv to trace it with an unbacked size")
-    memos = memoized(mode, x)
-    memo = f"bincount{minlength}"
-    if memo not in memos:
-        memos[memo] = mode.shape_env.create_unbacked_symint(
-            str(func), _static_bound(minlength) if isinstance(minlength, int) else 0,
-            float("inf"), size_like=True)
+    bins = _count(mode, func, x, f"bincount{minlength}", float("inf"),
+                  minlength if isinstance(minlength, int) else 0)
     # (as the CPU kernel: float32 weights give float32 counts, other weights float64)
     dtype = torch.long if weights is None else (
         torch.float32 if weights.dtype is torch.float32 else torch.float64)
-    return _empty(mode, x, [memos[memo]], dtype)
+    return _empty(mode, x, [bins], dtype)
 
 
 def _is_mask(index: Any) -> bool:

@@ -107,7 +107,7 @@ class FakeTensorMode(TorchDispatchMode):
         memoized(self, t)["item"] = value
 
     def _forget_values_written_by(self, func, args, kwargs, flat: list[Any]) -> None:
-        written = _written_tensors(func, args, kwargs) or [
+        written = written_tensors(func, args, kwargs) or [
             t for t in flat if isinstance(t, FakeTensor)]
         storages = {_storage_key(t) for t in written if isinstance(t, FakeTensor)}
         for t in [t for t in self._valued.keys() if _storage_key(t) in storages]:
@@ -323,7 +323,7 @@ class FakeTensorMode(TorchDispatchMode):
         return f"FakeTensorMode(shape_env={self.shape_env!r})"
 
 
-def _written_tensors(func, args, kwargs) -> list[Any]:
+def written_tensors(func, args, kwargs) -> list[Any]:
     """The tensor arguments that `func`'s schema says it writes to."""
     written = []
     for i, arg in enumerate(func._schema.arguments):
@@ -490,11 +490,11 @@ def _numbers_only(func, flat: list[Any]) -> bool:
     """Whether `func` is an op that binds Python numbers to its tensor arguments (`div`,
     `add`, ...) called with plain numbers only: no tensor, no symbol."""
     return (
-        isinstance(func, torch._ops.OpOverload)
+        not any(isinstance(a, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool))
+                for a in flat)
+        and isinstance(func, torch._ops.OpOverload)
         and not func._schema.is_mutable
         and torch.Tag.nondeterministic_seeded not in func.tags
-        and not any(isinstance(a, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool))
-                    for a in flat)
         and torch._C._should_allow_numbers_as_tensors(func.name().split("::")[-1].split(".")[0])
     )
 

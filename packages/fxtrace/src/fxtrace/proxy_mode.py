@@ -30,7 +30,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.weak import WeakIdKeyDictionary
 
-from fakecore import FloatTrueDiv, FloorDiv, PythonMod
+from fakecore import FloatTrueDiv, FloorDiv, PythonMod, written_tensors
 from fxtrace.module_stack import ModuleStack
 from fxtrace.user_stack import user_stack_trace
 
@@ -266,14 +266,8 @@ class ProxyMode(TorchDispatchMode):
     def _snapshot_written(self, func: Any, args: tuple, kwargs: dict) -> None:
         """Before `func` writes its mutable arguments: the nodes whose meta["val"] is one of
         them get a detached copy of it (the metadata as they are now)."""
-        written = []
-        for i, arg in enumerate(func._schema.arguments):
-            if arg.alias_info is None or not arg.alias_info.is_write:
-                continue
-            value = kwargs.get(arg.name) if arg.kwarg_only or i >= len(args) else args[i]
-            written += [v for v in tree_leaves(value) if isinstance(v, torch.Tensor)]
-        for t in written:
-            holders = self._live_vals.pop(t, None)
+        for t in written_tensors(func, args, kwargs):
+            holders = self._live_vals.pop(t, None) if isinstance(t, torch.Tensor) else None
             if not holders:
                 continue
             self._running_op += 1  # the detach is the tracer's, not the traced code's

@@ -311,7 +311,7 @@ class DictKeys(Guard):
             # `==` takes a key of a str subclass (np.str_, a str Enum's member) for a str
             types = consts.name((str,) * len(self.keys))
             return (f"tuple({name}.keys()) == {_literal(self.keys, consts)} and "
-                    f"all(map({consts.name(operator.is_)}, map(type, {name}.keys()), {types}))")
+                    f"all(map({consts.name(operator.is_)}, map(type, {name}), {types}))")
         # `1`, `1.0` and `True` are one key to a dict, and three keys to the code reading it
         return f"{consts.name(exact)}(tuple({name}.keys())) == {consts.name(exact(self.keys))}"
 

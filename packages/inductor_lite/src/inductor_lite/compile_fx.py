@@ -36,13 +36,18 @@ from fakecore import (
     ShapeEnv,
     SizeOrigin,
     UnsupportedFakeOpError,
-    may_overlap,
     strides_overlap,
 )
 from fxtrace import core_aten_decompositions, make_fx
 
 from . import config
-from .lowering import GraphLowering, GraphLoweringError, LoweringError, host_nodes
+from .lowering import (
+    GraphLowering,
+    GraphLoweringError,
+    LoweringError,
+    host_nodes,
+    returns_a_view,
+)
 from .metrics import counters
 from .scheduler import Kernel, schedule
 from .wrapper import WrapperCodegen
@@ -401,10 +406,11 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
     return fakes, [mode.from_tensor(t) for t in state]
 
 
-# What torch (fake kernels, functionalization) says of writes eager makes but a functional
-# trace cannot express: such graphs run as they came.
-_UNTRACEABLE_WRITES = ("more than one element of the written-to tensor",
-                       "was an as_strided() call", "as_strided_scatter:")
+def _untraceable_write(error: RuntimeError) -> bool:
+    """Whether torch (a fake kernel, functionalization) refused a write that eager makes but a
+    functional trace cannot express: such graphs run as they came."""
+    return any(m in str(error) for m in ("more than one element of the written-to tensor",
+                                         "was an as_strided() call", "as_strided_scatter:"))
 
 
 def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
@@ -432,7 +438,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     except RuntimeError as e:
         # a write into an overlapping view (an expanded input's `fill_`), which eager allows
         # but fake kernels refuse
-        if not any(m in str(e) for m in _UNTRACEABLE_WRITES):
+        if not _untraceable_write(e):
             raise
         raise InputMetadataChange(f"a write a functional trace cannot follow: {e}") from e
     for node in first.graph.nodes:
@@ -454,7 +460,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         try:
             traced = make_fx(fn, "fake", table)(*state, *inputs)
         except RuntimeError as e:
-            if any(m in str(e) for m in _UNTRACEABLE_WRITES):
+            if _untraceable_write(e):
                 # a copy back into an input whose elements overlap (expanded, symbolic sizes),
                 # or a write through an `as_strided` view functionalization cannot replay
                 raise InputMetadataChange(f"a write functionalization cannot follow: {e}") from e
@@ -475,8 +481,6 @@ def _may_overlap_hinted(t: torch.Tensor) -> bool:
     """`may_overlap`, deciding symbolic sizes and strides by this example's values (a graph
     found to write into an overlapping view runs as it came for every call, which is right
     whatever the sizes)."""
-    if may_overlap(t):
-        return True
     sizes, strides = [_hint(n) for n in t.shape], [_hint(st) for st in t.stride()]
     return all(isinstance(n, int) for n in (*sizes, *strides)) and \
         strides_overlap(sizes, strides)
@@ -552,10 +556,7 @@ def _outputs_as_views(gm: torch.fx.GraphModule, positions: list[int]) -> bool:
 
 def _is_view(node: torch.fx.Node) -> bool:
     """Whether the node's result is a view of its first argument."""
-    schema = getattr(node.target, "_schema", None)
-    return (node.op == "call_function" and schema is not None and len(schema.returns) == 1
-            and schema.returns[0].alias_info is not None
-            and not schema.returns[0].alias_info.is_write)
+    return node.op == "call_function" and returns_a_view(node.target)
 
 
 class _AtenInterpreter(torch.fx.Interpreter):

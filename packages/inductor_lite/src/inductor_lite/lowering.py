@@ -208,21 +208,23 @@ class GraphLowering:
         """Compute now every lazy value that reads buffer `name` and that a later node reads: a
         write into `name` comes next, and those values are of what `name` held before it."""
         here = self.order[self.node]
+        names = self._aliases_of(name)
         for node, value in list(self.env.items()):
             if not any(self.order[u] > here for u in node.users):
                 continue
             val = node.meta.get("val")
             if isinstance(value, list):
                 vals = val if isinstance(val, (list, tuple)) else [None] * len(value)
-                self.env[node] = [self._before_write(v, name, m) for v, m in zip(value, vals)]
+                self.env[node] = [self._before_write(v, names, m) for v, m in zip(value, vals)]
             else:
-                self.env[node] = self._before_write(value, name, val)
+                self.env[node] = self._before_write(value, names, val)
 
-    def _before_write(self, t: Any, name: str, val: Any) -> Any:
-        if isinstance(t, BufferView) and t.buffer.name in self._aliases_of(name):
+    def _before_write(self, t: Any, names: set[str], val: Any) -> Any:
+        """`t`, computed now if it reads any of the buffers `names` (one to be written, and
+        its views)."""
+        if isinstance(t, BufferView) and t.buffer.name in names:
             t = Pointwise(t.size, t.dtype, t.device, loader(t))
-        if isinstance(t, Pointwise) and any(n in self._aliases_of(name)
-                                            for n, _ in _reads(t.fn, t.size)):
+        if isinstance(t, Pointwise) and any(n in names for n, _ in _reads(t.fn, t.size)):
             return self.realize(t, dense_layout(val) if isinstance(val, torch.Tensor) else None)
         return t
 
@@ -231,7 +233,7 @@ class GraphLowering:
         fallback of an input: reading it reads `name`)."""
         names = {name}
         for b in self.buffers:
-            if isinstance(b, ExternBuffer) and _returns_a_view(b.target) and any(
+            if isinstance(b, ExternBuffer) and returns_a_view(b.target) and any(
                     isinstance(a, (Buffer, BufferView)) and
                     (a.name if isinstance(a, Buffer) else a.buffer.name) in names
                     for a in b.args[:1]):
@@ -486,11 +488,12 @@ def _float_arith(expr: sympy.Expr) -> bool:
     return True
 
 
-def _returns_a_view(target: Any) -> bool:
+def returns_a_view(target: Any) -> bool:
     """Whether aten op `target` returns a view of its first argument (`as_strided`)."""
     schema = getattr(target, "_schema", None)
-    return schema is not None and bool(schema.returns) and \
-        schema.returns[0].alias_info is not None and not schema.is_mutable
+    return (schema is not None and len(schema.returns) == 1
+            and schema.returns[0].alias_info is not None
+            and not schema.returns[0].alias_info.is_write)
 
 
 def _free_symbols(tree: Any) -> set[sympy.Symbol]:
