@@ -364,3 +364,29 @@ def test_warnings_from_a_module_with_no_loader() -> None:
     torch.testing.assert_close(out, torch.full((2,), 4.0))
     assert [(str(w.message), w.filename, w.lineno) for w in caught
             if "from the module" in str(w.message)] == [("from the module", "<made_here>", 4)]
+
+
+def test_graph_break_ours_and_torch_compiles_break_with_their_message() -> None:
+    import torch._dynamo
+
+    import dynamo
+
+    def ours(x):
+        y = x + 1
+        dynamo.graph_break("after the add")
+        return y * 2
+
+    def torchs(x):
+        y = x + 1
+        torch._dynamo.graph_break()
+        return y * 2
+
+    x = torch.ones(2)
+    for fn, reason in ((ours, "graph_break() called: after the add"),
+                       (torchs, "graph_break() called")):
+        explained = dynamo.explain(fn)(x)
+        assert explained.graph_count == 2
+        assert explained.breaks[0].reason == reason
+        assert torch.equal(dynamo.compile(fn, backend="eager")(x), fn(x))
+        with pytest.raises(dynamo.Unsupported, match=r"graph_break\(\) called"):
+            dynamo.compile(fn, backend="eager", fullgraph=True)(x)

@@ -78,8 +78,8 @@ def _disabled(fn: Any) -> bool:
 
 
 @disable
-def graph_break() -> None:
-    """Break the graph here (a call that is never traced)."""
+def graph_break(msg: str = "") -> None:
+    """Break the graph here (a call that is never traced); `msg` joins the break's reason."""
 
 
 def allow_in_graph(fn: Callable) -> Callable:

@@ -41,6 +41,13 @@ def _compiler_disable_code() -> types.CodeType:
     return torch.compiler.disable(_nothing).__code__
 
 
+def is_graph_break(fn: Any) -> bool:
+    """`fn` is `graph_break()`: ours, or torch.compile's (an empty function torch keeps out of
+    its graphs; code written for torch.compile calls it)."""
+    return getattr(fn, "__name__", None) == "graph_break" and \
+        getattr(fn, "__module__", None) in ("dynamo.frontend", "torch._dynamo.decorators")
+
+
 def compiler_disabled(fn: Any) -> Any:
     """The function `torch.compiler.disable` wrapped, when `fn` is such a wrapper (it keeps
     the function as `__wrapped__`, by `functools.wraps`); else None. Only a wrapper torch made
@@ -138,6 +145,9 @@ class UserFunctionVariable(TrueVariable):
         from dynamo.variables.builder import wrap
 
         fn = self.fn
+        if is_graph_break(fn):
+            message = args[0].as_constant() if args and args[0].is_constant() else ""
+            raise Unsupported(f"graph_break() called{': ' if message else ''}{message}")
         if getattr(fn, "_dynamo_disable", False):
             raise Unsupported(f"calling {fn.__qualname__}, marked dynamo.disable")
         if fn.__code__.co_filename == TORCH_DISABLED:
