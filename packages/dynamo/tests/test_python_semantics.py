@@ -468,6 +468,34 @@ def test_cached_property_is_computed_once_per_object() -> None:
     assert calls == [4, 6, 10]
 
 
+def test_cached_property_on_a_module_is_stored_in_its_dict() -> None:
+    import dynamo
+
+    class Masked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        @functools.cached_property
+        def offset(self):
+            return self.lin.out_features + 1
+
+        @functools.cached_property
+        def mask(self):
+            return torch.tril(torch.ones(4, 4))
+
+        def forward(self, x):
+            return self.lin(x) @ self.mask + self.offset
+
+    model = Masked()
+    compiled = dynamo.compile(model, backend="eager", fullgraph=True)
+    for _ in range(2):
+        x = torch.randn(2, 4)
+        torch.testing.assert_close(compiled(x), model.lin(x) @ torch.tril(torch.ones(4, 4)) + 5)
+    assert model.__dict__["offset"] == 5 and "mask" not in model._buffers
+    assert torch.equal(model.__dict__["mask"], torch.tril(torch.ones(4, 4)))
+
+
 def test_isinstance_with_runtime_checkable_protocols() -> None:
     from typing import Protocol, runtime_checkable
 

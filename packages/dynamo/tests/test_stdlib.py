@@ -11,6 +11,7 @@ import io
 import itertools
 import logging
 import operator
+import typing
 
 import torch
 
@@ -284,3 +285,67 @@ def test_tying_or_appending_parameters_after_compiling_is_noticed():
     for change in steps:
         change()
         assert _same(compiled(x), model(x))
+
+
+class _Out(typing.NamedTuple):
+    logits: torch.Tensor
+    scale: int = 2
+
+    def total(self):
+        return self.logits.sum() * self.scale
+
+    @property
+    def probs(self):
+        return self.logits.softmax(-1)
+
+    @staticmethod
+    def bumped(t):
+        return t + 1
+
+    @classmethod
+    def build(cls, t):
+        return cls(t, 3)
+
+
+def test_methods_of_a_named_tuple_class_are_inlined_and_guarded():
+    def use(out, x):
+        made = _Out.build(x)
+        return out.total(), out.probs, out.bumped(x), made.total(), made.probs
+
+    def made_only(x):
+        return _Out(x).total()
+
+    x = torch.randn(4)
+    for args in ((_Out(torch.randn(4)), x), (_Out(torch.randn(4), 5), x)):
+        assert _same(_one_graph(use, *args), use(*args))
+    compiled = dynamo.compile(made_only, backend="eager")
+    assert _same(compiled(x), made_only(x))
+    original = _Out.total
+    try:
+        _Out.total = lambda self: self.logits.sum() * 100  # a method replaced on the class
+        assert _same(compiled(x), made_only(x))
+    finally:
+        _Out.total = original
+
+
+def test_min_and_max_of_tensors_by_a_key():
+    def longest(ts, d):
+        return max(ts, key=lambda t: t.shape[0]) * 2, min(ts, key=len), \
+            max(d.values(), key=lambda t: t.numel())
+
+    ts = [torch.randn(3), torch.randn(5), torch.randn(2)]
+    d = {"a": torch.randn(2, 2), "b": torch.randn(7)}
+    assert _same(_one_graph(longest, ts, d), longest(ts, d))
+
+
+def test_a_break_inside_the_standard_library_is_reported_at_the_users_line():
+    pair = collections.namedtuple("pair", "a b")
+
+    def f(x):
+        p = pair._make([x, 2])  # the break is inside collections' `_make`
+        return p.a + 1
+
+    explained = dynamo.explain(f)(torch.randn(3))
+    (error,) = explained.breaks
+    assert (error.filename, error.lineno) == (__file__, f.__code__.co_firstlineno + 1)
+    assert "inside the standard library at collections/__init__.py:" in str(explained)

@@ -9,6 +9,8 @@ eager run, or, with `fullgraph=True`, lets it reach the caller.
 from __future__ import annotations
 
 import linecache
+import os
+import sysconfig
 from types import CodeType
 
 
@@ -49,20 +51,27 @@ class Unsupported(Exception):
         return f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}{self.inside()}"
 
     def library_where(self) -> str | None:
-        """torch's file:line where the user's line met the construct (None: none)."""
+        """The library's file:line (torch's, the standard library's) where the user's line met
+        the construct (None: none)."""
         if self.library_site is None:
             return None
         filename, lineno = self.library_site
-        short = filename[filename.rfind("/torch/") + 1:] if "/torch/" in filename else filename
+        short = filename[filename.rfind("/torch/") + 1:] if "/torch/" in filename else \
+            os.path.relpath(filename, sysconfig.get_paths()["stdlib"])
         return f"{short}:{lineno}"
 
     def inside(self) -> str:
-        """Where in torch's code the user's line met the construct, as lines to append."""
+        """Where in a library's code the user's line met the construct, as lines to append."""
         where = self.library_where()
         if where is None:
             return ""
         line = linecache.getline(*self.library_site).strip()  # type: ignore[misc]
-        return f"\n  inside torch's code at {where}" + (f"\n    {line}" if line else "")
+        return f"\n  inside {self.library_name()} at {where}" + (f"\n    {line}" if line else "")
+
+    def library_name(self) -> str:
+        """Whose code `library_where` is in: torch's or the standard library's."""
+        return "torch's code" if self.library_site and "/torch/" in self.library_site[0] \
+            else "the standard library"
 
 
 class NotAGraphValue(Unsupported):

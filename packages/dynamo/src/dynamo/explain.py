@@ -49,7 +49,7 @@ class ExplainOutput:
         for i, error in enumerate(self.breaks):
             where = f" at {error.filename}:{error.lineno}" if error.filename else ""
             inside = error.library_where()
-            inside = f" (inside torch's code at {inside})" if inside else ""
+            inside = f" (inside {error.library_name()} at {inside})" if inside else ""
             lines.append(f"break {i}: {error.reason}{where}{inside}")
         lines += [f"ran eagerly: {why}" for why in self.eager]
         lines.append(f"{len(self.guards)} guard(s):")

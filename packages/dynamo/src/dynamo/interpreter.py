@@ -16,6 +16,7 @@ import collections.abc
 import dis
 import operator
 import os
+import sysconfig
 import types
 from typing import Any
 
@@ -68,8 +69,16 @@ from guards import GlobalSource, LocalSource
 MAX_INLINE_DEPTH = 32
 MAX_INSTRUCTIONS = 1_000_000
 _TORCH_DIR = os.path.dirname(torch.__file__)
+_STDLIB_DIR = sysconfig.get_paths()["stdlib"]
 _GENERATOR = 0x20
 _NOT_SIMPLE = (0x20 | 0x80 | 0x100 | 0x200)  # generator, coroutine, iterable/async generator
+
+
+def _in_library(filename: str) -> bool:
+    """Code a break is not blamed on while a user's line called into it: torch's and the
+    standard library's (`functools.cached_property.__get__`, a namedtuple's `_make`)."""
+    return filename.startswith(_TORCH_DIR) or (
+        filename.startswith(_STDLIB_DIR) and "site-packages" not in filename)
 
 
 
@@ -208,7 +217,7 @@ class Translator:
     def _note(self, error: Unsupported, ins) -> None:
         """Record where `error` happened: the user's line, and the top frame's instruction."""
         error.locate(self.code.co_filename, ins.lineno,
-                     in_library=self.code.co_filename.startswith(_TORCH_DIR))
+                     in_library=_in_library(self.code.co_filename))
         if self.depth == 0 and error.index is None:
             # Inside a handler the frame cannot break: it breaks where the exception came from
             # (the real step raises there, and a resume function runs the handler).

@@ -550,10 +550,10 @@ class BuiltinVariable(TrueVariable):
                 raise Raised(ValueError("min()/max() of an empty sequence"),
                              "min()/max() of an empty sequence (a ValueError while tracing)")
             return default
-        if any(isinstance(v, TensorVariable) for v in values):
-            return None
-        rank = (lambda v: v) if key is None or is_none(key) else \
-            (lambda v: key.call(tx, [v], {}))
+        keyed = key is not None and not is_none(key)
+        if not keyed and any(isinstance(v, TensorVariable) for v in values):
+            return None  # (with a key, the keys are compared: `max(ts, key=len)`)
+        rank = (lambda v: key.call(tx, [v], {})) if keyed else (lambda v: v)
         best, best_rank = values[0], rank(values[0])
         for v in values[1:]:
             v_rank = rank(v)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import operator
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from dynamo.exc import Raised, Unsupported
 from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
-from guards import ChainedSource
+from guards import AttrSource, ChainedSource, TypeSource
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -104,13 +105,16 @@ class TupleVariable(SequenceVariable):
 
 
 class NamedTupleVariable(TupleVariable):
-    """An instance of a namedtuple class, or of a torch.return_types structseq."""
+    """An instance of a namedtuple class, or of a torch.return_types structseq. One made in
+    the trace knows where its class was read (`class_source`), to guard the methods it reads
+    there."""
 
     def __init__(self, items: list[VariableTracker], kind: type, fields: tuple[str, ...],
-                 source: Any = None) -> None:
+                 source: Any = None, class_source: Any = None) -> None:
         super().__init__(items, source)
         self.kind = kind
         self.fields = fields
+        self.class_source = TypeSource(source) if source is not None else class_source
 
     def as_constant(self) -> Any:
         values = [v.as_constant() for v in self.values]
@@ -125,7 +129,31 @@ class NamedTupleVariable(TupleVariable):
             from dynamo.variables.functions import BoundMethodVariable
 
             return BoundMethodVariable(self, name)
+        from dynamo.variables.objects import class_attribute
+
+        member = class_attribute(self.kind, name)[1]
+        if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)):
+            return self._class_member(tx, name, member)
         raise Unsupported(f"attribute {name!r} of a {self.kind.__qualname__}")
+
+    def _class_member(self, tx: Translator, name: str, member: Any) -> VariableTracker:
+        """A method, property, static or class method the named tuple's class defines
+        (`class Out(NamedTuple): def total(self): ...`), inlined; read from the class, where it
+        is guarded (a method replaced on the class recompiles)."""
+        from dynamo.variables.builder import wrap
+        from dynamo.variables.functions import UserMethodVariable
+        from dynamo.variables.objects import UserClassVariable
+
+        on_class = AttrSource(self.class_source, name) if self.class_source is not None else None
+        if isinstance(member, property):
+            return wrap(tx, member.fget, on_class and AttrSource(on_class, "fget")).call(
+                tx, [self], {})
+        if isinstance(member, staticmethod):
+            return wrap(tx, member.__func__, on_class)
+        if isinstance(member, classmethod):
+            function = wrap(tx, member.__func__, on_class and AttrSource(on_class, "__func__"))
+            return UserMethodVariable(function, UserClassVariable(self.kind, self.class_source))
+        return UserMethodVariable(wrap(tx, member, on_class), self)
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
@@ -137,7 +165,7 @@ class NamedTupleVariable(TupleVariable):
                 raise Raised(ValueError(f"Got unexpected field names: {sorted(unknown)}"),
                              f"{self.kind.__qualname__}._replace() of unknown fields")
             return NamedTupleVariable([kwargs.get(f, v) for f, v in zip(self.fields, self.values)],
-                                      self.kind, self.fields)
+                                      self.kind, self.fields, class_source=self.class_source)
         return super().call_method(tx, name, args, kwargs)
 
 

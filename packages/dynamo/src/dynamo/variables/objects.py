@@ -144,12 +144,15 @@ class ObjectVariable(VariableTracker):
         method = BaseMethodVariable.of(member, self)
         if method is not None:
             return method
-        if isinstance(member, functools.cached_property) and hasattr(self, "generic_setattr"):
+        store = getattr(self, "generic_setattr", None) or getattr(self, "module_setattr", None)
+        if isinstance(member, functools.cached_property) and store is not None:
             # Not computed yet (the instance's dict would hold it): computed by the getter,
-            # inlined, and stored in the instance's dict, as Python does (a replayed write)
+            # inlined, and stored in the instance's dict, as Python does (a replayed write;
+            # on a module, through nn.Module.__setattr__, which puts a value that is not a
+            # parameter, buffer or module in the dict too)
             value = wrap(tx, member.func, on_class and AttrSource(on_class, "func")).call(
                 tx, [self], {})
-            self.generic_setattr(tx, member.attrname or name, value)
+            store(tx, member.attrname or name, value)
             return value
         if python_descriptor(member):  # (a lazy property): its `__get__` inlined, with the
             # descriptor read from the class's own dict (`getattr` on the class would call it)
@@ -728,7 +731,7 @@ class UserClassVariable(VariableTracker):
                     if f not in defaults:
                         raise Unsupported(f"{cls.__qualname__}() is missing field {f!r}")
                     values.append(ConstantVariable(defaults[f]))
-            return NamedTupleVariable(values, cls, tuple(cls._fields))
+            return NamedTupleVariable(values, cls, tuple(cls._fields), class_source=self.source)
         if cls is functools.partial:
             return PartialVariable(args[0], list(args[1:]), dict(kwargs))
         if cls is collections.deque:
