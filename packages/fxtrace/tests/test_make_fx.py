@@ -402,3 +402,32 @@ def test_in_place_metadata_changes_leave_earlier_node_values_as_they_were(mode: 
     assert len(vals["clone_default"].shape) == 2 and vals["clone_default"].shape[0] == vals["x"].shape[0]
     assert tuple(vals["empty_memory_format"].shape) == (0,)
     assert vals["getitem"].shape[0] == 2 and vals["split_tensor"][0].shape[0] == 2
+
+
+def test_sizes_read_after_an_in_place_change_of_an_input_read_its_original_sizes() -> None:
+    def f(x, y):
+        a = y.shape[0] * 2  # the first size read from the inputs
+        x.t_()
+        return torch.zeros(a, x.shape[1])  # x's original dim 0
+
+    def g(x):
+        n = x.shape[0] + 1
+        with torch.no_grad():
+            y = x * n
+        return y + 1
+
+    gm = make_fx(f, tracing_mode="symbolic")(torch.randn(5, 3), torch.randn(7))
+    assert gm(torch.randn(4, 6), torch.randn(2)).shape == (4, 4)
+    gm = make_fx(g, tracing_mode="symbolic", record_grad_mode=True)(torch.randn(5))
+    x = torch.randn(3)
+    torch.testing.assert_close(gm(x), x * 4 + 1)
+
+
+def test_a_size_equal_to_an_input_stride_is_read_from_a_size() -> None:
+    def f(x):
+        y = x.reshape(x.shape[0], -1)  # y.shape[1] is s1*s2, as x.stride(0) is
+        return torch.zeros(y.shape[1])
+
+    gm = make_fx(f, tracing_mode="symbolic")(torch.randn(3, 4, 5))
+    x = torch.randn(6, 4, 5)[::2]  # the same sizes, another stride
+    assert gm(x).shape == f(x).shape == (20,)

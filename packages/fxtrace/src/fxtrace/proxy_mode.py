@@ -116,8 +116,13 @@ class ProxyMode(TorchDispatchMode):
         strides = t.stride() if t.layout is torch.strided else ()  # sparse tensors have none
         for prop, values in (("size", t.shape), ("stride", strides)):
             for dim, s in enumerate(values):
-                if isinstance(s, torch.SymInt):
-                    self._sym_sources.setdefault(s.node.expr, (node, prop, dim))
+                if not isinstance(s, torch.SymInt):
+                    continue
+                known = self._sym_sources.get(s.node.expr)
+                # A size over a stride: strides are not guarded, an input's may differ at run
+                # time (a stride s1*s2 of a contiguous example is 2*s1*s2 for `x[::2]`).
+                if known is None or (prop == "size" and known[1] == "stride"):
+                    self._sym_sources[s.node.expr] = (node, prop, dim)
 
     def proxy_of(self, value: Any) -> Any:
         """The graph value for `value`: a node for tensors and symbols, else `value` itself."""
@@ -305,10 +310,11 @@ class ProxyMode(TorchDispatchMode):
             node.meta["val"] = out
 
 
-@functools.cache
 def after_inputs(graph: torch.fx.Graph) -> Any:
-    """Where a node that reads only the graph's inputs goes: after the last placeholder."""
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    """Where a node that reads only the graph's inputs goes: after the last placeholder. A
+    new insert point each time: fx's moves the graph's insert point when it is made, not when
+    it is entered, so one made before and entered again inserts at the end of the graph."""
+    placeholders = graph.find_nodes(op="placeholder")
     if placeholders:
         return graph.inserting_after(placeholders[-1])
     return graph.inserting_before(next(iter(graph.nodes)))
