@@ -453,3 +453,90 @@ def test_a_container_or_object_passed_twice_after_two_apart() -> None:
             a2 = make()
             b2 = a2 if shared else make()
             torch.testing.assert_close(compiled(x, a, b), fn(x, a2, b2))
+
+
+# ----- a module's class, a function's code, a partial's arguments, a set's order -----------
+
+
+class _Plus(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class _Times(torch.nn.Module):
+    def forward(self, x):
+        return x * 100
+
+
+class _Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _Plus()
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def test_a_submodules_class_reassigned() -> None:
+    model = _Holder()
+
+    def change():
+        model.inner.__class__ = _Times
+
+    _stale_check(model, (torch.ones(3),), change)
+
+
+def test_a_compiled_functions_code_replaced() -> None:
+    """IPython's autoreload replaces `__code__`: of a compiled function, of a callee compiled on
+    its own at a break."""
+    def f(x):
+        return x + 1
+
+    def broken(x):
+        x = x + 1
+        print(end="")
+        return x * 2
+
+    def outer(x):
+        return broken(x) + 1
+
+    x = torch.ones(3)
+    compiled = [dynamo.compile(fn, backend="eager") for fn in (f, outer)]
+    for fn, c in zip((f, outer), compiled):
+        assert torch.equal(c(x), fn(x))
+    f.__code__ = broken.__code__ = (lambda x: x * 3).__code__
+    for fn, c in zip((f, outer), compiled):
+        assert torch.equal(c(x), fn(x))
+
+
+def test_a_compiled_partials_keywords_and_a_callable_objects_call() -> None:
+    import functools
+
+    def scaled(x, k):
+        return x * k
+
+    class Callable:
+        def __call__(self, x):
+            return x + 1
+
+    partial, obj = functools.partial(scaled, k=2), Callable()
+    compiled_partial = dynamo.compile(partial, backend="eager")
+    compiled_obj = dynamo.compile(obj, backend="eager")
+    x = torch.ones(2)
+    assert torch.equal(compiled_partial(x), partial(x)) and torch.equal(compiled_obj(x), obj(x))
+    partial.keywords["k"] = 5
+    Callable.__call__ = lambda self, x: x * 100
+    assert torch.equal(compiled_partial(x), partial(x)) and torch.equal(compiled_obj(x), obj(x))
+
+
+@pytest.mark.parametrize("kind", [set, frozenset])
+def test_equal_sets_that_iterate_in_another_order(kind) -> None:
+    def first(x, s):
+        return x * next(iter(s))
+
+    one_nine, nine_one = kind([1, 9]), kind([9, 1])
+    assert list(one_nine) != list(nine_one)  # 1 and 9 share a slot: insertion order decides
+    compiled = dynamo.compile(first, backend="eager")
+    x = torch.ones(2)
+    for s in (one_nine, nine_one):
+        assert torch.equal(compiled(x, s), first(x, s))

@@ -248,6 +248,17 @@ def test_equal_constants_of_other_types_are_not_merged_away() -> None:
         assert len(gs) == 2 and not gs.check({"x": value}, {})
 
 
+def test_equal_frozensets_that_iterate_in_another_order_differ() -> None:
+    one_nine, nine_one = frozenset([1, 9]), frozenset([9, 1])
+    assert one_nine == nine_one and list(one_nine) != list(nine_one)
+    for value in (one_nine, (one_nine, 2)):
+        guards = GuardSet([Equals(X, value)])
+        assert guards.check({"x": value}, {}) and Equals(X, value).holds(value)
+        other = nine_one if value is one_nine else (nine_one, 2)
+        assert not guards.check({"x": other}, {}) and not Equals(X, value).holds(other)
+        assert "failed" in guards.explain({"x": other}, {})[0]
+
+
 @pytest.mark.parametrize("value", [[1, 2], {"layers": [1, 2]}, (1, [2])])
 def test_equality_guards_take_constants_only(value) -> None:
     # A list or dict can change in place after the guard is made: the guard would then expect

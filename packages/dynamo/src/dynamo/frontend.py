@@ -190,26 +190,35 @@ class CompiledFunction:
         self.raise_backend_errors = raise_backend_errors
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # a resume function's: its int inputs are symbols
+        self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._use_code()
+        functools.update_wrapper(self, fn)
+
+    def _use_code(self) -> None:
+        """Set up the cache for `fn`'s current code: also when `fn.__code__` is replaced
+        after compiling (IPython's autoreload does so), which must not run the old code's
+        entries."""
+        fn = self.fn
+        self._code = fn.__code__
         # A method compiled for one object (a module's forward) gets a cache of its own: the
         # twelve layers of a model do not compete for one cache's entries.
-        owner = id(bound_self) if bound_self is not None else None
+        owner = id(self.bound_self) if self.bound_self is not None else None
         # Code objects compare by value: two functions of equal code with other globals (a
         # module imported twice, a template run twice) get caches of their own, since an
         # entry holds its function's resume functions. (The key holds the code: its id is
         # not reused while the cache lives.)
-        self._key = (fn.__code__, id(fn.__code__), id(fn.__globals__), owner, backend, fullgraph,
-                     dynamic, raise_backend_errors, capture_scalar_outputs, symbolic_ints)
+        self._key = (fn.__code__, id(fn.__code__), id(fn.__globals__), owner, self.backend,
+                     self.fullgraph, self.dynamic, self.raise_backend_errors,
+                     self.capture_scalar_outputs, self.symbolic_ints)
         self._generation = -1  # the tables are read on first use
         self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change
         self._dynamic_numbers: set[Any] = set()  # sources of numbers seen to change
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
-        self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.bind = _make_binder(fn)
         # Run as it is: a function that, called, makes a generator (no frame runs), or
         # `torch.compiler.disable`'s wrapper
         self._as_it_is = bool(fn.__code__.co_flags & _SUSPENDS) or \
             compiler_disabled(fn) is not None
-        functools.update_wrapper(self, fn)
 
     @property
     def cache(self) -> GuardedCache:
@@ -254,6 +263,8 @@ class CompiledFunction:
     def step(self, /, *args: Any, **kwargs: Any) -> Any:
         """Run the frame up to its end, or up to a graph break's `Continue`."""
         fn = self.fn
+        if fn.__code__ is not self._code:
+            self._use_code()
         if self._generation != _generation[0]:
             self._sync()
         if self._gave_up or getattr(fn, "_dynamo_disable", False) or self._as_it_is:
@@ -512,10 +523,30 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
                                                         options=options))
     if isinstance(model, types.MethodType):
         return CompiledFunction(model.__func__, compiler, bound_self=model.__self__, **options)
-    if isinstance(model, functools.partial):  # its function, compiled, with the same arguments
-        return functools.partial(compile(model.func, backend=compiler, **options), *model.args,
-                                 **model.keywords)
+    if isinstance(model, functools.partial):  # its function, compiled, with its arguments
+        return functools.partial(_call_partial, model,
+                                 compile(model.func, backend=compiler, **options))
     call = inspect.getattr_static(type(model), "__call__", None)
     if not isinstance(model, (type, types.FunctionType)) and isinstance(call, types.FunctionType):
-        return compile(types.MethodType(call, model), backend=compiler, **options)  # __call__
+        return functools.partial(_call_object, model, {}, functools.partial(
+            compile, backend=compiler, **options))  # its class's __call__, compiled
     return CompiledFunction(model, compiler, **options)
+
+
+def _call_partial(partial: functools.partial, compiled: Any, /, *args: Any,
+                  **kwargs: Any) -> Any:
+    """`partial(*args, **kwargs)` through its function compiled, with the arguments it holds
+    at this call (`partial.keywords` is a dict: it may change after compiling)."""
+    return compiled(*partial.args, *args, **{**partial.keywords, **kwargs})
+
+
+def _call_object(obj: Any, compiled: dict, make: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """`obj(*args, **kwargs)` through the compiled `__call__` of its class as it is at this
+    call: one replaced on the class, or a new `obj.__class__`, is compiled anew."""
+    call = type(obj).__call__
+    found = compiled.get(call)
+    if found is None:
+        if not isinstance(call, types.FunctionType):
+            return obj(*args, **kwargs)
+        found = compiled[call] = make(types.MethodType(call, obj))
+    return found(*args, **kwargs)

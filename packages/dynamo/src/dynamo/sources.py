@@ -169,14 +169,15 @@ class WeakRefCallSource(ChainedSource):
 
 
 @dataclass(frozen=True)
-class FrozenSetSource(ChainedSource):
-    """The set at the base, as a frozenset: what a guard on a set's contents compares."""
+class SetItemsSource(ChainedSource):
+    """The items of the set at the base, as a tuple in its order: what a guard on a set's
+    contents compares (equal sets may iterate in different orders)."""
 
     def access(self, base_expr: str) -> str:
-        return f"frozenset({base_expr})"
+        return f"tuple({base_expr})"
 
     def step(self, value: Any) -> Any:
-        return frozenset(value)
+        return tuple(value)
 
 
 @dataclass(frozen=True)

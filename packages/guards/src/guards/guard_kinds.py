@@ -63,6 +63,16 @@ def exact(value: Any) -> Any:
     return type(value), value
 
 
+def ordered(value: Any) -> Any:
+    """`exact(value)`, but the items of a frozenset in their order: two equal sets may iterate
+    in different orders (`{1, 9}` and `{9, 1}`), and code that iterates one depends on it."""
+    if isinstance(value, frozenset):
+        return type(value), tuple(map(ordered, value))
+    if isinstance(value, tuple):
+        return type(value), tuple(map(ordered, value))
+    return exact(value)
+
+
 def _mutable_part(value: Any) -> Any:
     """A list, dict, set or bytearray in `value` (itself, or inside its tuples and frozensets),
     or None."""
@@ -233,7 +243,7 @@ def _fixed_type(obj: Any) -> bool:
 class Equals(Guard):
     """The value is the same constant (None, bool, int, float, str, bytes, torch.dtype,
     torch.device, tuples and frozensets of those): same type and value, so `1`, `1.0` and
-    `True` are different, and so are `0.0` and `-0.0`."""
+    `True` are different, and so are `0.0` and `-0.0`; a frozenset's items in the same order."""
 
     source: Source
     value: Any
@@ -247,13 +257,13 @@ class Equals(Guard):
 
     def __eq__(self, other: object) -> bool:  # `Equals(s, 1)` and `Equals(s, True)` differ
         return type(other) is Equals and other.source == self.source and (
-            exact(other.value) == exact(self.value))
+            ordered(other.value) == ordered(self.value))
 
     def __hash__(self) -> int:
-        return hash((self.source, exact(self.value)))
+        return hash((self.source, ordered(self.value)))
 
     def holds(self, value: Any) -> bool:
-        return exact(value) == exact(self.value)
+        return ordered(value) == ordered(self.value)
 
     def code(self, name: str, consts: Constants) -> str:
         if self.value is None or isinstance(self.value, (bool, torch.dtype)):
@@ -261,7 +271,7 @@ class Equals(Guard):
         if plain_constant(self.value):
             kind = consts.name(type(self.value))
             return f"type({name}) is {kind} and {name} == {_literal(self.value, consts)}"
-        return f"{consts.name(exact)}({name}) == {consts.name(exact(self.value))}"
+        return f"{consts.name(ordered)}({name}) == {consts.name(ordered(self.value))}"
 
     def describe(self) -> str:
         return f"{self.source} == {self.value!r}"

@@ -24,7 +24,7 @@ import torch
 
 from dynamo.exc import Unsupported
 from dynamo.polyfills import POLYFILLS
-from dynamo.sources import FrozenSetSource
+from dynamo.sources import SetItemsSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, class_override, is_builtin_callable
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal, is_none
@@ -350,8 +350,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if type(value) is frozenset:
             _guard(tx, source, Equals, value)
         else:  # by its contents (a set handed to a resume function, a set argument)
-            _guard(tx, FrozenSetSource(source) if source is not None else None, Equals,
-                   frozenset(value))
+            _guard(tx, SetItemsSource(source) if source is not None else None, Equals,
+                   tuple(value))
         return SetVariable(value, source)
     if isinstance(value, types.BuiltinMethodType) and (
             isinstance(value.__self__, torch.Tensor) or type(value.__self__) in (list, dict, set)):

@@ -65,6 +65,7 @@ from guards import (
     ModuleTraining,
     ParameterSource,
     SubmoduleSource,
+    TypeMatch,
     TypeSource,
 )
 
@@ -197,8 +198,11 @@ class ObjectVariable(VariableTracker):
         at `on_class`), and no attribute of the instance shadows it (data descriptors cannot be
         shadowed). For modules (no `on_class`), as torch.compile does, only the shadowing is
         guarded: a guard per module call on its class's `forward` would cost every model a
-        check per layer."""
-        if on_class is not None:
+        check per layer. A module's class is guarded, though: its identity guard does not cover
+        `module.__class__ = Other` (torch.compile's type guard does)."""
+        if on_class is None and self.source is not None:
+            tx.output.add_guard(TypeMatch(self.source, self.python_type()))
+        elif on_class is not None:
             if isinstance(member, classmethod):  # each read makes a new bound method
                 tx.output.add_guard(Identity.of(AttrSource(on_class, "__func__"),
                                                 member.__func__))
