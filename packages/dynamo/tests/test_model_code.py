@@ -189,6 +189,58 @@ def test_custom_function_is_a_graph_node_and_keeps_its_backward() -> None:
         assert graph[0](x)[0].item() == 14.0
 
 
+def _clamp_and_mark(ctx, x):
+    x.clamp_(min=0)
+    ctx.mark_dirty(x)
+
+
+class ReluInPlace(torch.autograd.Function):
+    """Marks its input dirty out of sight of `forward`'s own code: in a helper."""
+
+    @staticmethod
+    def forward(ctx, x):
+        _clamp_and_mark(ctx, x)
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * (y > 0)
+
+
+def test_a_custom_function_that_marks_its_input_dirty_in_a_helper_runs_for_real() -> None:
+    def f(x):
+        h = x * 1
+        out = ReluInPlace.apply(h)
+        return h + 0, out
+
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        x = torch.tensor([-1.0, 2.0, -3.0], requires_grad=True)
+        h, out = dynamo.compile(f, backend=backend)(x)
+        assert h.tolist() == out.tolist() == [0.0, 2.0, 0.0]
+        assert type(out.grad_fn).__name__ == "ReluInPlaceBackward"
+        explained = dynamo.explain(f)(x)
+        assert "marks an input dirty" in explained.breaks[0].reason
+
+
+def test_a_defaultdicts_missing_key_is_not_added_by_a_later_call() -> None:
+    import collections
+
+    def f(d, x):
+        if "a" in d:
+            return d["a"] + x
+        return x * 10
+
+    compiled = dynamo.compile(f, backend="eager")
+    full = collections.defaultdict(lambda: torch.zeros(3), a=torch.ones(3))
+    empty = collections.defaultdict(lambda: torch.zeros(3))
+    x = torch.ones(3)
+    assert torch.equal(compiled(full, x), f(full, x))
+    assert torch.equal(compiled(empty, x), torch.full((3,), 10.0)) and dict(empty) == {}
+
+
 def test_gradient_clipping_reads_the_parameters_grads():
     import copy
 

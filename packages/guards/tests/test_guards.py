@@ -201,6 +201,16 @@ def test_a_source_that_cannot_be_read_fails_the_check_without_raising() -> None:
     assert reasons == ["L['x'].missing == 1 failed: L['x'] could not be read (KeyError: 'x')"]
 
 
+def test_fetching_a_missing_key_adds_nothing_to_a_defaultdict() -> None:
+    import collections
+
+    source = GetItemSource(X, "a")
+    d = collections.defaultdict(list)
+    with pytest.raises(KeyError):
+        source.fetch({"x": d}, {})
+    assert GuardSet([Equals(source, 1)]).explain({"x": d}, {}) and dict(d) == {}
+
+
 def test_duplicates_and_implied_guards_are_dropped() -> None:
     t = torch.ones(2)
     gs = GuardSet([TypeMatch(X, torch.Tensor), TensorMatch.of(X, t), TensorMatch.of(X, t),

@@ -197,6 +197,10 @@ class OutputGraph:
         what = getattr(fn, "__name__", fn)
         node = self.graph.call_function(fn, *_node_args(args, kwargs, what))
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what)
+        if getattr(fn, "autograd_function", None) is not None and _returns_an_input(args, value):
+            # `ctx.mark_dirty` reached through a helper or a decorated `forward`, which
+            # `function_apply` cannot see: the node would stand for its input, and be dropped
+            raise Unsupported(f"{what}: its forward marks an input dirty (writes it in place)")
         try:
             return _same_tensor(args, value) or self.wrap_result(node, value)
         except NotAGraphValue:
@@ -391,6 +395,13 @@ def _same_tensor(args: list[VariableTracker], value: Any) -> TensorVariable | No
         if isinstance(a, TensorVariable) and a.fake is value:
             return a
     return None
+
+
+def _returns_an_input(args: list[VariableTracker], value: Any) -> bool:
+    """Whether `value` (or an item of it) is the very fake of a tensor argument, as a custom
+    autograd.Function's `apply` returns an input its forward marked dirty."""
+    values = value if isinstance(value, (list, tuple)) else (value,)
+    return any(_same_tensor(args, v) is not None for v in values if isinstance(v, torch.Tensor))
 
 
 def _numbers(data: VariableTracker) -> list[VariableTracker]:

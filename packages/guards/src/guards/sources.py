@@ -177,6 +177,11 @@ class GetItemSource(ChainedSource):
         return f"{base_expr}[{key_expr(self.key)}]"
 
     def step(self, value: Any) -> Any:
+        if isinstance(value, dict) and type(value).__getitem__ is dict.__getitem__ and \
+                not dict.__contains__(value, self.key):
+            # not `value[key]`: a defaultdict's `__missing__` would add the key (a fetch for
+            # automatic dynamic or an explanation put an old parameter in an optimizer's state)
+            raise KeyError(self.key)
         return value[self.key]
 
 
