@@ -1454,3 +1454,36 @@ def test_a_value_read_through_a_view_fallback_is_computed_before_the_input_is_wr
     x, y = make(), make()
     torch.testing.assert_close(compile_fx(torch.fx.symbolic_trace(fn), [make()])(y), fn(x))
     torch.testing.assert_close(y, x)
+
+
+def test_a_cat_inside_a_cat_and_a_pad_of_a_cat_mask_each_branch(device):
+    # a load under the inner cat is masked by both cats' conditions (the outer one replaced
+    # the inner one: a read past the input's end, a roll's index out of range)
+    def nested(x):
+        v = torch.cat([x, x.roll(1, 0)], 0)
+        return torch.cat([v, v], 0)
+
+    def padded(x):
+        return F.pad(torch.cat([x, x.roll(1, 0)], 0), (0, 0, 1, 1))
+
+    for fn in (nested, padded):
+        compile_and_check(fn, torch.arange(12.0, device=device).view(4, 3))
+
+
+def test_as_strided_of_an_input_the_graph_writes_into_counts_from_its_storage(device):
+    # eager's view counts from the start of the input's storage; functionalized, it would be
+    # taken of the input's new value, a tensor of the input's elements alone
+    def shifted(x):
+        x.add_(1)
+        return x.as_strided((2, 2), (2, 1), 0) * 1
+
+    def strided(x):
+        x.mul_(2)
+        return x.as_strided((3,), (4,), 1) + 0
+
+    for fn, make in ((shifted, lambda: torch.arange(10.0, device=device)[3:]),
+                     (strided, lambda: torch.arange(12.0, device=device).view(3, 4)[:, 1:])):
+        x, reference = make(), make()
+        compiled = compile_fx(torch.fx.symbolic_trace(fn), [make()])
+        torch.testing.assert_close(compiled(x), fn(reference))
+        torch.testing.assert_close(x, reference)

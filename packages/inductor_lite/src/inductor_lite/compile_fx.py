@@ -452,6 +452,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
             raise InputMetadataChange(f"{node.target} writes into a view whose elements overlap "
                                       "(unfold, as_strided, expand): eager updates a shared "
                                       "element once per view element")
+    if _views_storage_of_written_input(first):
+        raise InputMetadataChange("an as_strided view of an input the graph writes into: eager's "
+                                  "reads the input's storage, a functional trace a new tensor")
     writes = _writes_in_place
     for _ in range(3):
         if not any(writes(node) for node in traced.graph.nodes):
@@ -507,6 +510,20 @@ def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
     return [i for i, o in enumerate(outputs) if isinstance(o, torch.fx.Node)
             and isinstance(o.meta.get("val"), torch.Tensor)
             and any(torch._C._is_alias_of(o.meta["val"], w.meta["val"]) for w in written)]
+
+
+def _views_storage_of_written_input(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph takes an `as_strided` view of (a view of) an input it writes into:
+    functionalized, the view is taken of the input's new value, a tensor of its elements alone,
+    where eager's counts from the start of the input's storage."""
+    def base(node: Any) -> Any:  # through views and in-place ops (which return their input)
+        while isinstance(node, torch.fx.Node) and (_is_view(node) or _writes_in_place(node)):
+            node = node.args[0]
+        return node if isinstance(node, torch.fx.Node) and node.op == "placeholder" else None
+
+    written = {base(n.args[0]) for n in gm.graph.nodes if _writes_in_place(n) and n.args}
+    return any(getattr(n.target, "overloadpacket", None) is aten.as_strided
+               and base(n.args[0]) in written - {None} for n in gm.graph.nodes)
 
 
 def _view_chain(node: Any) -> list[torch.fx.Node]:

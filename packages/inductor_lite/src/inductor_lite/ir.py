@@ -346,6 +346,8 @@ def masked(v: Value, condition: Value) -> Value:
         index = sympy.sympify(v.args[1])
         index = index.xreplace({s: IndirectIndex(masked(s.value, condition), s.dim_size, s.wraps)
                                 for s in index.free_symbols if isinstance(s, IndirectIndex)})
+        if len(v.args) > 2:  # masked already (a cat of a cat): it reads where both hold
+            condition = op("logical_and", v.args[2], condition)
         return Value("load", (v.args[0], index, condition), v.dtype)
     args = tuple(masked(a, condition) if isinstance(a, Value) else a for a in v.args)
     return Value(v.op, args, v.dtype)
