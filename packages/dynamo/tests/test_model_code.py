@@ -476,6 +476,24 @@ def test_aot_eager_lowers_no_grad_blocks_of_a_training_step() -> None:
 HISTORY: list = []
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_the_last_token_of_a_batch_of_growing_sequences_compiles_twice(backend, recwarn) -> None:
+    def f(tok, w):
+        return (tok * 2 + 1) @ w, tok.stride(0) * tok
+
+    counted, graphs = counting_backend(backend)
+    compiled = dynamo.compile(f, backend=counted)
+    ids, w = torch.randn(2, 4), torch.randn(1, 3)
+    for _ in range(10):  # (2, 1) each time, with a new stride(0): a symbol from the second on
+        ids = torch.cat([ids, torch.randn(2, 1)], 1)
+        torch.testing.assert_close(compiled(ids[:, -1:], w), f(ids[:, -1:], w))
+    assert len(graphs) == 2 and len(compiled.cache.entries) == 2
+    for tok in (torch.randn(2, 1), torch.randn(2, 9)[:, -2:]):  # stride 1; another size
+        w = torch.randn(tok.shape[1], 3)
+        torch.testing.assert_close(compiled(tok, w), f(tok, w))
+    assert not [w for w in recwarn if "cache size limit" in str(w.message)]
+
+
 def test_a_list_the_code_only_appends_to_does_not_recompile_as_it_grows() -> None:
     """`losses.append(loss)` in a compiled step: the list's items are not read, so its length
     is not guarded; the appends are replayed on the very list."""

@@ -90,6 +90,26 @@ def test_dynamic_dims_become_symbols_and_strides_follow_them() -> None:
     assert [str(s) for s in t.stride()] == ["1", str(t.shape[0])]  # the dim of stride 1 sets it
 
 
+def test_dynamic_strides_get_symbols_of_their_own_and_a_storage_of_their_own() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    n = mode.from_tensor(torch.randn(7, 3), dynamic_dims=(0,), source="n")
+    ids = torch.randn(2, 7)
+    x = mode.from_tensor(ids[:, -1:], dynamic_strides=(0,), source="x")
+    assert tuple(x.shape) == (2, 1) and x.storage_offset() == 6
+    s = x.stride(0)
+    assert isinstance(s, torch.SymInt) and s.node.hint == 7 and x.stride(1) == 1
+    assert str(s) != str(n.shape[0])  # not duck-sized with a size of the same hint
+    origins = mode.shape_env.var_to_origins[s.node.expr]
+    assert [(o.source, o.prop, o.dim) for o in origins] == [("x", "stride", 0)]
+    assert not x._is_view()  # a view of the static base would bound the stride
+    assert str(x.untyped_storage().nbytes()) == f"4*{s} + 28"  # offset 6 + s + 1 floats
+    # a stride that packs densely around a symbolic one follows it
+    t = mode.from_tensor(torch.randn(3, 4, 10)[:, :, :5], dynamic_strides=(1,), source="t")
+    assert [str(v) for v in t.stride()] == [f"4*{t.stride(1)}", str(t.stride(1)), "1"]
+    with mode:
+        assert (x * 2).stride() == (1, 1)
+
+
 def test_dynamic_dims_need_a_shape_env() -> None:
     with pytest.raises(ValueError, match="ShapeEnv"):
         FakeTensorMode().from_tensor(torch.randn(3), dynamic_dims=(0,))

@@ -348,6 +348,29 @@ def test_many_parameters_are_checked_together_and_each_change_is_caught() -> Non
         assert reasons[0].startswith("L['m']._modules['7']._parameters['weight']")
 
 
+def test_a_dynamic_stride_is_left_out_and_strides_after_it_follow_it() -> None:
+    def last(width: int, keep: int = 1) -> torch.Tensor:
+        return torch.zeros(2, width)[:, -keep:]
+
+    guard = TensorMatch.of(X, last(5), dynamic_strides=(0,))
+    gs = GuardSet([guard])
+    assert guard.strides == (None, None)
+    for value in (last(5), last(9), last(1)):  # (2, 1) of any stride(0)
+        assert gs.check({"x": value}, {}) and guard.holds(value)
+    assert not gs.check({"x": last(9, 2)}, {})  # the sizes still count
+    assert not gs.check({"x": torch.zeros(2, 1, dtype=torch.int64)}, {})
+    from guards.guard_kinds import DenseAfter
+
+    t = TensorMatch.of(X, torch.zeros(3, 4, 10)[:, :, :5], dynamic_strides=(1,))
+    assert t.strides == (DenseAfter(1), None, 1)
+    gs = GuardSet([t])
+    for width, ok in ((10, True), (7, True), (5, True)):
+        assert gs.check({"x": torch.zeros(3, 4, width)[:, :, :5]}, {}) == ok
+    assert not gs.check({"x": torch.zeros(6, 4, 10)[::2, :, :5]}, {})  # stride(0) != 4*stride(1)
+    with pytest.raises(IndexError, match="dynamic dim 2"):
+        TensorMatch.of(X, last(5), dynamic_strides=(2,))
+
+
 def test_contiguity_stands_for_the_strides_exactly() -> None:
     import itertools
     import random

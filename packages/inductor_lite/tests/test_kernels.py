@@ -461,6 +461,17 @@ def test_a_symbolic_version_is_not_run_on_other_strides(device):
     assert len(compiled.versions) == 4
 
 
+def test_a_stride_that_changes_alone_becomes_a_kernel_argument(device):
+    # `ids[:, -2:]` of a growing batch of sequences: the same sizes, a new stride(0) each call
+    fn = lambda x: (x * 2 + 1).sum(-1)  # noqa: E731
+    compiled = compile_and_check(fn, torch.randn(3, 5, device=device)[:, -2:])
+    for width in range(6, 10):
+        x = torch.randn(3, width, device=device)[:, -2:]
+        torch.testing.assert_close(compiled(x), fn(x))
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0
+    assert ".stride(0)" in source(compiled) and "(3,)" in source(compiled)  # sizes stay static
+
+
 def test_a_new_dtype_compiles_another_version_and_requires_grad_runs_as_it_came(device):
     fn = lambda x: x.softmax(-1)  # noqa: E731
     compiled = compile_and_check(fn, torch.randn(4, 6, device=device))

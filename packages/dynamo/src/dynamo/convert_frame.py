@@ -63,6 +63,7 @@ class CacheEntry:
     graph: torch.fx.GraphModule | None
     breaks: list[Unsupported] = field(default_factory=list)
     input_shapes: dict[Any, tuple[int, ...]] = field(default_factory=dict)  # tensor inputs
+    input_strides: dict[Any, tuple[int, ...]] = field(default_factory=dict)  # and their strides
     input_numbers: dict[Any, int | float] = field(default_factory=dict)  # compiled as constants
 
 
@@ -75,6 +76,7 @@ class Options:
     capture_scalar_outputs: bool
     symbolic_ints: bool
     automatic_dynamic: dict[Any, set[int]]
+    dynamic_strides: dict[Any, set[int]]  # dims whose strides were seen to change on their own
     dynamic_numbers: set[Any]  # sources of ints and floats seen to change between calls: symbols
     # How a call made for real at a break runs (a user function through its compiled wrapper),
     # and how a resume function is compiled.
@@ -169,7 +171,8 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
              stop_at: int | None, opaque_generators: dict[types.CodeType, str],
              phases: dict[str, float], retrace: bool = False) -> CacheEntry:
     output = OutputGraph(options.dynamic, options.capture_scalar_outputs, options.symbolic_ints,
-                         options.automatic_dynamic, options.dynamic_numbers)
+                         options.automatic_dynamic, options.dynamic_numbers,
+                         options.dynamic_strides)
     output.f_globals = f_globals
     output.opaque_generators = opaque_generators
     # The cells the frame runs with: a resume function's come with the call (one resume
@@ -214,11 +217,14 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     guards = output.guard_set()
     now = _add_phase(phases, "guards", now)
     shapes = {s: tuple(v.shape) for s, v, _ in output.inputs if isinstance(v, torch.Tensor)}
+    strides = {s: v.stride() for s, v, _ in output.inputs
+               if isinstance(v, torch.Tensor) and v.layout is torch.strided}
     numbers = {g.source: g.value for g in guards
                if isinstance(g, Equals) and type(g.value) in (int, float)}
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
         _log_entry(fn, gm, guards, "", phases)
-        return CacheEntry(guards, None, "", None, input_shapes=shapes, input_numbers=numbers)
+        return CacheEntry(guards, None, "", None, input_shapes=shapes, input_strides=strides,
+                          input_numbers=numbers)
     inputs = [s for s, _, _ in output.inputs]
     rerun = gm is None or not mutates_inputs(gm.graph)
     if result is not None:
@@ -236,7 +242,8 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         BREAK_SITES[run.__code__] = (fn.__code__.co_filename, lineno, fn.__globals__)
     _add_phase(phases, "code generation", now)
     _log_entry(fn, gm, guards, source, phases)
-    return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_numbers=numbers)
+    return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_strides=strides,
+                      input_numbers=numbers)
 
 
 def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: GuardSet,

@@ -212,6 +212,7 @@ class CompiledFunction:
                      self.capture_scalar_outputs, self.symbolic_ints)
         self._generation = -1  # the tables are read on first use
         self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change
+        self._dynamic_strides: dict[Any, set[int]] = {}  # source -> dims whose strides changed
         self._dynamic_numbers: set[Any] = set()  # sources of numbers seen to change
         self._resumes: dict[types.FunctionType, CompiledFunction] = {}
         self.bind = _make_binder(fn)
@@ -294,6 +295,7 @@ class CompiledFunction:
                        capture_scalar_outputs=self.capture_scalar_outputs,
                        symbolic_ints=self.symbolic_ints,
                        automatic_dynamic=self._automatic_dynamic,
+                       dynamic_strides=self._dynamic_strides,
                        dynamic_numbers=self._dynamic_numbers,
                        wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
 
@@ -346,7 +348,9 @@ class CompiledFunction:
     def _note_changed_sizes(self, f_locals: dict, f_globals: dict) -> None:
         """Automatic dynamic (dynamic=None or True): a dim whose size differs from an earlier
         compilation's, or an int or float whose value does (a step count, a timestep), is
-        compiled as a symbol from now on, instead of once per value."""
+        compiled as a symbol from now on, instead of once per value; so is the stride of a dim
+        (of size 2 or more) that differs while every size is the same (`ids[:, -1:]` of a
+        growing batch of sequences: a new stride(0) at each call)."""
         for _, entry in self._cache.entries:
             for source, number in entry.input_numbers.items():
                 try:
@@ -364,6 +368,12 @@ class CompiledFunction:
                     changed = {d for d, n in enumerate(shape) if value.shape[d] != n}
                     if changed:
                         self._automatic_dynamic.setdefault(source, set()).update(changed)
+                    elif value.layout is torch.strided and source in entry.input_strides:
+                        strides = entry.input_strides[source]
+                        changed = {d for d, n in enumerate(shape)
+                                   if n != 1 and value.stride(d) != strides[d]}
+                        if changed:
+                            self._dynamic_strides.setdefault(source, set()).update(changed)
 
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         if self.dynamic is not False:

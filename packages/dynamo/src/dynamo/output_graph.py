@@ -68,11 +68,13 @@ class OutputGraph:
     def __init__(self, dynamic: bool | None, capture_scalar_outputs: bool = False,
                  symbolic_ints: bool = False,
                  automatic_dynamic: dict[Source, set[int]] | None = None,
-                 dynamic_numbers: set[Source] | None = None) -> None:
+                 dynamic_numbers: set[Source] | None = None,
+                 dynamic_strides: dict[Source, set[int]] | None = None) -> None:
         self.graph = torch.fx.Graph()
-        # Dims seen to change between calls, by source (automatic dynamic), and the ints and
-        # floats seen to change: compiled as symbols.
+        # Dims seen to change between calls, by source (automatic dynamic), dims whose strides
+        # changed alone, and the ints and floats seen to change: compiled as symbols.
         self.automatic_dynamic = automatic_dynamic or {}
+        self.dynamic_strides = dynamic_strides or {}
         self.dynamic_numbers = dynamic_numbers or set()
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # ints from the frame become symbols
@@ -117,11 +119,15 @@ class OutputGraph:
         if value.layout is not torch.strided or value.is_nested:
             raise Unsupported(f"{source} is a {value.layout} tensor (only strided tensors)")
         dims = self._dynamic_dims(value, source)
-        fake = self.fake_mode.from_tensor(value, dynamic_dims=dims, source=source)
+        strides = self._dynamic_strides(value, source)
+        fake = self.fake_mode.from_tensor(value, dynamic_dims=dims, dynamic_strides=strides,
+                                          source=source)
         node = self._placeholder(source, value, fake)
-        # A dim of size 0 or 1 stays a number in the trace (specialised): its size is guarded.
+        # A dim of size 0 or 1 stays a number in the trace (specialised): its size is guarded;
+        # so is a stride of 0 or 1.
         dims = tuple(d for d in dims if isinstance(fake.shape[d], torch.SymInt))
-        self.add_guard(TensorMatch.of(source, value, dynamic_dims=dims))
+        strides = tuple(d for d in strides if isinstance(fake.stride(d), torch.SymInt))
+        self.add_guard(TensorMatch.of(source, value, dynamic_dims=dims, dynamic_strides=strides))
         tracker = TensorVariable(node, fake, source)
         self._tensor_inputs[id(value)] = (source, tracker)
         return tracker
@@ -178,6 +184,16 @@ class OutputGraph:
         dims = range(value.dim()) if self.dynamic else sorted(
             d for d in marked | seen if d < value.dim())
         return tuple(d for d in dims if d not in static)
+
+    def _dynamic_strides(self, value: torch.Tensor, source: Source) -> tuple[int, ...]:
+        """The dims whose strides were seen to change on their own (automatic dynamic): not
+        those of size 1 (their strides are not guarded), nor of a tensor that requires grad
+        (its fake would not be a view: a leaf of its own)."""
+        if isinstance(value, torch.nn.Parameter) or self.dynamic is False or \
+                value.requires_grad:
+            return ()
+        seen = self.dynamic_strides.get(source, set())
+        return tuple(sorted(d for d in seen if d < value.dim() and value.shape[d] != 1))
 
     def constant_tensor(self, value: torch.Tensor) -> TensorVariable:
         """A tensor with no source (read from torch itself): a constant of the graph."""

@@ -6,7 +6,10 @@ storage (the base is converted first and the view is rebuilt from it with `as_st
 base's storage reinterpreted as the view's dtype when that differs, as for `c.real`); Parameters
 stay Parameters; and converting the same tensor twice gives the same fake, so aliasing between
 inputs is preserved. Dims asked to be dynamic get symbols from the ShapeEnv, with strides written
-in terms of them where the layout is dense.
+in terms of them where the layout is dense. Strides asked to be dynamic get symbols of their own
+(strides that pack densely around them follow them); such a tensor gets a storage of its own,
+sized from its symbolic layout, even if it is a view (rebuilt from its static base, the view's
+strides would be bounded by the base's storage).
 Sparse tensors (COO and compressed layouts, static sizes only) become sparse meta tensors with
 the same number of stored elements, their index and value tensors faked along. Nested and
 quantized tensors are refused with a ValueError.
@@ -42,16 +45,18 @@ class TensorConverter:
         self.mode = mode
         self._memo: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
-    def convert(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object) -> FakeTensor:
+    def convert(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
+                dynamic_strides: tuple[int, ...] = ()) -> FakeTensor:
         if isinstance(t, FakeTensor):
             if t.fake_mode is not self.mode:
                 raise ValueError("this FakeTensor belongs to another FakeTensorMode")
             return t
         if t.is_nested or t.is_quantized:
             raise ValueError(f"cannot fake a {'nested' if t.is_nested else 'quantized'} tensor")
-        if dynamic_dims and self.mode.shape_env is None:
-            raise ValueError("dynamic_dims needs a FakeTensorMode created with a ShapeEnv")
-        for d in dynamic_dims:
+        if (dynamic_dims or dynamic_strides) and self.mode.shape_env is None:
+            raise ValueError("dynamic_dims and dynamic_strides need a FakeTensorMode created "
+                             "with a ShapeEnv")
+        for d in (*dynamic_dims, *dynamic_strides):
             if not -t.dim() <= d < t.dim():
                 raise IndexError(f"dynamic dim {d} is out of range for a tensor of {t.dim()} "
                                  "dims")
@@ -59,8 +64,8 @@ class TensorConverter:
         if found is not None:  # (with the sizes it got then: aliases stay aliases)
             return found
         if t.layout is torch.strided:
-            fake = self._make(t, dynamic_dims, source)
-        elif t.layout in SPARSE_LAYOUTS and not dynamic_dims:
+            fake = self._make(t, dynamic_dims, source, dynamic_strides)
+        elif t.layout in SPARSE_LAYOUTS and not dynamic_dims and not dynamic_strides:
             fake = FakeTensor(self.mode, _sparse_meta(t), t.device)
         else:
             raise ValueError(f"cannot fake a tensor of layout {t.layout}"
@@ -75,10 +80,11 @@ class TensorConverter:
             fake.constant = t.detach().clone()
         return fake
 
-    def _make(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object) -> FakeTensor:
+    def _make(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
+              dynamic_strides: tuple[int, ...] = ()) -> FakeTensor:
         # An inference tensor's fake is one, and a normal tensor's fake is not, wherever made.
         with torch.inference_mode(t.is_inference()):
-            fake = self._make_layout(t, dynamic_dims, source)
+            fake = self._make_layout(t, dynamic_dims, source, dynamic_strides)
             if t.requires_grad and not fake.requires_grad:  # a view made a leaf that needs grad
                 fake.requires_grad_(True)
         if isinstance(t, torch.nn.Parameter):
@@ -91,11 +97,13 @@ class TensorConverter:
         return fake
 
     def _make_layout(
-        self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object
+        self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
+        dynamic_strides: tuple[int, ...] = ()
     ) -> FakeTensor:
-        sizes, strides, offset = self._symbolic_layout(t, dynamic_dims, source)
+        sizes, strides, offset = self._symbolic_layout(t, dynamic_dims, source, dynamic_strides)
+        symbolic_strides = any(isinstance(s, torch.SymInt) for s in strides)
         mode = self.mode
-        if t._is_view():
+        if t._is_view() and not symbolic_strides:
             # Rebuild the view from the fake of its base, through autograd, so that the fake
             # shares the base's storage and knows it is a view of it.
             base = self.convert(t._base, (), None)
@@ -103,7 +111,7 @@ class TensorConverter:
             with torch.set_grad_enabled(t.requires_grad), nullcontext() if active else mode:
                 return _view_of(base, t, sizes, strides, offset)
         storage_numel = t.untyped_storage().nbytes() // t.element_size()
-        if dynamic_dims and t.numel() > 0:  # the storage grows with the symbolic sizes
+        if (dynamic_dims or symbolic_strides) and t.numel() > 0:  # it grows with the symbols
             storage_numel = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
         with torch._C._DisableTorchDispatch():
             storage = torch.empty(storage_numel, dtype=t.dtype, device="meta")
@@ -121,21 +129,26 @@ class TensorConverter:
         same = str((out.stride(), out.storage_offset())) == str((leaf.stride(), leaf.storage_offset()))
         return out if same else leaf
 
-    def _symbolic_layout(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object):
-        """Sizes (SymInts at `dynamic_dims`), strides in terms of them, and the storage offset."""
+    def _symbolic_layout(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
+                         dynamic_strides: tuple[int, ...] = ()):
+        """Sizes (SymInts at `dynamic_dims`), strides (SymInts at `dynamic_strides`, else in
+        terms of the symbols where dense), and the storage offset."""
         sizes: list[int | torch.SymInt] = list(t.shape)
         strides: list[int | torch.SymInt] = list(t.stride())
-        if not dynamic_dims:
+        if not dynamic_dims and not dynamic_strides:
             return sizes, strides, t.storage_offset()
         env = self.mode.shape_env
         for d in dynamic_dims:
             d = d % t.dim()  # (in range: checked by `convert`)
             sizes[d] = env.create_symint(t.shape[d], SizeOrigin(source, "size", d))
+        own = {d % t.dim() for d in dynamic_strides}
         # Walk dims from the smallest stride up: a stride equal to the dense stride so far is
         # written as that product of sizes, so that it follows the sizes when they change.
         dense, dense_hint = 1, 1
         for d in sorted(range(t.dim()), key=lambda d: (t.stride(d), t.shape[d])):
-            if t.stride(d) == dense_hint:
+            if d in own:
+                strides[d] = env.create_symint(t.stride(d), SizeOrigin(source, "stride", d))
+            elif t.stride(d) == dense_hint:
                 strides[d] = dense
             dense, dense_hint = strides[d] * sizes[d], t.stride(d) * t.shape[d]
         return sizes, strides, t.storage_offset()

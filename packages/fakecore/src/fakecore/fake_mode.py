@@ -87,14 +87,17 @@ class FakeTensorMode(TorchDispatchMode):
         self._dispatcher_contexts.pop().__exit__(*exc)
 
     def from_tensor(
-        self, t: torch.Tensor, *, dynamic_dims: Sequence[int] = (), source: object = None
+        self, t: torch.Tensor, *, dynamic_dims: Sequence[int] = (),
+        dynamic_strides: Sequence[int] = (), source: object = None
     ) -> FakeTensor:
         """The fake of real tensor `t` (the same fake every time for the same `t`).
 
-        Dims in `dynamic_dims` get symbolic sizes in `shape_env`; `source` is recorded as the
-        symbols' origin, for whoever turns the ShapeEnv's guards into checks on inputs.
+        Dims in `dynamic_dims` get symbolic sizes in `shape_env`, and dims in `dynamic_strides`
+        symbolic strides of their own (a slice of a growing tensor, `ids[:, -1:]`); `source` is
+        recorded as the symbols' origin, for whoever turns the ShapeEnv's guards into checks on
+        inputs.
         """
-        return self._converter.convert(t, tuple(dynamic_dims), source)
+        return self._converter.convert(t, tuple(dynamic_dims), source, tuple(dynamic_strides))
 
     def remember_value_of(self, t: FakeTensor) -> None:
         """Note that `t` holds something known about its data (a constant, a memoized unbacked

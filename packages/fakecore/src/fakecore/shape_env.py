@@ -81,13 +81,16 @@ class ShapeEnv:
         With an origin that is a tensor's size, stride or storage offset, the symbol is a size:
         it is nonnegative (at least 2 when 0 and 1 are specialised). Any other int (an origin
         of prop "value", or none) may be negative: its range is unrestricted. Duck sizing shares
-        a symbol between sizes of the same hint, and between other ints of the same hint.
+        a symbol between sizes of the same hint, and between other ints of the same hint; a
+        stride gets a symbol of its own (it is made symbolic because it changes on its own: a
+        slice of a growing tensor, whose stride would otherwise be tied to a size).
         """
         if self.specialize_zero_one and hint in (0, 1):
             return sympy.Integer(hint)
         is_size = origin is not None and origin.prop != "value"
+        duck = self.duck_shape and not (origin is not None and origin.prop == "stride")
         duck_key = (is_size, hint)
-        if self.duck_shape and duck_key in self._hint_to_symbol:
+        if duck and duck_key in self._hint_to_symbol:
             sym = self._hint_to_symbol[duck_key]
         else:
             name = f"s{next(self._backed_ids)}"
@@ -102,7 +105,8 @@ class ShapeEnv:
                 self.var_to_range[sym] = ValueRange(0, _oo)
             self.var_to_val[sym] = sympy.Integer(hint)
             self.var_to_origins[sym] = []
-            self._hint_to_symbol[duck_key] = sym
+            if duck:
+                self._hint_to_symbol[duck_key] = sym
         if origin is not None:
             self.var_to_origins[sym].append(origin)
         return sym

@@ -376,24 +376,27 @@ class DenseAfter:
     dim: int
 
 
-def _strides(t: torch.Tensor, dynamic: set[int]) -> tuple[int | DenseAfter | None, ...]:
-    """The example's strides, where each stride that packs densely around a dynamic size (in
-    the order of increasing stride) becomes that relation instead of a number, and the stride
-    of a dim of static size 1 is left out (no element is ever a step along it: `ids[:, -1:]`
-    of a growing sequence has a new stride(0) each time and the same layout)."""
+def _strides(t: torch.Tensor, dynamic: set[int],
+             dynamic_strides: set[int] = frozenset()) -> tuple[int | DenseAfter | None, ...]:
+    """The example's strides, where each stride that packs densely around a dynamic size or a
+    dynamic stride (in the order of increasing stride) becomes that relation instead of a
+    number; the stride of a dim of static size 1 is left out (no element is ever a step along
+    it: `ids[:, -1:]` of a growing sequence has a new stride(0) each time and the same layout),
+    and so is a dynamic stride (of a dim of size 2 or more: `ids[:, -2:]`)."""
     strides: list[int | DenseAfter | None] = list(t.stride())
     inner, follows_dynamic = None, False
     for d in sorted(range(t.dim()), key=lambda d: (t.stride(d), t.shape[d])):
         dense = inner is not None and t.stride(d) == t.stride(inner) * t.shape[inner]
-        if dense and follows_dynamic:
+        if dense and follows_dynamic and d not in dynamic_strides:
             strides[d] = DenseAfter(inner)
-        follows_dynamic = d in dynamic or (dense and follows_dynamic)
+        follows_dynamic = d in dynamic or d in dynamic_strides or (dense and follows_dynamic)
         inner = d
     # a stride that another one is checked against stays checked, size 1 or not: else the
     # relation through it would constrain nothing
     related = {s.dim for s in strides if isinstance(s, DenseAfter)}
-    return tuple(None if t.shape[d] == 1 and d not in dynamic and d not in related else s
-                 for d, s in enumerate(strides))
+    return tuple(None if d in dynamic_strides or (
+        t.shape[d] == 1 and d not in dynamic and d not in related) else s
+        for d, s in enumerate(strides))
 
 
 def _contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
@@ -416,9 +419,9 @@ _ATTRIBUTES = {name: operator.attrgetter(name) for name in
 class TensorMatch(Guard):
     """A tensor like the example: type, dtype, device, layout, requires_grad, dispatch flags
     (inference, conjugate and negative bits), the sizes of every dim not listed as dynamic, and
-    the strides (a stride that follows a dynamic size is checked as that relation: `stride(0) ==
-    stride(1) * size(1)` for a dense matrix with a dynamic number of columns; dims of size 1
-    have none)."""
+    the strides of every dim not listed in `dynamic_strides` (a stride that follows a dynamic
+    size or stride is checked as that relation: `stride(0) == stride(1) * size(1)` for a dense
+    matrix with a dynamic number of columns; dims of size 1 have none)."""
 
     source: Source
     type: type
@@ -433,15 +436,17 @@ class TensorMatch(Guard):
     cost = 3
 
     @staticmethod
-    def of(source: Source, t: torch.Tensor, dynamic_dims: tuple[int, ...] = ()) -> TensorMatch:
-        for d in dynamic_dims:
+    def of(source: Source, t: torch.Tensor, dynamic_dims: tuple[int, ...] = (),
+           dynamic_strides: tuple[int, ...] = ()) -> TensorMatch:
+        for d in (*dynamic_dims, *dynamic_strides):
             if not -t.dim() <= d < t.dim():
                 raise IndexError(f"dynamic dim {d} is out of range for a tensor of {t.dim()} "
                                  "dims")
         dynamic = {d % t.dim() for d in dynamic_dims}
         sizes = tuple(None if d in dynamic else s for d, s in enumerate(t.shape))
+        strides = _strides(t, dynamic, {d % t.dim() for d in dynamic_strides})
         return TensorMatch(source, type(t), t.dtype, t.device, t.requires_grad,
-                           _dispatch_flags(t), sizes, _strides(t, dynamic), t.layout)
+                           _dispatch_flags(t), sizes, strides, t.layout)
 
     def _mismatches(self, t: Any) -> list[str]:
         if type(t) is not self.type:
@@ -486,8 +491,9 @@ class TensorMatch(Guard):
         comparing the tuple of strides."""
         sizes = self.sizes
         return (self.layout == torch.strided and None not in sizes and 0 not in sizes
-                and all(want is None or want == row_major for want, row_major
-                        in zip(self.strides, _contiguous_strides(sizes))))
+                and all((want is None and size == 1) or want == row_major
+                        for want, row_major, size
+                        in zip(self.strides, _contiguous_strides(sizes), sizes)))
 
     def columns(self) -> list[tuple[str, Any, Any]] | None:
         """This guard, beyond the type, as (property, reader, expected) triples, `reader(t) ==

@@ -165,6 +165,7 @@ class CompiledGraph:
         # A frontend's own symbols are not ours to trace with: take their values.
         self.first = [_hint(v) for v in example_inputs]
         self.dynamic = _frontend_dynamic(gm, example_inputs)
+        self.strides = _frontend_strides(gm, example_inputs)  # (input, dim): symbolic strides
         self.read_scalars = False
         self.logged_training = False
         nodes = list(gm.graph.nodes)
@@ -206,6 +207,7 @@ class CompiledGraph:
             self.versions.append(((lambda args: True), self.gm))
             return self.gm(*args)
         self.dynamic |= _changed(self.first, args)
+        self.strides |= _changed_strides(self.first, args)
         version = self._compile(list(args))
         self.versions.append(version)
         return version[1](*args)
@@ -241,7 +243,7 @@ class CompiledGraph:
         state = list(self.state.values())
         scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
                    and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
-        fakes, fake_state = _fakes(inputs, self.dynamic, state, scalars)
+        fakes, fake_state = _fakes(inputs, self.dynamic, state, scalars, self.strides)
         can_read_scalars = not self.read_scalars and any(
             isinstance(t, torch.Tensor) and _is_cpu_scalar(t) for t in inputs)
         try:
@@ -335,17 +337,51 @@ def _frontend_dynamic(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, 
             dynamic |= {(i, d) for d, n in enumerate(val.shape) if isinstance(n, torch.SymInt)
                         and not n.node.expr.is_number}
     shape_env = gm.meta.get("shape_env", getattr(gm, "shape_env", None))
-    sizes = [s for s in getattr(shape_env, "var_to_val", None) or () if s.is_integer]
+    origins = getattr(shape_env, "var_to_origins", None) or {}
+    sizes = [s for s in getattr(shape_env, "var_to_val", None) or () if s.is_integer
+             and not any(o.prop == "stride" for o in origins.get(s, ()))]
     if not dynamic and sizes:
         # An aten graph traced with symbolic sizes (not known which): every size a symbol. (A
         # frontend's float symbols, `zf0` of a float argument read with `.item()`, are not
-        # sizes: such a graph keeps its static sizes.)
+        # sizes, nor are its stride symbols: such a graph keeps its static sizes.)
         for i, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
                 dynamic |= {(i, d) for d in range(value.dim())}
             elif _is_int(value):
                 dynamic.add((i, None))
     return dynamic
+
+
+def _frontend_strides(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, int]]:
+    """(input, dim) of each stride the frontend made a symbol of its own (a slice of a growing
+    tensor, `ids[:, -1:]`)."""
+    strides: set[tuple[int, int]] = set()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(placeholders[:len(inputs)]):
+        val = node.meta.get("val", node.meta.get("example_value"))
+        if isinstance(val, torch.Tensor) and isinstance(inputs[i], torch.Tensor):
+            strides |= {(i, d) for d, n in enumerate(val.stride())
+                        if isinstance(n, torch.SymInt) and n.node.expr.is_Symbol
+                        and _is_stride_symbol(n)}
+    return strides
+
+
+def _is_stride_symbol(n: torch.SymInt) -> bool:
+    """Whether the symbol of `n` stands for a stride (not a size that a dense stride equals)."""
+    origins = getattr(n.node.shape_env, "var_to_origins", {}).get(n.node.expr, ())
+    return any(o.prop == "stride" for o in origins)
+
+
+def _changed_strides(first: list, args: tuple) -> set[tuple[int, int]]:
+    """(input, dim) of the strides of `args` that differ from `first`'s where every size is the
+    same (dims of size 1 aside)."""
+    changed: set[tuple[int, int]] = set()
+    for i, (a, b) in enumerate(zip(first, args)):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and \
+                a.shape == b.shape and a.layout is b.layout is torch.strided:
+            changed |= {(i, d) for d in range(a.dim())
+                        if a.shape[d] != 1 and a.stride(d) != b.stride(d)}
+    return changed
 
 
 def _changed(first: list, args: tuple) -> set[tuple[int, int | None]]:
@@ -385,16 +421,19 @@ def _is_cpu_scalar(t: torch.Tensor) -> bool:
 
 
 def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch.Tensor],
-           scalars: dict[int, Any]) -> tuple[list, list]:
-    """Fakes of the inputs (symbols where `dynamic` says; the inputs of `scalars` with their
-    value known) and of the state (static), in one mode."""
+           scalars: dict[int, Any], strides: set[tuple[int, int]] = frozenset()
+           ) -> tuple[list, list]:
+    """Fakes of the inputs (symbols where `dynamic` says, and strides of their own where
+    `strides` does; the inputs of `scalars` with their value known) and of the state (static),
+    in one mode."""
     shape_env = ShapeEnv()
     mode = FakeTensorMode(shape_env, allow_non_fake_inputs=True)
     fakes = []
     for i, value in enumerate(inputs):
         if isinstance(value, torch.Tensor):
             dims = tuple(sorted(d for j, d in dynamic if j == i and d is not None))
-            fake = mode.from_tensor(value, dynamic_dims=dims)
+            own = tuple(sorted(d for j, d in strides if j == i))
+            fake = mode.from_tensor(value, dynamic_dims=dims, dynamic_strides=own)
             if i in scalars:
                 fake.constant = value.detach().clone()
             value = fake
