@@ -1498,3 +1498,59 @@ def test_as_strided_of_an_input_the_graph_writes_into_counts_from_its_storage(de
         compiled = compile_fx(torch.fx.symbolic_trace(fn), [make()])
         torch.testing.assert_close(compiled(x), fn(reference))
         torch.testing.assert_close(x, reference)
+
+
+def _dynamic(fn):
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="inductor_lite", dynamic=True)
+
+
+def test_slices_and_selects_at_symbolic_negative_starts_and_steps(device):
+    # `x[-k:]` wraps by the size when k's sign is decided by the trace's guards; `x[::k]` is a
+    # symbolic step (it raised a TypeError, and the graph ran eagerly)
+    cases = (lambda x, k: x[-k:] * 2, lambda x, k: x[k - 7:k] + 1, lambda x, k: x[1:, -k:] * 1,
+             lambda x, k: x.select(1, -k) * 1, lambda x, k: x[::k] * 2)
+    x = torch.arange(20.0, device=device).view(4, 5)
+    for fn in cases:
+        compiled = _dynamic(fn)
+        for k in (2, 3):
+            torch.testing.assert_close(compiled(x, k), fn(x, k))
+    assert counters["eager_graphs"] == 0
+
+
+def test_python_modulo_of_a_symbolic_shift_inside_a_kernel(device):
+    # the roll's start `(4 - s0) % 4` rounds down in Python, toward zero in Triton
+    def fn(x, k):
+        y = x.roll(k, 0) * 2
+        x.add_(1)
+        return y
+
+    compiled = _dynamic(fn)
+    for k in (3, 5, 6, -1):
+        x, reference = (torch.arange(12.0, device=device).view(4, 3) for _ in range(2))
+        torch.testing.assert_close(compiled(x, k), fn(reference, k))
+        torch.testing.assert_close(x, reference)
+
+
+def test_a_view_of_an_input_that_starts_past_its_storages_start_is_a_view(device):
+    def fn(x):
+        return x[1:], x.view(-1)[2:9], x.t().t()
+
+    x = torch.arange(30.0, device=device)[5:26].view(3, 7)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x])
+    for got, want in zip(compiled(x), fn(x)):
+        assert got.storage_offset() == want.storage_offset() and got.stride() == want.stride()
+        assert got.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def test_index_put_of_a_transposed_input_keeps_its_strides(device):
+    def fn(x, i, v):
+        return x.index_put((i,), v, accumulate=True), x.index_put((i,), v)
+
+    x = torch.randn(7, 5, device=device).t()
+    i, v = torch.tensor([0, 1, 1, 0], device=device), torch.randn(7, device=device)
+    compiled = compile_and_check(fn, x, i, v)
+    for got, want in zip(compiled(x, i, v), fn(x, i, v)):
+        assert got.stride() == want.stride()

@@ -870,12 +870,11 @@ def _arange(lower, node, *args, **kwargs):
 def view_of(lower: GraphLowering, x: TensorIR, size: Sequence[sympy.Expr], index_map: Callable,
             layout_fn: Callable | None = None) -> TensorIR:
     """A view: a BufferView when `x` has storage and the view is strided (`layout_fn` gives the
-    new layout), else a Pointwise that reads `x` at `index_map(index)` (also when `x`'s base
-    starts past its storage's start: layouts count from a base's data pointer, `as_strided`
-    from its storage's start)."""
+    new layout), else a Pointwise that reads `x` at `index_map(index)`. Layouts count from a
+    base's data pointer, so a base that starts past its storage's start (an input that is a
+    view) has views too: the wrapper adds its storage offset."""
     base = x.buffer if isinstance(x, BufferView) else x
-    if layout_fn is not None and not isinstance(x, Pointwise) and \
-            base.name not in lower.offset_bases:
+    if layout_fn is not None and not isinstance(x, Pointwise):
         layout = layout_fn(x.layout)
         if layout is not None:
             return BufferView(base, layout)
@@ -967,7 +966,8 @@ def _slice(lower, node, x, dim=0, start=None, end=None, step=1):
     val = lower.node.meta["val"]
     dim = dim % len(x.size)
     size = tuple(sym(s) for s in val.shape)
-    return _slice_view(lower, x, dim, _clamp_start(start, x.size[dim]), sympy.Integer(step), size)
+    start = _clamp_start(start, x.size[dim], getattr(lower.gm, "shape_env", None))
+    return _slice_view(lower, x, dim, start, sym(step), size)  # (`x[::k]`: a symbolic step)
 
 
 def _slice_view(lower: GraphLowering, x: TensorIR, dim: int, start: sympy.Expr,
@@ -985,7 +985,7 @@ def _slice_view(lower: GraphLowering, x: TensorIR, dim: int, start: sympy.Expr,
     return view_of(lower, x, size, index_map, layout_fn)
 
 
-def _clamp_start(start: Any, dim_size: sympy.Expr) -> sympy.Expr:
+def _clamp_start(start: Any, dim_size: sympy.Expr, shape_env: Any = None) -> sympy.Expr:
     if start is None:
         return sympy.Integer(0)
     start = sym(start) if not isinstance(start, sympy.Expr) else start
@@ -993,15 +993,33 @@ def _clamp_start(start: Any, dim_size: sympy.Expr) -> sympy.Expr:
         return sympy.Max(dim_size + start, 0)
     if start.is_Integer and dim_size.is_Integer:
         return sympy.Integer(min(int(start), int(dim_size)))
-    return start
+    # A symbolic start (`x[-k:]` of an int argument) wraps when negative and is clamped to the
+    # dim, as the trace's guards decided (the output's size says the same); an undecided sign
+    # is not lowered.
+    def holds(fact):
+        return shape_env is not None and shape_env.static_value(fact) == sympy.true
+
+    if start.is_nonnegative or holds(start >= 0):
+        return dim_size if holds(start > dim_size) else start
+    if not holds(start < 0):
+        raise LoweringError(f"slice start {start} of unknown sign")
+    start = dim_size + start
+    if holds(start >= 0):
+        return start
+    return sympy.Integer(0) if holds(start < 0) else sympy.Max(start, 0)
 
 
 @register(aten.select.int)
 def _select(lower, node, x, dim, index):
     dim = dim % len(x.size)
     index = sym(index) if not isinstance(index, sympy.Expr) else index
-    if index.is_Integer and index < 0:
+    shape_env = getattr(lower.gm, "shape_env", None)
+    if index.is_Integer and index < 0 or not index.is_Integer and shape_env is not None and \
+            shape_env.static_value(index < 0) == sympy.true:  # (`x.select(1, -k)`, as guarded)
         index = x.size[dim] + index
+    elif not (index.is_nonnegative or shape_env is not None
+              and shape_env.static_value(index >= 0) == sympy.true):
+        raise LoweringError(f"select index {index} of unknown sign")
     size = tuple(s for d, s in enumerate(x.size) if d != dim)
 
     def index_map(idx):
@@ -1353,7 +1371,7 @@ def _scatter_into_copy(lower: GraphLowering, x: TensorIR, size: tuple,
     val = lower.node.meta["val"]
     if accumulate and val.dtype not in ATOMIC_ADD_DTYPES:
         raise LoweringError(f"atomic add of {val.dtype}")
-    dense = Layout(x.size, contiguous_strides(x.size), sympy.Integer(0), val.dtype, val.device)
+    dense = dense_layout(val)  # eager's strides: index_put of a transposed input keeps them
     copy = x if isinstance(x, Pointwise) else Pointwise(x.size, x.dtype, x.device, loader(x))
     out = lower.realize(copy, dense)
     data = Scatter(size, lambda idx: dense.index(where(idx)), accumulate, val.dtype, val.device,

@@ -21,6 +21,9 @@ import sympy
 import torch
 from sympy.printing.str import StrPrinter
 
+from fakecore.sym_functions import FloorDiv as PythonFloorDiv
+from fakecore.sym_functions import PythonMod
+
 from .ir import (
     FloorDiv,
     IndirectIndex,
@@ -125,6 +128,16 @@ class IndexPrinter(StrPrinter):
 
     def _print_Symbol(self, expr):
         return self.names.get(expr, expr.name)
+
+    def _print(self, expr, **kwargs):
+        # fakecore's `%` and `//` print themselves as Python's operators, which round down;
+        # Triton's round toward zero (`(4 - s0) % 4` of a roll by a symbolic shift)
+        if self.kernel and isinstance(expr, (PythonMod, PythonFloorDiv)):
+            a, b = expr.args
+            if not (a.is_nonnegative and b.is_positive):
+                name = "remainder" if isinstance(expr, PythonMod) else "floordiv"
+                return f"helpers.{name}({self._print(a)}, {self._print(b)})"
+        return super()._print(expr, **kwargs)
 
     def atom(self, expr) -> str:
         text = self._print(expr)
