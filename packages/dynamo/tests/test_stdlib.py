@@ -349,3 +349,10 @@ def test_a_break_inside_the_standard_library_is_reported_at_the_users_line():
     (error,) = explained.breaks
     assert (error.filename, error.lineno) == (__file__, f.__code__.co_firstlineno + 1)
     assert "inside the standard library at collections/__init__.py:" in str(explained)
+
+
+def test_len_of_a_long_range_is_not_counted_one_by_one():
+    def f(x):
+        return x + len(range(10**6))  # (seconds, and memory, when counted one by one)
+
+    assert _same(_one_graph(f, torch.ones(1)), f(torch.ones(1)))

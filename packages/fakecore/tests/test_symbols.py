@@ -213,3 +213,19 @@ def test_relations_that_hold_for_every_value_in_a_narrowed_range_record_nothing(
     assert bool(s <= 128)
     assert bool(s != s * s) and bool(s * s >= s) and bool(s < s * s)
     assert [str(g.expr) for g in env.guards] == ["s0 <= 128"]
+
+
+def test_an_expression_that_keeps_doubling_is_specialised_instead() -> None:
+    env = ShapeEnv()
+    k = _size(env, 3)
+    for _ in range(12):  # `k // 2 + k` reads k twice: the tree (and sympy's time) doubles
+        k = k // 2 + k
+    expected = 3
+    for _ in range(12):
+        expected = expected // 2 + expected
+    assert int(k) == expected and not isinstance(k, torch.SymInt)
+    assert env.guards  # the specialisation is guarded
+    n = _size(env, 5)
+    for _ in range(1000):  # one that sympy keeps small (`n + 1000`) stays symbolic
+        n = n + 1
+    assert isinstance(n, torch.SymInt) and n.node.hint == 1005

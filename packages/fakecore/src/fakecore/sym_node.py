@@ -157,6 +157,9 @@ def _apply(name: str, *exprs: sympy.Basic) -> sympy.Basic:
     return table[name][0](*exprs)
 
 
+_MAX_OPS = 256  # operations a symbolic number's expression may hold before it is specialised
+
+
 class SymNode:
     """A symbolic int, float or bool: a sympy expression, its ShapeEnv, its type and its hint."""
 
@@ -169,6 +172,7 @@ class SymNode:
         self.pytype = pytype
         self._hint = hint
         self.constant = constant
+        self.size = 1  # operations in the expression, counted as it is built (an upper bound)
 
     @property
     def expr(self) -> sympy.Basic:
@@ -267,13 +271,29 @@ class SymNode:
             a, b = self.expr, other.expr
             expr = (a & b) | (~a & ~b) if name == "eq" else (a & ~b) | (~a & b)
         else:
+            size = self.size + other.size + 1
+            if size > _MAX_OPS:  # counted as a tree: count what sympy kept (`k + 256`)
+                size = sympy.count_ops(self.expr) + sympy.count_ops(other.expr) + 1
+            if size > _MAX_OPS and hint is not None and pytype is not bool:
+                # Python arithmetic repeated in an unrolled loop (`k = k // 2 + k`): the
+                # expression doubles at each step, and so does sympy's time; the value is
+                # specialised (guarded) instead
+                value = py_fn(self._guarded_value(), other._guarded_value())
+                return self.wrap_int(value) if pytype is int else self.wrap_float(value)
             expr = _apply(name, self.expr, other.expr)
         if pytype is bool:
             # A comparison the value ranges settle is a plain constant from here on.
             static = self.shape_env.static_value(expr)
             if static is not None:
                 return self._notify(name, (self, other), self.wrap_bool(bool(static)))
-        return self._notify(name, (self, other), self._new(expr, pytype, hint))
+        result = self._new(expr, pytype, hint)
+        if pytype is not bool:
+            result.size = size
+        return self._notify(name, (self, other), result)
+
+    def _guarded_value(self) -> int | float:
+        return self.constant if self.constant is not None else (
+            self.guard_int() if self.pytype is int else self.guard_float())
 
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]

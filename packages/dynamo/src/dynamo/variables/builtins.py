@@ -325,6 +325,8 @@ class BuiltinVariable(TrueVariable):
     # ----- builtins by name (a handler returning None falls through to the generic path) -----
 
     def _call_len(self, tx, obj, **_):
+        if isinstance(obj, ConstantVariable) and isinstance(obj.value, range):
+            return ConstantVariable(len(obj.value))  # not its numbers, one by one
         if isinstance(obj, (SequenceVariable, SetVariable)) or obj.is_constant():
             return ConstantVariable(len(obj.items(tx)))
         if isinstance(obj, DictVariable):
