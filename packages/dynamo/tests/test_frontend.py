@@ -284,6 +284,34 @@ def test_decorator_forms_and_methods() -> None:
     assert report.graph_count == 1 and not report.breaks, str(report)
 
 
+def test_a_tensor_indexed_by_a_changing_int_and_a_changing_shape_tuple_compile_twice() -> None:
+    """`schedule[t]` of an int timestep is traced as `select` (indexing would specialise it);
+    a shape tuple whose ints change is read item by item from then on."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    schedule = torch.linspace(0.99, 0.01, 100)
+
+    def step(x, t):
+        return x * schedule[t].sqrt() + x[t % 4]
+
+    def reshaped(x, shape):
+        return x.reshape(shape) * 2
+
+    for fn, calls in ((step, [(torch.randn(4, 3), t) for t in range(99, 30, -7)]),
+                      (reshaped, [(torch.randn(48), (n, 48 // n)) for n in (2, 3, 4, 6, 8, 12)]),
+                      (reshaped, [(torch.randn(48), torch.Size([n, 48 // n])) for n in (2, 3, 4)])):
+        graphs.clear()
+        dynamo.reset()
+        compiled = dynamo.compile(fn, backend=backend)
+        for args in calls:
+            torch.testing.assert_close(compiled(*args), fn(*args))
+        assert len(graphs) == 2, fn
+
+
 def test_compiled_code_called_from_compiled_code_is_traced_into_the_callers_graph() -> None:
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
     inner = dynamo.compile(model)

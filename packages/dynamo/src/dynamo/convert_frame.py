@@ -221,6 +221,9 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
                if isinstance(v, torch.Tensor) and v.layout is torch.strided}
     numbers = {g.source: g.value for g in guards
                if isinstance(g, Equals) and type(g.value) in (int, float)}
+    numbers.update({GetItemSource(g.source, i): v for g in guards  # a shape, betas
+                    if isinstance(g, Equals) and type(g.value) in (tuple, torch.Size)
+                    for i, v in enumerate(g.value) if type(v) in (int, float)})
     if gm is None and result is not None and not effects:  # no work: leave the frame alone
         _log_entry(fn, gm, guards, "", phases)
         return CacheEntry(guards, None, "", None, input_shapes=shapes, input_strides=strides,

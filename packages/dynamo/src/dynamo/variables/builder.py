@@ -128,6 +128,12 @@ def _guard(tx: Translator, source: Any, make: Any, *args: Any) -> None:
         tx.output.add_guard(make(source, *args))
 
 
+def _changing_items(output: Any, source: Any, value: tuple) -> bool:
+    """Whether an int or float of the tuple was seen to change between calls."""
+    return source is not None and any(GetItemSource(source, i) in output.dynamic_numbers
+                                      for i in range(len(value)))
+
+
 def _child(source: Any, kind: Any, key: Any) -> Any:
     """The source `kind(source, key)` (an attribute, an item), or None with no source."""
     return kind(source, key) if source is not None else None
@@ -158,6 +164,13 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return OpaqueIteratorVariable(value, source)
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         raise Unsupported("a SymInt from outside the trace")
+    if type(value) in (tuple, torch.Size) and _changing_items(output, source, value):
+        # a shape (or betas) a number of which was seen to change between calls: item by
+        # item, as a list is, so that the number becomes a symbol (automatic dynamic)
+        _guard(tx, source, TypeMatch, type(value))
+        _guard(tx, source, Length, len(value))
+        items = [wrap(tx, v, GetItemSource(source, i)) for i, v in enumerate(value)]
+        return SizeVariable(items) if type(value) is torch.Size else TupleVariable(items, source)
     if isinstance(value, torch.Size):
         _guard(tx, source, Equals, value)
         return SizeVariable([ConstantVariable(v) for v in value])

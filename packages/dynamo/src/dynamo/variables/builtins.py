@@ -199,6 +199,12 @@ class BuiltinVariable(TrueVariable):
             # numbers these inputs have.
             args = [a if v is None else ConstantVariable(v) for a, v in zip(args, shown)]
             return self.call(tx, args, kwargs)
+        if fn is operator.getitem and isinstance(args[0], TensorVariable) and \
+                isinstance(args[1], SymNodeVariable) and args[1].python_type() is int:
+            # `x[i]` of a symbolic int (a timestep, a position): `__index__` would specialise
+            # it; `select` keeps it a symbol (as torch.compile rewrites it)
+            return tx.output.call_function(torch.select, [args[0], ConstantVariable(0), args[1]],
+                                           {})
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)
         if fn is math.prod and len(args) == 1 and isinstance(args[0], SequenceVariable) and \
