@@ -46,6 +46,7 @@ from dynamo.variables.containers import (
     SliceVariable,
     TupleVariable,
     ZipIteratorVariable,
+    broken_dict_iterator,
     key_value,
 )
 from dynamo.variables.contexts import (
@@ -252,6 +253,8 @@ class ResultBuilder:
             return f"{self.constant(functools.partial)}({', '.join(parts)})"
         if isinstance(v, (GeneratorVariable, StepIteratorVariable)) and not v.finished:
             raise v.unbuildable()
+        if isinstance(v, DictIteratorVariable) and v.broken_now:
+            return f"{self.constant(broken_dict_iterator)}({v.ordered})"
         if isinstance(v, IteratorVariable) and v.over_list is not None:
             # an iterator over a list (or dict, or view): over the very list (appends after the
             # break are seen), then advanced

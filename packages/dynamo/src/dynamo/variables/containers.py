@@ -792,6 +792,15 @@ def _view_of(kind: type, view: str, entries: dict | None = None) -> Any:
     return getattr(base(entries or {}), view)()
 
 
+def broken_dict_iterator(ordered: bool) -> Any:
+    """A real dict iterator whose dict changed size (an OrderedDict's: was mutated) since it
+    was made: its next step raises, as a traced one found it must."""
+    d = collections.OrderedDict(a=0) if ordered else {"a": 0}
+    iterator = iter(d)
+    d["b"] = 1
+    return iterator
+
+
 class DictIteratorVariable(LiveIteratorVariable):
     """`iter(d)`, `iter(d.items())`, `reversed(d.values())`, ...: each step reads the dict's
     entries as they are then; once the dict's size has changed, every step raises
@@ -814,10 +823,15 @@ class DictIteratorVariable(LiveIteratorVariable):
         keys = list(self.dict._entries)
         return keys[::-1] if self.reverse else keys
 
+    @property
+    def broken_now(self) -> bool:
+        """Its next step raises: its dict changed size since it was made."""
+        return not self.finished and (self.broken or len(self.dict._entries) != self.size)
+
     def next(self, tx: Translator) -> VariableTracker | None:
         if self.finished:
             return None
-        if self.broken or len(self.dict._entries) != self.size:
+        if self.broken_now:
             self.broken = True
             error = "OrderedDict mutated" if self.ordered else "dictionary changed size"
             raise Raised(RuntimeError(f"{error} during iteration"),
