@@ -1554,3 +1554,18 @@ def test_index_put_of_a_transposed_input_keeps_its_strides(device):
     compiled = compile_and_check(fn, x, i, v)
     for got, want in zip(compiled(x, i, v), fn(x, i, v)):
         assert got.stride() == want.stride()
+
+
+def test_a_reduction_expanded_along_the_row_and_returned(device):
+    # the store runs over the row, its address the same for every lane of it
+    from fxtrace import make_fx
+
+    cases = ((lambda a: (a.mean(-1, keepdim=True).expand(4, 300),), (4, 300)),
+             (lambda a: (a.std(-1).view(1, 1).expand(3, 1, 1),), (3,)),
+             (lambda a: (a - a.mean(-1, keepdim=True), a.var(-1, keepdim=True).expand(4, 7)),
+              (4, 7)),
+             (lambda a: (a.mean(-1, keepdim=True).expand(5000, 1),), (5000,)))
+    for fn, size in cases:
+        x = torch.randn(size, device=device)
+        for got, want in zip(compile_fx(make_fx(fn)(x), [x])(x), fn(x)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)

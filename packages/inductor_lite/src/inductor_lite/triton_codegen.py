@@ -376,7 +376,7 @@ class KernelCodegen:
         target = buffer.mutates or buffer.name
         value = value or self.value(body(node), scope)
         address = store_index(node)
-        index = self.store_address(address, scope)
+        index = self.store_address(address, scope, row=node.space == "r")
         mask = "xmask & rmask" if node.space in ("r", "scan") else "xmask"
         in_bounds = self.bounds_check(address, mask, scope)
         if in_bounds is not None:  # a scatter's loaded index
@@ -398,11 +398,15 @@ class KernelCodegen:
         if node.buffer.name in self.kernel.stored:
             self.store(node, scope, result)
 
-    def store_address(self, index: sympy.Expr, scope: Scope) -> str:
-        """A store's offset as a block, also when it is the same for every lane (one output)."""
+    def store_address(self, index: sympy.Expr, scope: Scope, row: bool = False) -> str:
+        """A store's offset as a block of the lanes that store: also when it is the same for
+        every lane (one output) or, for a store over the row, for every lane of a row (a
+        reduction's result expanded along the row: `x.mean(-1, keepdim=True).expand(4, 300)`)."""
         text = self.print_index(index, scope)
         if XINDEX not in index.free_symbols:
             text += ") + (tl.zeros_like(xindex)"
+        if row and RINDEX not in index.free_symbols:
+            text += ") + (tl.zeros_like(rindex)"
         return text
 
     def reduce(self, node: NodeInKernel, outer: Scope) -> None:
