@@ -635,3 +635,26 @@ def test_an_unused_random_op_still_advances_the_generator(backend: str) -> None:
     expected = f(x)
     torch.manual_seed(0)
     assert torch.equal(dynamo.compile(f, backend=backend)(x), expected)
+
+
+def test_a_symbolic_int_indexes_modules_objects_and_slices_constants() -> None:
+    """Once an int argument is a symbol: a ModuleList, a user object and a constant string or
+    tuple indexed or sliced by it (each specialises it where it must, no break)."""
+    torch.manual_seed(0)
+    layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    class Table:
+        def __getitem__(self, i):
+            return i * 10
+
+    table = Table()
+
+    def f(x, n):
+        return layers[n](x) + table[n], "abcdef"[n:], (1, 2, 3, 4)[:n], range(10)[n:]
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(2, 4)
+    for n in (0, 1, 2, 3, 1):
+        got, want = compiled(x, n), f(x, n)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1:] == want[1:]

@@ -134,6 +134,12 @@ def _graph_value(v: VariableTracker) -> bool:
     return isinstance(v, (TensorVariable, SymNodeVariable))
 
 
+def _is_object(v: VariableTracker) -> bool:
+    from dynamo.variables.objects import ObjectVariable
+
+    return isinstance(v, ObjectVariable)
+
+
 class BuiltinVariable(TrueVariable):
     def __init__(self, fn: Any) -> None:
         self.fn = fn
@@ -221,6 +227,8 @@ class BuiltinVariable(TrueVariable):
             # (`math.cos` asks for its value): a cosine learning-rate schedule is a few graphs,
             # not one per step
             return tx.output.call_function(_SYM_MATH[fn], args, {})
+        if fn is operator.getitem and _is_object(args[0]):
+            return self._on_objects(tx, args, kwargs)  # `obj[n]`, n symbolic: obj's __getitem__
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
             if fn in PURE:
                 if not any(isinstance(a, SequenceVariable) and not isinstance(a, SizeVariable)

@@ -56,6 +56,7 @@ class ConstantVariable(VariableTracker):
 
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
         from dynamo.variables.builder import wrap_constant_result
+        from dynamo.variables.containers import SliceVariable
         from dynamo.variables.tensor import SymNodeVariable
 
         def plain(a: VariableTracker) -> Any:
@@ -63,6 +64,8 @@ class ConstantVariable(VariableTracker):
             # an f-string's is: the guard pins the value the text shows.
             if isinstance(a, SymNodeVariable) and isinstance(self.value, str):
                 return a.as_python()
+            if isinstance(a, SliceVariable):  # `"abc"[n:]`: symbolic bounds specialised
+                return a.as_slice(tx)
             if not a.is_constant():
                 raise Unsupported(f"{type(self.value).__name__}.{name}() on values that are "
                                   "not constants")
