@@ -66,9 +66,7 @@ def exact(value: Any) -> Any:
 def ordered(value: Any) -> Any:
     """`exact(value)`, but the items of a frozenset in their order: two equal sets may iterate
     in different orders (`{1, 9}` and `{9, 1}`), and code that iterates one depends on it."""
-    if isinstance(value, frozenset):
-        return type(value), tuple(map(ordered, value))
-    if isinstance(value, tuple):
+    if isinstance(value, (frozenset, tuple)):
         return type(value), tuple(map(ordered, value))
     return exact(value)
 

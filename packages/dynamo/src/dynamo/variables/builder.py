@@ -58,7 +58,6 @@ from dynamo.variables.functions import (
     PartialVariable,
     UserFunctionVariable,
     UserMethodVariable,
-    is_graph_break,
 )
 from dynamo.variables.objects import (
     INTROSPECTION,
@@ -436,7 +435,7 @@ def _is_torch_function(value: Any) -> bool:
         return True
     if type(value).__name__ in ("method_descriptor", "getset_descriptor", "wrapper_descriptor"):
         return getattr(value, "__objclass__", None) in (torch.Tensor, torch._C.TensorBase)
-    if module.startswith(("torch.nn.modules", "torch.optim")) or is_graph_break(value):
+    if module.startswith(("torch.nn.modules", "torch.optim")):
         return False  # modules' and optimizers' Python is inlined like the user's
     if module.startswith("torch.nn.") and not isinstance(value, types.FunctionType) and \
             isinstance(inspect.getattr_static(type(value), "__call__", None), types.FunctionType):

@@ -41,15 +41,6 @@ def _compiler_disable_code() -> types.CodeType:
     return torch.compiler.disable(_nothing).__code__
 
 
-def is_graph_break(fn: Any) -> bool:
-    """`fn` is `graph_break()`: ours, or torch.compile's (an empty function torch keeps out of
-    its graphs; code written for torch.compile calls it). torch's own code calls its one for
-    torch.compile's sake (an optimizer step breaks around the update, for AOTAutograd's): there
-    it is traced through, as the empty function it is."""
-    return isinstance(fn, types.FunctionType) and fn.__name__ == "graph_break" and \
-        fn.__module__ in ("dynamo.frontend", "torch._dynamo.decorators")
-
-
 def compiler_disabled(fn: Any) -> Any:
     """The function `torch.compiler.disable` wrapped, when `fn` is such a wrapper (it keeps
     the function as `__wrapped__`, by `functools.wraps`); else None. Only a wrapper torch made
@@ -144,11 +135,11 @@ class UserFunctionVariable(TrueVariable):
         tx.output.side_effects.store("attr", self, name, value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        from dynamo.frontend import graph_break
         from dynamo.variables.builder import wrap
 
         fn = self.fn
-        if is_graph_break(fn) and not (fn.__module__.startswith("torch.")
-                                       and tx.code.co_filename.startswith(_TORCH_DIR)):
+        if fn is graph_break:
             message = args[0].as_constant() if args and args[0].is_constant() else ""
             raise Unsupported(f"graph_break() called{': ' if message else ''}{message}")
         if getattr(fn, "_dynamo_disable", False):
