@@ -284,6 +284,12 @@ def test_decorator_forms_and_methods() -> None:
     assert report.graph_count == 1 and not report.breaks, str(report)
 
 
+def test_a_python_whose_bytecode_dynamo_does_not_know_is_refused_at_compile(monkeypatch) -> None:
+    monkeypatch.setattr(dynamo.frontend, "PYTHONS", ())
+    with pytest.raises(RuntimeError, match=r"supports Python 3\.11 and 3\.12, not 3\."):
+        dynamo.compile(lambda x: x + 1)
+
+
 def test_a_tensor_indexed_by_a_changing_int_and_a_changing_shape_tuple_compile_twice() -> None:
     """`schedule[t]` of an int timestep is traced as `select` (indexing would specialise it);
     a shape tuple whose ints change is read item by item from then on."""

@@ -15,6 +15,7 @@ import builtins
 import functools
 import inspect
 import logging
+import sys
 import sysconfig
 import types
 import weakref
@@ -34,6 +35,7 @@ from dynamo.variables.functions import compiler_disabled
 from guards import CacheLimitExceeded, GuardedCache
 
 CACHE_SIZE_LIMIT = 8
+PYTHONS = ((3, 11), (3, 12))  # the bytecode the interpreter reads and codegen writes
 # Per code object and compile settings (two wrappers of one function with different backends
 # or options must not share entries).
 _caches: dict[tuple, GuardedCache] = {}
@@ -525,6 +527,9 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
     options = {"fullgraph": fullgraph, "dynamic": dynamic,
                "raise_backend_errors": raise_backend_errors,
                "capture_scalar_outputs": capture_scalar_outputs}
+    if sys.version_info[:2] not in PYTHONS:
+        raise RuntimeError(f"dynamo.compile supports Python 3.11 and 3.12, not "
+                           f"{sys.version.split()[0]}: its bytecode differs")
     if model is None:
         return lambda m: compile(m, backend=backend, **options)
     compiler = lookup_backend(backend)

@@ -337,9 +337,8 @@ def _frontend_dynamic(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, 
             dynamic |= {(i, d) for d, n in enumerate(val.shape) if isinstance(n, torch.SymInt)
                         and not n.node.expr.is_number}
     shape_env = gm.meta.get("shape_env", getattr(gm, "shape_env", None))
-    origins = getattr(shape_env, "var_to_origins", None) or {}
     sizes = [s for s in getattr(shape_env, "var_to_val", None) or () if s.is_integer
-             and not any(o.prop == "stride" for o in origins.get(s, ()))]
+             and not _is_stride_symbol(shape_env, s)]
     if not dynamic and sizes:
         # An aten graph traced with symbolic sizes (not known which): every size a symbol. (A
         # frontend's float symbols, `zf0` of a float argument read with `.item()`, are not
@@ -362,14 +361,14 @@ def _frontend_strides(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, 
         if isinstance(val, torch.Tensor) and isinstance(inputs[i], torch.Tensor):
             strides |= {(i, d) for d, n in enumerate(val.stride())
                         if isinstance(n, torch.SymInt) and n.node.expr.is_Symbol
-                        and _is_stride_symbol(n)}
+                        and _is_stride_symbol(n.node.shape_env, n.node.expr)}
     return strides
 
 
-def _is_stride_symbol(n: torch.SymInt) -> bool:
-    """Whether the symbol of `n` stands for a stride (not a size that a dense stride equals)."""
-    origins = getattr(n.node.shape_env, "var_to_origins", {}).get(n.node.expr, ())
-    return any(o.prop == "stride" for o in origins)
+def _is_stride_symbol(shape_env: Any, symbol: sympy.Symbol) -> bool:
+    """Whether `symbol` stands for a stride (not a size that a dense stride equals)."""
+    origins = getattr(shape_env, "var_to_origins", None) or {}
+    return any(o.prop == "stride" for o in origins.get(symbol, ()))
 
 
 def _changed_strides(first: list, args: tuple) -> set[tuple[int, int]]:
