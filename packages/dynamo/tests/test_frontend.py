@@ -3,6 +3,7 @@ modules, backends, dynamic shapes, autograd."""
 
 from __future__ import annotations
 
+import io
 import warnings
 
 import pytest
@@ -251,6 +252,59 @@ def test_optimized_module_passes_attributes_and_runs_hooks() -> None:
     assert seen == [(4, 2), (4, 2)]
 
 
+def test_hooks_registered_on_the_compiled_module_run() -> None:
+    m = nn.Linear(3, 2)
+    compiled = dynamo.compile(m)
+    order = []
+    m.register_forward_hook(lambda mod, args, out: order.append("original"))
+    compiled.register_forward_pre_hook(lambda mod, args: order.append("pre") or (args[0] * 0,))
+    compiled.register_forward_hook(lambda mod, args, out: order.append("post") or out + 100)
+    grads = []
+    compiled.register_full_backward_hook(lambda mod, gin, gout: grads.append(gout[0].shape))
+    x = torch.randn(4, 3, requires_grad=True)
+    out = compiled(x)
+    torch.testing.assert_close(out, m(torch.zeros(4, 3)) + 100)
+    out.sum().backward()
+    assert order == ["pre", "original", "post", "original"] and grads == [(4, 2)]
+
+    inner = dynamo.compile(m)
+    inner.register_forward_hook(lambda mod, args, out: out + 100)
+
+    class Parent(nn.Module):  # the compiled module inside a compiled caller: its hook inlined
+        def __init__(self) -> None:
+            super().__init__()
+            self.sub = inner
+
+        def forward(self, x):
+            return self.sub(x) * 2
+
+    parent = dynamo.compile(Parent(), fullgraph=True)
+    with torch.no_grad():
+        torch.testing.assert_close(parent(x), (m(x) + 100) * 2)
+
+
+def test_a_model_holding_a_compiled_module_saves_loads_and_pickles() -> None:
+    class Parent(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sub = dynamo.compile(nn.Linear(3, 2))
+
+        def forward(self, x):
+            return self.sub(x)
+
+    parent, fresh = Parent(), Parent()
+    assert list(parent.state_dict()) == ["sub.weight", "sub.bias"]
+    fresh.load_state_dict(parent.state_dict())  # the keys as saved, not under `_orig_mod.`
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(fresh(x), parent(x))
+    buffer = io.BytesIO()
+    torch.save(parent.sub, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    assert isinstance(loaded, dynamo.OptimizedModule)
+    torch.testing.assert_close(loaded(x), parent(x))
+
+
 def test_decorator_forms_and_methods() -> None:
     @dynamo.compile
     def f(x):
@@ -398,6 +452,38 @@ def test_failing_backend_falls_back_with_a_warning() -> None:
     strict = dynamo.compile(lambda x: x + 2, backend=broken, raise_backend_errors=True)
     with pytest.raises(dynamo.BackendError, match="boom"):
         strict(torch.zeros(1))
+
+
+def test_a_backend_that_returns_no_callable_is_a_failing_backend() -> None:
+    for returned in (None, 42):
+        compiled = dynamo.compile(lambda x: x + 1, backend=lambda gm, inputs: returned)  # noqa: B023
+        with pytest.warns(UserWarning, match=f"it returned {returned}, not a callable"):
+            assert compiled(torch.zeros(1)).item() == 1
+        strict = dynamo.compile(lambda x: x + 2, backend=lambda gm, inputs: returned,  # noqa: B023
+                                raise_backend_errors=True)
+        with pytest.raises(dynamo.BackendError, match="not a callable"):
+            strict(torch.zeros(1))
+
+
+def test_compiling_what_compile_returned_compiles_the_original_with_the_new_backend() -> None:
+    seen = []
+
+    def recording(gm, inputs):
+        seen.append(gm)
+        return gm.forward
+
+    def f(x):
+        return x * 2
+
+    class Stepper:
+        @dynamo.compile
+        def step(self, x):
+            return x + 1
+
+    again = dynamo.compile(dynamo.compile(f), backend=recording, fullgraph=True)
+    assert again(torch.ones(2)).tolist() == [2, 2] and len(seen) == 1
+    method = dynamo.compile(Stepper().step, backend=recording, fullgraph=True)
+    assert method(torch.ones(2)).tolist() == [2, 2] and len(seen) == 2
 
 
 def test_aot_eager_on_a_model() -> None:

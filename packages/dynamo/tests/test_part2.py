@@ -14,6 +14,16 @@ import dynamo
 from dynamo import logs
 
 
+def _breaks_inside(x):
+    dynamo.graph_break("here")
+    return x
+
+
+def test_explain_reports_a_break_inside_a_called_function_once() -> None:
+    report = dynamo.explain(lambda x: _breaks_inside(x) + 1)(torch.ones(3))
+    assert [b.reason for b in report.breaks] == ["graph_break() called: here"]
+
+
 def _breaking(x):
     a = x * 2
     print(end="")

@@ -267,7 +267,10 @@ def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: 
 
 def _compile_graph(fn: types.FunctionType, gm: torch.fx.GraphModule, output: OutputGraph, options: Options) -> Callable:
     try:
-        return options.backend(gm, output.example_inputs())
+        compiled = options.backend(gm, output.example_inputs())
+        if not callable(compiled):
+            raise TypeError(f"it returned {compiled!r}, not a callable")
+        return compiled
     except Exception as error:
         if options.raise_backend_errors:
             raise BackendError(f"the backend failed: {error}") from error

@@ -8,7 +8,6 @@ back afterwards, so explaining a function does not disturb its compiled state.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,8 @@ from dynamo.exc import Unsupported
 @dataclass
 class ExplainOutput:
     graphs: list[torch.fx.GraphModule] = field(default_factory=list)
+    # each place the graph broke, once (a break inside a function the frame calls is the
+    # caller's break and the callee's, which compiles on its own: one place)
     breaks: list[Unsupported] = field(default_factory=list)
     eager: list[str] = field(default_factory=list)  # frames that ran eagerly, and why
     guards: list[str] = field(default_factory=list)
@@ -70,10 +71,7 @@ def _op_name(node: torch.fx.Node) -> str:
 def explain(fn: Callable) -> Callable[..., ExplainOutput]:
     """`explain(fn)(*args, **kwargs)`: run the call and report what dynamo captured (`fn` may
     be what `compile` returned: the function or module it wraps is explained)."""
-    if isinstance(fn, frontend.OptimizedModule):
-        fn = fn._orig_mod
-    elif isinstance(fn, frontend.CompiledFunction):
-        fn = fn.fn if fn.bound_self is None else types.MethodType(fn.fn, fn.bound_self)
+    fn = fn._orig_mod if isinstance(fn, frontend.OptimizedModule) else frontend.uncompiled(fn)
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         report = ExplainOutput()
@@ -91,7 +89,8 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
             report.result = compiled(*args, **kwargs)
             for key, cache in frontend._caches.items():
                 for i, (guards, entry) in enumerate(cache.entries):
-                    report.breaks += entry.breaks
+                    report.breaks += [b for b in entry.breaks
+                                      if all(str(b) != str(seen) for seen in report.breaks)]
                     described = [g.describe() for g in guards]
                     report.guards += described
                     name = key[0].co_qualname + (f" (entry {i})" if len(cache.entries) > 1 else "")

@@ -420,7 +420,8 @@ class OptimizedModule(torch.nn.Module):
 
     Attributes (read, written and deleted; `training` too), `state_dict`, parameters pass
     through to the original module: `compiled.scale = 2.0` changes what the next call computes.
-    Hooks registered on the original module run, eagerly, around the compiled forward.
+    Hooks registered on the original module, or on this one, run, eagerly, around the compiled
+    forward. Pickled (`torch.save`) as the module it wraps, compiled again when loaded.
     """
 
     def __init__(self, module: torch.nn.Module,
@@ -431,8 +432,21 @@ class OptimizedModule(torch.nn.Module):
         self._compile_forward = compile_forward
         self._compiled_for = _forward_of(module)
         self._compiled_forward = compile_forward(module)
+        # A model holding this module saves it under the original's keys (`state_dict` passes
+        # through), but loads it through `_modules`, under `_orig_mod.`: take either.
+        self._register_load_state_dict_pre_hook(_under_orig_mod)
+
+    def __reduce__(self) -> Any:
+        return (OptimizedModule, (self._orig_mod, self._compile_forward))
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        if self._forward_hooks or self._forward_pre_hooks or self._backward_hooks \
+                or self._backward_pre_hooks:  # hooks registered on this module: nn.Module runs them
+            return super().__call__(*args, **kwargs)
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The original module called (its hooks around it) with its forward compiled."""
         module = self._orig_mod
         if _forward_of(module) is not self._compiled_for:  # `module.forward = ...` since
             self._compiled_for = _forward_of(module)
@@ -446,16 +460,14 @@ class OptimizedModule(torch.nn.Module):
         finally:
             del module.forward
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        return self._compiled_forward(*args, **kwargs)
-
     def __getattr__(self, name: str) -> Any:
         if name in _OWN_ATTRIBUTES:
             return super().__getattr__(name)
         return getattr(self._orig_mod, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in _OWN_ATTRIBUTES or hasattr(type(self), name):
+        # nn.Module's own state of this module (`_is_full_backward_hook`) stays here
+        if name in _OWN_ATTRIBUTES or name in self.__dict__ or hasattr(type(self), name):
             super().__setattr__(name, value)
         else:
             setattr(self._orig_mod, name, value)
@@ -474,6 +486,13 @@ class OptimizedModule(torch.nn.Module):
 
 
 _OWN_ATTRIBUTES = ("_orig_mod", "_compile_forward", "_compiled_for", "_compiled_forward")
+
+
+def _under_orig_mod(state_dict: dict, prefix: str, *args: Any) -> None:
+    """An OptimizedModule's keys in a state dict being loaded, moved under `_orig_mod.`."""
+    inner = prefix + "_orig_mod."
+    for key in [k for k in state_dict if k.startswith(prefix) and not k.startswith(inner)]:
+        state_dict[inner + key[len(prefix):]] = state_dict.pop(key)
 
 
 def _forward_of(module: torch.nn.Module) -> Any:
@@ -533,6 +552,7 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
     if model is None:
         return lambda m: compile(m, backend=backend, **options)
     compiler = lookup_backend(backend)
+    model = uncompiled(model)  # compiled again: what it compiled, with this backend
     if isinstance(model, torch.nn.Module):
         return OptimizedModule(model, functools.partial(_compile_forward, compiler=compiler,
                                                         options=options))
@@ -546,6 +566,16 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
         return functools.partial(_call_object, model, {}, functools.partial(
             compile, backend=compiler, **options))  # its class's __call__, compiled
     return CompiledFunction(model, compiler, **options)
+
+
+def uncompiled(fn: Any) -> Any:
+    """The function (or bound method) a `CompiledFunction` compiles, also one bound as the
+    method of an instance (`obj.step` of an `@compile`d method); anything else as it is."""
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, CompiledFunction):
+        return types.MethodType(fn.__func__.fn, fn.__self__)
+    if isinstance(fn, CompiledFunction):
+        return fn.fn if fn.bound_self is None else types.MethodType(fn.fn, fn.bound_self)
+    return fn
 
 
 def _call_partial(partial: functools.partial, compiled: Any, /, *args: Any,

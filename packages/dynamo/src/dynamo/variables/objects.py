@@ -325,6 +325,11 @@ class CompiledVariable(ObjectVariable):
         self.inner = inner
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        from dynamo.frontend import OptimizedModule
+
+        if isinstance(self.value, OptimizedModule):  # its own hooks, around the module it wraps
+            return NNModuleVariable(self.value, self.source).call(tx, args, kwargs,
+                                                                  forward=self.inner)
         return self.inner.call(tx, args, kwargs)
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
@@ -564,9 +569,11 @@ class NNModuleVariable(ObjectVariable):
             raise Unsupported(f"nn.Module.{name}() inside a compiled frame")
         return self.getattr(tx, name).call(tx, args, kwargs)
 
-    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        """`module(*args)`, as `Module.__call__` runs it: its forward pre-hooks, `forward`, its
-        forward hooks, each inlined (the hooks, by key, are guarded to stay the same)."""
+    def call(self, tx: Translator, args, kwargs,
+             forward: VariableTracker | None = None) -> VariableTracker:
+        """`module(*args)`, as `Module.__call__` runs it: its forward pre-hooks, `forward` (or
+        the one given), its forward hooks, each inlined (the hooks, by key, are guarded to stay
+        the same)."""
         from dynamo.variables.builder import wrap
 
         module = self.value
@@ -588,9 +595,11 @@ class NNModuleVariable(ObjectVariable):
                 result = hook.call(tx, [self, TupleVariable(args)], {})
                 if not is_none(result):
                     args = result.items(tx) if isinstance(result, TupleVariable) else [result]
-        forward = module.__dict__.get("forward")
         if forward is not None:
-            output = wrap(tx, forward, self._attr_source("forward")).call(tx, args, kwargs)
+            output = forward.call(tx, args, kwargs)
+        elif module.__dict__.get("forward") is not None:
+            output = wrap(tx, module.__dict__["forward"], self._attr_source("forward")).call(
+                tx, args, kwargs)
         else:
             output = self._class_member(tx, "forward").call(tx, args, kwargs)
         for hook, with_kwargs in self._hooks(tx, "_forward_hooks"):
