@@ -494,6 +494,30 @@ def test_the_last_token_of_a_batch_of_growing_sequences_compiles_twice(backend, 
     assert not [w for w in recwarn if "cache size limit" in str(w.message)]
 
 
+def test_layers_that_each_break_share_the_resume_functions_cache_without_filling_it(recwarn):
+    """Each of twelve blocks breaks on its data: the resume functions, given each block by
+    identity, compile once per block; the blocks do not use up each other's share of the
+    cache limit (the twelfth block was eager)."""
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            x = self.fc(x)
+            if x.sum() > 0:
+                x = x * 2
+            return torch.relu(x)
+
+    model = nn.Sequential(*[Block() for _ in range(12)])
+    compiled = dynamo.compile(model)
+    x = torch.randn(2, 8)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), model(x))
+    assert not [w for w in recwarn if "cache size limit" in str(w.message)]
+    assert dynamo.explain(model)(x).eager == []
+
+
 def test_a_list_the_code_only_appends_to_does_not_recompile_as_it_grows() -> None:
     """`losses.append(loss)` in a compiled step: the list's items are not read, so its length
     is not guarded; the appends are replayed on the very list."""

@@ -13,6 +13,7 @@ from guards import (
     Equals,
     GuardedCache,
     GuardSet,
+    Identity,
     LocalSource,
     ShapeGuard,
     TensorMatch,
@@ -106,6 +107,26 @@ def test_cache_looks_up_in_order_and_explains_misses() -> None:
     with pytest.raises(CacheLimitExceeded, match=r"(?s)limit.*entry 0: L\['x'\] == 1 failed: it is 3"):
         cache.add(GuardSet([Equals(x, 3)]), "three", f_locals={"x": 3}, f_globals={})
     assert len(cache) == 2
+
+
+def test_the_limit_counts_the_entries_made_for_the_same_objects() -> None:
+    """Twelve layers, each pinned by identity, compile once each under a limit of 2; a third
+    recompilation for one layer, or an entry past the total limit, is refused."""
+    cache: GuardedCache[int] = GuardedCache(limit=2, total_limit=14)
+    layers = [torch.nn.Linear(1, 1) for _ in range(14)]
+    layer, n = LocalSource("layer"), LocalSource("n")
+    for i, m in enumerate(layers[:12]):
+        cache.add(GuardSet([Identity.of(layer, m), Equals(n, 0)]), i, f_locals={"layer": m, "n": 0})
+    assert [cache.lookup({"layer": m, "n": 0}, {}) for m in layers[:12]] == list(range(12))
+    cache.add(GuardSet([Identity.of(layer, layers[0]), Equals(n, 1)]), 12,
+              f_locals={"layer": layers[0], "n": 1})
+    with pytest.raises(CacheLimitExceeded, match=r"(?s)2 entries for these objects.*entry 1: "
+                                                 r"L\['n'\] == 1 failed: it is 2"):
+        cache.add(GuardSet([Identity.of(layer, layers[0]), Equals(n, 2)]), 13,
+                  f_locals={"layer": layers[0], "n": 2})
+    cache.add(GuardSet([Identity.of(layer, layers[12])]), 13, f_locals={"layer": layers[12]})
+    with pytest.raises(CacheLimitExceeded, match="14 entries, its total limit"):
+        cache.add(GuardSet([Identity.of(layer, layers[13])]), 14, f_locals={"layer": layers[13]})
 
 
 def _agrees_with_sympy(expr, bindings, frames) -> None:

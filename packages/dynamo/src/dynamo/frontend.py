@@ -404,8 +404,8 @@ class CompiledFunction:
         try:
             self.cache.add(entry.guards, entry, f_locals=f_locals, f_globals=f_globals)
         except CacheLimitExceeded as error:
-            self._give_up(f"dynamo recompiled {_name(self.fn)} {CACHE_SIZE_LIMIT} times "
-                          f"(the cache size limit); it runs eagerly from now on: {error}")
+            self._give_up(f"dynamo recompiled {_name(self.fn)} up to the cache size limit; "
+                          f"it runs eagerly from now on: {error}")
             return None
         return entry
 

@@ -2,16 +2,23 @@
 
 Each entry pairs a GuardSet with a value (for dynamo, a compiled function). `lookup(f_locals,
 f_globals)` returns the value of the first entry whose check passes, or None. The cache holds at
-most `limit` entries: adding past it raises `CacheLimitExceeded`, whose message lists why the
-existing entries did not apply to the inputs that missed. `miss_reasons()` gives that list for
-any inputs, for logging recompilations.
+most `limit` entries for the same objects, and `total_limit` in all: adding past either raises
+`CacheLimitExceeded`, whose message lists why the existing entries did not apply to the inputs
+that missed. `miss_reasons()` gives that list for any inputs, for logging recompilations.
+
+"The same objects" are the frame's locals that entries are guarded to be (`Identity` on a
+local): a function called on twelve layers of a model in turn, each guarded by identity,
+compiles once per layer without the layers using up each other's share of the limit, while
+twelve recompilations for one layer hit it. (torch.compile counts its limit so too.)
 """
 
 from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
+from guards.guard_kinds import Identity
 from guards.guard_set import GuardSet
+from guards.sources import LocalSource
 
 V = TypeVar("V")
 
@@ -23,8 +30,9 @@ class CacheLimitExceeded(RuntimeError):
 class GuardedCache(Generic[V]):
     """Values keyed by guard sets; the first entry whose guards hold wins."""
 
-    def __init__(self, limit: int = 8) -> None:
+    def __init__(self, limit: int = 8, total_limit: int = 256) -> None:
         self.limit = limit
+        self.total_limit = total_limit
         self.entries: list[tuple[GuardSet, V]] = []
 
     def lookup(self, f_locals: dict, f_globals: dict) -> V | None:
@@ -39,12 +47,16 @@ class GuardedCache(Generic[V]):
 
     def add(self, guards: GuardSet, value: V, *, f_locals: dict | None = None,
             f_globals: dict | None = None) -> None:
-        """Add an entry; past the limit, raise CacheLimitExceeded. The frame that missed, when
-        given, lets the message say why every entry failed for it."""
-        if len(self.entries) >= self.limit:
-            message = f"the cache holds {self.limit} entries, its limit"
-            if (f_locals is not None or f_globals is not None) and self.entries:
-                reasons = self.miss_reasons(f_locals or {}, f_globals or {})
+        """Add an entry; past a limit, raise CacheLimitExceeded. The frame that missed, when
+        given, lets the message say why every entry failed for it, and sets the entries made
+        for other objects than its own apart from its share of the limit."""
+        same = [(g, v) for g, v in self.entries if f_locals is None or _same_objects(g, f_locals)]
+        if len(same) >= self.limit or len(self.entries) >= self.total_limit:
+            message = f"the cache holds {self.limit} entries for these objects, its limit" \
+                if len(same) >= self.limit else \
+                f"the cache holds {self.total_limit} entries, its total limit"
+            if (f_locals is not None or f_globals is not None) and same:
+                reasons = [g.explain(f_locals or {}, f_globals or {}) for g, _ in same]
                 lines = [f"  entry {i}: {'; '.join(r) or 'none (its guards hold)'}"
                          for i, r in enumerate(reasons)]
                 message += "; for these inputs the guards that failed were:\n" + "\n".join(lines)
@@ -58,7 +70,13 @@ class GuardedCache(Generic[V]):
         return len(self.entries)
 
     def __repr__(self) -> str:
-        return f"GuardedCache({len(self.entries)}/{self.limit} entries)"
+        return f"GuardedCache({len(self.entries)} entries, limits {self.limit}/{self.total_limit})"
 
     def __class_getitem__(cls, item: Any) -> Any:  # GuardedCache[int] in annotations
         return cls
+
+
+def _same_objects(guards: GuardSet, f_locals: dict) -> bool:
+    """Whether the locals that `guards` pins by identity are those objects in `f_locals`."""
+    return all(guard.holds(f_locals.get(guard.source.name)) for guard in guards
+               if isinstance(guard, Identity) and type(guard.source) is LocalSource)
