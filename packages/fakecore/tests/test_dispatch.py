@@ -268,6 +268,16 @@ def test_writing_through_any_alias_forgets_the_constants_of_all_aliases() -> Non
 
 
 
+def test_setting_data_on_another_device_moves_the_tensor_and_module_to_does() -> None:
+    with FakeTensorMode():
+        t = torch.ones(3)
+        t.data = torch.ones(3, device="cuda:0")
+        assert t.device == torch.device("cuda:0")
+        linear = torch.nn.Linear(3, 4).requires_grad_(False).to("cuda:0")  # `p.data = ...`
+        assert linear.weight.device == torch.device("cuda:0")
+        assert linear(torch.ones(2, 3, device="cuda:0")).device == torch.device("cuda:0")
+
+
 def test_setting_data_forgets_the_old_constant() -> None:
     mode = FakeTensorMode(ShapeEnv())
     with mode:

@@ -57,6 +57,18 @@ def test_symbolic_graph_serves_other_sizes(models) -> None:
     assert guards == ["Eq(s2, 64)"]  # the embedding width is fixed by the weights
 
 
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
+def test_parameters_named_like_what_the_generated_code_reads(mode: str) -> None:
+    def f(x, device, inf):  # the code reads `device(type='cpu')` and `inf`
+        return (x + torch.ones(3, device=device)).clamp(max=inf)
+
+    gm = make_fx(f, tracing_mode=mode)(torch.zeros(3), "cpu", 0.5)
+    assert gm(torch.zeros(3), "cpu", 0.5).tolist() == [0.5, 0.5, 0.5]
+    shadowing = eval("lambda x, torch: x.sin()")  # and `torch.ops.aten.sin`
+    assert torch.equal(make_fx(shadowing, tracing_mode=mode)(torch.ones(2), 1)(torch.ones(2), 1),
+                       torch.ones(2).sin())
+
+
 def test_symbolic_records_size_arithmetic() -> None:
     def fn(x):
         n = x.shape[0] * x.shape[1]

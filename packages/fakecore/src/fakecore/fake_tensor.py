@@ -68,6 +68,8 @@ class FakeTensor(torch.Tensor):
         mode, so what was known about `t`'s old data is dropped here, and `other`'s value (the
         same data now) is taken when known."""
         _TENSOR_DATA.__set__(self, value)
+        if isinstance(value, FakeTensor):
+            self.fake_device = value.fake_device  # C++ took `value`'s dispatch keys too
         self.__dict__.pop("_unbacked_memo", None)
         known = value.constant if isinstance(value, FakeTensor) else None
         if known is not None and value.fake_mode is self.fake_mode:

@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 import torch.fx
-from torch.fx.graph import _PyTreeCodeGen, _PyTreeInfo
+from torch.fx.graph import _custom_builtins, _PyTreeCodeGen, _PyTreeInfo
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, observe_sym_ops
@@ -227,7 +227,16 @@ def _arg_names(fn: Callable, count: int) -> list[str]:
     except (TypeError, ValueError):
         params = []
     named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return [named[i] if i < len(named) else f"arg{i}" for i in range(count)]
+    names = [named[i] if i < len(named) else f"arg{i}" for i in range(count)]
+    # A name the generated code reads (`device` in `device(type='cpu')`, `torch`, `inf`,
+    # `pytree`, `self`) must not be a parameter of `forward`: renamed as fx renames nodes.
+    for i, name in enumerate(names):
+        if name == "self" or name in _custom_builtins:
+            suffix = 1
+            while f"{name}_{suffix}" in names:
+                suffix += 1
+            names[i] = f"{name}_{suffix}"
+    return names
 
 
 def _leaf_names(arg_names: list[str], args: tuple) -> list[str]:
