@@ -1,12 +1,14 @@
 """The standard library around models: itertools, functools.reduce/lru_cache, operator's
-getters, sorting with a key, namedtuple methods, `list.index`, `divmod` of symbolic sizes, and
+getters, heapq, bisect, Counter, sorting with a key, namedtuple methods, `list.index`, `divmod` of symbolic sizes, and
 buffers reassigned in a forward (running statistics). Each program is one graph with
 fullgraph=True and gives eager's results."""
 
 from __future__ import annotations
 
+import bisect
 import collections
 import functools
+import heapq
 import io
 import itertools
 import logging
@@ -58,6 +60,32 @@ def test_itertools_reduce_and_getters():
 
     x, ys = torch.randn(3), [torch.randn(3) for _ in range(3)]
     assert _same(_one_graph(f, x, ys), f(x, ys))
+
+
+def test_heapq_bisect_and_counter_are_followed():
+    def f(x, pending, schedule):
+        heap = []
+        for i, score in enumerate([0.3, 0.1, 0.7, 0.2]):
+            heapq.heappush(heap, (score, i))
+        best = heapq.heappop(heap)
+        heapq.heappush(pending, (1.5, 9))  # a list from the frame: the push is replayed
+        heapq.heapify(schedule)
+        replaced = heapq.heapreplace(schedule, 10)
+        kept = heapq.heappushpop(schedule, -1)
+        top = heapq.nlargest(2, [5, 1, 9, 3]) + heapq.nsmallest(2, [5, 1, 9, 3], key=lambda v: -v)
+        steps = [10, 20, 30]
+        stage = bisect.bisect_right(steps, 20) + bisect.bisect_left(steps, 20)
+        by_key = bisect.bisect(steps, 2, key=lambda v: v // 10)
+        bisect.insort(steps, 25)
+        bisect.insort_left(steps, 20)
+        counts = collections.Counter("abracadabra")
+        return (x * best[0] + stage, heap, replaced, kept, top, by_key, steps,
+                counts.most_common(2), schedule)
+
+    x = torch.randn(3)
+    pending, mine = [(0.5, 1)], [(0.5, 1)]
+    expected = f(x, mine, [7, 3, 5, 1])
+    assert _same(_one_graph(f, x, pending, [7, 3, 5, 1]), expected) and pending == mine
 
 
 def test_lazy_itertools_stop_where_python_stops():

@@ -1,6 +1,7 @@
 """Python versions of C functions from the standard library, inlined in their place.
 
-`itertools.chain`, `functools.reduce` or `operator.itemgetter` are written in C: the tracer
+`itertools.chain`, `functools.reduce`, `operator.itemgetter`, `heapq.heappush` or
+`bisect.bisect_right` are written in C: the tracer
 cannot step through their bodies, so a call to one would be a graph break. (One twin stands
 for a torch object instead: the profiler's `record_function`, a no-op in a compiled frame.) Each has a plain
 Python twin here with the same behaviour (the lazy itertools are generators, so their items are
@@ -10,8 +11,11 @@ after guarding that the name still means the C original (`POLYFILLS`).
 
 from __future__ import annotations
 
+import bisect as _bisect
+import collections
 import contextlib
 import functools
+import heapq as _heapq
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Iterator
@@ -204,6 +208,93 @@ def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable:
     return lambda obj: getattr(obj, name)(*args, **kwargs)
 
 
+def heappush(heap: list, item: Any) -> None:
+    heap.append(item)
+    _heapq._siftdown(heap, 0, len(heap) - 1)
+
+
+def heappop(heap: list) -> Any:
+    last = heap.pop()
+    if not heap:
+        return last
+    item, heap[0] = heap[0], last
+    _heapq._siftup(heap, 0)
+    return item
+
+
+def heapify(heap: list) -> None:
+    for i in reversed(range(len(heap) // 2)):
+        _heapq._siftup(heap, i)
+
+
+def heapreplace(heap: list, item: Any) -> Any:
+    smallest, heap[0] = heap[0], item
+    _heapq._siftup(heap, 0)
+    return smallest
+
+
+def heappushpop(heap: list, item: Any) -> Any:
+    if heap and heap[0] < item:
+        item, heap[0] = heap[0], item
+        _heapq._siftup(heap, 0)
+    return item
+
+
+def heapify_max(heap: list) -> None:  # `heapq.nsmallest`'s max-heap
+    for i in reversed(range(len(heap) // 2)):
+        _heapq._siftup_max(heap, i)
+
+
+def heapreplace_max(heap: list, item: Any) -> Any:
+    largest, heap[0] = heap[0], item
+    _heapq._siftup_max(heap, 0)
+    return largest
+
+
+def bisect_left(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
+                key: Callable | None = None) -> int:
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    hi = len(a) if hi is None else hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (a[mid] if key is None else key(a[mid])) < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def bisect_right(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
+                 key: Callable | None = None) -> int:
+    if lo < 0:
+        raise ValueError("lo must be non-negative")
+    hi = len(a) if hi is None else hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < (a[mid] if key is None else key(a[mid])):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def insort_left(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
+                key: Callable | None = None) -> None:
+    a.insert(bisect_left(a, x if key is None else key(x), lo, hi, key=key), x)
+
+
+def insort_right(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
+                 key: Callable | None = None) -> None:
+    a.insert(bisect_right(a, x if key is None else key(x), lo, hi, key=key), x)
+
+
+def count_elements(mapping: Any, iterable: Iterable) -> None:
+    """`collections.Counter`'s counting loop."""
+    for item in iterable:
+        mapping[item] = mapping.get(item, 0) + 1
+
+
 def record_function(name: str, args: str | None = None) -> contextlib.nullcontext:
     """The profiler's `record_function` block: a no-op inside a compiled frame (it would enter a
     profiler range, a C object, in the graph)."""
@@ -220,4 +311,13 @@ POLYFILLS: dict[Any, Callable] = {
     functools.reduce: reduce, operator.itemgetter: itemgetter,
     operator.attrgetter: attrgetter, operator.methodcaller: methodcaller,
     torch.autograd.profiler.record_function: record_function,
+    _heapq.heappush: heappush, _heapq.heappop: heappop, _heapq.heapify: heapify,
+    _heapq.heapreplace: heapreplace, _heapq.heappushpop: heappushpop,
+    _bisect.bisect_left: bisect_left, _bisect.bisect_right: bisect_right,
+    _bisect.insort_left: insort_left, _bisect.insort_right: insort_right,
+    collections._count_elements: count_elements,
 }
+# nsmallest's max-heap helpers, private C functions where the interpreter has them
+POLYFILLS.update({getattr(_heapq, name): twin for name, twin in (
+    ("_heapify_max", heapify_max), ("_heapreplace_max", heapreplace_max))
+    if hasattr(_heapq, name)})
