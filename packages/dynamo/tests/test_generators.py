@@ -458,3 +458,33 @@ def test_a_generator_left_inside_its_try_block_is_run_for_real_and_cleaned_up() 
         # The cleanup runs once the compiled call drops the generator: Python runs it at once,
         # at the `break` (see docs/dynamo.md).
         assert sorted(log) == ["after the loop", "cleaned up"]
+
+
+def _delegating(x, n):
+    yield from numbered(x, n)
+
+
+def _delegating_in_a_try(x):
+    try:
+        yield from _delegating(x, 3)
+    finally:
+        log.append("cleaned up")
+
+
+def test_a_generator_left_inside_yield_from_is_not_inside_a_block() -> None:
+    """3.12 guards `yield from` with a handler that closes the delegate: not a try block of
+    the user's (the generator is closed at the return, as Python would), unless one is around."""
+    def f(x):
+        return next(_delegating(x, 3)) + next(iter(_delegating(x, 2)))
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.ones(2))
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+
+    def g(x):
+        first = next(_delegating_in_a_try(x))
+        log.append("returning")
+        return first + 1
+
+    explained = dynamo.explain(g)(torch.ones(2))
+    assert any("_delegating_in_a_try is left suspended inside a try or with block" in b.reason
+               for b in explained.breaks)

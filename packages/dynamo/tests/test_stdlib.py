@@ -88,6 +88,24 @@ def test_heapq_bisect_and_counter_are_followed():
     assert _same(_one_graph(f, x, pending, [7, 3, 5, 1]), expected) and pending == mine
 
 
+def test_cycle_compress_filterfalse_groupby_and_cmp_to_key():
+    def f(x):
+        cycled = list(itertools.islice(itertools.cycle([1, 2, 3]), 7))
+        kept = list(itertools.compress("abcdef", [1, 0, 1, 0, 1, 1]))
+        odd = list(itertools.filterfalse(lambda v: v % 2, range(10)))
+        falsy = list(itertools.filterfalse(None, [0, 1, 0, 2]))
+        runs = [(k, list(g)) for k, g in itertools.groupby("aaabbcaa")]
+        parity = [(k, len(list(g))) for k, g in itertools.groupby([1, 3, 2, 4, 5],
+                                                                  key=lambda v: v % 2)]
+        stale = [(k, list(g)) for k, g in [*itertools.groupby("aab")]]  # groups taken past
+        firsts = [next(g) for _, g in itertools.groupby([1, 1, 2, 2, 2, 3])]
+        descending = sorted([3, 1, 2], key=functools.cmp_to_key(lambda a, b: b - a))
+        return x * sum(cycled), kept, odd, falsy, runs, parity, stale, firsts, descending
+
+    x = torch.randn(3)
+    assert _same(_one_graph(f, x), f(x))
+
+
 def test_lazy_itertools_stop_where_python_stops():
     taken = []
 

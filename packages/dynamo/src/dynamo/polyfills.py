@@ -171,6 +171,82 @@ def count(start: Any = 0, step: Any = 1) -> Iterator:
         value += step
 
 
+def cycle(iterable: Iterable) -> Iterator:
+    saved = []
+    for item in iterable:
+        yield item
+        saved.append(item)
+    while saved:
+        yield from saved
+
+
+def compress(data: Iterable, selectors: Iterable) -> Iterator:
+    for item, selected in zip(data, selectors):
+        if selected:
+            yield item
+
+
+def filterfalse(predicate: Callable | None, iterable: Iterable) -> Iterator:
+    for item in iterable:
+        if not (bool(item) if predicate is None else predicate(item)):
+            yield item
+
+
+def groupby(iterable: Iterable, key: Callable | None = None) -> Iterator[tuple[Any, Iterator]]:
+    iterator = iter(iterable)
+    head: list = [_END, None, 0]  # the next item, its key, the number of the group it is in
+
+    def take() -> None:
+        head[0] = next(iterator, _END)
+        if head[0] is not _END:
+            head[1] = head[0] if key is None else key(head[0])
+
+    def group(number: int, k: Any) -> Iterator:  # empty once the next group is taken
+        while head[2] == number and head[0] is not _END and head[1] == k:
+            yield head[0]
+            take()
+
+    take()
+    number = 0
+    while head[0] is not _END:
+        number += 1
+        k, head[2] = head[1], number
+        yield k, group(number, k)
+        while head[0] is not _END and head[1] == k:  # what the caller left of the group
+            take()
+
+
+_END = object()
+
+
+class _CmpKey:
+    """The key `cmp_to_key(cmp)` makes of an item: ordered by `cmp`."""
+
+    def __init__(self, obj: Any, cmp: Callable) -> None:
+        self.obj, self.cmp = obj, cmp
+
+    def __lt__(self, other: _CmpKey) -> bool:
+        return self.cmp(self.obj, other.obj) < 0
+
+    def __gt__(self, other: _CmpKey) -> bool:
+        return self.cmp(self.obj, other.obj) > 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _CmpKey) and self.cmp(self.obj, other.obj) == 0
+
+    def __le__(self, other: _CmpKey) -> bool:
+        return self.cmp(self.obj, other.obj) <= 0
+
+    def __ge__(self, other: _CmpKey) -> bool:
+        return self.cmp(self.obj, other.obj) >= 0
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def cmp_to_key(cmp: Callable) -> Callable[[Any], _CmpKey]:
+    return lambda obj: _CmpKey(obj, cmp)
+
+
 def reduce(function: Callable, iterable: Iterable, *initial: Any) -> Any:
     iterator = iter(iterable)
     if initial:
@@ -308,7 +384,8 @@ POLYFILLS: dict[Any, Callable] = {
     itertools.combinations: combinations, itertools.permutations: permutations,
     itertools.pairwise: pairwise, itertools.starmap: starmap, itertools.takewhile: takewhile,
     itertools.dropwhile: dropwhile, itertools.repeat: repeat, itertools.count: count,
-    functools.reduce: reduce, operator.itemgetter: itemgetter,
+    itertools.cycle: cycle, itertools.compress: compress, itertools.filterfalse: filterfalse,
+    itertools.groupby: groupby, functools.reduce: reduce, functools.cmp_to_key: cmp_to_key, operator.itemgetter: itemgetter,
     operator.attrgetter: attrgetter, operator.methodcaller: methodcaller,
     torch.autograd.profiler.record_function: record_function,
     _heapq.heappush: heappush, _heapq.heappop: heappop, _heapq.heapify: heapify,

@@ -185,12 +185,16 @@ class GeneratorVariable(LazyIteratorVariable):
     def _suspended_in_block(self) -> bool:
         if not self.started or self.finished:
             return False
-        handler = exception_handler(self.frame.code, self.frame.ip - 1)
-        if handler is None:
-            return False
-        target = instructions(self.frame.code)[handler[0]]
-        # 3.12 wraps every generator body in one: it turns a StopIteration into RuntimeError.
-        return not (target.opname == "CALL_INTRINSIC_1" and target.arg == _STOPITERATION_ERROR)
+        index = self.frame.ip - 1
+        while (handler := exception_handler(self.frame.code, index)) is not None:
+            target = instructions(self.frame.code)[handler[0]]
+            if target.opname != "CLEANUP_THROW":
+                # 3.12 wraps every generator body in one: it turns a StopIteration into
+                # RuntimeError.
+                return not (target.opname == "CALL_INTRINSIC_1"
+                            and target.arg == _STOPITERATION_ERROR)
+            index = handler[0]  # 3.12's `yield from` closing its delegate: the block around it
+        return False
 
     def unbuildable(self) -> Unsupported:
         """Why this generator cannot be handed on outside the trace, blamed on its code."""
