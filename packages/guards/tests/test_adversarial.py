@@ -4,6 +4,7 @@ both must say what evaluating the guard alone says."""
 
 from __future__ import annotations
 
+import collections
 import enum
 import gc
 
@@ -166,3 +167,49 @@ def test_the_cache_limit_message_says_which_entries_hold() -> None:
     by_global.add(GuardSet([Equals(GlobalSource("g"), 1)]), "a")
     with pytest.raises(CacheLimitExceeded, match="entry 0: G\\['g'\\] == 1 failed"):
         by_global.add(GuardSet([]), "b", f_globals={"g": 2})
+
+
+def _symbolic_guards(program, example: dict) -> GuardSet:
+    """The guards tracing `program` on symbols of `example`'s ints and floats records."""
+    from fakecore import ShapeEnv, SizeOrigin
+    from guards import shape_guards
+
+    env = ShapeEnv()
+    symbols = {n: (env.create_symfloat if type(v) is float else env.create_symint)(
+        v, SizeOrigin(L(n), "value")) for n, v in example.items()}
+    assert bool(program(**symbols)) == program(**example)
+    return GuardSet(shape_guards(env) + [TypeMatch(L(n), type(v)) for n, v in example.items()])
+
+
+def test_modulo_and_comparisons_of_int_quotients_are_computed_in_floats() -> None:
+    def mod(a, b, c):
+        return b % (a / c) == 0  # 6 % 2.0 == 0; 2 % 0.1 != 0, though 2 % Fraction(1, 10) == 0
+
+    guards = _symbolic_guards(mod, {"a": 4, "b": 6, "c": 2})
+    assert not _verdict(guards, {"a": 2, "b": 2, "c": 20})
+
+    def below(a, c, f):
+        return a / c < f  # 1 / 10 rounds to the float 0.1, which the exact 1/10 is below
+
+    guards = _symbolic_guards(below, {"a": 2, "c": 7, "f": 0.5})
+    assert not _verdict(guards, {"a": 1, "c": 10, "f": 0.1})
+
+    guards = _symbolic_guards(lambda a: a % torch.sym_sqrt(a) >= 1, {"a": 7})
+    assert _verdict(guards, {"a": 8})  # explain evaluates `8 % (2 * sqrt(2))` too
+
+
+def test_a_missing_item_of_a_defaultdict_fails_the_check_without_adding_it() -> None:
+    counts = collections.defaultdict(int)
+    assert not _verdict(GuardSet([Equals(GetItemSource(L("x"), "k"), 0)]), {"x": counts})
+    assert dict(counts) == {}
+
+
+def test_ints_too_long_to_print_and_sparse_tensors() -> None:
+    big = 10 ** 5000  # past `sys.get_int_max_str_digits()`: `repr` raises
+    assert _verdict(GuardSet([Equals(L("n"), big)]), {"n": big})
+    assert not _verdict(GuardSet([Equals(L("n"), big)]), {"n": 3})
+    assert _verdict(GuardSet([Equals(GetItemSource(L("d"), big), 1)]), {"d": {big: 1}})
+    assert "too large to print" in Equals(L("n"), big).describe()
+    for sparse in (torch.eye(3).to_sparse_csr(), torch.eye(3).to_sparse()):
+        guards = GuardSet([TensorMatch.of(L("x"), sparse)])
+        assert _verdict(guards, {"x": sparse}) and not _verdict(guards, {"x": torch.eye(3)})

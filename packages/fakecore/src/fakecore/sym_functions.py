@@ -70,20 +70,28 @@ class _PythonBinary(sympy.Function):
     def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
         if b == 0:
             raise ZeroDivisionError(f"{a} {cls._symbol} 0")
-        if a.is_Number and b.is_Number:
-            return _python_value(cls._op, a, b)
+        if a.is_number and b.is_number and a.is_extended_real and b.is_extended_real:
+            return _python_value(cls._op, a, b)  # numbers, and constants such as 2*sqrt(2)
         return cls._simplify(a, b)
 
     @classmethod
     def _simplify(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
         raise NotImplementedError
 
-    def _print_python(self, printer: Any, **_: Any) -> str:
+    def _print_python(self, printer: Any, floats: bool = False, **_: Any) -> str:
         a, b = (printer._print(x) if x.is_Symbol or x.is_Integer and x >= 0
                 else f"({printer._print(x)})" for x in self.args)  # `x % (1/2)`, `x // (-s0)`
+        if floats:  # operands that are not integers are floats, as `eval` computes them
+            a, b = (p if x.is_integer or x.is_Float else f"float({p})"
+                    for x, p in zip(self.args, (a, b)))
         return f"({a} {self._symbol} {b})"
 
-    _sympystr = _pythoncode = _lambdacode = _numpycode = _print_python
+    def _pythoncode(self, printer: Any, **_: Any) -> str:
+        # A printer that writes rationals exactly (a guard's `Fraction(s0, s2)`) would compute
+        # `%` and `//` of them exactly: `2 % Fraction(1, 10) == 0`, but `2 % (2 / 20) != 0`.
+        return self._print_python(printer, floats=True)
+
+    _sympystr = _lambdacode = _numpycode = _print_python
 
     def _eval_is_integer(self) -> bool | None:
         a, b = self.args

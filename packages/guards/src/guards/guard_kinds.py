@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch.nn.modules import module as _nn_module
 
-from guards.sources import Source
+from guards.sources import Source, printable
 
 
 class Constants:
@@ -89,14 +89,22 @@ def plain_constant(value: Any) -> bool:
 
 def _literal(value: Any, consts: Constants) -> str:
     """`value` as Python source: a literal when it has one, else a named constant."""
-    if value is None or type(value) in (bool, int, str):  # not subclasses: enums print oddly
-        return repr(value)
+    if value is None or type(value) in (bool, str) or (type(value) is int and printable(value)):
+        return repr(value)  # (not subclasses: enums print oddly)
     if type(value) is float and value == value and abs(value) != float("inf"):
         return repr(value)
     if type(value) is tuple and all(not isinstance(v, float) for v in value):
         inner = ", ".join(_literal(v, consts) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     return consts.name(value)
+
+
+def _show(value: Any) -> str:
+    """`repr(value)`, or words where it raises (an int of more than 4300 digits)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} too large to print>"
 
 
 @dataclass(frozen=True)
@@ -272,7 +280,7 @@ class Equals(Guard):
         return f"{consts.name(ordered)}({name}) == {consts.name(ordered(self.value))}"
 
     def describe(self) -> str:
-        return f"{self.source} == {self.value!r}"
+        return f"{self.source} == {_show(self.value)}"
 
     def implies(self, other: Guard) -> bool:
         if other.sources != self.sources:
@@ -324,7 +332,7 @@ class DictKeys(Guard):
         return f"{consts.name(exact)}(tuple({name}.keys())) == {consts.name(exact(self.keys))}"
 
     def describe(self) -> str:
-        return f"tuple({self.source}.keys()) == {self.keys!r}"
+        return f"tuple({self.source}.keys()) == {_show(self.keys)}"
 
     def failure(self, value: Any) -> str:
         return f"they are {tuple(value.keys())!r}"
@@ -351,7 +359,7 @@ class DictContains(Guard):
         return f"{_literal(self.key, consts)} {'in' if self.present else 'not in'} {name}"
 
     def describe(self) -> str:
-        return f"{self.key!r} {'in' if self.present else 'not in'} {self.source}"
+        return f"{_show(self.key)} {'in' if self.present else 'not in'} {self.source}"
 
     def failure(self, value: Any) -> str:
         return "it is missing" if self.present else "it is there"
@@ -442,7 +450,9 @@ class TensorMatch(Guard):
                                  "dims")
         dynamic = {d % t.dim() for d in dynamic_dims}
         sizes = tuple(None if d in dynamic else s for d, s in enumerate(t.shape))
-        strides = _strides(t, dynamic, {d % t.dim() for d in dynamic_strides})
+        # a sparse tensor has no strides (CSR's `stride()` raises; COO's are zeros)
+        strides = _strides(t, dynamic, {d % t.dim() for d in dynamic_strides}) \
+            if t.layout == torch.strided else ()
         return TensorMatch(source, type(t), t.dtype, t.device, t.requires_grad,
                            _dispatch_flags(t), sizes, strides, t.layout)
 
@@ -466,7 +476,7 @@ class TensorMatch(Guard):
         for dim, (want, got) in enumerate(zip(self.sizes, t.shape)):
             if want is not None and want != got:
                 found.append(f"its size({dim}) is {got}, not {want}")
-        for dim, (want, got) in enumerate(zip(self.strides, t.stride())):
+        for dim, (want, got) in enumerate(zip(self.strides, t.stride() if self.strides else ())):
             if isinstance(want, DenseAfter):
                 inner = want.dim
                 wanted = t.stride(inner) * t.shape[inner]
@@ -499,7 +509,8 @@ class TensorMatch(Guard):
         time over all of them (`list(map(reader, tensors)) == expected_values`). None when the
         guard needs more than that (dynamic sizes, strides that are relations or left out at a
         dim of size 1 of a tensor that is not contiguous)."""
-        if None in self.sizes or (not self._contiguous() and None in self.strides):
+        if None in self.sizes or (not self._contiguous() and None in self.strides) or (
+                self.layout != torch.strided):
             return None
         kind = self.type  # exact: checked before any of these
         columns = [
@@ -529,7 +540,7 @@ class TensorMatch(Guard):
         parts += self._layout_code(name, "shape", self.sizes)
         if self._contiguous():
             parts.append(f"{name}.is_contiguous()")
-        else:
+        elif self.layout == torch.strided:
             parts += self._layout_code(name, "stride()", self.strides)
         parts.append(f"{name}.is_inference() is {self.flags[0]}")
         if self.dtype.is_complex:  # the conjugate and negative bits exist for complex tensors

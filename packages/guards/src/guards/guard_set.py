@@ -34,7 +34,7 @@ from guards.guard_kinds import (
     TensorMatch,
     plain_constant,
 )
-from guards.sources import LocalSource, Source, key_names
+from guards.sources import GetItemSource, LocalSource, Source, item, key_expr, key_names
 
 CheckFn = Callable[[dict, dict], bool]
 
@@ -320,6 +320,10 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
                     tables[kid.table] = _variable_name(f"{source.expr}.{kid.table}", taken)
                     lines.append(f"{tables[kid.table]} = {names[source]}.{kid.table}")
                 walk(kid, kid.index(tables[kid.table]))
+            elif isinstance(kid, GetItemSource):  # `[]` on a defaultdict would add the key
+                base = names[source]
+                walk(kid, f"{kid.access(base)} if type({base}) in ___plain else "
+                          f"___item({base}, {key_expr(kid.key)})")
             else:
                 walk(kid, kid.access(names[source]))
 
@@ -342,6 +346,7 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
     namespace: dict[str, Any] = {"math": math, "Fraction": fractions.Fraction,
                                  "___is": operator.is_, "___contains": operator.contains,
+                                 "___item": item, "___plain": frozenset((dict, list, tuple)),
                                  **key_names(),
                                  **consts.values}
     exec(compile(source, "<guards>", "exec"), namespace)

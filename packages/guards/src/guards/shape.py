@@ -82,7 +82,9 @@ class _Printer(PythonCodePrinter):
         return super()._print_Pow(expr, rational)
 
     def _print_Relational(self, expr: sympy.Basic) -> str:
-        floats = any(map(_is_double, expr.atoms(sympy.Float)))  # written as float literals
+        # float literals, or float inputs (symbols that are not integers)
+        floats = any(map(_is_double, expr.atoms(sympy.Float))) or any(
+            not symbol.is_integer for symbol in expr.free_symbols)
         if self._readable or not floats or expr.rel_op not in _COMPARISONS:
             return super()._print_Relational(expr)
         # a Fraction compared with a float is rounded to a float first, as sympy does

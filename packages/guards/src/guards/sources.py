@@ -125,7 +125,18 @@ def _has_literal(key: Any) -> bool:
         return all(map(_has_literal, key))
     if type(key) is float:
         return key == key and abs(key) != float("inf")
-    return key is None or type(key) in (bool, int, str, bytes)
+    if type(key) is int:
+        return printable(key)
+    return key is None or type(key) in (bool, str, bytes)
+
+
+def printable(number: int) -> bool:
+    """Whether `repr` writes the int: past `sys.get_int_max_str_digits()` digits it raises."""
+    try:
+        repr(number)
+    except ValueError:
+        return False
+    return True
 
 
 def key_names() -> dict[str, Any]:
@@ -177,12 +188,17 @@ class GetItemSource(ChainedSource):
         return f"{base_expr}[{key_expr(self.key)}]"
 
     def step(self, value: Any) -> Any:
-        if isinstance(value, dict) and type(value).__getitem__ is dict.__getitem__ and \
-                not dict.__contains__(value, self.key):
-            # not `value[key]`: a defaultdict's `__missing__` would add the key (a fetch for
-            # automatic dynamic or an explanation put an old parameter in an optimizer's state)
-            raise KeyError(self.key)
-        return value[self.key]
+        return item(value, self.key)
+
+
+def item(value: Any, key: Any) -> Any:
+    """`value[key]`, except that a key missing from a dict is a KeyError: not `value[key]`, where
+    a defaultdict's `__missing__` would add the key (a fetch for automatic dynamic, an
+    explanation or a guard check put an old parameter in an optimizer's state)."""
+    if isinstance(value, dict) and type(value).__getitem__ is dict.__getitem__ and \
+            not dict.__contains__(value, key):
+        raise KeyError(key)
+    return value[key]
 
 
 @dataclass(frozen=True)
