@@ -79,7 +79,7 @@ TEMPLATES = {
                     '    return items[1] + d["k"] * n', 2),
     "after_no_grad": ("x", "with torch.no_grad():\n        a = x * 2\n    v = {B}\n"
                       "    return a + 1", 2),
-    "in_loop": ("x", "for i in range(3):\n        x = x + i\n        v = {B}\n    return x", 3),
+    "in_loop": ("x", "for i in range(3):\n        x = x + i\n        v = {B}\n    return x", 2),
     "value_returned": ("x", "v = {B}\n    return x * 2, v", 1),
     "returns_input": ("x", "v = {B}\n    return x", 0),
     "in_method": ("x", "return HELPER_{K}.run(x)", 2),

@@ -25,7 +25,22 @@ def test_a_long_loop_neither_recurses_nor_recompiles_per_iteration() -> None:
     compiled, graphs = _compiled(f)
     x = torch.randn(4)
     torch.testing.assert_close(compiled(x, 2000), f(x, 2000))  # past the recursion limit
-    assert len(graphs) <= 4  # counter 0, 1, the rest, and the frame's own start
+    assert len(graphs) == 2  # the first iteration's, and the rest's (a symbolic counter)
+
+
+def test_a_break_in_an_inner_loop_with_both_counters_live_stays_compiled(recwarn) -> None:
+    def f(x):
+        for i in range(4):
+            for j in range(3):
+                x = x * 1.1 + i - j
+                print(end="")
+        return x
+
+    compiled, graphs = _compiled(f)
+    x = torch.randn(3)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), f(x))
+    assert len(graphs) <= 3 and not [w for w in recwarn if "cache size limit" in str(w.message)]
 
 
 def test_nested_loops_while_loops_and_break() -> None:

@@ -137,8 +137,11 @@ class OutputGraph:
         return self._input_values.get(source)
 
     def add_int_input(self, value: int, source: Source) -> VariableTracker:
-        """An int the graph takes as an input, as a symbol (0 and 1 stay constants)."""
-        sym = self.shape_env.create_symint(value, SizeOrigin(source, "value"))
+        """An int the graph takes as an input, as a symbol, 0 and 1 included: a loop counter
+        handed to a resume function is 0, then 1, then more (a size made from it, `zeros(n)`,
+        is guarded where its being 0 or 1 matters)."""
+        sym = self.shape_env.create_symint(value, SizeOrigin(source, "value"),
+                                           specialize_zero_one=False)
         if not isinstance(sym, torch.SymInt):
             self.add_guard(Equals(source, value))
             return ConstantVariable(value, source)

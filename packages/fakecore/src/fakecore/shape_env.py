@@ -75,8 +75,10 @@ class ShapeEnv:
 
     # ----- creating symbols -------------------------------------------------------------------
 
-    def create_symbol(self, hint: int, origin: SizeOrigin | None = None) -> sympy.Expr:
-        """A symbol for an int whose example value is `hint` (an Integer when specialised).
+    def create_symbol(self, hint: int, origin: SizeOrigin | None = None, *,
+                      specialize_zero_one: bool | None = None) -> sympy.Expr:
+        """A symbol for an int whose example value is `hint` (an Integer when specialised: 0
+        and 1 are, unless `specialize_zero_one`, by default the env's setting, says not).
 
         With an origin that is a tensor's size, stride or storage offset, the symbol is a size:
         it is nonnegative (at least 2 when 0 and 1 are specialised). Any other int (an origin
@@ -85,7 +87,8 @@ class ShapeEnv:
         stride gets a symbol of its own (it is made symbolic because it changes on its own: a
         slice of a growing tensor, whose stride would otherwise be tied to a size).
         """
-        if self.specialize_zero_one and hint in (0, 1):
+        zero_one = self.specialize_zero_one if specialize_zero_one is None else specialize_zero_one
+        if zero_one and hint in (0, 1):
             return sympy.Integer(hint)
         is_size = origin is not None and origin.prop != "value"
         duck = self.duck_shape and not (origin is not None and origin.prop == "stride")
@@ -97,7 +100,7 @@ class ShapeEnv:
             if not is_size:
                 sym = sympy.Symbol(name, integer=True)
                 self.var_to_range[sym] = ValueRange.unknown()
-            elif self.specialize_zero_one:
+            elif zero_one:
                 sym = sympy.Symbol(name, integer=True, positive=True)
                 self.var_to_range[sym] = ValueRange(2, _oo)
             else:
@@ -111,9 +114,11 @@ class ShapeEnv:
             self.var_to_origins[sym].append(origin)
         return sym
 
-    def create_symint(self, hint: int, origin: SizeOrigin | None = None) -> torch.SymInt | int:
+    def create_symint(self, hint: int, origin: SizeOrigin | None = None, *,
+                      specialize_zero_one: bool | None = None) -> torch.SymInt | int:
         """`create_symbol` wrapped as a torch.SymInt (or a plain int when specialised)."""
-        return self.wrap(self.create_symbol(hint, origin), int, hint)
+        return self.wrap(self.create_symbol(hint, origin, specialize_zero_one=specialize_zero_one),
+                         int, hint)
 
     def create_unbacked_symint(
         self, producer: str, lower: int | sympy.Expr = -_oo, upper: int | sympy.Expr = _oo,
