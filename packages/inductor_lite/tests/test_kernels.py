@@ -1569,3 +1569,29 @@ def test_a_reduction_expanded_along_the_row_and_returned(device):
         x = torch.randn(size, device=device)
         for got, want in zip(compile_fx(make_fx(fn)(x), [x])(x), fn(x)):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_writes_into_a_temporary_or_an_input_keep_its_layout_in_the_outputs(device):
+    """The functional ops of such writes (`scatter`, `slice_scatter`) return contiguous tensors
+    where eager's results keep the layout of what was written into."""
+    from fxtrace import make_fx
+
+    def into_temporary(a, i):
+        y = a * 2
+        y.scatter_(1, i, 1.0)
+        return y
+
+    def into_input(a):
+        a[:, 1:][2:] = 5
+        return torch.where(a > 0, a, a)
+
+    a = torch.randn(5, 4, device=device).t()
+    i = torch.tensor([[0, 2], [1, 1], [4, 0], [3, 3]], device=device)
+    for fn, args in ((into_temporary, (a, i)),
+                     (into_input, (torch.randn(4, 4, 3, device=device).transpose(1, 2),))):
+        theirs = [t.clone() if t.is_floating_point() else t for t in args]
+        compiled = compile_fx(make_fx(fn)(*theirs), list(theirs))
+        ours = [t.clone() if t.is_floating_point() else t for t in args]
+        got, want = compiled(*ours), fn(*args)
+        torch.testing.assert_close(got, want)
+        assert got.stride() == want.stride() and torch.equal(ours[0], args[0])

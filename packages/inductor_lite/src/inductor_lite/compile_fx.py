@@ -509,12 +509,14 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
                 raise
             break
         writes = _writes_into_non_input
-    views = _views_of_written_inputs(first)
-    if not views or traced is first:
+    if traced is first:
         return traced
+    views = _views_of_written_inputs(first)
     # Functionalized, such an output is a copy: make it the same views of the input again.
-    if not _outputs_as_views(traced, views):
+    if views and not _outputs_as_views(traced, views):
         return first  # not views of what is copied into an input: lowering runs it eagerly
+    if not _outputs_laid_out_as(traced, first, views) and not views:
+        return traced
     return make_fx(_AtenInterpreter(traced).run, "fake", table)(*state, *inputs)
 
 
@@ -607,6 +609,53 @@ def _outputs_as_views(gm: torch.fx.GraphModule, positions: list[int]) -> bool:
     output.args = (tree_unflatten(outputs, spec),)
     gm.recompile()
     return True
+
+
+def _outputs_laid_out_as(gm: torch.fx.GraphModule, reference: torch.fx.GraphModule,
+                         skip: list[int]) -> bool:
+    """Rewrites each output of the functional trace `gm` that eager (the first trace,
+    `reference`) lays out densely in another order as a copy in that order: a write into a
+    temporary keeps its layout (`y = a.t() * 2; y.scatter_(...)`; `x[2:] = v` on a transposed
+    input), where the functional op (`scatter`, `slice_scatter`) gives a contiguous result.
+    Returns whether it rewrote one."""
+    output = next(iter(reversed(gm.graph.nodes)))
+    outputs, spec = tree_flatten(output.args[0])
+    wanted = tree_flatten(next(iter(reversed(reference.graph.nodes))).args[0])[0]
+    orders = {i: order for i, (node, want) in enumerate(zip(outputs, wanted))
+              if i not in skip and (order := _other_dense_order(node, want)) is not None}
+    with gm.graph.inserting_before(output):
+        for i, order in orders.items():
+            permuted = gm.graph.call_function(aten.permute.default, (outputs[i], order))
+            packed = gm.graph.call_function(aten.clone.default, (permuted,),
+                                            {"memory_format": torch.contiguous_format})
+            outputs[i] = gm.graph.call_function(aten.permute.default,
+                                                (packed, [order.index(d) for d in range(len(order))]))
+    if orders:
+        output.args = (tree_unflatten(outputs, spec),)
+        gm.recompile()
+    return bool(orders)
+
+
+def _other_dense_order(node: Any, want: Any) -> list[int] | None:
+    """The dims of `want`'s value, outermost first, when it is dense and its strides differ
+    from `node`'s value's (at dims of size above 1); else None."""
+    got, wanted = (n.meta.get("val") if isinstance(n, torch.fx.Node) else None
+                   for n in (node, want))
+    if not (isinstance(got, torch.Tensor) and isinstance(wanted, torch.Tensor)) or \
+            got.layout != torch.strided or wanted.layout != torch.strided:
+        return None
+    sizes = [_hint(n) for n in wanted.shape]
+    strides, got_strides = [_hint(s) for s in wanted.stride()], [_hint(s) for s in got.stride()]
+    if sizes != [_hint(n) for n in got.shape] or all(
+            a == b for a, b, n in zip(strides, got_strides, sizes) if n != 1):
+        return None
+    order = sorted(range(len(sizes)), key=lambda d: -strides[d])
+    step = 1
+    for d in reversed(order):
+        if sizes[d] != 1 and strides[d] != step:
+            return None
+        step *= sizes[d]
+    return order
 
 
 def _is_view(node: torch.fx.Node) -> bool:
