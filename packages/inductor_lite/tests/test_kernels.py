@@ -1595,3 +1595,36 @@ def test_writes_into_a_temporary_or_an_input_keep_its_layout_in_the_outputs(devi
         got, want = compiled(*ours), fn(*args)
         torch.testing.assert_close(got, want)
         assert got.stride() == want.stride() and torch.equal(ours[0], args[0])
+
+
+def test_dtypes_and_signs_of_reductions_casts_and_relu(device):
+    x = torch.tensor([[0, 3, 0], [0, 0, 0]], dtype=torch.uint8, device=device)
+    for fn in (lambda t: t.any(), lambda t: t.any(1), lambda t: t.any(1, keepdim=True)):
+        compiled = compile_fx(torch.fx.symbolic_trace(fn), [x])
+        got, want = compiled(x), fn(x)
+        assert got.dtype == want.dtype == torch.uint8 and torch.equal(got, want)
+    zeros = torch.tensor([-0.0, 0.0, -1.0, float("nan")], device=device)
+    got = compile_and_check(lambda t: torch.relu(t), zeros)(zeros)
+    assert torch.signbit(got).tolist() == torch.signbit(torch.relu(zeros)).tolist()
+    rows = torch.randn(4, 300, device=device) * 100  # summed as bfloat16, as eager casts first
+    for fn in (lambda t: t.sum(1, dtype=torch.bfloat16),
+               lambda t: t.cumsum(1, dtype=torch.float16)):
+        compile_and_check(fn, rows, atol=0, rtol=1e-2)
+
+
+def test_float64_math_is_as_precise_as_eager(device):
+    x = torch.linspace(-0.99, 0.99, 101, dtype=torch.float64, device=device)
+    for fn in (lambda t: t.erfc(), lambda t: t.asin(), lambda t: t.acos(), lambda t: t.atan(),
+               lambda t: t.sinh(), lambda t: torch.atan2(t, t.flip(0) + 0.5)):
+        compile_and_check(fn, x, atol=1e-14, rtol=1e-14)
+
+
+def test_half_compared_with_ints_rounds_them_to_half(device):
+    from fxtrace import make_fx
+
+    h = torch.tensor([2048.0, 2, 60000.0], dtype=torch.float16, device=device)
+    compile_and_check(lambda t: (t == 2049, t < 2049, t >= 60001), h)  # 2049 is 2048 in half
+    gm = make_fx(lambda t, n: t == n, "symbolic")(h, 2)
+    compiled = compile_fx(gm, [h, 2])
+    for n in (2049, 60001, 3):  # a kernel argument, rounded in the kernel
+        assert compiled(h, n).tolist() == (h == n).tolist()

@@ -592,10 +592,16 @@ def result_type(lower: GraphLowering, *args: Any) -> torch.dtype:
     return torch.result_type(*metas) if len(metas) > 1 else metas[0].dtype
 
 
+# Math whose generated form (triton_helpers) is only as precise as float32: float64 runs as aten.
+FP32_PRECISE = {"erfc", "atan", "asin", "acos", "atan2", "sinh"}
+
+
 def _unary(name: str, float_only: bool = False) -> Callable:
     def lowering(lower, node, x, *rest, **kwargs):
         if rest or kwargs:
             raise LoweringError(f"{node.target} with extra arguments")
+        if name in FP32_PRECISE and lower.node.meta["val"].dtype == torch.float64:
+            raise LoweringError(f"float64 {name}")
         if name in ("floor", "ceil", "trunc", "round") and \
                 not lower.node.meta["val"].dtype.is_floating_point:
             return pointwise(lower, [x], lambda a: a)  # integers are whole already
@@ -648,6 +654,8 @@ def _isnan(lower, node, x):
 def _binary(name: str) -> Callable:
     def lowering(lower, node, a, b, *, alpha=None):
         kind = name
+        if name in FP32_PRECISE and lower.node.meta["val"].dtype == torch.float64:
+            raise LoweringError(f"float64 {name}")
         if lower.node.meta["val"].dtype == torch.bool:  # 1-bit sums and products would wrap
             kind = {"add": "logical_or", "mul": "logical_and"}.get(
                 name, name.replace("bitwise_", "logical_"))
@@ -713,19 +721,24 @@ def _compare(name: str) -> Callable:
         # In the promoted dtype, as eager and Inductor compare: `h == 0.1` of a half `h`
         # compares with 0.1 as a half holds it (fp32 then holds both exactly).
         dtype = result_type(lower, a, b)
-        return pointwise(lower, [_rounded_to(x, dtype) for x in (a, b)],
+        device = lower.node.meta["val"].device
+        return pointwise(lower, [_rounded_to(x, dtype, device) for x in (a, b)],
                          lambda x, y: op(name, x, y, dtype=torch.bool),
                          in_dtype=compute_dtype(dtype))
     return lowering
 
 
-def _rounded_to(x: Any, dtype: torch.dtype) -> Any:
-    """`x` as a half-precision `dtype` holds it: a Python float rounded, a tensor of another
-    dtype cast (computed in float32, half values would otherwise keep fp32 precision)."""
+def _rounded_to(x: Any, dtype: torch.dtype, device: torch.device) -> Any:
+    """`x` as a half-precision `dtype` holds it: a Python number rounded, a symbolic one (a
+    kernel argument) or a tensor of another dtype cast (computed in float32, half values would
+    otherwise keep fp32 precision)."""
     if compute_dtype(dtype) == dtype:
         return x
-    if type(x) is float:
+    if type(x) in (int, float):
         return torch.tensor(x, dtype=dtype).item()
+    if isinstance(x, sympy.Expr) and x.free_symbols:
+        number = constant(x, torch.float32)
+        return Pointwise((), dtype, device, lambda idx: to_dtype(number, dtype))
     if is_tensor(x) and x.dtype != dtype:
         load = loader(x)
         return Pointwise(x.size, dtype, x.device, lambda idx: to_dtype(load(idx), dtype))
@@ -1125,14 +1138,25 @@ def _dims(dims: Any) -> list[int] | None:
     return [dims] if isinstance(dims, int) else list(dims)
 
 
+def _cast_input(x: TensorIR, dtype: torch.dtype | None) -> TensorIR:
+    """`x` cast to a reduction's or scan's `dtype=` first, as eager casts it (to half, rounded:
+    kernels would otherwise reduce the float32 values)."""
+    if dtype is None or x.dtype == dtype:
+        return x
+    load = loader(x)
+    return Pointwise(x.size, dtype, x.device, lambda idx: to_dtype(load(idx), dtype))
+
+
 @register(aten.sum.dim_IntList, aten.sum.default)
 def _sum(lower, node, x, dims=None, keepdim=False, *, dtype=None):
-    return reduction(lower, x, _dims(dims), keepdim, "sum", lower.node.meta["val"].dtype)
+    return reduction(lower, _cast_input(x, dtype), _dims(dims), keepdim, "sum",
+                     lower.node.meta["val"].dtype)
 
 
 @register(aten.prod.dim_int, aten.prod.default)
 def _prod(lower, node, x, dim=None, keepdim=False, *, dtype=None):
-    return reduction(lower, x, _dims(dim), keepdim, "prod", lower.node.meta["val"].dtype)
+    return reduction(lower, _cast_input(x, dtype), _dims(dim), keepdim, "prod",
+                     lower.node.meta["val"].dtype)
 
 
 @register(aten.amax.default, aten.amin.default, aten.max.default, aten.min.default)
@@ -1168,7 +1192,8 @@ def _flatten(x: TensorIR) -> Pointwise:
           aten.all.dims)
 def _any(lower, node, x, dims=None, keepdim=False):
     kind = "any" if node.target.overloadpacket is aten.any else "all"
-    return reduction(lower, x, _dims(dims), keepdim, kind, torch.bool)
+    # bool, or uint8 for a uint8 input, as eager's
+    return reduction(lower, x, _dims(dims), keepdim, kind, lower.node.meta["val"].dtype)
 
 
 @register(aten.linalg_vector_norm.default)
@@ -1427,7 +1452,7 @@ def _cumulative(lower, node, x, dim, *, dtype=None):
     if not length.is_Integer or int(length) > PERSISTENT_RNUMEL:
         raise LoweringError("a scan over rows longer than a block")
     kind = "sum" if node.target is aten.cumsum.default else "prod"
-    load = broadcast_loader(x, size, compute_dtype(val.dtype))
+    load = broadcast_loader(_cast_input(x, dtype), size, compute_dtype(val.dtype))
     data = Scan(size, dim, kind, val.dtype, val.device, load)
     return lower.add(ComputedBuffer(lower.new_name(), Layout(
         size, contiguous_strides(size), sympy.Integer(0), val.dtype, val.device), data=data))
