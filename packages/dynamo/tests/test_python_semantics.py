@@ -7,6 +7,7 @@ Each case once gave a wrong, stale or unclear answer."""
 from __future__ import annotations
 
 import abc
+import collections
 import enum
 import functools
 import io
@@ -552,3 +553,60 @@ def test_a_frozen_dataclass_made_in_the_trace_is_a_dict_key() -> None:
     want, expected = f(torch.ones(2))
     torch.testing.assert_close(got, want)
     assert table == expected and all(type(k) is Key for k in table)
+
+
+# ----- bound slot methods, `del`, slices ---------------------------------------------------
+
+
+class _Plain:
+    pass
+
+
+def test_bound_slot_methods_live_at_a_break_or_passed_in_keep_their_object() -> None:
+    def set_item(x, d):
+        d.__setitem__("k", print(end="") or x * 2)  # `d.__setitem__` on the stack at the break
+        return d["k"]
+
+    def set_attr(x, o):
+        o.__setattr__("a", print(end="") or x)
+        return o.a
+
+    def pop(x, d):
+        return x + d.pop("a", print(end="") or None)
+
+    def given(x, setter):
+        setter("a", x + 1)
+        return x * 2
+
+    x = torch.ones(2)
+    for n in (1, 2):  # compiling, then cached
+        _same(dynamo.compile(set_item)(x * n, {}), x * n * 2)
+        _same(dynamo.compile(set_attr)(x * n, _Plain()), x * n)
+        _same(dynamo.compile(pop)(x, collections.OrderedDict(a=n)), x + n)
+        target = _Plain()
+        _same(dynamo.compile(given)(x * n, target.__setattr__), x * n * 2)
+        _same(target.a, x * n + 1)
+
+
+def test_del_of_an_unbound_local_raises_and_slices_show_their_parts() -> None:
+    def drop(x, flag):
+        if flag:
+            y = x * 2
+        try:
+            del y
+            return x + 1
+        except UnboundLocalError:
+            return x - 1
+
+    class Window:
+        def __init__(self, data):
+            self.data = data
+
+        def __getitem__(self, s):
+            return self.data[s.start or 0:s.stop].sum() + (s.step or 1)
+
+    def windows(x):
+        return Window(x)[1:3], Window(x)[:2], Window(x)[::2]
+
+    _agree(drop, (torch.ones(2), False), (torch.ones(2), True), fullgraph=True)
+    _agree(windows, (torch.arange(6.0),), fullgraph=True)

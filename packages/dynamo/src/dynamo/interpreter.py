@@ -374,6 +374,8 @@ class Translator:
             self.locals[ins.argval] = value
 
     def DELETE_FAST(self, ins) -> None:
+        if ins.argval not in self.locals and ins.argval not in self.frame_locals:
+            self.load_local(ins.argval)  # raises UnboundLocalError, as `del` does there
         self.locals.pop(ins.argval, None)
         self.frame_locals.pop(ins.argval, None)  # not read from the frame again
 

@@ -276,6 +276,17 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, Identity.of, value)
         return TorchFunctionVariable(value, source)
     method = BaseMethodVariable.of(value)  # `object.__setattr__`, `dict.__setitem__`
+    if method is not None and isinstance(value, (types.MethodWrapperType, types.MethodType)):
+        # bound (`d.__setitem__`, or `MethodType(object.__setattr__, obj)` as codegen rebuilds
+        # one, passed on at a break): a new object on every read, so guarded by what it calls
+        # and by the object it is bound to, as `losses.append` is
+        _guard(tx, source, TypeMatch, type(value))
+        if isinstance(value, types.MethodType):
+            _guard(tx, _child(source, AttrSource, "__func__"), Identity.of, value.__func__)
+        else:
+            _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
+        method.obj = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))
+        return method
     if method is not None:
         _guard(tx, source, Identity.of, value)
         return method

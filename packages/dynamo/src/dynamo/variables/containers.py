@@ -702,6 +702,13 @@ class SliceVariable(VariableTracker):
 
         return slice(*[concrete_int(p) for p in self.parts])
 
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in ("start", "stop", "step"):  # a user's `__getitem__` given a slice
+            parts = self.parts if len(self.parts) > 1 else [ConstantVariable(None), *self.parts]
+            parts = [*parts, ConstantVariable(None)][:3]
+            return parts[("start", "stop", "step").index(name)]
+        return super().getattr(tx, name)
+
 
 class IteratorVariable(VariableTracker):
     """An iterator made in the trace. This one gives the items of a list of trackers: those of
