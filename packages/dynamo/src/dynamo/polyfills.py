@@ -327,32 +327,29 @@ def heapreplace_max(heap: list, item: Any) -> Any:
     return largest
 
 
-def bisect_left(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
-                key: Callable | None = None) -> int:
+def _insertion_point(a: Any, x: Any, lo: int, hi: int | None, key: Callable | None, right: bool) -> int:
+    """Where `x` goes in the sorted `a[lo:hi]`: after its equals (`right`) or before them."""
     if lo < 0:
         raise ValueError("lo must be non-negative")
     hi = len(a) if hi is None else hi
     while lo < hi:
         mid = (lo + hi) // 2
-        if (a[mid] if key is None else key(a[mid])) < x:
-            lo = mid + 1
-        else:
+        item = a[mid] if key is None else key(a[mid])
+        if (x < item) if right else not (item < x):
             hi = mid
+        else:
+            lo = mid + 1
     return lo
+
+
+def bisect_left(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
+                key: Callable | None = None) -> int:
+    return _insertion_point(a, x, lo, hi, key, right=False)
 
 
 def bisect_right(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
                  key: Callable | None = None) -> int:
-    if lo < 0:
-        raise ValueError("lo must be non-negative")
-    hi = len(a) if hi is None else hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if x < (a[mid] if key is None else key(a[mid])):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    return _insertion_point(a, x, lo, hi, key, right=True)
 
 
 def insort_left(a: Any, x: Any, lo: int = 0, hi: int | None = None, *,
