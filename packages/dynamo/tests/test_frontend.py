@@ -213,6 +213,14 @@ def test_an_int_seen_to_change_is_compiled_as_a_symbol() -> None:
     assert counter.calls == 12 and len(graphs) == 2  # 1, then any
 
 
+def test_an_int_symbol_divided_by_itself_still_raises_at_zero() -> None:
+    compiled = dynamo.compile(lambda x, n: x * (n // n) + n % n + n / n)
+    for n in (2, 3):
+        assert compiled(torch.ones(1), n).item() == 2
+    with pytest.raises(ZeroDivisionError):
+        compiled(torch.ones(1), 0)
+
+
 def test_frames_without_tensor_work_are_left_alone() -> None:
     compiled = dynamo.compile(lambda a, b: a + b)
     assert compiled(2, 3) == 5

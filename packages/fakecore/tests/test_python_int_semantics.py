@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy.printing.pycode import pycode
 
-from fakecore import FakeTensorMode, FloorDiv, PythonMod, ShapeEnv
+from fakecore import FakeTensorMode, FloorDiv, PythonMod, ShapeEnv, SizeOrigin
 
 
 def sizes_program(n, m, k):
@@ -172,3 +172,14 @@ def test_two_conditions_compare_as_python_bools(n, m) -> None:
     a, b = env.create_symint(n), env.create_symint(m)
     assert bool((a > 4) == (b > 6)) == ((n > 4) == (m > 6))
     assert bool((a > 4) != (b > 6)) == ((n > 4) != (m > 6))
+
+
+def test_dividing_by_an_int_that_may_be_zero_is_not_simplified_away() -> None:
+    """`n // n` is 1, `n % n` 0 and `n / n` 1.0 only where n is not 0: Python raises there, so
+    an int that may be 0 keeps the division (a size, at least 2, simplifies)."""
+    env = ShapeEnv()
+    n = env.create_symint(3, specialize_zero_one=False)  # an int of unknown range
+    for kept in (n // n, n % n, (2 * n) // n, n / n):
+        assert not kept.node.expr.is_number, kept.node.expr
+    size = env.create_symint(5, SizeOrigin("x", "size", 0))
+    assert (size // size) == 1 and (size % size) == 0

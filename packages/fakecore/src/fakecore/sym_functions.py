@@ -38,8 +38,9 @@ def _python_value(op: Callable[[Any, Any], Any], a: sympy.Expr, b: sympy.Expr) -
 
 
 def _exact_quotient(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
-    """`a / b` when both are integers and it is an integer for every value of the symbols."""
-    if a.is_integer and b.is_integer:
+    """`a / b` when both are integers, b is never 0 (Python raises there: `n // n` is not 1
+    at n == 0), and it is an integer for every value of the symbols."""
+    if a.is_integer and b.is_integer and b.is_nonzero:
         quotient = a / b
         if quotient.is_integer:
             return quotient

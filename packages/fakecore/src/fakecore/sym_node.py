@@ -83,6 +83,12 @@ def _contiguous_in_order(sizes: list[sympy.Expr], strides: list[sympy.Expr], ord
                     evaluate=False)
 
 
+def _int_truediv(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """`a / b` of ints: sympy's quotient where b is never 0, else kept as written (Python
+    raises at 0, where sympy's `n / n` is 1)."""
+    return a / b if b.is_nonzero else FloatTrueDiv(a, b)
+
+
 # name: (sympy function, python function for hints, result type or None for "int unless float")
 _BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "add": (operator.add, operator.add, None),
@@ -92,7 +98,7 @@ _BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "mod": (PythonMod, operator.mod, None),
     "int_floordiv": (FloorDiv, operator.floordiv, None),
     "float_truediv": (FloatTrueDiv, operator.truediv, float),
-    "int_truediv": (operator.truediv, operator.truediv, float),
+    "int_truediv": (_int_truediv, operator.truediv, float),
     "pow_by_natural": (operator.pow, operator.pow, int),
     "float_pow": (operator.pow, lambda a, b: float(a) ** float(b), float),
     "sym_min": (sympy.Min, min, None),
