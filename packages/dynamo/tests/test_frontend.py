@@ -353,8 +353,8 @@ def test_a_python_whose_bytecode_dynamo_does_not_know_is_refused_at_compile(monk
 
 
 def test_a_tensor_indexed_by_a_changing_int_and_a_changing_shape_tuple_compile_twice() -> None:
-    """`schedule[t]` of an int timestep is traced as `select` (indexing would specialise it);
-    a shape tuple whose ints change is read item by item from then on."""
+    """`schedule[t]` of an int timestep is traced as `select` (indexing would specialise it), so
+    is `x[:, t]`; a shape tuple whose ints change is read item by item from then on."""
     graphs = []
 
     def backend(gm, example_inputs):
@@ -369,7 +369,11 @@ def test_a_tensor_indexed_by_a_changing_int_and_a_changing_shape_tuple_compile_t
     def reshaped(x, shape):
         return x.reshape(shape) * 2
 
+    def columns(x, i):  # symbols among other indices: selected, dim by dim
+        return x[:, i] + x[..., i, 1:].sum() + x[None, i, 0, None].sum() + x[1, ..., -i].sum()
+
     for fn, calls in ((step, [(torch.randn(4, 3), t) for t in range(99, 30, -7)]),
+                      (columns, [(torch.randn(5, 6, 7), i) for i in (2, 3, 4, 1)]),
                       (reshaped, [(torch.randn(48), (n, 48 // n)) for n in (2, 3, 4, 6, 8, 12)]),
                       (reshaped, [(torch.randn(48), torch.Size([n, 48 // n])) for n in (2, 3, 4)])):
         graphs.clear()

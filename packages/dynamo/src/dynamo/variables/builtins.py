@@ -211,6 +211,10 @@ class BuiltinVariable(TrueVariable):
             # it; `select` keeps it a symbol (as torch.compile rewrites it)
             return tx.output.call_function(torch.select, [args[0], ConstantVariable(0), args[1]],
                                            {})
+        if fn is operator.getitem and isinstance(args[0], TensorVariable) and \
+                isinstance(args[1], TupleVariable) and \
+                (selected := _select_symbols(tx, args[0], args[1].values)) is not None:
+            return selected
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)
         if fn is math.prod and len(args) == 1 and isinstance(args[0], SequenceVariable) and \
@@ -825,6 +829,41 @@ def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableT
     result = sequence.items(tx) * concrete_int(count)
     kind = type(sequence) if isinstance(sequence, (ListVariable, SizeVariable)) else TupleVariable
     return kind(result)
+
+
+def _select_symbols(tx: Translator, tensor: TensorVariable,
+                    key: list[VariableTracker]) -> VariableTracker | None:
+    """`x[:, i]`, `x[..., i, 0]` with symbolic ints `i` among basic indices (ints, slices, None,
+    one Ellipsis): the tensor indexed with a full slice at each symbol, then each symbol's dim
+    selected, the last first (`__index__` would specialise them). None for other keys."""
+    kinds = []
+    for item in key:
+        value = item.as_constant() if item.is_constant() else item
+        if isinstance(item, SymNodeVariable) and item.python_type() is int:
+            kinds.append("symbol")
+        elif isinstance(item, SliceVariable) or type(value) is int:
+            kinds.append("dim")  # an output dim (a slice), or none (an int): only counted here
+        elif value is None or value is Ellipsis:
+            kinds.append(value)
+        else:
+            return None
+    if "symbol" not in kinds or kinds.count(Ellipsis) > 1:
+        return None
+    taken = sum(kind in ("symbol", "dim") for kind in kinds)
+    selects, dim = [], 0
+    for item, kind in zip(key, kinds):
+        if kind == "symbol":
+            selects.append((dim, item))
+        if kind is Ellipsis:
+            dim += tensor.fake.dim() - taken
+        elif kind in ("symbol", None) or isinstance(item, SliceVariable):
+            dim += 1
+    full = SliceVariable([ConstantVariable(None), ConstantVariable(None)])
+    out = tx.output.call_function(operator.getitem, [tensor, TupleVariable(
+        [full if kind == "symbol" else item for item, kind in zip(key, kinds)])], {})
+    for dim, index in reversed(selects):
+        out = tx.output.call_function(torch.select, [out, ConstantVariable(dim), index], {})
+    return out
 
 
 def _holds_containers(v: VariableTracker) -> bool:
