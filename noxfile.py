@@ -122,7 +122,7 @@ def lint(session: nox.Session) -> None:
 def conformance(session: nox.Session) -> None:
     """The full OpInfo sweeps, ours beside PyTorch's own implementation; writes docs/conformance.md."""
     _install(session, PACKAGES)
-    session.run("python", "conformance/run.py", *session.posargs)
+    session.run("python", "conformance/run.py", *session.posargs, env=_triton_env())
 
 
 @nox.session(venv_params=VENV_PARAMS)
