@@ -237,3 +237,15 @@ def test_torch_python_that_returns_a_dict_is_followed() -> None:
     torch.testing.assert_close(got, torch.full((3,), 2.0))
     assert state == {"stage": state["stage"], "found_inf_per_device": {"cpu": torch.tensor(3.0)}}
     assert "_refresh_per_optimizer_state" not in graphs[0].code
+
+
+def test_inputs_whose_sources_differ_only_in_punctuation_get_their_own_names() -> None:
+    def by_int(d):
+        return d[1] + d[-1] * 2  # L['d'][1] and L['d'][-1]: both `L_d_1` as names
+
+    def by_str(d):
+        return d["a.b"] + d["a_b"] * 2
+
+    for fn, d in ((by_int, {1: torch.ones(2), -1: torch.zeros(2)}),
+                  (by_str, {"a.b": torch.ones(2), "a_b": torch.zeros(2)})):
+        torch.testing.assert_close(dynamo.compile(fn, fullgraph=True)(d), fn(d))

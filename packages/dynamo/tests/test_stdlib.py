@@ -87,6 +87,15 @@ def test_heapq_bisect_and_counter_are_followed():
     expected = f(x, mine, [7, 3, 5, 1])
     assert _same(_one_graph(f, x, pending, [7, 3, 5, 1]), expected) and pending == mine
 
+    def edges(x, steps):
+        try:
+            heapq.heappop([])
+        except IndexError as error:
+            message = str(error)
+        return x * bisect.bisect_left(steps, 25, 0, -1), message  # hi=-1: the whole list (C)
+
+    assert _same(_one_graph(edges, x, [10, 20, 30]), edges(x, [10, 20, 30]))
+
 
 def test_cycle_compress_filterfalse_groupby_and_cmp_to_key():
     def f(x):

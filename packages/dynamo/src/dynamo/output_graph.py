@@ -166,7 +166,14 @@ class OutputGraph:
 
     def _placeholder(self, source: Source, value: Any, example: Any) -> torch.fx.Node:
         """A graph input for `value`, read through `source` on every call."""
-        name = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
+        name = base = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
+        # FX names forward's parameters by target: sources that differ only in punctuation
+        # (d[1] and d[-1], d['a.b'] and d['a_b']) need two names.
+        taken = {node.target for _, _, node in self.inputs}
+        number = 1
+        while name in taken:
+            number += 1
+            name = f"{base}_{number}"
         # Placeholders stay together at the top, in the order the inputs were met.
         where = (self.graph.inserting_after(self.inputs[-1][2]) if self.inputs
                  else self.graph.inserting_before(next(iter(self.graph.nodes), None)))

@@ -290,6 +290,8 @@ def heappush(heap: list, item: Any) -> None:
 
 
 def heappop(heap: list) -> Any:
+    if not heap:
+        raise IndexError("index out of range")
     last = heap.pop()
     if not heap:
         return last
@@ -331,7 +333,7 @@ def _insertion_point(a: Any, x: Any, lo: int, hi: int | None, key: Callable | No
     """Where `x` goes in the sorted `a[lo:hi]`: after its equals (`right`) or before them."""
     if lo < 0:
         raise ValueError("lo must be non-negative")
-    hi = len(a) if hi is None else hi
+    hi = len(a) if hi is None or hi == -1 else hi  # the C functions read -1 as None
     while lo < hi:
         mid = (lo + hi) // 2
         item = a[mid] if key is None else key(a[mid])
