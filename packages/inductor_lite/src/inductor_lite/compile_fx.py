@@ -358,7 +358,8 @@ def _frontend_strides(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for i, node in enumerate(placeholders[:len(inputs)]):
         val = node.meta.get("val", node.meta.get("example_value"))
-        if isinstance(val, torch.Tensor) and isinstance(inputs[i], torch.Tensor):
+        if isinstance(val, torch.Tensor) and isinstance(inputs[i], torch.Tensor) and \
+                val.layout == torch.strided:  # (a sparse tensor has no strides)
             strides |= {(i, d) for d, n in enumerate(val.stride())
                         if isinstance(n, torch.SymInt) and n.node.expr.is_Symbol
                         and _is_stride_symbol(n.node.shape_env, n.node.expr)}
