@@ -317,3 +317,35 @@ def test_a_float_that_changes_keeps_static_sizes() -> None:
         torch.testing.assert_close(compiled(x, *state, scale), fn(x, *twin, scale), **TOL)
     torch.testing.assert_close(state, twin, **TOL)
     assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
+
+
+def test_torch_compiles_symbolic_ints_strides_and_options_keep_one_version() -> None:
+    """What torch.compile hands its backend: `mode=`/`options=` (Inductor's, ignored here), a
+    SymInt output (`x.numel()`), a stride symbol of its own (a slice of a growing tensor), a
+    negative int argument; each compiles once more when it turns symbolic, not per call."""
+    def sized(x):
+        return x * 2, x.numel(), x.shape[0] * x.shape[1] + 1
+
+    def shifted(x, a):
+        return x + a, x.roll(a, 0), x[a:]
+
+    compiled = torch.compile(sized, backend="inductor_lite", options={"trace.enabled": False})
+    for n in (2, 4, 6):
+        x = torch.randn(n, 3, device=DEVICE)
+        got, want = compiled(x), sized(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1:] == want[1:]
+    compiled = torch.compile(lambda x: x * 2 + 1, backend="inductor_lite")
+    ids = torch.randn(2, 3, device=DEVICE)
+    inductor_lite.metrics.reset()
+    for _ in range(6):
+        ids = torch.cat([ids, torch.randn(2, 1, device=DEVICE)], 1)
+        torch.testing.assert_close(compiled(ids[:, 1:]), ids[:, 1:] * 2 + 1)
+    assert counters["graphs"] <= 2 and counters["eager_graphs"] == 0, dict(counters)
+    compiled = torch.compile(shifted, backend="inductor_lite")
+    x = torch.randn(12, device=DEVICE)
+    inductor_lite.metrics.reset()
+    for a in range(-1, -7, -1):
+        for got, want in zip(compiled(x, a), shifted(x, a)):
+            torch.testing.assert_close(got, want)
+    assert counters["graphs"] <= 2 and counters["eager_graphs"] == 0, dict(counters)

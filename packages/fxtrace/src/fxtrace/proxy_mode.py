@@ -167,7 +167,10 @@ class ProxyMode(TorchDispatchMode):
             where = after_inputs(self.graph) if tensor_node.op == "placeholder" else \
                 self.graph.inserting_after(tensor_node)
             with where:
-                return self.graph.call_function(op, (tensor_node, dim))
+                node = self.graph.call_function(op, (tensor_node, dim))
+            tensor = tensor_node.meta["val"]
+            node.meta["val"] = tensor.size(dim) if prop == "size" else tensor.stride(dim)
+            return node
         if expr.is_Integer:
             return int(expr)
         rebuild = _SYMPY_TO_PYTHON.get(type(expr))
@@ -179,7 +182,13 @@ class ProxyMode(TorchDispatchMode):
         args = [self._expression(a, value) for a in expr.args]
         node = args[0]
         for arg in args[1:]:
+            vals = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in (node, arg)]
             node = self.graph.call_function(rebuild, (node, arg))
+            self._running_op += 1  # the tracer's arithmetic, not the traced code's
+            try:
+                node.meta["val"] = rebuild(*vals)
+            finally:
+                self._running_op -= 1
         return node
 
     # ----- recording --------------------------------------------------------------------------

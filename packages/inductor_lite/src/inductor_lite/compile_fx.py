@@ -137,8 +137,16 @@ def _ops_under_grad(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
     return False
 
 
-def compile_fx(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
-    """Compile `gm` for inputs like `example_inputs`; returns a callable taking the same inputs."""
+def compile_fx(gm: torch.fx.GraphModule, example_inputs: list, *, mode: str | None = None,
+               options: dict | None = None) -> Callable:
+    """Compile `gm` for inputs like `example_inputs`; returns a callable taking the same inputs.
+
+    `torch.compile(..., mode=, options=)` passes those on to its backend; they are Inductor's
+    and are ignored here (with a warning, as torch's own `eager` backend does): `config` holds
+    our options."""
+    if mode is not None or options:
+        log.warning("inductor_lite: ignoring torch.compile's mode=%r and options=%r (see "
+                    "inductor_lite.config)", mode, options)
     return CompiledGraph(gm, list(example_inputs))
 
 
@@ -369,7 +377,12 @@ def _frontend_strides(gm: torch.fx.GraphModule, inputs: list) -> set[tuple[int, 
 def _is_stride_symbol(shape_env: Any, symbol: sympy.Symbol) -> bool:
     """Whether `symbol` stands for a stride (not a size that a dense stride equals)."""
     origins = getattr(shape_env, "var_to_origins", None) or {}
-    return any(o.prop == "stride" for o in origins.get(symbol, ()))
+    if any(o.prop == "stride" for o in origins.get(symbol, ())):
+        return True
+    # torch.compile's shape env names each symbol's sources, the first one the symbol's own
+    # (a `TensorPropertySource` whose `prop` is `TensorProperty.STRIDE`)
+    sources = (getattr(shape_env, "var_to_sources", None) or {}).get(symbol) or [None]
+    return getattr(getattr(sources[0], "prop", None), "name", None) == "STRIDE"
 
 
 def _changed_strides(first: list, args: tuple) -> set[tuple[int, int]]:
@@ -437,10 +450,12 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
             if i in scalars:
                 fake.constant = value.detach().clone()
             value = fake
-        elif _is_int(value) and (i, None) in dynamic and value >= 0:
+        elif _is_int(value) and (i, None) in dynamic:
             # A symbolic int a frontend passes is almost always a size (a sequence length):
-            # made one, it shares a symbol with the tensor dims of its value.
-            value = shape_env.create_symint(value, SizeOrigin(None, "size"))
+            # made one, it shares a symbol with the tensor dims of its value. A negative one
+            # (an offset) is any int, so one version serves every value.
+            value = shape_env.create_symint(value, SizeOrigin(None, "size" if value >= 0
+                                                              else "value"))
         fakes.append(value)
     return fakes, [mode.from_tensor(t) for t in state]
 
