@@ -173,6 +173,29 @@ def test_view_outputs_of_temporaries_keep_eager_strides(device):
         torch.testing.assert_close(g, w)
 
 
+def test_view_outputs_of_temporaries_computed_before_a_write_keep_eager_strides(device):
+    # The write into `a` computes the views that read it first: as outputs, with their strides.
+    def views(a, b):
+        y = torch.cat([-b, a], 1)
+        t = (a + b).expand(2, 4, 6)
+        a.mul_(-1)
+        return y.chunk(3, 1)[-1], t
+    args = [torch.randn(4, 6, device=device) for _ in range(2)]
+    ours = [t.clone() for t in args]
+    got = compile_fx(torch.fx.symbolic_trace(views), [t.clone() for t in args])(*ours)
+    for g, w in zip(got, views(*args)):
+        assert g.stride() == w.stride()
+        torch.testing.assert_close(g, w)
+    assert torch.equal(ours[0], args[0])
+
+
+def test_gather_and_scatter_of_a_0d_tensor_by_a_1d_index(device):
+    x, i = torch.tensor(5.0, device=device), torch.tensor([0, 0, 0], device=device)
+    for fn in (lambda x, i: x.gather(0, i), lambda x, i: x.scatter_add(0, i, torch.ones_like(x)
+               .expand(3)), lambda x, i: x.scatter(0, i, 2.0)):
+        compile_and_check(fn, x, i)
+
+
 def test_indexing(device):
     x = torch.randn(10, 6, device=device)
     idx = torch.tensor([3, 0, -1, 9], device=device)

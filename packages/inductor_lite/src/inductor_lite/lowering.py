@@ -217,15 +217,18 @@ class GraphLowering:
                 vals = val if isinstance(val, (list, tuple)) else [None] * len(value)
                 self.env[node] = [self._before_write(v, names, m) for v, m in zip(value, vals)]
             else:
-                self.env[node] = self._before_write(value, names, val)
+                self.env[node] = self._before_write(value, names, val, node)
 
-    def _before_write(self, t: Any, names: set[str], val: Any) -> Any:
+    def _before_write(self, t: Any, names: set[str], val: Any,
+                      node: torch.fx.Node | None = None) -> Any:
         """`t`, computed now if it reads any of the buffers `names` (one to be written, and
-        its views)."""
+        its views); in an output's layout (traced strides) when `node` is an output."""
         if isinstance(t, BufferView) and t.buffer.name in names:
             t = Pointwise(t.size, t.dtype, t.device, loader(t))
         if isinstance(t, Pointwise) and any(n in names for n, _ in _reads(t.fn, t.size)):
-            return self.realize(t, dense_layout(val) if isinstance(val, torch.Tensor) else None)
+            layout = None if not isinstance(val, torch.Tensor) else \
+                self._stored_layout(node) if node is not None else dense_layout(val)
+            return self.realize(t, layout)
         return t
 
     def _aliases_of(self, name: str) -> set[str]:
@@ -1320,6 +1323,8 @@ def _embedding(lower, node, weight, indices, *_):
 @register(aten.gather.default)
 def _gather(lower, node, x, dim, index, *, sparse_grad=False):
     val = lower.node.meta["val"]
+    if not x.size and index.size:
+        raise LoweringError("gather from a 0-d tensor by a 1-d index")
     dim = dim % max(len(x.size), 1)
     load_index = loader(index)
     load = loader(x)
@@ -1420,8 +1425,8 @@ def _index_put(lower, node, x, indices, values, accumulate=False):
 def _scatter(lower, node, x, dim, index, src, *, reduce=None):
     """`out[..., index[i], ...] = src[i]` (dim `dim` replaced, every other index as is) over
     the index tensor's elements, into a copy of `x`; scatter_add adds."""
-    if reduce is not None or not index.size:
-        raise LoweringError("scatter with reduce, or with a 0-d index")
+    if reduce is not None or not index.size or not x.size:
+        raise LoweringError("scatter with reduce, or with a 0-d index or tensor")
     dim = dim % len(x.size)
     load_index = loader(index)
     cd = compute_dtype(lower.node.meta["val"].dtype)
