@@ -462,7 +462,8 @@ def test_failing_backend_falls_back_with_a_warning() -> None:
     with pytest.warns(UserWarning, match="boom"):
         assert compiled(torch.zeros(1)).item() == 1
     strict = dynamo.compile(lambda x: x + 2, backend=broken, raise_backend_errors=True)
-    with pytest.raises(dynamo.BackendError, match="boom"):
+    with pytest.raises(dynamo.BackendError, match=r"backend 'broken' failed on the graph of "
+                                                  r".*<lambda> \(RuntimeError: boom\)"):
         strict(torch.zeros(1))
 
 

@@ -4,6 +4,9 @@ side effects' identity, and grad mode across a break."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -338,3 +341,28 @@ def test_log_records_print_once_when_the_application_has_a_handler(capfd) -> Non
         root.removeHandler(handler)
         topic.handlers.clear()
     assert capfd.readouterr().err.count("graph break in _breaking: print()") == 1
+
+
+_APPLICATION = """
+import logging, torch, dynamo
+logging.basicConfig(level=logging.DEBUG)
+def f(x):
+    x = x + 1
+    print(end="")
+    return x * 2
+dynamo.compile(f)(torch.ones(2))
+"""
+
+
+def test_only_the_topics_switched_on_log_under_an_application_at_debug_level() -> None:
+    def dynamo_records(topics: str) -> list[str]:
+        env = {k: v for k, v in os.environ.items() if k != logs.ENV_VAR}
+        if topics:
+            env[logs.ENV_VAR] = topics
+        run = subprocess.run([sys.executable, "-c", _APPLICATION], env=env, check=True,
+                             capture_output=True, text=True)
+        return [line for line in run.stderr.splitlines() if "dynamo." in line]
+
+    assert dynamo_records("") == []
+    switched_on = dynamo_records("graph_breaks")
+    assert switched_on and all("dynamo.graph_breaks" in line for line in switched_on)

@@ -272,11 +272,11 @@ def _compile_graph(fn: types.FunctionType, gm: torch.fx.GraphModule, output: Out
             raise TypeError(f"it returned {compiled!r}, not a callable")
         return compiled
     except Exception as error:
+        failed = (f"backend {getattr(options.backend, '__name__', options.backend)!r} failed "
+                  f"on the graph of {fn.__qualname__} ({type(error).__name__}: {error})")
         if options.raise_backend_errors:
-            raise BackendError(f"the backend failed: {error}") from error
-        warn_user(f"dynamo: backend {getattr(options.backend, '__name__', options.backend)!r}"
-                  f" failed on the graph of {fn.__qualname__} ({type(error).__name__}: {error});"
-                  " running the graph eagerly")
+            raise BackendError(failed) from error
+        warn_user(f"dynamo: {failed}; running the graph eagerly")
         return gm.forward
 
 

@@ -383,8 +383,10 @@ class CompiledFunction:
         log = logger("recompiles")
         if self.cache.entries and log.isEnabledFor(logging.DEBUG):
             reasons = self.cache.miss_reasons(f_locals, f_globals)
-            log.debug("recompiling %s: %s", _name(self.fn), "; ".join(
-                f"entry {i}: {', '.join(r)}" for i, r in enumerate(reasons)))
+            code = self.fn.__code__
+            log.debug("recompiling %s (%s:%s), the guards that failed:\n%s", _name(self.fn),
+                      code.co_filename, code.co_firstlineno, "\n".join(
+                          f"  entry {i}: {', '.join(r)}" for i, r in enumerate(reasons)))
         try:
             # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
             # tensors autograd saves) must not see the ops that tracing runs on fakes.

@@ -45,6 +45,11 @@ def configure(spec: str | None = None) -> list[str]:
     unknown = [t for t in wanted if t not in TOPICS]
     if unknown:
         raise ValueError(f"{ENV_VAR}: unknown topics {unknown}; known: {', '.join(TOPICS)}")
+    root = logging.getLogger("dynamo")
+    if root.level == logging.NOTSET:
+        # a topic that is not switched on stays quiet under the application's
+        # `logging.basicConfig(level=logging.DEBUG)`, as torch's loggers do
+        root.setLevel(logging.WARNING)
     for topic in wanted:
         log = logger(topic)
         log.setLevel(logging.DEBUG)
