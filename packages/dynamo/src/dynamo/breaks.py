@@ -161,7 +161,8 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     """Why the frame cannot break at instruction `index`, or None when it can."""
     ins = instructions(code)[index]
     if ins.opname not in BREAKABLE:
-        return f"no graph break at {ins.opname}"
+        return (f"the graph cannot break there (at {ins.opname}: only at a call, an operator, "
+                "a subscript, an attribute, a branch or a loop's next item)")
     if ins.opname == "RAISE_VARARGS" and ins.arg != 1:
         return "no graph break at a bare raise or raise ... from ..."
     if code.co_flags & 0x20:
