@@ -161,3 +161,19 @@ def test_inference_mode_blocks_and_decorators():
             assert (got.is_inference(), got.requires_grad) == (want.is_inference(),
                                                                want.requires_grad)
     assert dynamo.explain(f)(x).graph_count == 1
+
+
+def test_a_break_inside_an_autocast_block_exits_this_calls_block() -> None:
+    """The block open at the break is closed by this call's `__exit__`, which restores what was
+    on before this call (the first call's, called again, restored that call's outer autocast)."""
+    linear = torch.nn.Linear(4, 4)
+
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            print(end="")
+        return linear(x)
+
+    compiled, x = dynamo.compile(f), torch.randn(3, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        compiled(x)
+    assert compiled(x).dtype == torch.float32 and not torch.is_autocast_enabled("cpu")

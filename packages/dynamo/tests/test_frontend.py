@@ -763,3 +763,46 @@ def test_a_symbolic_int_indexes_modules_objects_and_slices_constants() -> None:
         got, want = compiled(x, n), f(x, n)
         torch.testing.assert_close(got[0], want[0])
         assert got[1:] == want[1:]
+
+
+def test_a_users_mode_sees_only_the_frames_ops() -> None:
+    """Under a user's TorchFunctionMode or TorchDispatchMode, or one entered in the frame, the
+    frame runs eagerly: the trace would run its fakes through the mode and drop what it does."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Shifting(TorchDispatchMode):
+        seen: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Shifting.seen.append(func)
+            out = func(*args, **(kwargs or {}))
+            return out + 100 if func is torch.ops.aten.add.Tensor else out
+
+    class Logging(TorchFunctionMode):
+        seen: list = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            Logging.seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    def inside(x):
+        with Shifting():
+            y = torch.add(x, 1)
+        return y * 2
+
+    def around(x):
+        return torch.add(x, 1).sin()
+
+    compiled = dynamo.compile(inside)
+    for _ in range(2):
+        assert compiled(torch.zeros(2)).tolist() == [202, 202]
+    compiled, x = dynamo.compile(around), torch.zeros(2)
+    for mode in (Shifting, Logging):
+        mode.seen = []
+        with mode():
+            compiled(x)
+        seen, mode.seen = mode.seen, []
+        with mode():
+            around(x)
+        assert seen == mode.seen and len(seen) == 2

@@ -1317,3 +1317,15 @@ def test_an_in_place_op_on_overlapping_windows_runs_for_real() -> None:
         dynamo.compile(f, fullgraph=True)(ours.clone())
     _same(dynamo.compile(f, backend="aot_eager")(ours), f(eager))
     _same(ours, eager)
+
+
+class _Weight(torch.nn.Parameter):
+    pass
+
+
+def test_the_type_of_a_parameter_subclass_is_its_own() -> None:
+    def f(p):
+        return p * 2 if type(p) is _Weight else p * 3
+
+    p = _Weight(torch.ones(3))
+    torch.testing.assert_close(dynamo.compile(f, fullgraph=True)(p), f(p))

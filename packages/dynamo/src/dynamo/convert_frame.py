@@ -393,7 +393,10 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
             warn_at, fn.__code__.co_filename, ins.lineno, fn.__globals__))
     elif isinstance(callee, (OpaqueFunctionVariable, BuiltinVariable, TorchFunctionVariable)) \
             and not is_checkpoint(callee.as_constant()):
-        call = builder.constant(callee.as_constant())  # called as it is: no wrapper to find
+        # called as it is: no wrapper to find; one from the frame is read from it (a block's
+        # `__exit__` left open by a break is another object on each call)
+        call = builder.expression(callee) if isinstance(callee, OpaqueFunctionVariable) \
+            and callee.source is not None else builder.constant(callee.as_constant())
     else:
         call = f"{builder.constant(options.wrap_callee)}({builder.expression(callee)})"
     plan = {"kind": "call", "callee": call,

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 from torch.nn.modules import module as _modules
+from torch.utils._device import DeviceContext
 
 from dynamo.backends import Backend, lookup_backend
 from dynamo.breaks import RUN_EAGERLY, Continue, warn_user
@@ -68,6 +69,16 @@ _MODULE_CALLS = (torch.nn.Module.__call__, torch.nn.Module._wrapped_call_impl)
 def _checkpoint_compiled(checkpoint: Callable, wrap: Callable, function: Any, /, *args: Any,
                          **kwargs: Any) -> Any:
     return checkpoint(wrap(function), *args, **kwargs)
+
+
+def _user_mode_active() -> bool:
+    """Whether a user's TorchDispatchMode or TorchFunctionMode is on (set_default_device's
+    mode aside): the frame then runs eagerly, as torch.compile runs it under a dispatch mode.
+    The trace would run its fake ops through the mode and drop what the mode does to them,
+    and a mode entered in the frame would be popped by the trace, not by the graph."""
+    return bool(torch._C._len_torch_dispatch_stack()) or any(
+        not isinstance(torch._C._get_function_stack_at(i), DeviceContext)
+        for i in range(torch._C._len_torch_function_stack()))
 
 
 def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
@@ -286,6 +297,8 @@ class CompiledFunction:
     def _entry(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         """The first cache entry whose guards hold, else a new compilation (None: run
         eagerly)."""
+        if _user_mode_active():
+            return None  # the mode would see the trace's and the guards' work, not the frame's
         for guards, entry in reversed(self._cache.entries):  # the newest (most general) first
             if guards.check(f_locals, f_globals):
                 return entry

@@ -129,6 +129,7 @@ class OutputGraph:
         strides = tuple(d for d in strides if isinstance(fake.stride(d), torch.SymInt))
         self.add_guard(TensorMatch.of(source, value, dynamic_dims=dims, dynamic_strides=strides))
         tracker = TensorVariable(node, fake, source)
+        tracker.cls = type(value)
         self._tensor_inputs[id(value)] = (source, tracker)
         return tracker
 

@@ -51,12 +51,16 @@ _IN_PLACE_OPERATORS = frozenset(f"__i{op}__" for op in (
 
 
 class TensorVariable(VariableTracker):
+    cls: type | None = None  # an input's own class (a Parameter subclass), which its guard checks
+
     def __init__(self, node: torch.fx.Node, fake: torch.Tensor, source: Any = None) -> None:
         self.node = node
         self.fake = fake
         self.source = source
 
     def python_type(self) -> type:
+        if self.cls is not None:
+            return self.cls
         return torch.nn.Parameter if isinstance(self.fake, torch.nn.Parameter) else torch.Tensor
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
