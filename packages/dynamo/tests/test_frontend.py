@@ -798,6 +798,7 @@ def test_a_users_mode_sees_only_the_frames_ops() -> None:
     for _ in range(2):
         assert compiled(torch.zeros(2)).tolist() == [202, 202]
     compiled, x = dynamo.compile(around), torch.zeros(2)
+    compiled(x)  # an entry, compiled with no mode on: under one, not used
     for mode in (Shifting, Logging):
         mode.seen = []
         with mode():

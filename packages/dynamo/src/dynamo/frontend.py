@@ -76,9 +76,15 @@ def _user_mode_active() -> bool:
     mode aside): the frame then runs eagerly, as torch.compile runs it under a dispatch mode.
     The trace would run its fake ops through the mode and drop what the mode does to them,
     and a mode entered in the frame would be popped by the trace, not by the graph."""
-    return bool(torch._C._len_torch_dispatch_stack()) or any(
-        not isinstance(torch._C._get_function_stack_at(i), DeviceContext)
-        for i in range(torch._C._len_torch_function_stack()))
+    if _dispatch_modes():
+        return True
+    functions = _function_modes()
+    return functions > 0 and any(not isinstance(torch._C._get_function_stack_at(i), DeviceContext)
+                                 for i in range(functions))
+
+
+_dispatch_modes, _function_modes = torch._C._len_torch_dispatch_stack, \
+    torch._C._len_torch_function_stack
 
 
 def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
