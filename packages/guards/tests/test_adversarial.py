@@ -213,3 +213,10 @@ def test_ints_too_long_to_print_and_sparse_tensors() -> None:
     for sparse in (torch.eye(3).to_sparse_csr(), torch.eye(3).to_sparse()):
         guards = GuardSet([TensorMatch.of(L("x"), sparse)])
         assert _verdict(guards, {"x": sparse}) and not _verdict(guards, {"x": torch.eye(3)})
+
+
+def test_a_failure_shows_a_tensor_or_a_long_value_in_one_short_line() -> None:
+    (reason,) = GuardSet([Equals(L("y"), 1.5)]).explain({"y": torch.ones(100, 100)}, {})
+    assert reason == "L['y'] == 1.5 failed: it is a Tensor(100, 100) of torch.float32"
+    (reason,) = GuardSet([Equals(L("y"), 1.5)]).explain({"y": list(range(1000))}, {})
+    assert reason.endswith("...") and len(reason) < 150 and "\n" not in reason

@@ -99,6 +99,15 @@ def _literal(value: Any, consts: Constants) -> str:
     return consts.name(value)
 
 
+def _brief(value: Any) -> str:
+    """What a failure says a value is: a tensor by its metadata, anything else by a `repr` cut
+    to a line."""
+    if isinstance(value, torch.Tensor):
+        return f"a {type(value).__qualname__}{tuple(value.shape)} of {value.dtype}"
+    text = " ".join(_show(value).split())
+    return text if len(text) <= 100 else f"{text[:97]}..."
+
+
 def _show(value: Any) -> str:
     """`repr(value)`, or words where it raises (an int of more than 4300 digits)."""
     try:
@@ -127,7 +136,7 @@ class Guard:
         raise NotImplementedError
 
     def failure(self, *values: Any) -> str:
-        return f"it is {values[0]!r}"
+        return f"it is {_brief(values[0])}"
 
     def implies(self, other: Guard) -> bool:
         return False
