@@ -22,6 +22,23 @@ def _breaks_inside(x):
     return x
 
 
+def _calls_breaking(x):
+    return _breaks_inside(x) * 2
+
+
+def test_a_break_in_a_callee_names_the_calls_that_led_there() -> None:
+    def f(x):
+        return _calls_breaking(x) + 1
+
+    with pytest.raises(dynamo.Unsupported) as error:
+        dynamo.compile(f, fullgraph=True)(torch.ones(3))
+    lines = str(error.value).splitlines()
+    assert lines[0] == "graph_break() called: here"
+    assert lines[-2:] == [
+        f"  called from _calls_breaking at {__file__}:{_calls_breaking.__code__.co_firstlineno + 1}",
+        f"  called from f at {__file__}:{f.__code__.co_firstlineno + 1}"]
+
+
 def test_explain_reports_a_break_inside_a_called_function_once() -> None:
     report = dynamo.explain(lambda x: _breaks_inside(x) + 1)(torch.ones(3))
     assert [b.reason for b in report.breaks] == ["graph_break() called: here"]

@@ -27,6 +27,8 @@ class Unsupported(Exception):
         # line alone (`torch.distributions.Normal(loc, scale)`) does not show the construct
         self.library_site: tuple[str, int] | None = None
         self.index: int | None = None  # the top frame's instruction where it happened
+        # the user's calls that led there, innermost first: (function, file, line)
+        self.callers: list[tuple[str, str, int]] = []
         self.generator: CodeType | None = None  # a generator whose tracing failed: call it for real
 
     def blame_generator(self, code: CodeType) -> None:
@@ -34,10 +36,17 @@ class Unsupported(Exception):
         if self.generator is None:
             self.generator = code
 
-    def locate(self, filename: str, lineno: int | None, in_library: bool = False) -> None:
+    def locate(self, filename: str, lineno: int | None, in_library: bool = False,
+               function: str | None = None) -> None:
         """Record the innermost user location (the first call wins: it is the deepest); a
         location in torch's own code only until a user's comes (a torch module compiled
-        directly, `nn.Transformer`, has no user code on the way)."""
+        directly, `nn.Transformer`, has no user code on the way). A user's location further
+        out is a call that led there (`function`, when given, names the caller)."""
+        if lineno is not None and function is not None and not in_library and \
+                self.filename is not None and not self.in_library and \
+                (filename, lineno) != (self.filename, self.lineno) and \
+                (not self.callers or self.callers[-1] != (function, filename, lineno)):
+            self.callers.append((function, filename, lineno))
         if lineno is not None and (self.filename is None or self.in_library and not in_library):
             if self.in_library and self.library_site is None:
                 self.library_site = (self.filename, self.lineno)
@@ -48,7 +57,10 @@ class Unsupported(Exception):
             return self.reason
         line = linecache.getline(self.filename, self.lineno).strip()
         excerpt = f"\n    {line}" if line else ""
-        return f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}{self.inside()}"
+        called = "".join(f"\n  called from {function} at {filename}:{lineno}"
+                         for function, filename, lineno in self.callers)
+        return (f"{self.reason}\n  at {self.filename}:{self.lineno}{excerpt}{self.inside()}"
+                f"{called}")
 
     def library_where(self) -> str | None:
         """The library's file:line (torch's, the standard library's) where the user's line met

@@ -89,8 +89,10 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
             report.result = compiled(*args, **kwargs)
             for key, cache in frontend._caches.items():
                 for i, (guards, entry) in enumerate(cache.entries):
-                    report.breaks += [b for b in entry.breaks
-                                      if all(str(b) != str(seen) for seen in report.breaks)]
+                    report.breaks += [b for b in entry.breaks if all(
+                        (b.reason, b.filename, b.lineno) != (seen.reason, seen.filename,
+                                                             seen.lineno)
+                        for seen in report.breaks)]
                     described = [g.describe() for g in guards]
                     report.guards += described
                     name = key[0].co_qualname + (f" (entry {i})" if len(cache.entries) > 1 else "")

@@ -217,7 +217,7 @@ class Translator:
     def _note(self, error: Unsupported, ins) -> None:
         """Record where `error` happened: the user's line, and the top frame's instruction."""
         error.locate(self.code.co_filename, ins.lineno,
-                     in_library=_in_library(self.code.co_filename))
+                     in_library=_in_library(self.code.co_filename), function=self.code.co_name)
         if self.depth == 0 and error.index is None:
             # Inside a handler the frame cannot break: it breaks where the exception came from
             # (the real step raises there, and a resume function runs the handler).
