@@ -300,15 +300,23 @@ def heappop(heap: list) -> Any:
     return item
 
 
-def heapify(heap: list) -> None:
+def _heapify_with(heap: list, sift: Callable) -> None:
     for i in reversed(range(len(heap) // 2)):
-        _heapq._siftup(heap, i)
+        sift(heap, i)
+
+
+def _replace_top(heap: list, item: Any, sift: Callable) -> Any:
+    top, heap[0] = heap[0], item
+    sift(heap, 0)
+    return top
+
+
+def heapify(heap: list) -> None:
+    _heapify_with(heap, _heapq._siftup)
 
 
 def heapreplace(heap: list, item: Any) -> Any:
-    smallest, heap[0] = heap[0], item
-    _heapq._siftup(heap, 0)
-    return smallest
+    return _replace_top(heap, item, _heapq._siftup)
 
 
 def heappushpop(heap: list, item: Any) -> Any:
@@ -319,14 +327,11 @@ def heappushpop(heap: list, item: Any) -> Any:
 
 
 def heapify_max(heap: list) -> None:  # `heapq.nsmallest`'s max-heap
-    for i in reversed(range(len(heap) // 2)):
-        _heapq._siftup_max(heap, i)
+    _heapify_with(heap, _heapq._siftup_max)
 
 
 def heapreplace_max(heap: list, item: Any) -> Any:
-    largest, heap[0] = heap[0], item
-    _heapq._siftup_max(heap, 0)
-    return largest
+    return _replace_top(heap, item, _heapq._siftup_max)
 
 
 def _insertion_point(a: Any, x: Any, lo: int, hi: int | None, key: Callable | None, right: bool) -> int:
