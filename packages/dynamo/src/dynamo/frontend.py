@@ -76,15 +76,9 @@ def _user_mode_active() -> bool:
     mode aside): the frame then runs eagerly, as torch.compile runs it under a dispatch mode.
     The trace would run its fake ops through the mode and drop what the mode does to them,
     and a mode entered in the frame would be popped by the trace, not by the graph."""
-    if _dispatch_modes():
-        return True
-    functions = _function_modes()
-    return functions > 0 and any(not isinstance(torch._C._get_function_stack_at(i), DeviceContext)
-                                 for i in range(functions))
-
-
-_dispatch_modes, _function_modes = torch._C._len_torch_dispatch_stack, \
-    torch._C._len_torch_function_stack
+    return bool(torch._C._len_torch_dispatch_stack()) or any(
+        not isinstance(torch._C._get_function_stack_at(i), DeviceContext)
+        for i in range(torch._C._len_torch_function_stack()))
 
 
 def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
@@ -303,11 +297,12 @@ class CompiledFunction:
     def _entry(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         """The first cache entry whose guards hold, else a new compilation (None: run
         eagerly)."""
-        if _user_mode_active():
-            return None  # the mode would see the trace's and the guards' work, not the frame's
         for guards, entry in reversed(self._cache.entries):  # the newest (most general) first
+            # (under a user's mode, every entry fails at once, on its global-state guard)
             if guards.check(f_locals, f_globals):
                 return entry
+        if _user_mode_active():
+            return None  # the mode would see the trace's work, not the frame's
         return self._compile(f_locals, f_globals)
 
     def _options(self) -> Options:

@@ -334,7 +334,8 @@ def heapreplace_max(heap: list, item: Any) -> Any:
     return _replace_top(heap, item, _heapq._siftup_max)
 
 
-def _insertion_point(a: Any, x: Any, lo: int, hi: int | None, key: Callable | None, right: bool) -> int:
+def _insertion_point(a: Any, x: Any, lo: int, hi: int | None, key: Callable | None,
+                     right: bool) -> int:
     """Where `x` goes in the sorted `a[lo:hi]`: after its equals (`right`) or before them."""
     if lo < 0:
         raise ValueError("lo must be non-negative")
@@ -389,7 +390,8 @@ POLYFILLS: dict[Any, Callable] = {
     itertools.pairwise: pairwise, itertools.starmap: starmap, itertools.takewhile: takewhile,
     itertools.dropwhile: dropwhile, itertools.repeat: repeat, itertools.count: count,
     itertools.cycle: cycle, itertools.compress: compress, itertools.filterfalse: filterfalse,
-    itertools.groupby: groupby, functools.reduce: reduce, functools.cmp_to_key: cmp_to_key, operator.itemgetter: itemgetter,
+    itertools.groupby: groupby, functools.reduce: reduce, functools.cmp_to_key: cmp_to_key,
+    operator.itemgetter: itemgetter,
     operator.attrgetter: attrgetter, operator.methodcaller: methodcaller,
     torch.autograd.profiler.record_function: record_function,
     _heapq.heappush: heappush, _heapq.heappop: heappop, _heapq.heapify: heapify,

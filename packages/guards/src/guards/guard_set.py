@@ -246,6 +246,12 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     taken: set[str] = set()
     lines: list[str] = []
 
+    # Guards that read no value of the frame (the global state) go first: a check that fails
+    # on them reads no value, so a torch-function mode the caller entered sees nothing of it.
+    for guard in sorted((g for g in late if not g.sources), key=lambda g: g.cost):
+        lines += [f"if not ({guard.code(consts)}):", "    return False"]
+    late = [guard for guard in late if guard.sources]
+
     # Locals that are constants (`L['n'] == 3`, fifty times over) are checked all at once, in C:
     # one `itemgetter` fetches them. Those equal to None, a bool or a small int (objects
     # CPython keeps one of) are compared by identity, which checks value and type together; a

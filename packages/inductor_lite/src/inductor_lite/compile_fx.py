@@ -141,11 +141,11 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs: list, *, mode: str | No
                options: dict | None = None) -> Callable:
     """Compile `gm` for inputs like `example_inputs`; returns a callable taking the same inputs.
 
-    `torch.compile(..., mode=, options=)` passes those on to its backend; they are Inductor's
-    and are ignored here (with a warning, as torch's own `eager` backend does): `config` holds
-    our options."""
+    PyTorch's frontend passes its `mode` and `options` arguments on to every backend; they are
+    Inductor's settings and are ignored here (with a warning, as PyTorch's own `eager` backend
+    does): `config` holds ours."""
     if mode is not None or options:
-        log.warning("inductor_lite: ignoring torch.compile's mode=%r and options=%r (see "
+        log.warning("inductor_lite: ignoring the frontend's mode=%r and options=%r (see "
                     "inductor_lite.config)", mode, options)
     return CompiledGraph(gm, list(example_inputs))
 
@@ -644,8 +644,8 @@ def _outputs_laid_out_as(gm: torch.fx.GraphModule, reference: torch.fx.GraphModu
             permuted = gm.graph.call_function(aten.permute.default, (outputs[i], order))
             packed = gm.graph.call_function(aten.clone.default, (permuted,),
                                             {"memory_format": torch.contiguous_format})
-            outputs[i] = gm.graph.call_function(aten.permute.default,
-                                                (packed, [order.index(d) for d in range(len(order))]))
+            inverse = [order.index(d) for d in range(len(order))]
+            outputs[i] = gm.graph.call_function(aten.permute.default, (packed, inverse))
     if orders:
         output.args = (tree_unflatten(outputs, spec),)
         gm.recompile()

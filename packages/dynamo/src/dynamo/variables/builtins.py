@@ -205,16 +205,11 @@ class BuiltinVariable(TrueVariable):
             # numbers these inputs have.
             args = [a if v is None else ConstantVariable(v) for a, v in zip(args, shown)]
             return self.call(tx, args, kwargs)
-        if fn is operator.getitem and isinstance(args[0], TensorVariable) and \
-                isinstance(args[1], SymNodeVariable) and args[1].python_type() is int:
-            # `x[i]` of a symbolic int (a timestep, a position): `__index__` would specialise
-            # it; `select` keeps it a symbol (as torch.compile rewrites it)
-            return tx.output.call_function(torch.select, [args[0], ConstantVariable(0), args[1]],
-                                           {})
-        if fn is operator.getitem and isinstance(args[0], TensorVariable) and \
-                isinstance(args[1], TupleVariable) and \
-                (selected := _select_symbols(tx, args[0], args[1].values)) is not None:
-            return selected
+        if fn is operator.getitem and isinstance(args[0], TensorVariable):
+            key = args[1].values if isinstance(args[1], TupleVariable) else [args[1]]
+            selected = _select_symbols(tx, args[0], key)
+            if selected is not None:
+                return selected
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
             return tx.output.call_function(fn, args, kwargs)
         if fn is math.prod and len(args) == 1 and isinstance(args[0], SequenceVariable) and \
@@ -833,9 +828,10 @@ def _sequence_arith(tx, fn, a: VariableTracker, b: VariableTracker) -> VariableT
 
 def _select_symbols(tx: Translator, tensor: TensorVariable,
                     key: list[VariableTracker]) -> VariableTracker | None:
-    """`x[:, i]`, `x[..., i, 0]` with symbolic ints `i` among basic indices (ints, slices, None,
-    one Ellipsis): the tensor indexed with a full slice at each symbol, then each symbol's dim
-    selected, the last first (`__index__` would specialise them). None for other keys."""
+    """`x[i]`, `x[:, i]`, `x[..., i, 0]` with symbolic ints `i` (a timestep, a position) among
+    basic indices (ints, slices, None, one Ellipsis): the tensor indexed with a full slice at
+    each symbol, then each symbol's dim selected, the last first (`__index__` would specialise
+    them; torch.compile rewrites them so too). None for other keys."""
     kinds = []
     for item in key:
         value = item.as_constant() if item.is_constant() else item
@@ -859,8 +855,9 @@ def _select_symbols(tx: Translator, tensor: TensorVariable,
         elif kind in ("symbol", None) or isinstance(item, SliceVariable):
             dim += 1
     full = SliceVariable([ConstantVariable(None), ConstantVariable(None)])
-    out = tx.output.call_function(operator.getitem, [tensor, TupleVariable(
-        [full if kind == "symbol" else item for item, kind in zip(key, kinds)])], {})
+    out = tensor if all(kind == "symbol" for kind in kinds) else tx.output.call_function(
+        operator.getitem, [tensor, TupleVariable(
+            [full if kind == "symbol" else item for item, kind in zip(key, kinds)])], {})
     for dim, index in reversed(selects):
         out = tx.output.call_function(torch.select, [out, ConstantVariable(dim), index], {})
     return out
