@@ -742,6 +742,26 @@ def test_an_unused_random_op_still_advances_the_generator(backend: str) -> None:
     assert torch.equal(dynamo.compile(f, backend=backend)(x), expected)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_graph_that_draws_then_raises_reruns_with_the_generator_rewound(backend: str) -> None:
+    """The frame reruns eagerly after its graph raised: it draws the graph's numbers again,
+    as eager draws them once (multinomial of all -inf logits raises)."""
+    def sample(logits):
+        noise = torch.rand(3)
+        try:
+            token = torch.multinomial(torch.softmax(logits, -1), 1)
+        except RuntimeError:
+            token = logits.argmax(-1, keepdim=True)
+        return token, noise
+
+    logits = torch.full((2, 5), float("-inf"))
+    torch.manual_seed(0)
+    expected = sample(logits), torch.rand(1)
+    torch.manual_seed(0)
+    got = dynamo.compile(sample, backend=backend)(logits), torch.rand(1)
+    torch.testing.assert_close(got, expected)
+
+
 def test_a_symbolic_int_indexes_modules_objects_and_slices_constants() -> None:
     """Once an int argument is a symbol: a ModuleList, a user object and a constant string or
     tuple indexed or sliced by it (each specialises it where it must, no break)."""

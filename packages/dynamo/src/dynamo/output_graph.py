@@ -573,6 +573,12 @@ def mutates_inputs(graph: torch.fx.Graph) -> bool:
     return False
 
 
+def draws_random_numbers(graph: torch.fx.Graph) -> bool:
+    """Whether a node of the graph advances a random generator."""
+    return any(n.op in ("call_function", "call_method")
+               and _draws_random_numbers(n, _name_of(n.target)) for n in graph.nodes)
+
+
 def _storage(value: Any) -> int | None:
     """An id of the storage of a (fake) tensor, or None."""
     if not isinstance(value, torch.Tensor):
