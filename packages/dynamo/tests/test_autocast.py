@@ -118,6 +118,41 @@ def test_compiled_under_an_outer_autocast_recompiles():
     assert compiled(x).dtype == torch.float32
 
 
+@pytest.mark.parametrize("writes_an_input", [False, True])
+def test_aot_eager_under_an_outer_autocast_runs_its_graph(writes_an_input):
+    """The frontend's trace fills the outer block's cache of casts with casts of fakes; the
+    aten lowering of the same fakes must trace its casts, not take those (fake constants in
+    the graph: a graph that raised on every call, or a real-and-fake mix reaching the user)."""
+    counter = torch.zeros(())
+    raised = []
+
+    def f(x):
+        if writes_an_input:
+            counter.add_(1)
+        return lin(x)
+
+    def backend(gm, example_inputs):
+        run = dynamo.backends.lookup_backend("aot_eager")(gm, example_inputs)
+
+        def watched(*args):
+            try:
+                return run(*args)
+            except Exception as error:
+                raised.append(error)
+                raise
+        return watched
+
+    compiled = dynamo.compile(f, backend=backend, raise_backend_errors=True)
+    x = torch.randn(2, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(2):
+            got, expected = compiled(x), lin(x)
+            assert got.dtype == torch.bfloat16
+            torch.testing.assert_close(got, expected)
+    assert raised == []
+    assert counter.item() == (2 if writes_an_input else 0)
+
+
 def test_global_state_setters_run_for_real_at_a_graph_break():
     precision = torch._tensor_str.PRINT_OPTS.precision
 

@@ -4,6 +4,7 @@ of a growing sequence."""
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import pytest
@@ -242,8 +243,6 @@ def test_a_defaultdicts_missing_key_is_not_added_by_a_later_call() -> None:
 
 
 def test_gradient_clipping_reads_the_parameters_grads():
-    import copy
-
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 4)
     twin = copy.deepcopy(model)
@@ -303,7 +302,6 @@ def test_gradients_set_by_hand_in_a_compiled_step():
 def test_a_cosine_learning_rate_schedule_in_a_compiled_step_stays_compiled(backend):
     """`math.cos` of the scheduler's step count (a number seen to change) is traced as torch's
     SymFloat-aware cosine: a few compilations, not one per step up to the cache limit."""
-    import copy
     import math
 
     import torch.nn.functional as F
@@ -338,7 +336,6 @@ def test_a_cosine_learning_rate_schedule_in_a_compiled_step_stays_compiled(backe
 
 
 def test_training_step_with_clipping_and_optimizers_matches_eager():
-    import copy
     import typing
 
     import torch.nn.functional as F
@@ -372,6 +369,27 @@ def test_training_step_with_clipping_and_optimizers_matches_eager():
                 torch.testing.assert_close(got, want)
         for p, q in zip(model.parameters(), eager_model.parameters()):
             torch.testing.assert_close(p, q)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_clip_grad_norm_of_a_list_of_parameters_reads_their_grads_in_the_graph(backend) -> None:
+    """Given a list (a graph node could take it), clip_grad_norm_ is still followed: as one
+    node its reads of `.grad` were hidden from the graph, and lowered on the fakes they
+    became fake constants (a fake norm returned, the grads left unclipped)."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    eager_model = copy.deepcopy(model)
+    x = torch.randn(3, 4)
+    for m in (model, eager_model):
+        m(x).pow(2).mean().backward()
+    clip = dynamo.compile(lambda ps, most: torch.nn.utils.clip_grad_norm_(ps, most),
+                          backend=backend, raise_backend_errors=True)
+    with torch.no_grad():
+        norm = clip(list(model.parameters()), 0.1)
+    torch.testing.assert_close(norm, torch.nn.utils.clip_grad_norm_(
+        list(eager_model.parameters()), 0.1))
+    for p, q in zip(model.parameters(), eager_model.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
 
 
 def test_recurrent_modules_are_one_graph_and_see_a_replaced_weight() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from dynamo.variables.contexts import enter_context
+from fakecore import FakeTensor
 
 Backend = Callable[[torch.fx.GraphModule, list], Callable]
 _REGISTRY: dict[str, Backend] = {}
@@ -74,8 +75,21 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
                                   "graph would not make inference tensors)")
     shape_env = gm.meta.get("shape_env")
     symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
-    aten = make_fx(_AtenLowering(gm).run, "symbolic" if symbolic else "fake",
-                   record_grad_mode=True)(*_traced_values(gm, example_inputs, symbolic))
+    # An autocast block around the call keeps its cache of casts through the frontend's trace
+    # and this one, on the same fakes: a cast found there is not traced (a fake constant)
+    cache = torch.is_autocast_cache_enabled()
+    torch.set_autocast_cache_enabled(False)
+    try:
+        aten = make_fx(_AtenLowering(gm).run, "symbolic" if symbolic else "fake",
+                       record_grad_mode=True)(*_traced_values(gm, example_inputs, symbolic))
+    finally:
+        torch.set_autocast_cache_enabled(cache)
+    if any(n.op == "get_attr" and isinstance(getattr(aten, n.target, None), FakeTensor)
+           for n in aten.graph.nodes):
+        # a tensor the trace reached only through a fake's attributes (a torch function
+        # reading `p.grad` inside a node) would stay fake in the graph
+        raise NotImplementedError("aot_eager does not lower a graph that reads a tensor "
+                                  "through an input's attributes (such as .grad)")
     return aten
 
 

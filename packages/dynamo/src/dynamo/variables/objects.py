@@ -907,12 +907,16 @@ class TorchFunctionVariable(TrueVariable):
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
         from dynamo.variables.user_objects import UserObjectVariable
 
-        if isinstance(fn, types.FunctionType) and (fn.__code__.co_filename == TORCH_DISABLED or any(
+        if isinstance(fn, types.FunctionType) and (
+                fn.__code__.co_filename == TORCH_DISABLED
+                or getattr(original, "__module__", None) in _READS_GRADS or any(
                 isinstance(a, IteratorVariable | NNModuleVariable | UserObjectVariable)
                 for a in [*args, *kwargs.values()])):
-            # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`):
-            # followed like the user's code (a function torch keeps out of graphs, such as
-            # `checkpoint`, then breaks the graph)
+            # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`),
+            # or reading the `.grad` of the tensors it is given (a node would hide those reads
+            # from the graph: lowered on fakes, they become fake constants): followed like the
+            # user's code (a function torch keeps out of graphs, such as `checkpoint`, then
+            # breaks the graph)
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
         try:
             result = tx.output.call_function(fn, args, kwargs)
@@ -962,6 +966,8 @@ def _name(fn: Any) -> str:
     return f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', fn)}".lstrip(".")
 
 
+# Modules of torch's Python functions that read the `.grad` of the parameters they are given
+_READS_GRADS = ("torch.nn.utils.clip_grad",)
 _STATE_QUERIES = (torch.is_grad_enabled, torch.get_default_dtype,
                   torch.are_deterministic_algorithms_enabled, torch.is_autocast_enabled,
                   torch.is_autocast_cpu_enabled, torch._C._is_any_autocast_enabled)
