@@ -212,3 +212,21 @@ def test_a_break_inside_an_autocast_block_exits_this_calls_block() -> None:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         compiled(x)
     assert compiled(x).dtype == torch.float32 and not torch.is_autocast_enabled("cpu")
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_graph_raising_inside_a_block_leaves_the_block(backend):
+    """An index out of range inside an autocast block: the error reaches the caller as
+    eager's does, and autocast is off again after it (the graph's exit node never ran)."""
+    def f(t, idx):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = (t @ t)[idx]
+        return z
+
+    compiled = dynamo.compile(f, backend=backend)
+    t = torch.randn(3, 3)
+    assert compiled(t, torch.tensor([0])).dtype == torch.bfloat16
+    with pytest.raises(IndexError):
+        compiled(t, torch.tensor([7]))
+    assert not torch.is_autocast_enabled("cpu")
+    assert (t @ t).dtype == torch.float32

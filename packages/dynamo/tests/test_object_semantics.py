@@ -3,6 +3,7 @@ case once gave a wrong or stale answer (the first call or a later call with a ch
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import io
@@ -1329,3 +1330,59 @@ def test_the_type_of_a_parameter_subclass_is_its_own() -> None:
 
     p = _Weight(torch.ones(3))
     torch.testing.assert_close(dynamo.compile(f, fullgraph=True)(p), f(p))
+
+
+def test_a_dict_subclass_missing_key_goes_to_its_missing_method() -> None:
+    """`d[k]` of an absent key calls the class's `__missing__` (a Counter's 0), for objects
+    passed in and made in the frame; the key added later recompiles."""
+    class Defaults(dict):
+        def __missing__(self, key):
+            return 10
+
+    def f(t, counts, defaults):
+        try:
+            v = counts["b"]
+        except KeyError:
+            v = -1
+        made = Defaults(a=1)
+        return t * v + defaults["zz"] + made["q"]
+
+    counts, defaults = collections.Counter(["a"]), Defaults()
+    t = torch.ones(2)
+    compiled = dynamo.compile(f, backend="eager")
+    _same(compiled(t, counts, defaults), f(t, counts, defaults))
+    counts["b"], defaults["zz"] = 3, 5
+    _same(compiled(t, counts, defaults), f(t, counts, defaults))
+
+
+def test_hasattr_of_properties_and_slots_asks_them() -> None:
+    """hasattr() is False for a property whose getter raises AttributeError and for a slot
+    never set; a property that raises AttributeError falls back to `__getattr__`."""
+    class Lazy:
+        @property
+        def value(self):
+            return self._value  # never set
+
+    class Node:
+        __slots__ = ("value", "cached")
+
+        def __init__(self, value):
+            self.value = value
+
+    class Hinted:
+        @property
+        def size_hint(self):
+            raise AttributeError("not computed")
+
+        def __getattr__(self, name):
+            if name == "size_hint":
+                return 4
+            raise AttributeError(name)
+
+    def f(t, hinted):
+        lazy, node = Lazy(), Node(t)
+        return (t + 1 if hasattr(lazy, "value") else t - 1,
+                node.value * 2 if hasattr(node, "cached") else node.value * 3,
+                t + hinted.size_hint if hasattr(hinted, "size_hint") else t)
+
+    _agree(f, (torch.zeros(2), Hinted()), backend="eager", fullgraph=True)

@@ -54,6 +54,8 @@ from dynamo.variables.contexts import (
     GradModeExit,
     GradModeVariable,
     StateContextVariable,
+    close_blocks,
+    open_blocks,
     reopen_context,
 )
 from dynamo.variables.functions import (
@@ -434,9 +436,18 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
 
 
 def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                effects: list[str], rerun: bool, grad_mode: bool) -> list[str]:
+                effects: list[str], rerun: bool, grad_mode: bool, undo: tuple[str, ...]
+                ) -> list[str]:
     lines = ["def run(L, G):"]
     if graph_fn is not None:
+        # What else the graph changed before it raised is put back too (`undone_on_error`)
+        before, after = [], []
+        if "blocks" in undo:
+            before.append("___depth = ___open_blocks()")
+            after.append("___close_blocks(___depth)")
+        if "random" in undo and rerun:
+            before.append("___rng = ___rng_state()")
+            after.append("___set_rng_state(___rng)")
         args = "".join(f"{source.expr}, " for source in inputs)
         # A graph that raises (an index out of range, a failed factorisation) has made none of
         # the frame's side effects yet: grad mode is put back (the guards pinned it to
@@ -445,18 +456,20 @@ def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
         # try/except/finally, after its side effects. Not the signal activation checkpointing
         # raises from a saved-tensor hook to stop a recomputation once it has what it needs:
         # that one goes straight to the checkpoint.
+        lines += [f"    {line}" for line in before]
         lines += ["    try:", f"        {'___out = ' if builder.outputs else ''}___graph({args})",
                   "    except ___stop_recomputation:", "        raise",
-                  "    except Exception:", f"        ___set_grad_enabled({grad_mode})",
+                  "    except Exception:", *[f"        {line}" for line in after],
+                  f"        ___set_grad_enabled({grad_mode})",
                   f"        {'return ___eagerly' if rerun else 'raise'}"]
     return lines + [f"    {line}" for line in [*builder.prelude, *effects, *builder.after_effects]]
 
 
 def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                result: str, effects: list[str], rerun: bool, grad_mode: bool
-                ) -> tuple[Callable[[dict, dict], Any], str]:
+                result: str, effects: list[str], rerun: bool, grad_mode: bool,
+                undo: tuple[str, ...] = ()) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)`: the transformed frame, and its source."""
-    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode)
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode, undo)
     lines.append(f"    return {result}")
     return _define(lines, graph_fn, builder)
 
@@ -487,6 +500,8 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
                                  "___done": _DONE, "___eagerly": RUN_EAGERLY,
                                  "___set_grad_enabled": torch._C._set_grad_enabled,
+                                 "___open_blocks": open_blocks, "___close_blocks": close_blocks,
+                                 "___rng_state": _rng_state, "___set_rng_state": _set_rng_state,
                                  "___stop_recomputation": _StopRecomputationError,
                                  "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
@@ -499,12 +514,12 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
 
 def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
                       plan: dict[str, Any], effects: list[str], rerun: bool, grad_mode: bool,
-                      site: tuple[str, int, str] | None = None
+                      undo: tuple[str, ...] = (), site: tuple[str, int, str] | None = None
                       ) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)` for a frame with a graph break: the graph, the side effects so far, the step
     made for real, and the resume function's call. `site`: the user's file, line and function
     of the break, which the transformed frame stands for in tracebacks."""
-    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode)
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode, undo)
     local_args = plan["locals"]
     step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
             "branch": lambda: f"___result = bool({plan['condition']})",
@@ -545,3 +560,17 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
 
 
 _DONE = object()  # what `next` returns for an exhausted iterator
+
+
+def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:
+    """The states of torch's default generators: the CPU's, and each CUDA device's once CUDA
+    is initialised."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    return torch.random.get_rng_state(), cuda
+
+
+def _set_rng_state(state: tuple[torch.Tensor, list[torch.Tensor] | None]) -> None:
+    cpu, cuda = state
+    torch.random.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)

@@ -42,7 +42,7 @@ from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Raised, Unsupported
 from dynamo.interpreter import Translator
 from dynamo.logs import logger
-from dynamo.output_graph import OutputGraph, draws_random_numbers, mutates_inputs
+from dynamo.output_graph import OutputGraph, mutates_inputs, undone_on_error
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable
@@ -230,17 +230,16 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
                           input_numbers=numbers)
     inputs = [s for s, _, _ in output.inputs]
     rerun = gm is None or not mutates_inputs(gm.graph)
-    if rerun and compiled is not None and draws_random_numbers(gm.graph):
-        compiled = _rewinding_generators(compiled)
+    undo = () if gm is None else undone_on_error(gm.graph)
     if result is not None:
         run, source = make_runner(compiled, inputs, builder, plan, effects, rerun,
-                                  output.initial_grad_mode)
+                                  output.initial_grad_mode, undo)
     else:
         lineno = tracer.instructions[tracer.ip].lineno
         origin = getattr(fn, "_dynamo_resume_of", None)  # a resume function: the user's function
         name = (fn if origin is None else origin[0]).__name__
         run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun,
-                                        output.initial_grad_mode,
+                                        output.initial_grad_mode, undo,
                                         site=None if lineno is None else
                                         (fn.__code__.co_filename, lineno, name))
         # what the step made for real sees as its caller: the user's line (`warn_at`)
@@ -249,25 +248,6 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     _log_entry(fn, gm, guards, source, phases)
     return CacheEntry(guards, run, source, gm, input_shapes=shapes, input_strides=strides,
                       input_numbers=numbers)
-
-
-def _rewinding_generators(graph_fn: Callable) -> Callable:
-    """`graph_fn` that puts torch's default generators back where they were when it raises:
-    the frame then runs again eagerly and must draw the numbers the graph drew, as eager
-    would have drawn them once."""
-    def run(*args: Any) -> Any:
-        cpu = torch.random.get_rng_state()
-        cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-        try:
-            return graph_fn(*args)
-        except torch.utils.checkpoint._StopRecomputationError:
-            raise
-        except Exception:
-            torch.random.set_rng_state(cpu)
-            if cuda is not None:
-                torch.cuda.set_rng_state_all(cuda)
-            raise
-    return run
 
 
 def _log_entry(fn: types.FunctionType, gm: torch.fx.GraphModule | None, guards: GuardSet,

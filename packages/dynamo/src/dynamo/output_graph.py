@@ -573,10 +573,15 @@ def mutates_inputs(graph: torch.fx.Graph) -> bool:
     return False
 
 
-def draws_random_numbers(graph: torch.fx.Graph) -> bool:
-    """Whether a node of the graph advances a random generator."""
-    return any(n.op in ("call_function", "call_method")
-               and _draws_random_numbers(n, _name_of(n.target)) for n in graph.nodes)
+def undone_on_error(graph: torch.fx.Graph) -> tuple[str, ...]:
+    """What the runner puts back, besides grad mode, when the graph raises: the blocks it
+    entered ("blocks"), and the random generators it advanced ("random": the frame, run again
+    eagerly, draws the same numbers as eager)."""
+    nodes = [n for n in graph.nodes if n.op in ("call_function", "call_method")]
+    undo = ("blocks",) if any(n.target is enter_context for n in nodes) else ()
+    if any(_draws_random_numbers(n, _name_of(n.target)) for n in nodes):
+        undo += ("random",)
+    return undo
 
 
 def _storage(value: Any) -> int | None:

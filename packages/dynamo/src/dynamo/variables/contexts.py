@@ -12,6 +12,7 @@ a block leaves the state as it found it.
 
 from __future__ import annotations
 
+import threading
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -172,19 +173,47 @@ class StateContextVariable(VariableTracker):
 CONTEXTS = {"autocast": AUTOCAST, "inference_mode": torch.inference_mode}
 
 
+_entered = threading.local()  # the blocks graphs have entered and not left yet, per thread
+
+
+def _open() -> list[Any]:
+    if not hasattr(_entered, "blocks"):
+        _entered.blocks = []
+    return _entered.blocks
+
+
 def enter_context(kind: str, *settings: Any) -> Any:
     """The graph's node that opens an autocast or inference-mode block: the entered object."""
     mode = CONTEXTS[kind](*settings)
     mode.__enter__()
+    _open().append(mode)
     return mode
 
 
 def exit_context(mode: Any) -> None:
     """The graph's node that closes the block `enter_context` opened."""
+    blocks = _open()
+    if mode in blocks:
+        blocks.remove(mode)
     mode.__exit__(None, None, None)
+
+
+def open_blocks() -> int:
+    """How many blocks graphs have entered and not left (on this thread)."""
+    return len(_open())
+
+
+def close_blocks(depth: int) -> None:
+    """A graph raised inside blocks it entered: leave them, innermost first, as the frame's own
+    `with` statements would (an autocast block left open would cast every later op)."""
+    blocks = _open()
+    while len(blocks) > depth:
+        blocks.pop().__exit__(None, None, None)
 
 
 def reopen_context(kind: str, *settings: Any) -> Any:
     """A block left open at a graph break, entered again outside the graph (where the partial
     graph closed it): the `__exit__` that the resume function calls."""
-    return enter_context(kind, *settings).__exit__
+    mode = CONTEXTS[kind](*settings)
+    mode.__enter__()
+    return mode.__exit__

@@ -65,7 +65,13 @@ class UserObjectVariable(ObjectVariable):
                         and self.defines_in_python("__getattr__")):
                     raise
                 return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
-        found = self.generic_getattr(tx, name)
+        try:
+            found = self.generic_getattr(tx, name)
+        except Raised as error:  # a property's getter raised: Python then asks `__getattr__`
+            if not (isinstance(error.exception, AttributeError)
+                    and self.defines_in_python("__getattr__")):
+                raise
+            return self.call_method(tx, "__getattr__", [ConstantVariable(name)], {})
         if found is not MISSING:
             return found
         if self.defines_in_python("__getattr__"):
@@ -214,6 +220,9 @@ class UserObjectVariable(ObjectVariable):
         """`base.name(self, *args)` for a method of `object`, `dict`, `OrderedDict` or `list`."""
         if base is object:
             return self._object_method(tx, name, args)
+        if name == "__getitem__" and base is not list and self.defines_in_python("__missing__") \
+                and not self.base_items(tx).call_method(tx, "__contains__", args, {}).as_constant():
+            return self.call_method(tx, "__missing__", args, {})  # as dict.__getitem__ does
         result = self.base_items(tx).call_method(tx, name, args, kwargs)
         return self if name == "__iadd__" else result  # `items += more` is the object itself
 
@@ -287,7 +296,10 @@ class NewObjectVariable(UserObjectVariable):
         if self.defines_in_python("__getattr__"):
             raise Unsupported(f"hasattr() on a {self.cls.__qualname__}, which customises "
                               "attribute access")
-        return name in self.attrs or class_attribute(self.cls, name)[0]
+        found, member = class_attribute(self.cls, name)
+        if isinstance(member, (property, types.MemberDescriptorType)):
+            return super().has_attribute(tx, name)  # a getter may raise, a slot may be empty
+        return name in self.attrs or found
 
     def generic_delattr(self, tx: Translator, name: str) -> None:
         if name not in self.attrs:
