@@ -28,3 +28,21 @@ def test_torch_inductor_backend_gives_eager_results() -> None:
         warnings.simplefilter("error")  # a backend failure would fall back with a warning
         torch.testing.assert_close(compiled(x, y), f(x, y))
     assert len(used) == 1
+
+
+def test_torch_func_transforms_over_a_compiled_function_run_it_eagerly() -> None:
+    """Under grad/vmap the inputs are functorch's wrapped tensors, which the frontend cannot
+    trace: such a call runs eagerly (no compilation, nothing given up), and a plain call
+    afterwards still compiles."""
+    from torch.func import grad, vmap
+
+    def f(x):
+        return torch.sin(x).sum()
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(grad(compiled)(x), grad(f)(x))
+    batch = torch.randn(2, 3)
+    torch.testing.assert_close(vmap(grad(compiled))(batch), vmap(grad(f))(batch))
+    torch.testing.assert_close(compiled(x), f(x))
+    assert len(compiled.cache) == 1

@@ -540,3 +540,45 @@ def test_equal_sets_that_iterate_in_another_order(kind) -> None:
     x = torch.ones(2)
     for s in (one_nine, nine_one):
         assert torch.equal(compiled(x, s), first(x, s))
+
+
+@pytest.mark.parametrize("register", ["register_full_backward_hook",
+                                      "register_full_backward_pre_hook"])
+def test_a_backward_hook_added_to_a_submodule_after_compiling_is_called(register) -> None:
+    """A submodule with backward hooks breaks the graph; one without is guarded to have none,
+    so a hook added later (here zeroing the gradient) is seen."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+    compiled = dynamo.compile(model, backend="eager")
+    x = torch.randn(3, 4, requires_grad=True)
+    compiled(x).sum().backward()
+    getattr(model[0], register)(lambda module, grads, *rest: (grads[0] * 0,))
+    grads = []
+    for run in (compiled, model):
+        x.grad = None
+        run(x).sum().backward()
+        grads.append(x.grad)
+    assert grads[1].abs().sum() == 0
+    torch.testing.assert_close(grads[0], grads[1])
+
+
+def test_reordering_a_module_dicts_keys_recompiles() -> None:
+    """Iterating a ModuleDict reads its keys in order: the same keys reordered must not
+    reuse the old order."""
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = torch.nn.ModuleDict({"twice": torch.nn.Identity(),
+                                               "plus": torch.nn.Identity()})
+            self.ops = {"twice": lambda t: t * 2, "plus": lambda t: t + 1}
+
+        def forward(self, x):
+            for name in self.blocks:
+                x = self.ops[name](self.blocks[name](x))
+            return x
+
+    model, x = Model(), torch.ones(2)
+    compiled = dynamo.compile(model, backend="eager")
+    torch.testing.assert_close(compiled(x), model(x))
+    model.blocks["twice"] = model.blocks.pop("twice")
+    torch.testing.assert_close(compiled(x), model(x))

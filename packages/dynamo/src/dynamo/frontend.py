@@ -303,6 +303,8 @@ class CompiledFunction:
                 return entry
         if _user_mode_active():
             return None  # the mode would see the trace's work, not the frame's
+        if torch._C._functorch.peek_interpreter_stack() is not None:
+            return None  # under torch.func.grad/vmap: their wrapped tensors are not traced
         return self._compile(f_locals, f_globals)
 
     def _options(self) -> Options:

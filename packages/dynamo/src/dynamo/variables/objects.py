@@ -451,8 +451,8 @@ class NNModuleVariable(ObjectVariable):
         from dynamo.variables.builder import wrap
 
         modules = self.value._modules
-        if self.source is not None:
-            tx.output.add_guard(Length(AttrSource(self.source, "_modules"), len(modules)))
+        if self.source is not None:  # the names in order: a ModuleDict's order may change
+            tx.output.add_guard(DictKeys(AttrSource(self.source, "_modules"), tuple(modules)))
         return [(name, wrap(tx, m, SubmoduleSource(self.source, name) if self.source else None))
                 for name, m in modules.items()]
 
@@ -584,6 +584,10 @@ class NNModuleVariable(ObjectVariable):
             raise Unsupported(f"calling a {type(module).__qualname__} that has backward hooks, "
                               "or while global module hooks are registered (inside a compiled "
                               "frame; the outermost module's own hooks run eagerly)")
+        for kind in ("_backward_hooks", "_backward_pre_hooks"):  # none now, and none later
+            where = self._attr_source(kind)
+            if where is not None:
+                tx.output.add_guard(Length(where, 0))
         args = list(args)
         for hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
             if with_kwargs:
