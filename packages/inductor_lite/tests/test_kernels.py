@@ -283,6 +283,33 @@ def test_mutated_input_is_written_back(device):
     torch.testing.assert_close(out, expected_x * 2)
 
 
+@pytest.mark.parametrize("out_size", [(0,), (12,)])
+def test_an_out_argument_of_another_size_is_resized_as_eager_does(device, out_size):
+    """Eager resizes an `out=` tensor of another size; functionalized, the trace only copies
+    into it (the kernel wrote past its storage): such a graph runs as it came."""
+    def add_out(x, y, out):
+        torch.add(x, y, out=out)
+        return out * 2
+    x, y = torch.randn(3, 4, device=device), torch.randn(3, 4, device=device)
+    out = torch.empty(out_size, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(add_out), [x, y, torch.empty_like(out)])
+    torch.testing.assert_close(compiled(x, y, out), (x + y) * 2)
+    assert out.shape == (3, 4)
+    torch.testing.assert_close(out, x + y)
+
+
+def test_identical_reductions_returned_twice_are_two_tensors(device):
+    """Lowering makes identical reductions one buffer; two outputs eager keeps apart are two
+    tensors, and views of one value still alias."""
+    def reductions(x):
+        s = x.sum(1)
+        return x.argmax(1), x.max(1).indices, s, x.sum(1, keepdim=True), s.view(2, -1)
+    x = torch.randint(0, 3, (4, 5), device=device).float()
+    a, b, s, kept, view = compile_and_check(reductions, x)(x)
+    assert a.data_ptr() != b.data_ptr() and s.data_ptr() != kept.data_ptr()
+    assert view.data_ptr() == s.data_ptr()
+
+
 def test_dynamic_sizes_one_kernel_for_every_size(device):
     from fxtrace import make_fx
 

@@ -487,6 +487,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     def call(*args: Any) -> Any:
         return torch.func.functional_call(gm, dict(zip(state_names, args[:count])), args[count:])
 
+    metadata = [_metadata(t) for t in (*state, *inputs)]
     try:
         first = traced = make_fx(call, "fake", table)(*state, *inputs)
     except RuntimeError as e:
@@ -506,6 +507,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
             raise InputMetadataChange(f"{node.target} writes into a view whose elements overlap "
                                       "(unfold, as_strided, expand): eager updates a shared "
                                       "element once per view element")
+    if [_metadata(t) for t in (*state, *inputs)] != metadata:
+        # an `out=` argument of another size, resized by the op (fake kernels resize the fakes)
+        raise InputMetadataChange("the graph resizes an input (an out= argument of another size)")
     if _views_storage_of_written_input(first):
         raise InputMetadataChange("an as_strided view of an input the graph writes into: eager's "
                                   "reads the input's storage, a functional trace a new tensor")
@@ -534,6 +538,16 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     if not _outputs_laid_out_as(traced, first, views) and not views:
         return traced
     return make_fx(_AtenInterpreter(traced).run, "fake", table)(*state, *inputs)
+
+
+def _metadata(t: Any) -> Any:
+    """A tensor's sizes, strides and storage offset: ints, and symbols as their nodes, which
+    compare by identity (comparing symbols would guard, and their text changes as guards
+    replace one by another)."""
+    if not isinstance(t, torch.Tensor):
+        return None
+    return [n.node if isinstance(n, torch.SymInt) else n
+            for n in (*t.shape, *t.stride(), t.storage_offset())]
 
 
 def _may_overlap_hinted(t: torch.Tensor) -> bool:

@@ -431,11 +431,25 @@ class GraphLowering:
 
     def _output(self, values: Any) -> None:
         out_nodes = values if isinstance(values, (list, tuple)) else [values]
+        returned: dict[str, torch.fx.Node] = {}  # computed buffer -> the output node returning it
         for n in out_nodes:
             value = self.env[n] if isinstance(n, torch.fx.Node) else n
+            base = value.buffer if isinstance(value, BufferView) else value
+            first = returned.setdefault(base.name, n) if isinstance(base, ComputedBuffer) else n
+            if first is not n and not _aliases(first, n):
+                # one buffer for two values eager keeps apart (identical reductions, `argmax`
+                # and `max(...).indices`): a write into one output must not change the other
+                value = Pointwise(value.size, value.dtype, value.device, loader(value))
             if isinstance(value, Pointwise):
                 value = self.realize(value, self._stored_layout(n))
             self.outputs.append(value)
+
+
+def _aliases(a: torch.fx.Node, b: torch.fx.Node) -> bool:
+    """Whether the traced values of `a` and `b` share storage."""
+    va, vb = a.meta.get("val"), b.meta.get("val")
+    return isinstance(va, torch.Tensor) and isinstance(vb, torch.Tensor) and \
+        torch._C._is_alias_of(va, vb)
 
 
 def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
