@@ -512,6 +512,23 @@ def test_the_last_token_of_a_batch_of_growing_sequences_compiles_twice(backend, 
     assert not [w for w in recwarn if "cache size limit" in str(w.message)]
 
 
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_shifted_logits_and_labels_of_a_growing_length_compile_twice(dynamic, recwarn) -> None:
+    """`labels[:, 1:]` of a growing sequence: its size and its stride(0) (the full length, no
+    product of its sizes) change together; the stride becomes a symbol too."""
+    def loss(logits, labels):
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 labels.reshape(-1))
+
+    compiled = dynamo.compile(loss, backend="eager", dynamic=dynamic)
+    for length in range(5, 13):
+        logits, labels = torch.randn(2, length, 11), torch.randint(0, 11, (2, length))
+        torch.testing.assert_close(compiled(logits[:, :-1], labels[:, 1:]),
+                                   loss(logits[:, :-1], labels[:, 1:]))
+    assert len(compiled.cache.entries) == 2
+    assert not [w for w in recwarn if "cache size limit" in str(w.message)]
+
+
 def test_layers_that_each_break_share_the_resume_functions_cache_without_filling_it(recwarn):
     """Each of twelve blocks breaks on its data: the resume functions, given each block by
     identity, compile once per block; the blocks do not use up each other's share of the

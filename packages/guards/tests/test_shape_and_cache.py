@@ -56,6 +56,19 @@ def test_shape_env_decisions_become_checks_on_sizes() -> None:
                for r in reasons)
 
 
+def test_a_size_replaced_by_an_expression_keeps_its_range_guard() -> None:
+    """`b.shape[0] > 1` is settled by the symbol's range (sizes of 2 or more: no guard of its
+    own); a later `b.shape[0] == a.shape[0] - 1` replaces the symbol by `s0 - 1`, whose own
+    bounds allow 1: the range guard must stay."""
+    def fn(a, b):
+        scale = 2 if b.shape[0] > 1 else 3
+        return a.sum() if b.shape[0] == a.shape[0] - 1 else b.sum() * scale
+
+    gs, _ = _traced_guards(fn, torch.randn(5), torch.randn(4))
+    assert gs.check({"a": torch.randn(7), "b": torch.randn(6)}, {})
+    assert not gs.check({"a": torch.randn(2), "b": torch.randn(1)}, {})
+
+
 def test_guards_from_meta_kernels_are_checked_too() -> None:
     def fn(a):
         return a.view(2, 6) if a.shape[0] * a.shape[1] == 12 else a

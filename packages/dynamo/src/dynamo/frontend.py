@@ -368,7 +368,9 @@ class CompiledFunction:
         compilation's, or an int or float whose value does (a step count, a timestep), is
         compiled as a symbol from now on, instead of once per value; so is the stride of a dim
         (of size 2 or more) that differs while every size is the same (`ids[:, -1:]` of a
-        growing batch of sequences: a new stride(0) at each call)."""
+        growing batch of sequences: a new stride(0) at each call), or that differs with the
+        sizes but is no product of them (`labels[:, 1:]` of a growing sequence length: its
+        stride(0) is the length, its size(1) one less)."""
         for _, entry in self._cache.entries:
             for source, number in entry.input_numbers.items():
                 try:
@@ -386,12 +388,14 @@ class CompiledFunction:
                     changed = {d for d, n in enumerate(shape) if value.shape[d] != n}
                     if changed:
                         self._automatic_dynamic.setdefault(source, set()).update(changed)
-                    elif value.layout is torch.strided and source in entry.input_strides:
+                    if value.layout is torch.strided and source in entry.input_strides:
                         strides = entry.input_strides[source]
-                        changed = {d for d, n in enumerate(shape)
-                                   if n != 1 and value.stride(d) != strides[d]}
-                        if changed:
-                            self._dynamic_strides.setdefault(source, set()).update(changed)
+                        # with new sizes, a dense stride follows them as a product of symbols
+                        dense = _dense_dims(value) if changed else set()
+                        moved = {d for d, n in enumerate(value.shape)
+                                 if n != 1 and value.stride(d) != strides[d] and d not in dense}
+                        if moved:
+                            self._dynamic_strides.setdefault(source, set()).update(moved)
 
     def _compile(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         if self.dynamic is not False:
@@ -431,6 +435,17 @@ class CompiledFunction:
         _gave_up[self._key] = message
         self._gave_up = True
         warn_user(message)
+
+
+def _dense_dims(value: torch.Tensor) -> set[int]:
+    """The dims whose strides are the products of the sizes inside them, walking from the
+    smallest stride up as fakecore does: their fakes write them in terms of the size symbols."""
+    dims, dense = set(), 1
+    for d in sorted(range(value.dim()), key=lambda d: (value.stride(d), value.shape[d])):
+        if value.stride(d) == dense:
+            dims.add(d)
+        dense = value.stride(d) * value.shape[d]
+    return dims
 
 
 class OptimizedModule(torch.nn.Module):

@@ -218,8 +218,13 @@ def shape_guards(shape_env: Any) -> list[ShapeGuard]:
             where[other] = _origin_source(origin)
             guard(sympy.Eq(other, sym))
     for sym, rng in shape_env.var_to_range.items():
-        if sym not in where or sym in shape_env.replacements:
+        if sym not in where:
             continue
+        replaced = shape_env.replacements.get(sym)
+        if replaced is not None and (replaced.is_Number or replaced.is_Symbol):
+            continue  # its Eq guard, and the range it gave the symbol it became, say it all
+        # (replaced by an expression, `s1 -> s0 - 1`: decisions taken before still relied on
+        # its range, `s1 >= 2`, which the expression's own bounds do not imply)
         if rng.lower != -sympy.oo:
             guard(sympy.Ge(sym, rng.lower))
         if rng.upper != sympy.oo:
