@@ -11,6 +11,7 @@ import torch
 from guards import (
     CacheLimitExceeded,
     Equals,
+    GetItemSource,
     GuardedCache,
     GuardSet,
     Identity,
@@ -140,6 +141,22 @@ def test_the_limit_counts_the_entries_made_for_the_same_objects() -> None:
     cache.add(GuardSet([Identity.of(layer, layers[12])]), 13, f_locals={"layer": layers[12]})
     with pytest.raises(CacheLimitExceeded, match="14 entries, its total limit"):
         cache.add(GuardSet([Identity.of(layer, layers[13])]), 14, f_locals={"layer": layers[13]})
+
+
+def test_the_limit_counts_items_of_locals_pinned_by_identity_as_objects_too() -> None:
+    """A resume function handed each `(name, module)` pair of `named_children()` in turn: the
+    pairs' modules, pinned by identity as items of a local, are other objects."""
+    cache: GuardedCache[int] = GuardedCache(limit=2, total_limit=20)
+    module = GetItemSource(LocalSource("pair"), 1)
+    children = [(str(i), torch.nn.Linear(1, 1)) for i in range(12)]
+    for i, pair in enumerate(children):
+        cache.add(GuardSet([Identity.of(module, pair[1])]), i, f_locals={"pair": pair})
+    assert [cache.lookup({"pair": pair}, {}) for pair in children] == list(range(12))
+    cache.add(GuardSet([Identity.of(module, children[0][1]), Equals(LocalSource("n"), 1)]), 12,
+              f_locals={"pair": children[0], "n": 1})
+    with pytest.raises(CacheLimitExceeded, match="2 entries for these objects"):
+        cache.add(GuardSet([Identity.of(module, children[0][1]), Equals(LocalSource("n"), 2)]),
+                  13, f_locals={"pair": children[0], "n": 2})
 
 
 def _agrees_with_sympy(expr, bindings, frames) -> None:

@@ -7,7 +7,7 @@ most `limit` entries for the same objects, and `total_limit` in all: adding past
 that missed. `miss_reasons()` gives that list for any inputs, for logging recompilations.
 
 "The same objects" are the frame's locals that entries are guarded to be (`Identity` on a
-local): a function called on twelve layers of a model in turn, each guarded by identity,
+local, or on an item of one): a function called on twelve layers of a model in turn, each guarded by identity,
 compiles once per layer without the layers using up each other's share of the limit, while
 twelve recompilations for one layer hit it. (torch.compile counts its limit so too.)
 """
@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from guards.guard_kinds import Identity
 from guards.guard_set import GuardSet
-from guards.sources import LocalSource
+from guards.sources import GetItemSource, LocalSource
 
 V = TypeVar("V")
 
@@ -77,6 +77,21 @@ class GuardedCache(Generic[V]):
 
 
 def _same_objects(guards: GuardSet, f_locals: dict) -> bool:
-    """Whether the locals that `guards` pins by identity are those objects in `f_locals`."""
-    return all(guard.holds(f_locals.get(guard.source.name)) for guard in guards
-               if isinstance(guard, Identity) and type(guard.source) is LocalSource)
+    """Whether the locals, and items of locals, that `guards` pins by identity are those
+    objects in `f_locals`."""
+    for guard in guards:
+        if isinstance(guard, Identity) and _local_or_item(guard.source):
+            try:
+                value = guard.source.fetch(f_locals, {})
+            except Exception:  # not there: another frame's objects
+                return False
+            if not guard.holds(value):
+                return False
+    return True
+
+
+def _local_or_item(source: Any) -> bool:
+    """A local (`L['layer']`) or an item of one (`L['pair'][1]`: a resume function's stack
+    value, a `(name, module)` pair from `named_children()`)."""
+    return type(source) is LocalSource or (
+        type(source) is GetItemSource and type(source.of) is LocalSource)
