@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import inspect
 import os
+import re
 
 import pytest
 import torch
@@ -946,3 +947,42 @@ def test_a_break_inside_a_with_inside_a_try_resumes(recwarn):
     torch.testing.assert_close(compiled(torch.zeros(1), False), torch.ones(1))
     assert log == ["in", "out", "in", "out"]
     assert not [w for w in recwarn if "runs eagerly" in str(w.message)]
+
+
+VERSION_PATTERN = re.compile(r"(\d+)\.(\d+)")
+
+
+class Release(str):
+    """A str subclass that compares as a version (as torch's TorchVersion does)."""
+
+    def __ge__(self, other):
+        return tuple(map(int, self.split("."))) >= tuple(map(int, other.split(".")))
+
+
+RELEASE = Release("2.1")
+
+
+def test_version_checks_and_compiled_patterns_run_in_the_graphs_trace() -> None:
+    """diffusers' `is_torch_version("<", "2.1")`: packaging parses `torch.__version__` (a str
+    subclass) with a compiled pattern; both are constants of the trace, guarded (a pattern by
+    identity, the str subclass by value), so a bf16 upsampling block is one graph."""
+    from packaging import version
+
+    def f(x, text):
+        if version.parse(torch.__version__) < version.parse("2.1"):
+            x = x.float()
+        found = VERSION_PATTERN.match(text)
+        scale = int(found.group(1)) if found else -1
+        return x * scale + (1 if RELEASE >= "2.0" else 0), found is None
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    for text in ("3.4", "x", "5.6"):
+        torch.testing.assert_close(compiled(x, text), f(x, text))
+    global RELEASE, VERSION_PATTERN
+    old = RELEASE, VERSION_PATTERN
+    try:
+        RELEASE, VERSION_PATTERN = Release("1.9"), re.compile(r"(\d)")
+        torch.testing.assert_close(compiled(x, "7"), f(x, "7"))
+    finally:
+        RELEASE, VERSION_PATTERN = old

@@ -16,6 +16,7 @@ import enum
 import functools
 import inspect
 import math
+import re
 import types
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -187,6 +188,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         and all(isinstance(v, _EQUALS_TYPES) for v in value)
     ):
         _guard(tx, source, Equals, value)
+        return ConstantVariable(value, source)
+    if isinstance(value, re.Pattern):  # immutable: its methods run for real on constants
+        # (packaging's version parsing), their matches constants too
+        _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
     if type(value).__module__ == "typing" and not isinstance(value, type | types.FunctionType):
         # `Optional`, `List[int]`: type annotations evaluated at run time, constants

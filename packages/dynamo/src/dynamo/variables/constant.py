@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Raised, Unsupported
 from dynamo.variables.base import VariableTracker
+from guards import Equals
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -66,6 +67,9 @@ class ConstantVariable(VariableTracker):
                 return a.as_python()
             if isinstance(a, SliceVariable):  # `"abc"[n:]`: symbolic bounds specialised
                 return a.as_slice(tx)
+            literal = subclassed_literal_value(tx, a)
+            if literal is not None:
+                return literal
             if not a.is_constant():
                 raise Unsupported(f"{type(self.value).__name__}.{name}() on values that are "
                                   "not constants")
@@ -145,3 +149,17 @@ def is_literal(value: Any) -> bool:
         value, (bool, int, float, complex, str, bytes, range, torch.dtype, torch.device,
                 torch.layout, torch.memory_format, types.CodeType, enum.Enum)
     ) and not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)
+
+
+def subclassed_literal_value(tx: Translator, value: VariableTracker) -> Any:
+    """The object itself, when `value` tracks a str, int, float or bytes subclass's instance
+    from outside the trace (`torch.__version__`, a TorchVersion), handed to a method that runs
+    for real on constants: guarded equal to it from now on. Else None."""
+    from dynamo.variables.builder import _subclassed_literal
+    from dynamo.variables.user_objects import UserObjectVariable
+
+    if type(value) is UserObjectVariable and value.source is not None and isinstance(
+            value.value, (str, int, float, bytes)) and _subclassed_literal(value.value):
+        tx.output.add_guard(Equals(value.source, value.value))
+        return value.value
+    return None

@@ -160,6 +160,12 @@ class ObjectVariable(VariableTracker):
             return UserFunctionVariable(type(member).__get__).call(
                 tx, [wrap(tx, member, self._class_dict_entry(name)), self,
                      UserClassVariable(cls)], {})
+        if isinstance(member, types.MethodDescriptorType):  # `version.split(".")` of a str
+            from dynamo.variables.constant import ConstantVariable, subclassed_literal_value
+
+            literal = subclassed_literal_value(tx, self)  # subclass's instance: run for real
+            if literal is not None:
+                return ConstantVariable(literal).getattr(tx, name)
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
