@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
 import torch
 
 import dynamo
@@ -46,3 +47,37 @@ def test_torch_func_transforms_over_a_compiled_function_run_it_eagerly() -> None
     torch.testing.assert_close(vmap(grad(compiled))(batch), vmap(grad(f))(batch))
     torch.testing.assert_close(compiled(x), f(x))
     assert len(compiled.cache) == 1
+
+
+@torch.library.custom_op("dynamo_test::bump", mutates_args=("x",))
+def _bump(x: torch.Tensor, v: float) -> None:
+    x.add_(v)
+
+
+_bump.register_fake(lambda x, v: None)
+
+
+@torch.library.custom_op("dynamo_test::scale", mutates_args=())
+def _scale(x: torch.Tensor, a: float) -> torch.Tensor:
+    return x * a
+
+
+_scale.register_fake(lambda x, a: torch.empty_like(x))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_custom_ops_in_the_graph_and_their_writes_kept(backend) -> None:
+    """A custom op that writes its input (its name says nothing: its schema does) is not dead
+    code, into a temporary or an input; a `custom_op` function called directly and an explicit
+    overload (`torch.ops.aten.sin.default`) are graph ops, one graph."""
+    def f(x, out):
+        y = x.clone()
+        torch.ops.dynamo_test.bump(y, 2.0)
+        _bump(out, 1.0)
+        return y, _scale(x, 3.0) + torch.ops.aten.sin.default(x)
+
+    compiled = dynamo.compile(f, backend=backend, fullgraph=True)
+    x, out, expected_out = torch.randn(3), torch.zeros(3), torch.zeros(3)
+    for got, want in zip(compiled(x, out), f(x, expected_out)):
+        torch.testing.assert_close(got, want)
+    torch.testing.assert_close(out, expected_out)

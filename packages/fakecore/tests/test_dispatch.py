@@ -215,6 +215,34 @@ def test_a_custom_op_without_a_fake_kernel_is_not_run_on_zeros() -> None:
             torch.ops.fakecore_test.positive(x)
 
 
+@torch.library.custom_op("fakecore_test::kept", mutates_args=())
+def _kept(x: torch.Tensor) -> torch.Tensor:
+    return x[x > 0].clone()
+
+
+@_kept.register_fake
+def _kept_fake(x):
+    assert x.device.type == "cpu", f"the fake impl sees {x.device}"  # the fake's own device
+    return x.new_empty(torch.library.get_ctx().new_dynamic_size())
+
+
+def test_a_custom_ops_fake_impl_runs_on_the_fakes_with_an_unbacked_size() -> None:
+    """`register_fake` runs on the fake tensors (their device, not meta), and its
+    `get_ctx().new_dynamic_size()` is an unbacked symbol, new at each call; without a
+    ShapeEnv the error names the op."""
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    x = mode.from_tensor(torch.randn(8))
+    with mode:
+        first, second = _kept(x), _kept(x)
+    assert first.device.type == "cpu"
+    assert all(isinstance(t.shape[0], torch.SymInt) for t in (first, second))
+    assert str(first.shape[0]) != str(second.shape[0])
+    plain = FakeTensorMode()
+    with pytest.raises(DataDependentError, match="fakecore_test.kept"):
+        with plain:
+            _kept(plain.from_tensor(torch.randn(8)))
+
+
 def test_constants_made_inside_keep_their_values() -> None:
     with FakeTensorMode():
         t = torch.tensor([3, 4])

@@ -518,7 +518,16 @@ def _writes(node: torch.fx.Node) -> bool:
         or target in INPLACE_OPERATORS
         or (name.endswith("_") and not name.endswith("__"))
         or "out" in node.kwargs
+        or _mutable_op(target)
     )
+
+
+def _mutable_op(target: Any) -> bool:
+    """An op whose schema writes to an argument (a custom op's `mutates_args`), whatever its
+    name."""
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        return any(getattr(target, name)._schema.is_mutable for name in target.overloads())
+    return isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
 
 
 def _draws_random_numbers(node: torch.fx.Node, name: str) -> bool:
@@ -565,11 +574,14 @@ def mutates_inputs(graph: torch.fx.Graph) -> bool:
         if n.op not in ("call_function", "call_method") or not _writes(n) or n.target in (
                 torch._C._set_grad_enabled, enter_context, exit_context):
             continue
-        written = n.kwargs.get("out", n.args[0] if n.args else None)
-        storage = _storage(written.meta.get("example_value")) \
-            if isinstance(written, torch.fx.Node) else None
-        if storage is None or storage in inputs:
-            return True
+        written = [n.kwargs.get("out", n.args[0] if n.args else None)]
+        if _mutable_op(n.target):  # which arguments it writes: any, as far as we know here
+            written = n.all_input_nodes
+        for w in written:
+            storage = _storage(w.meta.get("example_value")) \
+                if isinstance(w, torch.fx.Node) else None
+            if storage is None or storage in inputs:
+                return True
     return False
 
 

@@ -60,6 +60,23 @@ def _count(
     return memos[memo]
 
 
+class FakeImplCtx(torch._library.fake_impl.FakeImplCtx):
+    """What `torch.library.get_ctx()` gives a custom op's fake impl (`register_fake`): a size
+    that depends on the data is an unbacked symbol of the mode's ShapeEnv."""
+
+    def new_dynamic_size(self, *, min: int = 0, max: int | None = None) -> torch.SymInt:
+        if self._shape_env is None:
+            raise DataDependentError(
+                f"{self._op} has an output size that depends on the data; give the "
+                "FakeTensorMode a ShapeEnv to trace it with an unbacked size"
+            )
+        if isinstance(min, torch.SymInt) or isinstance(max, torch.SymInt) or min < 0:
+            raise ValueError(f"ctx.new_dynamic_size(min={min}, max={max}): expected "
+                             "nonnegative ints known statically")
+        upper = float("inf") if max is None else max
+        return self._shape_env.create_unbacked_symint(str(self._op), min, upper, size_like=True)
+
+
 def _static_bound(n: int | float | torch.SymInt) -> int | float:
     """`n` as an upper bound valid for every input: a symbolic size bounds nothing (its hint
     holds only for the example inputs)."""

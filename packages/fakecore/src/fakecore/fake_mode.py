@@ -25,7 +25,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 from fakecore.conversion import CONSTANT_NUMEL, TensorConverter
-from fakecore.data_dependent import DATA_DEPENDENT_OPS, memoized
+from fakecore.data_dependent import DATA_DEPENDENT_OPS, FakeImplCtx, memoized
 from fakecore.dispatch_cache import DispatchCache
 from fakecore.errors import MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_tensor import METADATA_QUERIES, FakeTensor
@@ -158,6 +158,14 @@ class FakeTensorMode(TorchDispatchMode):
             out = handler(self, func, args, kwargs)
             if out is not NotImplemented:
                 return out
+        fake_impl = None if func.namespace in ("aten", "prims") else \
+            torch._library.simple_registry.singleton.find(func.name()).fake_impl.kernel
+        if fake_impl is not None:
+            # A custom op's `register_fake`, run on the fakes as PyTorch's mode runs it: its
+            # `torch.library.get_ctx().new_dynamic_size()` is an unbacked symbol of ours. Not
+            # cached (as in PyTorch): each call's data-dependent size is a symbol of its own.
+            with torch._library.fake_impl.set_ctx_getter(lambda: FakeImplCtx(self, func)), self:
+                return fake_impl(*args, **kwargs)
         key = self._cache.key(func, args, kwargs)
         if key is not None:
             out = self._cache.lookup(self, key, args)

@@ -276,6 +276,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if callable(value) and _polyfill(value) is not None:  # itertools.chain, functools.reduce
         _guard(tx, source, Identity.of, value)
         return UserFunctionVariable(_polyfill(value))  # no source: the twin is ours, constant
+    if isinstance(value, torch._library.custom_ops.CustomOpDef):
+        # `@torch.library.custom_op`: the graph calls the op it defines (fx names nodes after
+        # their target's `__name__`, which a CustomOpDef lacks)
+        _guard(tx, source, Identity.of, value)
+        return TorchFunctionVariable(value._opoverload, source)
     if _is_torch_function(value) or inspect.getattr_static(value, "_dynamo_allow_in_graph",
                                                            False):
         _guard(tx, source, Identity.of, value)

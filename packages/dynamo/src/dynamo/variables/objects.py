@@ -884,7 +884,12 @@ class TorchFunctionVariable(TrueVariable):
         return self.fn
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
-        return ConstantVariable(getattr(self.fn, name))
+        value = getattr(self.fn, name)
+        if isinstance(self.fn, torch._ops.OpOverloadPacket) and isinstance(
+                value, torch._ops.OpOverload):  # `torch.ops.aten.add.Tensor`: a graph op too
+            source = AttrSource(self.source, name) if self.source is not None else None
+            return TorchFunctionVariable(value, source)
+        return ConstantVariable(value)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         fn = self.fn
