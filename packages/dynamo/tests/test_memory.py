@@ -73,3 +73,33 @@ def test_an_iterator_from_the_frame_is_not_kept() -> None:
     del it
     gc.collect()
     assert ref() is None
+
+
+def test_an_exception_made_in_the_frame_is_made_anew_by_each_call() -> None:
+    """Made once by the trace and raised by every call, one exception object gathered every
+    call's traceback (and the tensors of its frames) and was the same in every handler."""
+    def f(x):
+        y = x * 2  # noqa: F841 (a tensor the traceback's frames would hold)
+        raise ValueError("bad input")
+
+    compiled = dynamo.compile(f, backend="eager")
+    errors, refs = [], []
+    for _ in range(3):
+        x = torch.randn(1000)
+        refs.append(weakref.ref(x))
+        with pytest.raises(ValueError, match="bad input") as info:
+            compiled(x)
+        errors.append(info.value)
+        del x, info
+    assert errors[0] is not errors[1]
+    sizes = {len(list(_frames(e.__traceback__))) for e in errors}
+    assert len(sizes) == 1  # the traceback does not grow
+    errors.clear()
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+def _frames(tb):
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next

@@ -1682,3 +1682,19 @@ def test_half_compared_with_ints_rounds_them_to_half(device):
     compiled = compile_fx(gm, [h, 2])
     for n in (2049, 60001, 3):  # a kernel argument, rounded in the kernel
         assert compiled(h, n).tolist() == (h == n).tolist()
+
+
+def test_the_example_inputs_are_not_kept_alive(device):
+    """A frontend passes its real tensors (parameters, globals) as example inputs: the compiled
+    graph keeps their sizes and strides, not the tensors."""
+    import gc
+    import weakref
+
+    x = torch.randn(6, 4, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(lambda t: torch.relu(t) * 2), [x])
+    ref = weakref.ref(x)
+    del x
+    gc.collect()
+    assert ref() is None
+    y = torch.randn(6, 4, device=device)
+    torch.testing.assert_close(compiled(y), torch.relu(y) * 2)

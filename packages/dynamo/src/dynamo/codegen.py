@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import copy
 import functools
 import linecache
 import types
@@ -142,6 +143,8 @@ class ResultBuilder:
             return f"___out[{len(self.outputs) - 1}]"
         if isinstance(v, LazyConstantVariable) and not v.used:
             return self.read(v.source)  # passed along, never looked at: as it comes
+        if isinstance(v, ConstantVariable) and isinstance(v.value, BaseException):
+            return self._made_once(v)  # made anew by each call, as the frame makes it
         if isinstance(v, ConstantVariable):
             value = v.value
             if value is None or type(value) in (bool, int, str):  # an Enum's repr is no literal
@@ -224,6 +227,8 @@ class ResultBuilder:
         """An expression that makes `v` anew (its parts by their names)."""
         if isinstance(v, NNModuleVariable):  # a module the trace created: created anew
             return f"{self.constant(v.make)}()"
+        if isinstance(v, ConstantVariable):  # an exception the trace made
+            return f"{self.constant(fresh_exception)}({self.constant(v.value)})"
         if isinstance(v, TupleVariable):
             items = "".join(self.expression(x) + ", " for x in v.values)
             if isinstance(v, SizeVariable):
@@ -532,7 +537,11 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
             values.append("'__closure__': L['__closure__']")
         return f"return ___continue({name}, {{{', '.join([*values, *locals_])}}})"
 
-    if plan["on_error"] is None:
+    if plan["kind"] == "raise" and plan["on_error"] is None and \
+            plan["exception"].startswith("___made"):
+        # the exception made here, not left in a local: its traceback holds this frame
+        lines += ["    try:", f"        {step}", "    finally:", f"        del {plan['exception']}"]
+    elif plan["on_error"] is None:
         lines.append(f"    {step}")
     else:  # raise into the enclosing block's handler, as the original frame would
         lines += ["    try:", f"        {step}", "    except BaseException as ___error:",
@@ -560,6 +569,21 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
 
 
 _DONE = object()  # what `next` returns for an exhausted iterator
+
+
+def fresh_exception(exc: BaseException) -> BaseException:
+    """A copy of `exc`, an exception the trace made once: raised again on every call, the one
+    instance would gather each call's traceback, and the frames and tensors in it, and be the
+    same object in every call's handlers."""
+    try:
+        new = copy.copy(exc)  # its class called on its args, its __dict__ (notes) copied
+    except Exception:  # a class whose args do not make it again
+        return exc.with_traceback(None)
+    new.__cause__, new.__context__ = exc.__cause__, exc.__context__
+    new.__suppress_context__ = exc.__suppress_context__
+    if isinstance(getattr(exc, "__notes__", None), list):  # the caller may add to them
+        new.__notes__ = list(exc.__notes__)
+    return new
 
 
 def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:

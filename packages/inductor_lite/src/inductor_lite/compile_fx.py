@@ -171,7 +171,10 @@ class CompiledGraph:
         self.state = dict((*gm.named_parameters(), *gm.named_buffers()))
         self.versions: list[tuple[Callable, Callable]] = []
         # A frontend's own symbols are not ours to trace with: take their values.
-        self.first = [_hint(v) for v in example_inputs]
+        first = [_hint(v) for v in example_inputs]
+        # What later calls are compared with (`_changed`): sizes and strides, not the data (the
+        # example inputs are the frontend's real tensors, which this would keep alive).
+        self.first = [_meta(v) for v in first]
         self.dynamic = _frontend_dynamic(gm, example_inputs)
         self.strides = _frontend_strides(gm, example_inputs)  # (input, dim): symbolic strides
         self.read_scalars = False
@@ -181,8 +184,8 @@ class CompiledGraph:
         self.ops_under_grad = {mode: _ops_under_grad(nodes, mode) for mode in (False, True)}
         self.asks_for_grad = any(n.target in _ASKS_FOR_GRAD or n.kwargs.get("requires_grad")
                                  for n in nodes)
-        if not self._autograd_sees(self.first):
-            self.versions.append(self._compile(self.first))
+        if not self._autograd_sees(first):
+            self.versions.append(self._compile(first))
 
     def _autograd_sees(self, args: Any) -> bool:
         """Whether autograd must record this call: a tensor requires grad and some op runs with
@@ -845,6 +848,16 @@ def _count(aten_gm: torch.fx.GraphModule, graph: GraphLowering, steps: list) -> 
         log.info("inductor_lite: %d op(s) run as aten fallbacks: %s", len(fallbacks),
                  ", ".join(sorted({str(s.target) for s in fallbacks})))
     counters["extern_calls"] += sum(1 for s in externs if not s.fallback)
+
+
+def _meta(value: Any) -> Any:
+    """A tensor as a meta tensor of its sizes, strides and layout; anything else as it is."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.layout is not torch.strided:
+        return value.detach().to("meta")
+    return torch.empty_strided([_hint(n) for n in value.shape], [_hint(n) for n in value.stride()],
+                               dtype=value.dtype, device="meta")
 
 
 def _hint(value: Any) -> Any:
