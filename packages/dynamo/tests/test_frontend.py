@@ -705,6 +705,16 @@ def test_an_int_compiled_as_a_symbol_serves_every_use(use) -> None:
                     assert a == b and type(a) is type(b)
 
 
+def test_compile_takes_a_builtin_function() -> None:
+    """A function written in C has no frame: a Python function calling it is compiled."""
+    x = torch.randn(3)
+    for builtin, expected in ((torch.nn.functional.gelu, torch.nn.functional.gelu(x)),
+                              (torch.Tensor.relu, x.relu())):
+        torch.testing.assert_close(dynamo.compile(builtin, fullgraph=True)(x), expected)
+    with pytest.raises(TypeError, match="Python function or nn.Module"):
+        dynamo.compile(int)
+
+
 def test_compile_takes_a_partial_and_a_callable_object() -> None:
     import functools
 

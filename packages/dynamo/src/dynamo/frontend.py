@@ -564,7 +564,8 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
             dynamic: bool | None = None, raise_backend_errors: bool = False,
             capture_scalar_outputs: bool = False) -> Any:
     """Compile a function or nn.Module (also usable as `@compile` or `@compile(...)`); a
-    `functools.partial` of one, or an object with a `__call__` method, too.
+    `functools.partial` of one, an object with a `__call__` method, or a builtin function
+    (`torch.nn.functional.gelu`: a function calling it is compiled), too.
 
     `backend`: a name (`"eager"`, `"aot_eager"`, an entry point of `dynamo.backends`) or a
     `torch.compile`-style callable `(gm, example_inputs) -> callable`. `fullgraph=True`: raise
@@ -598,7 +599,19 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
     if not isinstance(model, (type, types.FunctionType)) and isinstance(call, types.FunctionType):
         return functools.partial(_call_object, model, {}, functools.partial(
             compile, backend=compiler, **options))  # its class's __call__, compiled
+    if isinstance(model, types.BuiltinFunctionType | types.MethodDescriptorType):
+        return CompiledFunction(_calling(model), compiler, **options)  # `F.gelu`, `torch.sin`
     return CompiledFunction(model, compiler, **options)
+
+
+def _calling(builtin: Any) -> types.FunctionType:
+    """A Python function that calls `builtin` (a function written in C has no frame to
+    compile; a call of it is a graph op)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return builtin(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = getattr(builtin, "__name__", "builtin")
+    return call
 
 
 def uncompiled(fn: Any) -> Any:
