@@ -705,6 +705,25 @@ def test_an_int_compiled_as_a_symbol_serves_every_use(use) -> None:
                     assert a == b and type(a) is type(b)
 
 
+def test_ints_the_trace_only_passes_along_are_not_guarded_by_value() -> None:
+    """Token ids in a list the code appends to and measures: another call's ids reuse the
+    entry; an int the code computes with is guarded by value (a new value recompiles)."""
+    def f(x, tokens, offsets):
+        tokens.append(7)
+        return x * len(tokens) + offsets[1], tokens[0]
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=False)
+    for first in range(4):
+        x, tokens, expected_tokens = torch.randn(2), [first, 5], [first, 5]
+        expected = f(x, expected_tokens, [0, 1])
+        assert compiled(x, tokens, [0, 1])[1] == expected[1]
+        torch.testing.assert_close(compiled(x, [first, 5], [0, 1])[0], expected[0])
+        assert tokens == expected_tokens
+    assert len(compiled.cache.entries) == 1
+    torch.testing.assert_close(compiled(x, [0, 5], [0, 4])[0], f(x, [0, 5], [0, 4])[0])
+    assert len(compiled.cache.entries) == 2
+
+
 def test_compile_takes_a_builtin_function() -> None:
     """A function written in C has no frame: a Python function calling it is compiled."""
     x = torch.randn(3)

@@ -177,8 +177,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if type(value) is float and source in output.dynamic_numbers and math.isfinite(value) \
             and value != 0:  # (a zero's sign is only kept by an Equals guard)
         return output.add_float_input(value, source)  # a timestep, a temperature
-    if type(value) is float and source is not None:
-        _guard(tx, source, TypeMatch, float)
+    if type(value) in (float, int) and source is not None:
+        # (an int of a list the trace only appends to or measures, a token id passed along:
+        # read again from the frame at each call, no recompilation for another value)
+        _guard(tx, source, TypeMatch, type(value))
         return LazyConstantVariable(value, source, lambda: _guard(tx, source, Equals, value))
     if _subclassed_literal(value):  # an object of its own: its attributes and methods, traced
         _guard(tx, source, TypeMatch, type(value))

@@ -103,10 +103,11 @@ class ConstantVariable(VariableTracker):
 
 
 class LazyConstantVariable(ConstantVariable):
-    """A float from the frame (a loss's `.item()` handed to a resume function, a learning rate):
-    its type is guarded at once, its value only once the trace uses it (`guard`, on the first
-    read of `value`). A float the trace only passes along (appended to a list, returned) is read
-    again from the frame on every call, so a new value needs no new compilation."""
+    """A float or int from the frame (a loss's `.item()` handed to a resume function, a
+    learning rate, a token id in a list): its type is guarded at once, its value only once the
+    trace uses it (`guard`, on the first read of `value`). One the trace only passes along
+    (appended to a list, returned) is read again from the frame on every call, so a new value
+    needs no new compilation."""
 
     def __init__(self, value: Any, source: Any, guard: Callable[[], None]) -> None:
         self._value = value
