@@ -724,6 +724,19 @@ def test_ints_the_trace_only_passes_along_are_not_guarded_by_value() -> None:
     assert len(compiled.cache.entries) == 2
 
 
+def test_equal_int_arguments_are_not_assumed_equal() -> None:
+    """Two int arguments made symbols at a call where they are equal are two symbols, not one
+    (a guard `n == m` recompiled the next call where they differ)."""
+    def f(x, n, m):
+        return x[:n] * m
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.randn(8)
+    for n, m in ((3, 4), (5, 5), (6, 7), (2, 3)):
+        torch.testing.assert_close(compiled(x, n, m), f(x, n, m))
+    assert len(compiled.cache.entries) == 2
+
+
 def test_compile_takes_a_builtin_function() -> None:
     """A function written in C has no frame: a Python function calling it is compiled."""
     x = torch.randn(3)

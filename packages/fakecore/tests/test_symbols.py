@@ -229,3 +229,13 @@ def test_an_expression_that_keeps_doubling_is_specialised_instead() -> None:
     for _ in range(1000):  # one that sympy keeps small (`n + 1000`) stays symbolic
         n = n + 1
     assert isinstance(n, torch.SymInt) and n.node.hint == 1005
+
+
+def test_plain_ints_of_equal_value_get_symbols_of_their_own() -> None:
+    """Sizes of one example value share a symbol (duck sizing); ints do not: `n == m` is not
+    assumed because their examples are equal."""
+    env = ShapeEnv()
+    n, m = env.create_symint(3), env.create_symint(3)
+    assert str(n) != str(m)
+    x = FakeTensorMode(shape_env=env).from_tensor(torch.randn(3, 3), dynamic_dims=[0, 1])
+    assert str(x.shape[0]) == str(x.shape[1])

@@ -68,7 +68,7 @@ class ShapeEnv:
         self.runtime_asserts: list[ShapeGuard] = []
         self._known: dict[sympy.Basic, bool] = {}
         self._static_memo: dict[tuple[sympy.Basic, bool], object] = {}
-        self._hint_to_symbol: dict[tuple[bool, int], sympy.Symbol] = {}
+        self._hint_to_symbol: dict[int, sympy.Symbol] = {}
         self._backed_ids = itertools.count()
         self._unbacked_ids = itertools.count()
         self._float_ids = itertools.count()
@@ -83,16 +83,18 @@ class ShapeEnv:
         With an origin that is a tensor's size, stride or storage offset, the symbol is a size:
         it is nonnegative (at least 2 when 0 and 1 are specialised). Any other int (an origin
         of prop "value", or none) may be negative: its range is unrestricted. Duck sizing shares
-        a symbol between sizes of the same hint, and between other ints of the same hint; a
-        stride gets a symbol of its own (it is made symbolic because it changes on its own: a
-        slice of a growing tensor, whose stride would otherwise be tied to a size).
+        a symbol between sizes of the same hint (equal sizes are usually one size: a batch
+        shared by two inputs); a stride, or any other int, gets a symbol of its own (a stride is
+        made symbolic because it changes on its own, a slice of a growing tensor; two ints that
+        happen to be equal, token ids or loop counters, would be guarded equal, as torch's
+        dynamic ints are not).
         """
         zero_one = self.specialize_zero_one if specialize_zero_one is None else specialize_zero_one
         if zero_one and hint in (0, 1):
             return sympy.Integer(hint)
         is_size = origin is not None and origin.prop != "value"
-        duck = self.duck_shape and not (origin is not None and origin.prop == "stride")
-        duck_key = (is_size, hint)
+        duck = self.duck_shape and is_size and origin.prop != "stride"
+        duck_key = hint
         if duck and duck_key in self._hint_to_symbol:
             sym = self._hint_to_symbol[duck_key]
         else:
