@@ -15,6 +15,7 @@ import typing
 import warnings
 from unittest import mock
 
+import pytest
 import torch
 
 import dynamo
@@ -610,3 +611,20 @@ def test_del_of_an_unbound_local_raises_and_slices_show_their_parts() -> None:
 
     _agree(drop, (torch.ones(2), False), (torch.ones(2), True), fullgraph=True)
     _agree(windows, (torch.arange(6.0),), fullgraph=True)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_an_int_index_into_a_zero_dim_tensor_raises_as_eager_does(dynamic) -> None:
+    """torch rejects only index 0 of a 0-d tensor and for another int reads the size of a
+    dim the tensor lacks (on a fake of symbolic sizes: a crash); the index is a graph break,
+    and the call raises eager's IndexError."""
+    def f(x, i):
+        return x.view(2, -1)[i % 2][-i][3]
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=dynamic)
+    for n, i in ((6, 1), (8, 3)):
+        x = torch.arange(float(n))
+        with pytest.raises(IndexError):
+            f(x, i)
+        with pytest.raises(IndexError):
+            compiled(x, i)

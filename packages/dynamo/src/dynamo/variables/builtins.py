@@ -65,6 +65,19 @@ PURE = frozenset(
        format, tuple, frozenset, sum, all, any, isinstance, issubclass, callable, sorted]
 )
 
+
+def _int_first(key: VariableTracker) -> bool:
+    """Whether the first index of `key` past any `...` is an int (not a bool)."""
+    items = key.values if isinstance(key, TupleVariable) else [key]
+    items = [k for k in items if not (isinstance(k, ConstantVariable) and k.value is Ellipsis)]
+    if not items:
+        return False
+    first = items[0]
+    if isinstance(first, SymNodeVariable):
+        return isinstance(first.value, torch.SymInt)
+    return isinstance(first, ConstantVariable) and type(first.value) is int
+
+
 def printed(value: VariableTracker) -> Any:
     """What text shows of a symbolic number, or of a tuple, list or shape holding some (and
     constants otherwise): the plain values these inputs have (guards pin them, as formatting
@@ -205,6 +218,11 @@ class BuiltinVariable(TrueVariable):
             # numbers these inputs have.
             args = [a if v is None else ConstantVariable(v) for a, v in zip(args, shown)]
             return self.call(tx, args, kwargs)
+        if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable) \
+                and args[0].fake.dim() == 0 and _int_first(args[1]):
+            # torch rejects only index 0 of a 0-dim tensor, and for another int reads the size
+            # of a dimension the tensor lacks: garbage, a crash on symbolic sizes
+            raise Unsupported(f"{fn.__name__}: an int index into a 0-dim tensor (IndexError)")
         if fn is operator.getitem and isinstance(args[0], TensorVariable):
             key = args[1].values if isinstance(args[1], TupleVariable) else [args[1]]
             selected = _select_symbols(tx, args[0], key)
