@@ -735,3 +735,89 @@ def test_modules_the_code_makes_without_an_init_of_their_own() -> None:
     with pytest.raises(dynamo.Unsupported, match="creating an instance of _Scaled"):
         dynamo.compile(g, fullgraph=True)(x)
     torch.testing.assert_close(dynamo.compile(g)(x), g(x))
+
+
+class _ScaledOnCall(nn.Module):
+    """A module whose class overrides `__call__` (a library adding an argument)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def __call__(self, x, scale=2.0):
+        return super().__call__(x) * scale
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class _ScriptedBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+def test_a_modules_own_call_method_is_what_calling_it_runs() -> None:
+    """An overridden `__call__` is traced (its `super().__call__` reaches the forward), for
+    the compiled module itself and for a submodule, with its extra argument."""
+    torch.manual_seed(0)
+
+    class Outer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scaled = _ScaledOnCall()
+
+        def forward(self, x):
+            return self.scaled(x) + self.scaled(x, scale=0.5)
+
+    x = torch.randn(3, 4)
+    for model in (_ScaledOnCall(), Outer()):
+        torch.testing.assert_close(dynamo.compile(model, backend="eager", fullgraph=True)(x),
+                                   model(x))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")
+def test_torchscript_submodules_run_as_they_are() -> None:
+    """A scripted or traced module (whose class's `forward` cannot be read) is called for real
+    at a graph break, as a submodule or compiled itself."""
+    torch.manual_seed(0)
+
+    class Model(nn.Module):
+        def __init__(self, sub) -> None:
+            super().__init__()
+            self.sub = sub
+
+        def forward(self, x):
+            return self.sub(x) + 1
+
+    x = torch.randn(2, 4)
+    for sub in (torch.jit.script(_ScriptedBlock()), torch.jit.trace(_ScriptedBlock(), x)):
+        model = Model(sub)
+        torch.testing.assert_close(dynamo.compile(model, backend="eager")(x), model(x))
+        torch.testing.assert_close(dynamo.compile(sub, backend="eager")(x), sub(x))
+
+
+def test_slices_of_module_lists_and_sequentials_keep_their_type() -> None:
+    """`self.layers[1:]` is a ModuleList (isinstance says so), a Sequential's slice has a
+    length and items, in one graph."""
+    torch.manual_seed(0)
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+            self.seq = nn.Sequential(*[nn.Linear(4, 4) for _ in range(4)])
+
+        def forward(self, x):
+            tail = self.seq[1:]
+            x = tail(x) * len(tail) + tail[-1](x) + tail[0](x)
+            for layer in self.layers[1:]:
+                x = layer(x)
+            return x + isinstance(self.layers[1:], nn.ModuleList)
+
+    model, x = Model(), torch.randn(2, 4)
+    torch.testing.assert_close(dynamo.compile(model, backend="eager", fullgraph=True)(x),
+                               model(x))

@@ -347,7 +347,8 @@ class CompiledFunction:
         if isinstance(callee, types.MethodType):
             inner = self._wrap_callee(callee.__func__)
             return callee if inner is callee.__func__ else functools.partial(inner, callee.__self__)
-        if isinstance(callee, torch.nn.Module) and not isinstance(callee, OptimizedModule):
+        if isinstance(callee, torch.nn.Module) and not isinstance(
+                callee, OptimizedModule | torch.jit.ScriptModule):  # TorchScript: runs as it is
             make = compile
         elif isinstance(callee, types.FunctionType) and not (
             _disabled(callee)
@@ -485,7 +486,8 @@ class OptimizedModule(torch.nn.Module):
             self._compiled_for = _forward_of(module)
             self._compiled_forward = self._compile_forward(module)
         if not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
-                or module._backward_pre_hooks or _global_hooks()):
+                or module._backward_pre_hooks or _global_hooks()
+                or type(module).__call__ not in _MODULE_CALLS):  # `__call__` overridden
             return self._compiled_forward(*args, **kwargs)
         module.forward = self._compiled_forward
         try:
@@ -529,7 +531,10 @@ def _under_orig_mod(state_dict: dict, prefix: str, *args: Any) -> None:
 
 
 def _forward_of(module: torch.nn.Module) -> Any:
-    """What `module(...)` calls: a forward set on the instance, or the class's."""
+    """What `module(...)` calls: a forward set on the instance, or the class's (TorchScript's
+    compiled method for a scripted or traced module, whose class attribute cannot be read)."""
+    if isinstance(module, torch.jit.ScriptModule):
+        return module.forward
     return module.__dict__.get("forward") or type(module).forward
 
 
@@ -538,6 +543,8 @@ def _compile_forward(module: torch.nn.Module, compiler: Backend, options: dict[s
     """The module's forward, compiled (a callable object set as the forward runs as it is; an
     `@dynamo.compile`d forward, the function it compiles)."""
     forward = _forward_of(module)
+    if isinstance(module, torch.jit.ScriptModule):  # TorchScript runs as it is
+        return forward
     if type(forward) is CompiledFunction and "forward" not in module.__dict__:
         forward = forward.fn
     if isinstance(forward, types.MethodType):

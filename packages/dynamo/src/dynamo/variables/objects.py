@@ -556,8 +556,8 @@ class NNModuleVariable(ObjectVariable):
                 return dict(children)[key]
             if isinstance(key, slice):
                 picked = [child for _, child in children[key]]
-                if isinstance(module, torch.nn.Sequential):
-                    return ModuleChainVariable(picked)
+                if isinstance(module, (torch.nn.Sequential, torch.nn.ModuleList)):
+                    return ModuleChainVariable(picked, type(module))
                 return ListVariable(picked)
             return children[key][1]
         if isinstance(module, torch.nn.ModuleDict) and name in ("keys", "values", "items"):
@@ -583,6 +583,8 @@ class NNModuleVariable(ObjectVariable):
         from dynamo.variables.builder import wrap
 
         module = self.value
+        if forward is None and self.overrides("__call__"):  # its class's, which calls
+            return self._class_member(tx, "__call__").call(tx, args, kwargs)  # nn.Module's
         hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                  "_backward_pre_hooks")
         if module._backward_hooks or module._backward_pre_hooks or any(
@@ -661,18 +663,32 @@ def _new_module(cls: type, args, kwargs) -> NNModuleVariable:
 
 
 class ModuleChainVariable(VariableTracker):
-    """A slice of a Sequential (`self.seq[1:]`): its modules, called one after another."""
+    """A slice of a Sequential (`self.seq[1:]`: its modules, called one after another) or of
+    a ModuleList (a ModuleList too in eager: `isinstance` says so)."""
 
-    def __init__(self, modules: list[VariableTracker]) -> None:
+    def __init__(self, modules: list[VariableTracker],
+                 kind: type = torch.nn.Sequential) -> None:
         self.modules = modules
+        self.kind = kind
 
     def python_type(self) -> type:
-        return torch.nn.Sequential
+        return self.kind
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         return list(self.modules)
 
+    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        if name == "__len__" and not args:
+            return ConstantVariable(len(self.modules))
+        if name == "__getitem__" and len(args) == 1:
+            key = as_index(tx, args[0])
+            return ModuleChainVariable(self.modules[key], self.kind) \
+                if isinstance(key, slice) else self.modules[key]
+        return super().call_method(tx, name, args, kwargs)
+
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        if not issubclass(self.kind, torch.nn.Sequential):
+            raise Unsupported(f"calling a slice of a {self.kind.__qualname__}")
         if len(args) != 1 or kwargs:
             raise Unsupported("calling a slice of a Sequential with other than one input")
         value = args[0]
