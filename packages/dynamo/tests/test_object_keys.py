@@ -95,6 +95,30 @@ def test_a_learning_rate_schedule_does_not_recompile_every_step() -> None:
     assert len(graphs) <= 3  # the lr, a float that changes, becomes a symbol
 
 
+@pytest.mark.parametrize("make", [
+    lambda p: torch.optim.AdamW(p, lr=0.01, fused=True),
+    lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, fused=True),
+], ids=["adamw", "sgd"])
+def test_a_fused_step_takes_a_changing_learning_rate_as_a_tensor(make) -> None:
+    """The fused steps take `float lr`, which would fix the symbol to one value (a
+    recompilation at every step, then eager): their `Tensor lr` overload takes it."""
+    torch.manual_seed(0)
+    model = _model()
+    reference = copy.deepcopy(model)
+    opt, ref_opt = make(model.parameters()), make(reference.parameters())
+    counted, graphs = counting_backend("eager")
+    step = dynamo.compile(opt.step, backend=counted)
+    for i in range(6):
+        _backward((reference, model))
+        for o in (opt, ref_opt):
+            o.param_groups[0]["lr"] = 0.01 / (i + 1)
+        ref_opt.step()
+        step()
+    for a, b in zip(reference.parameters(), model.parameters()):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    assert len(graphs) <= 3
+
+
 def test_a_new_parameter_object_gets_its_own_state() -> None:
     """The state is found by the parameter's identity: a parameter replaced by another of the
     same shape (a reloaded layer) must not be updated with the old one's state."""

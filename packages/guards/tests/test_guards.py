@@ -504,3 +504,13 @@ def test_finite_float_guard_refuses_nan_infinities_and_other_types() -> None:
                       (-float("inf"), False), (1, False), (True, False)):
         assert gs.check({"s": value}, {}) is ok, value
         assert (gs.explain({"s": value}, {}) == []) is ok
+
+
+def test_dict_keys_that_are_big_tensors_are_described_by_their_metadata() -> None:
+    """An optimizer's state is keyed by parameters: their values would make a message of
+    hundreds of kilobytes."""
+    params = tuple(torch.randn(64, 64) for _ in range(3))
+    guard = DictKeys(X, params)
+    assert len(guard.describe()) < 400 and "64, 64" in guard.describe()
+    failure = guard.failure(dict.fromkeys(params[:2]))
+    assert len(failure) < 300 and failure.startswith("they are (")

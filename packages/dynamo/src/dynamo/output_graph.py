@@ -62,6 +62,11 @@ from guards import (
 _SYM = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
+# torch's fused optimizer steps: each takes its learning rate as a float or as a tensor
+_FUSED_STEPS = frozenset(getattr(torch, name) for name in (
+    "_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_") if hasattr(torch, name))
+
+
 class OutputGraph:
     """The graph under construction, with its fake mode, inputs and guards."""
 
@@ -221,6 +226,12 @@ class OutputGraph:
                       kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if fn in (torch.tensor, torch.as_tensor) and args and _symbols_in(args[0]):
             return self._tensor_of_symbols(args[0], kwargs)
+        if fn in _FUSED_STEPS and isinstance(kwargs.get("lr"), SymNodeVariable):
+            # the op's `float lr` would read the symbol as a constant (a recompilation for
+            # every new learning rate): its `Tensor lr` overload takes it as it changes
+            lr = self.call_function(torch.scalar_tensor, [kwargs["lr"]],
+                                    {"dtype": ConstantVariable(torch.float64)})
+            kwargs = {**kwargs, "lr": lr}
         what = getattr(fn, "__name__", fn)
         node = self.graph.call_function(fn, *_node_args(args, kwargs, what))
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what)

@@ -116,6 +116,17 @@ def _show(value: Any) -> str:
         return f"<{type(value).__name__} too large to print>"
 
 
+def _show_keys(keys: tuple) -> str:
+    """Dict keys as a tuple's `repr`, but a tensor key of more than a few items (an optimizer's
+    state is keyed by parameters) by its metadata."""
+    def big(k: Any) -> bool:
+        return isinstance(k, torch.Tensor) and k.numel() > 8
+    if not any(map(big, keys)):
+        return _show(keys)
+    inner = ", ".join(_brief(k) if big(k) else _show(k) for k in keys)
+    return f"({inner},)" if len(keys) == 1 else f"({inner})"
+
+
 @dataclass(frozen=True)
 class Guard:
     """Base class. `sources` are what the guard reads, in the order its methods take values."""
@@ -341,10 +352,10 @@ class DictKeys(Guard):
         return f"{consts.name(exact)}(tuple({name}.keys())) == {consts.name(exact(self.keys))}"
 
     def describe(self) -> str:
-        return f"tuple({self.source}.keys()) == {_show(self.keys)}"
+        return f"tuple({self.source}.keys()) == {_show_keys(self.keys)}"
 
     def failure(self, value: Any) -> str:
-        return f"they are {tuple(value.keys())!r}"
+        return f"they are {_show_keys(tuple(value.keys()))}"
 
     def implies(self, other: Guard) -> bool:
         return isinstance(other, Length) and other.source == self.source and (
