@@ -397,6 +397,42 @@ def test_dump_folder(tmp_path, monkeypatch, device):
     assert "@triton.jit" in text and "def call(args):" in text
 
 
+def test_a_damaged_module_in_the_cache_is_written_again(tmp_path, monkeypatch, device):
+    """The cached module is used only when it is the source it stands for (a crash can leave a
+    file cut short; an edited constant gave wrong results in every later process)."""
+    from inductor_lite import config
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))  # a str, as dump_dir takes
+    fn = lambda x: x.softmax(-1) * 3  # noqa: E731
+    compile_and_check(fn, torch.randn(4, 8, device=device))
+    (module,) = (tmp_path / "modules").glob("g_*.py")
+    module.write_text(module.read_text().replace("3", "5")[:-40])
+    compile_and_check(fn, torch.randn(4, 8, device=device))
+
+
+def test_threads_calling_a_graph_with_a_new_size_compile_one_version(device):
+    """Tracing uses process-wide state (module hooks, modes), and Triton's interpreter patches
+    `triton.language` while a kernel runs: threads compile and interpret one at a time."""
+    import threading
+
+    fn = lambda x: (x * 2 + 1).relu().sum(-1)  # noqa: E731
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [torch.randn(4, 8, device=device)])
+    x = torch.randn(5, 8, device=device)
+    barrier, errors = threading.Barrier(4), []
+
+    def work():
+        barrier.wait()
+        try:
+            torch.testing.assert_close(compiled(x), fn(x))
+        except Exception as error:  # reported below, with the others
+            errors.append(error)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(compiled.versions) == 2
+
+
 def test_view_output_of_an_input_with_a_storage_offset(device):
     gm = torch.fx.symbolic_trace(lambda x: x.t())
     compiled = compile_fx(gm, [torch.randn(4, 4, device=device)])

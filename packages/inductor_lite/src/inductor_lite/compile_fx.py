@@ -21,6 +21,7 @@ import importlib.util
 import logging
 import math
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,10 @@ LOWERED_THROUGH_DECOMPOSITION = [
 
 # Versions of one graph compiled before it runs as it came (frontends limit theirs likewise).
 MAX_VERSIONS = 8
+
+# Tracing uses process-wide state (fxtrace's module hooks, torch's modes): one compile at a
+# time, also when threads call a graph with inputs that need a new version.
+_COMPILE_LOCK = threading.RLock()
 
 
 # Ops that stay whole, to run as extern library calls (attention's fused kernel, batched addmm).
@@ -185,7 +190,8 @@ class CompiledGraph:
         self.asks_for_grad = any(n.target in _ASKS_FOR_GRAD or n.kwargs.get("requires_grad")
                                  for n in nodes)
         if not self._autograd_sees(first):
-            self.versions.append(self._compile(first))
+            with _COMPILE_LOCK:
+                self.versions.append(self._compile(first))
 
     def _autograd_sees(self, args: Any) -> bool:
         """Whether autograd must record this call: a tensor requires grad and some op runs with
@@ -211,17 +217,26 @@ class CompiledGraph:
         for check, run in self.versions:
             if check(args):
                 return run(*args)
+        with _COMPILE_LOCK:
+            run = self._new_version(args)
+        return run(*args)
+
+    def _new_version(self, args: tuple) -> Callable:
+        """The version to run `args` with, compiled for them (holding `_COMPILE_LOCK`)."""
+        for check, run in self.versions:  # another thread may have just compiled it
+            if check(args):
+                return run
         if len(self.versions) >= MAX_VERSIONS:
             log.warning("inductor_lite: %d versions of this graph; it runs as it came from now "
                         "on", len(self.versions))
             counters["eager_graphs"] += 1
             self.versions.append(((lambda args: True), self.gm))
-            return self.gm(*args)
+            return self.gm
         self.dynamic |= _changed(self.first, args)
         self.strides |= _changed_strides(self.first, args)
         version = self._compile(list(args))
         self.versions.append(version)
-        return version[1](*args)
+        return version[1]
 
     def _runner(self, run: Callable, state: list[torch.Tensor]) -> Callable:
         """`run`, a compiled version of the graph taking the parameters and buffers first, as
@@ -818,13 +833,15 @@ def _lift_constants(
 
 
 def _load(source: str) -> Any:
-    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
-    folder = config.cache_dir / "modules"
+    data = source.encode()  # (Python reads source files as UTF-8)
+    digest = hashlib.sha256(data).hexdigest()[:20]
+    folder = Path(config.cache_dir) / "modules"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"g_{digest}.py"
-    if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
+    if not path.exists() or path.read_bytes() != data:  # (a file damaged on disk: anew)
+        # Named by process and thread: another thread may be writing the same module.
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_bytes(data)
         tmp.replace(path)
     if config.dump_dir:
         Path(config.dump_dir).mkdir(parents=True, exist_ok=True)

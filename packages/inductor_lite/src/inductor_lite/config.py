@@ -21,6 +21,6 @@ if os.environ.get("INDUCTOR_LITE_TRITON_CPU") == "1":
 triton_on_cpu: bool = os.environ.get("INDUCTOR_LITE_TRITON_CPU") == "1"
 dump_dir: str | None = os.environ.get("INDUCTOR_LITE_DUMP") or None
 autotune: bool = os.environ.get("INDUCTOR_LITE_AUTOTUNE", "1") == "1"
-cache_dir: Path = Path(os.environ.get("INDUCTOR_LITE_CACHE",
-                                      Path.home() / ".cache" / "inductor_lite"))
+cache_dir: Path = Path(os.environ.get("INDUCTOR_LITE_CACHE") or
+                       Path.home() / ".cache" / "inductor_lite")
 index_asserts: bool = os.environ.get("INDUCTOR_LITE_INDEX_ASSERTS") == "1"

@@ -12,6 +12,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -20,6 +21,8 @@ from . import config
 from .triton_helpers import INDEX_ERROR
 
 _TUNING_LOCK = threading.Lock()
+# Triton's interpreter patches `triton.language` while a kernel runs: one kernel at a time.
+_INTERPRETER_LOCK = threading.Lock()
 
 
 def _next_pow2(n: int) -> int:
@@ -111,7 +114,8 @@ class Launcher:
                 if on_gpu:
                     fn.run(*args, *sizes, grid=grid, warmup=False, **options)
                 else:  # Triton's interpreter, in numpy: quiet about lanes that divide by zero
-                    with _quiet_numpy():  # (masked ones, or real ones: eager does not warn)
+                    # (masked ones, or real ones: eager does not warn)
+                    with _INTERPRETER_LOCK, _quiet_numpy():
                         fn.run(*args, *sizes, grid=grid, warmup=False, **options)
             except Exception as e:
                 # Triton's interpreter raises a failed bounds check as an error of its own.
@@ -129,22 +133,24 @@ class Launcher:
         stored = _tuning_file()
         name = f"{self.source_hash}:{key[0]}:{key[1]}"
         with _TUNING_LOCK:
-            known = json.loads(stored.read_text()) if stored.exists() else {}
+            known = _read_tuning(stored)
         if known.get(name) in candidates:  # (one from another version's candidates: timed anew)
             return known[name]
         from triton.testing import do_bench
 
-        timings = []
+        timings, error = [], None
         for cfg in candidates:
             try:
                 launch = self._prepare(cfg, on_gpu)
                 timings.append((do_bench(lambda run=launch: run(args, xnumel, rnumel),
                                          warmup=5, rep=20), cfg))
-            except Exception:  # a configuration the device cannot run (too many registers)
-                continue
+            except Exception as e:  # a configuration the device cannot run (too many registers)
+                error = e
+        if not timings:  # the kernel itself fails: say why
+            raise error
         best = min(timings, key=lambda t: t[0])[1]
         with _TUNING_LOCK:
-            known = json.loads(stored.read_text()) if stored.exists() else {}
+            known = _read_tuning(stored)
             known[name] = best
             stored.parent.mkdir(parents=True, exist_ok=True)
             tmp = stored.with_suffix(f".{os.getpid()}.tmp")  # other processes may be reading
@@ -164,7 +170,17 @@ def _on_gpu(args: tuple) -> bool:
 
 
 def _tuning_file():
-    return config.cache_dir / "tuning.json"
+    return Path(config.cache_dir) / "tuning.json"
+
+
+def _read_tuning(stored: Path) -> dict:
+    """The tuning results stored, or none where the file is missing or damaged (it is only
+    ever replaced whole, but a crash may leave it empty): they are timed anew."""
+    try:
+        known = json.loads(stored.read_text())
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
 
 
 def seeds(count: int) -> list[int]:
