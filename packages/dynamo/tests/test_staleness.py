@@ -582,3 +582,32 @@ def test_reordering_a_module_dicts_keys_recompiles() -> None:
     torch.testing.assert_close(compiled(x), model(x))
     model.blocks["twice"] = model.blocks.pop("twice")
     torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_a_graph_module_submodule_recompiled_after_compiling_is_seen() -> None:
+    """A GraphModule is a class of its own, whose `recompile()` replaces its forward: the new
+    graph is what runs (torch.compile returns the old graph's result here)."""
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x))
+
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = torch.fx.symbolic_trace(Block())
+
+        def forward(self, x):
+            return self.sub(x) * 2
+
+    model, x = Outer(), torch.randn(3, 4)
+    compiled = dynamo.compile(model, backend="eager")
+    torch.testing.assert_close(compiled(x), model(x))
+    for node in model.sub.graph.nodes:
+        if node.target is torch.relu:
+            node.target = torch.sigmoid
+    model.sub.recompile()
+    torch.testing.assert_close(compiled(x), model(x))
