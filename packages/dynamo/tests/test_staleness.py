@@ -611,3 +611,20 @@ def test_a_graph_module_submodule_recompiled_after_compiling_is_seen() -> None:
             node.target = torch.sigmoid
     model.sub.recompile()
     torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_a_backward_hook_added_after_a_no_grad_compilation_is_called_with_grad() -> None:
+    """Compiled under no_grad, a submodule's backward hooks are not guarded (they change
+    nothing there); a call with grad is another compilation, which sees the hook."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+    compiled = dynamo.compile(model, backend="eager")
+    x = torch.randn(3, 4, requires_grad=True)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    calls = []
+    model[0].register_full_backward_hook(lambda *args: calls.append(1))
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    compiled(x).sum().backward()
+    assert calls == [1]

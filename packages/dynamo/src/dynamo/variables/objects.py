@@ -592,7 +592,9 @@ class NNModuleVariable(ObjectVariable):
             raise Unsupported(f"calling a {type(module).__qualname__} that has backward hooks, "
                               "or while global module hooks are registered (inside a compiled "
                               "frame; the outermost module's own hooks run eagerly)")
-        for kind in ("_backward_hooks", "_backward_pre_hooks"):  # none now, and none later
+        for kind in ("_backward_hooks", "_backward_pre_hooks") if torch.is_grad_enabled() else ():
+            # none now, and none later (under no_grad, which the global-state guard pins,
+            # `Module.__call__` leaves its inputs and outputs as they are: no guard needed)
             where = self._attr_source(kind)
             if where is not None:
                 tx.output.add_guard(Length(where, 0))
