@@ -33,6 +33,7 @@ from dynamo.convert_frame import CacheEntry, Options, convert_frame, is_checkpoi
 from dynamo.exc import Unsupported
 from dynamo.logs import logger
 from dynamo.variables.functions import compiler_disabled
+from fakecore import dense_dims
 from guards import CacheLimitExceeded, GuardedCache
 
 CACHE_SIZE_LIMIT = 8
@@ -392,7 +393,7 @@ class CompiledFunction:
                     if value.layout is torch.strided and source in entry.input_strides:
                         strides = entry.input_strides[source]
                         # with new sizes, a dense stride follows them as a product of symbols
-                        dense = _dense_dims(value) if changed else set()
+                        dense = dense_dims(value) if changed else set()
                         moved = {d for d, n in enumerate(value.shape)
                                  if n != 1 and value.stride(d) != strides[d] and d not in dense}
                         if moved:
@@ -436,17 +437,6 @@ class CompiledFunction:
         _gave_up[self._key] = message
         self._gave_up = True
         warn_user(message)
-
-
-def _dense_dims(value: torch.Tensor) -> set[int]:
-    """The dims whose strides are the products of the sizes inside them, walking from the
-    smallest stride up as fakecore does: their fakes write them in terms of the size symbols."""
-    dims, dense = set(), 1
-    for d in sorted(range(value.dim()), key=lambda d: (value.stride(d), value.shape[d])):
-        if value.stride(d) == dense:
-            dims.add(d)
-        dense = value.stride(d) * value.shape[d]
-    return dims
 
 
 class OptimizedModule(torch.nn.Module):

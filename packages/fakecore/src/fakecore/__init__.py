@@ -4,6 +4,7 @@ Run PyTorch programs on tensors that have every piece of metadata and no data, w
 may be symbols. The layers above use it to trace programs without computing anything.
 """
 
+from fakecore.conversion import dense_dims
 from fakecore.errors import DataDependentError, MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_mode import FakeTensorMode, written_tensors
 from fakecore.fake_tensor import FakeTensor
@@ -27,6 +28,7 @@ __all__ = [
     "SymNode",
     "UnsupportedFakeOpError",
     "ValueRange",
+    "dense_dims",
     "may_overlap",
     "strides_overlap",
     "written_tensors",

@@ -142,16 +142,33 @@ class TensorConverter:
             d = d % t.dim()  # (in range: checked by `convert`)
             sizes[d] = env.create_symint(t.shape[d], SizeOrigin(source, "size", d))
         own = {d % t.dim() for d in dynamic_strides}
-        # Walk dims from the smallest stride up: a stride equal to the dense stride so far is
-        # written as that product of sizes, so that it follows the sizes when they change.
-        dense, dense_hint = 1, 1
-        for d in sorted(range(t.dim()), key=lambda d: (t.stride(d), t.shape[d])):
+        # A dense stride is written as the product of sizes inside it, so that it follows the
+        # sizes when they change.
+        dense_here, dense = dense_dims(t), 1
+        for d in _by_stride(t):
             if d in own:
                 strides[d] = env.create_symint(t.stride(d), SizeOrigin(source, "stride", d))
-            elif t.stride(d) == dense_hint:
+            elif d in dense_here:
                 strides[d] = dense
-            dense, dense_hint = strides[d] * sizes[d], t.stride(d) * t.shape[d]
+            dense = strides[d] * sizes[d]
         return sizes, strides, t.storage_offset()
+
+
+def _by_stride(t: torch.Tensor) -> list[int]:
+    """The dims from the smallest stride up (the smaller size first among equal strides)."""
+    return sorted(range(t.dim()), key=lambda d: (t.stride(d), t.shape[d]))
+
+
+def dense_dims(t: torch.Tensor) -> set[int]:
+    """The dims whose strides are the products of the sizes inside them (walking from the
+    smallest stride up): a fake of symbolic sizes writes those strides in terms of the size
+    symbols, so they follow the sizes."""
+    dims, dense = set(), 1
+    for d in _by_stride(t):
+        if t.stride(d) == dense:
+            dims.add(d)
+        dense = t.stride(d) * t.shape[d]
+    return dims
 
 
 def _view_of(base: FakeTensor, t: torch.Tensor, sizes, strides, offset) -> FakeTensor:

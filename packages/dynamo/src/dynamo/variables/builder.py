@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import collections
 import copy
-import enum
 import functools
 import inspect
 import math
@@ -28,7 +27,13 @@ from dynamo.polyfills import POLYFILLS
 from dynamo.sources import SetItemsSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, class_override, is_builtin_callable
-from dynamo.variables.constant import ConstantVariable, LazyConstantVariable, is_literal, is_none
+from dynamo.variables.constant import (
+    ConstantVariable,
+    LazyConstantVariable,
+    is_literal,
+    is_none,
+    is_subclassed_literal,
+)
 from dynamo.variables.containers import (
     DequeVariable,
     DictVariable,
@@ -182,7 +187,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         # read again from the frame at each call, no recompilation for another value)
         _guard(tx, source, TypeMatch, type(value))
         return LazyConstantVariable(value, source, lambda: _guard(tx, source, Equals, value))
-    if _subclassed_literal(value):  # an object of its own: its attributes and methods, traced
+    if is_subclassed_literal(value):  # an object of its own: its attributes and methods, traced
         _guard(tx, source, TypeMatch, type(value))
         return UserObjectVariable(value, source)
     if isinstance(value, _EQUALS_TYPES) or (
@@ -407,16 +412,6 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return OpaqueFunctionVariable(value, source)
     _guard(tx, source, TypeMatch, type(value))
     return UserObjectVariable(value, source)
-
-
-def _subclassed_literal(value: Any) -> bool:
-    """An instance of a user's subclass of int, float, str, bytes, complex or tuple (not an
-    enum member, a bool or a named tuple): a constant only as far as its value goes, while its
-    attributes, or methods its class overrides, may change what the code computes."""
-    kind = type(value)
-    return isinstance(value, (int, float, str, bytes, complex, tuple)) and kind not in (
-        int, float, str, bytes, complex, tuple, bool, torch.Size) and not isinstance(
-        value, enum.Enum) and not hasattr(kind, "_fields")
 
 
 def _dict_key_kind(key: Any) -> bool:

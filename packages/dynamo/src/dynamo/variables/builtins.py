@@ -66,10 +66,9 @@ PURE = frozenset(
 )
 
 
-def _int_first(key: VariableTracker) -> bool:
+def _int_first(key: list[VariableTracker]) -> bool:
     """Whether the first index of `key` past any `...` is an int (not a bool)."""
-    items = key.values if isinstance(key, TupleVariable) else [key]
-    items = [k for k in items if not (isinstance(k, ConstantVariable) and k.value is Ellipsis)]
+    items = [k for k in key if not (isinstance(k, ConstantVariable) and k.value is Ellipsis)]
     if not items:
         return False
     first = items[0]
@@ -218,17 +217,17 @@ class BuiltinVariable(TrueVariable):
             # numbers these inputs have.
             args = [a if v is None else ConstantVariable(v) for a, v in zip(args, shown)]
             return self.call(tx, args, kwargs)
-        if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable) \
-                and args[0].fake.dim() == 0 and _int_first(args[1]):
-            # torch rejects only index 0 of a 0-dim tensor, and for another int reads the size
-            # of a dimension the tensor lacks: garbage, a crash on symbolic sizes
-            raise Unsupported(f"{fn.__name__}: an int index into a 0-dim tensor (IndexError)")
-        if fn is operator.getitem and isinstance(args[0], TensorVariable):
-            key = args[1].values if isinstance(args[1], TupleVariable) else [args[1]]
-            selected = _select_symbols(tx, args[0], key)
-            if selected is not None:
-                return selected
         if fn in (operator.getitem, operator.setitem) and isinstance(args[0], TensorVariable):
+            key = args[1].values if isinstance(args[1], TupleVariable) else [args[1]]
+            if args[0].fake.dim() == 0 and _int_first(key):
+                # torch rejects only index 0 of a 0-dim tensor, and for another int reads the
+                # size of a dimension the tensor lacks: garbage, a crash on symbolic sizes
+                raise Unsupported(f"{fn.__name__}: an int index into a 0-dim tensor "
+                                  "(IndexError)")
+            if fn is operator.getitem:
+                selected = _select_symbols(tx, args[0], key)
+                if selected is not None:
+                    return selected
             return tx.output.call_function(fn, args, kwargs)
         if fn is math.prod and len(args) == 1 and isinstance(args[0], SequenceVariable) and \
                 any(isinstance(a, SymNodeVariable) for a in args[0].values):

@@ -152,15 +152,26 @@ def is_literal(value: Any) -> bool:
     ) and not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)
 
 
+def is_subclassed_literal(value: Any) -> bool:
+    """An instance of a user's subclass of int, float, str, bytes, complex or tuple (not an
+    enum member, a bool or a named tuple): a constant only as far as its value goes, while its
+    attributes, or methods its class overrides, may change what the code computes."""
+    import torch
+
+    kind = type(value)
+    return isinstance(value, (int, float, str, bytes, complex, tuple)) and kind not in (
+        int, float, str, bytes, complex, tuple, bool, torch.Size) and not isinstance(
+        value, enum.Enum) and not hasattr(kind, "_fields")
+
+
 def subclassed_literal_value(tx: Translator, value: VariableTracker) -> Any:
     """The object itself, when `value` tracks a str, int, float or bytes subclass's instance
     from outside the trace (`torch.__version__`, a TorchVersion), handed to a method that runs
     for real on constants: guarded equal to it from now on. Else None."""
-    from dynamo.variables.builder import _subclassed_literal
     from dynamo.variables.user_objects import UserObjectVariable
 
     if type(value) is UserObjectVariable and value.source is not None and isinstance(
-            value.value, (str, int, float, bytes)) and _subclassed_literal(value.value):
+            value.value, (str, int, float, bytes)) and is_subclassed_literal(value.value):
         tx.output.add_guard(Equals(value.source, value.value))
         return value.value
     return None

@@ -173,42 +173,41 @@ class StateContextVariable(VariableTracker):
 CONTEXTS = {"autocast": AUTOCAST, "inference_mode": torch.inference_mode}
 
 
-_entered = threading.local()  # the blocks graphs have entered and not left yet, per thread
+class _Entered(threading.local):
+    """The blocks graphs have entered and not left yet, on this thread."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Any] = []
 
 
-def _open() -> list[Any]:
-    if not hasattr(_entered, "blocks"):
-        _entered.blocks = []
-    return _entered.blocks
+_entered = _Entered()
 
 
 def enter_context(kind: str, *settings: Any) -> Any:
     """The graph's node that opens an autocast or inference-mode block: the entered object."""
     mode = CONTEXTS[kind](*settings)
     mode.__enter__()
-    _open().append(mode)
+    _entered.blocks.append(mode)
     return mode
 
 
 def exit_context(mode: Any) -> None:
     """The graph's node that closes the block `enter_context` opened."""
-    blocks = _open()
-    if mode in blocks:
-        blocks.remove(mode)
+    if mode in _entered.blocks:
+        _entered.blocks.remove(mode)
     mode.__exit__(None, None, None)
 
 
 def open_blocks() -> int:
     """How many blocks graphs have entered and not left (on this thread)."""
-    return len(_open())
+    return len(_entered.blocks)
 
 
 def close_blocks(depth: int) -> None:
     """A graph raised inside blocks it entered: leave them, innermost first, as the frame's own
     `with` statements would (an autocast block left open would cast every later op)."""
-    blocks = _open()
-    while len(blocks) > depth:
-        blocks.pop().__exit__(None, None, None)
+    while len(_entered.blocks) > depth:
+        _entered.blocks.pop().__exit__(None, None, None)
 
 
 def reopen_context(kind: str, *settings: Any) -> Any:

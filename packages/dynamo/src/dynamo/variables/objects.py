@@ -28,7 +28,7 @@ from dynamo.exc import NotAGraphValue, Raised, Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
 from dynamo.variables.base import TrueVariable, VariableTracker
-from dynamo.variables.constant import ConstantVariable, is_none
+from dynamo.variables.constant import ConstantVariable, is_none, subclassed_literal_value
 from dynamo.variables.containers import (
     DequeVariable,
     DictVariable,
@@ -161,8 +161,6 @@ class ObjectVariable(VariableTracker):
                 tx, [wrap(tx, member, self._class_dict_entry(name)), self,
                      UserClassVariable(cls)], {})
         if isinstance(member, types.MethodDescriptorType):  # `version.split(".")` of a str
-            from dynamo.variables.constant import ConstantVariable, subclassed_literal_value
-
             literal = subclassed_literal_value(tx, self)  # subclass's instance: run for real
             if literal is not None:
                 return ConstantVariable(literal).getattr(tx, name)
@@ -592,12 +590,12 @@ class NNModuleVariable(ObjectVariable):
             raise Unsupported(f"calling a {type(module).__qualname__} that has backward hooks, "
                               "or while global module hooks are registered (inside a compiled "
                               "frame; the outermost module's own hooks run eagerly)")
-        for kind in ("_backward_hooks", "_backward_pre_hooks") if torch.is_grad_enabled() else ():
-            # none now, and none later (under no_grad, which the global-state guard pins,
-            # `Module.__call__` leaves its inputs and outputs as they are: no guard needed)
-            where = self._attr_source(kind)
-            if where is not None:
-                tx.output.add_guard(Length(where, 0))
+        if torch.is_grad_enabled():  # (under no_grad, which the global-state guard pins,
+            # `Module.__call__` leaves inputs and outputs as they are: no guard needed)
+            for kind in ("_backward_hooks", "_backward_pre_hooks"):  # none now, none later
+                where = self._attr_source(kind)
+                if where is not None:
+                    tx.output.add_guard(Length(where, 0))
         args = list(args)
         for hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
             if with_kwargs:
