@@ -769,6 +769,40 @@ def test_compile_takes_a_partial_and_a_callable_object() -> None:
     obj.factor = 4.0  # read through the object: guarded
     torch.testing.assert_close(compiled(x), obj(x))
 
+    class Static:
+        @staticmethod
+        def __call__(x):
+            return x + 1
+
+    class Compiled:
+        def __init__(self, factor):
+            self.factor = factor
+
+        @dynamo.compile
+        def __call__(self, x):
+            return x * self.factor
+
+    for obj in (Static(), Compiled(3.0)):  # (a TypeError, where torch.compile takes both)
+        torch.testing.assert_close(dynamo.compile(obj)(x), obj(x))
+
+
+def test_a_function_carrying_a_signature_is_bound_by_its_code() -> None:
+    """A decorator's `__signature__` names the wrapped function's parameters, not the ones
+    the frame is bound by."""
+    import inspect
+
+    def wrapped(x, y=2.0):
+        return x * y
+
+    def wrapper(*args, **kwargs):
+        return wrapped(*args, **kwargs) + 1
+
+    wrapper.__signature__ = inspect.signature(wrapped)
+    x = torch.randn(3)
+    compiled = dynamo.compile(wrapper, fullgraph=True)
+    torch.testing.assert_close(compiled(x), wrapper(x))
+    torch.testing.assert_close(compiled(x, y=3.0), wrapper(x, y=3.0))
+
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_an_unused_random_op_still_advances_the_generator(backend: str) -> None:
@@ -782,6 +816,29 @@ def test_an_unused_random_op_still_advances_the_generator(backend: str) -> None:
     expected = f(x)
     torch.manual_seed(0)
     assert torch.equal(dynamo.compile(f, backend=backend)(x), expected)
+
+
+def test_an_unused_op_on_a_symbolic_int_still_raises_eagers_error() -> None:
+    """Its error depends on the int's value at run time, which the trace did not see: the op
+    stays in the graph (eager: OverflowError for `k` past int64, RuntimeError for a size
+    whose storage overflows)."""
+    def add(x, k):
+        unused = x + k  # noqa: F841
+        return x * 2
+
+    def zeros(x, k):
+        unused = torch.zeros(k)  # noqa: F841
+        return x * 2
+
+    x = torch.ones(2)
+    for f, big, error in ((add, 2**70, OverflowError), (zeros, 2**62, RuntimeError)):
+        compiled = dynamo.compile(f)
+        for k in (3, 4):  # the second call makes `k` a symbol
+            torch.testing.assert_close(compiled(x, k), f(x, k))
+        with pytest.raises(error):
+            f(x, big)
+        with pytest.raises(error):
+            compiled(x, big)
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
@@ -869,3 +926,29 @@ def test_a_users_mode_sees_only_the_frames_ops() -> None:
         with mode():
             around(x)
         assert seen == mode.seen and len(seen) == 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_the_generators_state_read_in_the_frame_is_todays(backend: str) -> None:
+    """`torch.get_rng_state()` is no op: in a graph, a backend's trace would keep the state it
+    compiled with (a break at the call)."""
+    def redraw(x):
+        state = torch.get_rng_state()
+        a = torch.rand(3)
+        torch.set_rng_state(state)
+        return x + a - torch.rand(3)
+
+    compiled = dynamo.compile(redraw, backend=backend)
+    for _ in range(3):
+        assert torch.equal(compiled(torch.zeros(3)), torch.zeros(3))
+
+
+def test_nested_and_quantized_inputs_are_named_in_the_reason() -> None:
+    def double(x):
+        return x * 2
+
+    nested = torch.nested.nested_tensor([torch.randn(2), torch.randn(3)])
+    quantized = torch.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.quint8)
+    for value, kind in ((nested, "nested"), (quantized, "quantized")):
+        with pytest.raises(dynamo.Unsupported, match=f"L\\['x'\\] is a {kind} tensor"):
+            dynamo.compile(double, fullgraph=True)(value)

@@ -436,28 +436,109 @@ def _cleaned_up(x):
         log.append("cleaned up")
 
 
-def test_a_generator_left_inside_its_try_block_is_run_for_real_and_cleaned_up() -> None:
+def test_a_generator_dropped_inside_its_try_block_is_closed_where_eager_closes_it() -> None:
+    """Python closes a generator when its last reference goes: at the `break`, before the
+    next statement (the trace closes it there, in the graph: its cleanup's writes and ops in
+    eager's order)."""
     def f(x):
         for v in _cleaned_up(x):  # noqa: B007 (v is used after the loop)
             break
         log.append("after the loop")
         return v + 1
 
-    x = torch.ones(2)
-    dynamo.reset()
-    explained = dynamo.explain(f)(x)
-    assert any("_cleaned_up is left suspended inside a try or with block" in b.reason
-               for b in explained.breaks)
-    gc.collect()  # (explain's compilation's records)
-    compiled = dynamo.compile(f, backend="eager")
-    for call in range(3):
-        log.clear()
-        torch.testing.assert_close(compiled(x), x + 1)
-        if call == 0:  # the compiling call: the trace's records hold the generator until a
-            gc.collect()  # collection (they refer to each other)
-        # The cleanup runs once the compiled call drops the generator: Python runs it at once,
-        # at the `break` (see docs/dynamo.md).
-        assert sorted(log) == ["after the loop", "cleaned up"]
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.ones(2))
+    assert expected_log == ["cleaned up", "after the loop"]
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+
+    def at_a_break(x):
+        v = next(_cleaned_up(x))  # a temporary: dropped as `next` returns
+        print("a break")
+        log.append("after the break")
+        return v + 1
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(
+        at_a_break, torch.ones(2), fullgraph=False)
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+
+    def in_a_helper(x):
+        def first(x):
+            g = _cleaned_up(x)
+            return next(g)  # `g` goes with the helper's frame
+
+        v = first(x)
+        log.append("after the call")
+        return v * 2
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(in_a_helper,
+                                                                          torch.ones(2))
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+
+
+def _summed_in_cleanup(x, out):
+    try:
+        yield x
+        yield x
+    finally:
+        out.append(x.sum() * 2)
+
+
+def _without_grad(x):
+    with torch.no_grad():
+        yield x + 1
+        yield x + 2
+
+
+def test_a_dropped_generators_cleanup_is_seen_by_the_code_after_it() -> None:
+    def f(x):
+        out = []
+        for v in _summed_in_cleanup(x, out):  # noqa: B007
+            break
+        return v + out[0]  # eager: the cleanup has run (compiled, it raised IndexError)
+
+    def g(x):
+        for v in _without_grad(x):  # noqa: B007
+            break
+        return v * 2, torch.is_grad_enabled()  # the generator's no_grad block has ended
+
+    for fn in (f, g):
+        expected, _, result, _, graphs = _eager_and_compiled(fn, torch.ones(2))
+        assert _same(result, expected) and graphs == 1
+    assert torch.is_grad_enabled()
+
+
+_kept = []
+
+
+def test_a_generator_still_referenced_is_not_closed() -> None:
+    def f(x):
+        lst = [_cleaned_up(x)]
+        g = lst[0]
+        a = next(g)
+        del g  # the list still holds it
+        log.append("after del")
+        lst = None  # now the last reference goes
+        log.append("after the list")
+        return a
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.ones(2))
+    assert expected_log == ["after del", "cleaned up", "after the list"]
+    assert _same(result, expected) and got_log == expected_log and graphs == 0
+
+    def kept(x):
+        g = _cleaned_up(x)
+        a = next(g)
+        _kept.append(g)  # outlives the call: not closed
+        del g
+        log.append("after del")
+        return a
+
+    try:
+        expected, expected_log, result, got_log, _ = _eager_and_compiled(kept, torch.ones(2),
+                                                                         fullgraph=False)
+        assert _same(result, expected) and got_log == expected_log == ["after del"]
+    finally:
+        _kept.clear()
+        gc.collect()  # the compiling call's records hold one too: its cleanup runs here
 
 
 def _delegating(x, n):
@@ -481,10 +562,10 @@ def test_a_generator_left_inside_yield_from_is_not_inside_a_block() -> None:
     assert _same(result, expected) and got_log == expected_log and graphs == 1
 
     def g(x):
-        first = next(_delegating_in_a_try(x))
+        first = next(_delegating_in_a_try(x))  # closed as `next` returns, as in Python
         log.append("returning")
         return first + 1
 
-    explained = dynamo.explain(g)(torch.ones(2))
-    assert any("_delegating_in_a_try is left suspended inside a try or with block" in b.reason
-               for b in explained.breaks)
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(g, torch.ones(2))
+    assert expected_log[-2:] == ["cleaned up", "returning"]
+    assert _same(result, expected) and got_log == expected_log and graphs == 1

@@ -51,6 +51,48 @@ def test_the_inputs_and_outputs_of_a_compiling_call_are_not_kept(fn, backend) ->
     assert len(dynamo.explain(fn)(torch.randn(1000)).graphs) >= 1
 
 
+def test_a_dropped_function_with_a_break_and_its_closure_are_freed() -> None:
+    """The table of resume functions outlives the functions they continue: it must hold
+    neither the function nor the cells of its first caller (a model, its tensors)."""
+    def make():
+        w = torch.randn(64, 64)
+
+        def f(x):
+            y = x @ w
+            print(end="", file=io.StringIO())
+            return y
+
+        return f, weakref.ref(w)
+
+    f, w = make()
+    compiled = dynamo.compile(f)
+    torch.testing.assert_close(compiled(torch.ones(2, 64)), f(torch.ones(2, 64)))
+    function = weakref.ref(f)
+    del f, compiled
+    gc.collect()
+    assert function() is None and w() is None
+
+
+class _Logged(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = nn.Linear(64, 64)
+
+    def forward(self, x):
+        print(end="", file=io.StringIO())  # a break, then a submodule called at one
+        return self.inner(x).relu()
+
+
+def test_a_dropped_compiled_model_with_breaks_is_freed() -> None:
+    model = _Logged()
+    compiled = dynamo.compile(model)
+    torch.testing.assert_close(compiled(torch.ones(2, 64)), model(torch.ones(2, 64)))
+    weight = weakref.ref(model.inner.weight)
+    del model, compiled
+    gc.collect()
+    assert weight() is None
+
+
 def test_a_module_call_keeps_no_activations() -> None:
     model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
     compiled = dynamo.compile(model, backend="aot_eager")

@@ -26,6 +26,9 @@ OPTIMIZERS = {
     "adamw": lambda p: torch.optim.AdamW(p, lr=0.01),
     "rmsprop": lambda p: torch.optim.RMSprop(p, lr=0.01, momentum=0.5),
     "adagrad": lambda p: torch.optim.Adagrad(p, lr=0.1),
+    # its foreach step passes the step counts, tensors when compiling, as addcdiv's scalars
+    "adamax_foreach": lambda p: torch.optim.Adamax(p, lr=0.01, foreach=True),
+    "nadam_foreach": lambda p: torch.optim.NAdam(p, lr=0.01, foreach=True),
 }
 
 

@@ -64,6 +64,21 @@ def test_explain_counts_graphs_breaks_and_ops() -> None:
     assert any("L['x'] is a Tensor(3)" in g for g in report.guards)
 
 
+def _nonzero_rows(x):
+    idx = torch.nonzero(x > 0)
+    if idx.shape[0] == 0:
+        return x
+    return x[idx[:, 0]]
+
+
+def test_a_data_dependent_break_names_the_traced_line_only() -> None:
+    """fakecore's errors name the innermost frame of the user's on the real stack: while
+    tracing, that is the caller of the compiled function, not the line traced."""
+    (brk,) = dynamo.explain(_nonzero_rows)(torch.randn(5)).breaks
+    assert brk.lineno == _nonzero_rows.__code__.co_firstlineno + 2
+    assert "depends on data" in brk.reason and " (at " not in brk.reason, brk.reason
+
+
 def test_explain_takes_what_compile_returned_too() -> None:
     assert dynamo.explain(dynamo.compile(_breaking))(torch.ones(3)).graph_count == 3
     assert dynamo.explain(dynamo.compile(torch.nn.Linear(2, 2)))(torch.ones(1, 2)).graph_count == 1

@@ -11,6 +11,7 @@ import collections
 import enum
 import functools
 import io
+import keyword
 import typing
 import warnings
 from unittest import mock
@@ -628,3 +629,15 @@ def test_an_int_index_into_a_zero_dim_tensor_raises_as_eager_does(dynamic) -> No
             f(x, i)
         with pytest.raises(IndexError):
             compiled(x, i)
+
+
+def test_methods_read_from_builtin_types_are_their_arguments_methods() -> None:
+    """einops' pattern parser calls `str.isidentifier(name)`, `set.difference(a, b)` and
+    `keyword.iskeyword` (a frozenset's bound `__contains__`): each once broke the graph."""
+    def parse(x, pattern):
+        names = pattern.split()
+        valid = all(str.isidentifier(n) and not keyword.iskeyword(n) for n in names)
+        extra = set.difference(set(names), {"b"})
+        return x * len(extra) + valid + str.count(pattern, " ") + int.bit_length(len(names))
+
+    _agree(parse, (torch.ones(2), "b h w"), (torch.ones(2), "b c for"), fullgraph=True)

@@ -359,6 +359,36 @@ def test_norms_over_a_symbolic_size_divide_by_it_in_the_kernel(device, norm):
     assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0
 
 
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_interpolate_by_a_scale_factor_over_symbolic_sizes_is_generated(device, mode):
+    """Nearest's source positions are indices times `s / (2.0 * s)`, a float of sizes: the
+    wrapper computes it in Python, as eager does, and kernels take it as an argument."""
+    def up(x):
+        return F.interpolate(x, scale_factor=2.0, mode=mode) * 2
+
+    gm = torch.fx.symbolic_trace(up)
+    compiled = compile_fx(gm, [torch.randn(1, 2, 4, 5, device=device)])
+    for shape in [(1, 2, 4, 5), (1, 2, 7, 9), (1, 2, 5, 3)]:
+        x = torch.randn(*shape, device=device)
+        torch.testing.assert_close(compiled(x), up(x))
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0, dict(counters)
+    if mode == "nearest":
+        assert "hostf0 = " in source(compiled)
+
+
+def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
+    """`floor(1.5 * s)`: Python computes it in float64, index arithmetic could not match."""
+    def up(x):
+        return F.interpolate(x, scale_factor=1.5) * 2
+
+    gm = torch.fx.symbolic_trace(up)
+    compiled = compile_fx(gm, [torch.randn(1, 2, 4, 5, device=device)])
+    for shape in [(1, 2, 4, 5), (1, 2, 7, 9), (1, 2, 6, 3)]:
+        x = torch.randn(*shape, device=device)
+        torch.testing.assert_close(compiled(x), up(x))
+    assert counters["eager_graphs"] == 1, dict(counters)
+
+
 def test_arange_with_a_symbolic_step_is_generated(device):
     # (EmbeddingBag's offsets for 2-d input: arange(0, B * L, L))
     def offsets(a):
@@ -1121,6 +1151,18 @@ def test_var_and_std_with_a_correction_above_the_count_are_infinite(device):
                       torch.randn(4, 6, device=device))
 
 
+def test_a_fractional_correction_over_a_symbolic_count(device):
+    # the divisor N - 1.5 (it was N - 1: the correction's fraction dropped)
+    def spread(a):
+        return a.var(1, correction=1.5), a.std(1, correction=0.5), a.var(1, correction=8.5)
+
+    compiled = compile_fx(torch.fx.symbolic_trace(spread), [torch.randn(3, 5, device=device)])
+    for shape in [(3, 5), (3, 7), (2, 9)]:
+        a = torch.randn(*shape, device=device)
+        for got, want in zip(compiled(a), spread(a)):
+            torch.testing.assert_close(got, want, equal_nan=True)
+
+
 @pytest.mark.parametrize("name", ["s**2", "s**0.5", "2**s", "s**-1", "int(s)", "floor(s)",
                                   "(s-1)/(s+1)"])
 def test_numbers_computed_from_a_changing_float_argument(device, name):
@@ -1387,6 +1429,14 @@ def test_math_functions_keep_their_precision_at_tiny_and_huge_values(device, nam
     got, want = compiled(x), fn(x.double()).float()
     torch.testing.assert_close(got, want, rtol=2e-6, atol=0)
     assert torch.equal(got.signbit(), want.signbit())
+
+
+def test_powers_with_large_results_are_as_precise_as_eagers(device):
+    """exp2(b * log2|a|) in float32 loses precision as |b * log2 a| grows (10 ** 30 was 4e-6
+    off, 7 ** 9 was 40353580): computed in float64, then rounded."""
+    x = torch.tensor([10., 3., 1.5, 0.5, 2., 7.], device=device)
+    y = torch.tensor([30., 60., 200., -100., 127., 9.], device=device)
+    compile_and_check(lambda x, y: x ** y, x, y, atol=0, rtol=1.3e-6)
 
 
 def test_fractional_powers_of_negative_infinity_and_zero(device):
@@ -1734,3 +1784,27 @@ def test_the_example_inputs_are_not_kept_alive(device):
     assert ref() is None
     y = torch.randn(6, 4, device=device)
     torch.testing.assert_close(compiled(y), torch.relu(y) * 2)
+
+
+def test_an_input_with_the_negative_bit_is_read_as_its_values(device):
+    """`c.conj().imag` means the negation of its bytes, which kernels would read as they are:
+    such a graph runs as its aten graph, and a version made for plain tensors does not take
+    one."""
+    gm = torch.fx.symbolic_trace(lambda x: x * 2)
+    compiled = compile_fx(gm, [torch.randn(2, 3, device=device)])
+    plain = torch.randn(2, 3, device=device)
+    negated = torch.randn(2, 3, dtype=torch.complex64, device=device).conj().imag
+    assert negated.is_neg()
+    for x in (plain, negated, torch._neg_view(plain)):
+        torch.testing.assert_close(compiled(x), x * 2)
+
+
+@pytest.mark.parametrize("reduce", [lambda x: x.max(), lambda x: x.min(1),
+                                    lambda x: x.argmax(1)])
+def test_max_and_min_of_nothing_raise_as_eager_does(device, reduce):
+    """They have no identity (the fake kernels accept the empty reduction)."""
+    x = torch.randn(3, 0, device=device)
+    with pytest.raises((RuntimeError, IndexError)) as expected:
+        reduce(x)
+    with pytest.raises(expected.type):  # (argmax's fake kernel raises as it compiles)
+        compile_fx(torch.fx.symbolic_trace(reduce), [x])(x)

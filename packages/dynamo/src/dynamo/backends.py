@@ -80,8 +80,10 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     cache = torch.is_autocast_cache_enabled()
     torch.set_autocast_cache_enabled(False)
     try:
+        # (no module stack: its global module hooks would reach other threads' calls)
         aten = make_fx(_AtenLowering(gm).run, "symbolic" if symbolic else "fake",
-                       record_grad_mode=True)(*_traced_values(gm, example_inputs, symbolic))
+                       record_grad_mode=True, record_module_stack=False)(
+            *_traced_values(gm, example_inputs, symbolic))
     finally:
         torch.set_autocast_cache_enabled(cache)
     if any(n.op == "get_attr" and isinstance(getattr(aten, n.target, None), FakeTensor)

@@ -353,7 +353,7 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
     # Code objects compare by value (not by file or globals): two functions of equal code in
     # two modules (one imported twice, a template run twice) must not share a resume function,
     # which holds its function's globals. (The key holds the code, and the resume function
-    # holds `fn`, so neither id is reused while the entry lives.)
+    # holds `fn`'s globals, so neither id is reused while the entry lives.)
     key = (fn.__code__, id(fn.__code__), id(fn.__globals__), index, nulls, local_names)
     found = _resume_functions.get(key)
     if found is None:  # (its closure is a placeholder: each call passes the caller's cells)
@@ -361,9 +361,14 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
             code = _resume_code(fn.__code__, index, nulls, local_names)
         except RuntimeError as error:  # the assembler rejects what we made of this point
             raise Unsupported(f"continuing after this point ({error})") from None
-        found = types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
+        # Empty cells, and `fn` itself without its cells: the table lives on after `fn`, and
+        # must not keep what `fn`'s closure holds (a model, its tensors) alive.
+        cells = tuple(types.CellType() for _ in fn.__code__.co_freevars) or None
+        found = types.FunctionType(code, fn.__globals__, code.co_name, None, cells)
+        original = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, None, cells)
+        original.__qualname__ = fn.__qualname__
         # the prologue: the stack, its parameters deleted, and a jump
-        found._dynamo_resume_of = (fn, len(nulls) + nulls.count(False) + 1)
+        found._dynamo_resume_of = (original, len(nulls) + nulls.count(False) + 1)
         _resume_functions[key] = found
     return found
 

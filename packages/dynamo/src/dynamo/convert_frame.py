@@ -191,6 +191,10 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     try:
         result = tracer.run()
         try:
+            # the ones the frame drops unfinished: closed before the values are rebuilt (a
+            # cleanup may change them)
+            for generator in list(output.generators):
+                generator.drop(tracer, at_break=result is None)
             if result is None:
                 plan = _break_plan(fn, tracer, builder, options)
                 # A closure's resume functions take its cells along: one function object's
@@ -199,8 +203,6 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
             else:
                 plan = builder.expression(result)
             effects = replay(builder, output.side_effects)
-            for generator in output.generators:  # the ones the frame drops unfinished
-                generator.drop(tracer, at_break=result is None)
         except Unsupported as error:  # the values at the break or the return cannot be rebuilt
             at = tracer.ip if result is None else tracer.ip - 1  # the break, or the return
             error.locate(fn.__code__.co_filename, tracer.instructions[at].lineno)

@@ -129,7 +129,11 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
     """A function with `fn`'s signature that returns its arguments as a dict of locals:
     Python's own argument parsing, at C speed."""
     code = fn.__code__
-    params = inspect.signature(fn, follow_wrapped=False).parameters.values()
+    # The code's own parameters: not a `__signature__` set on `fn` (a decorator's, naming the
+    # wrapped function's parameters), which is not how its frame is bound
+    stub = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    stub.__kwdefaults__ = fn.__kwdefaults__
+    params = inspect.signature(stub).parameters.values()
     defaults = {f"___d{i}": p.default for i, p in enumerate(params)
                 if p.default is not inspect.Parameter.empty}
     parts, seen_star = [], False
@@ -316,7 +320,7 @@ class CompiledFunction:
                        automatic_dynamic=self._automatic_dynamic,
                        dynamic_strides=self._dynamic_strides,
                        dynamic_numbers=self._dynamic_numbers,
-                       wrap_callee=self._wrap_callee, compile_resume=self._compile_resume)
+                       wrap_callee=_held_weakly(self), compile_resume=self._compile_resume)
 
     def _settings(self) -> dict[str, Any]:
         """The options a resume function or a callee compiled at a break inherits."""
@@ -331,39 +335,7 @@ class CompiledFunction:
         return found
 
     def _wrap_callee(self, callee: Any) -> Any:
-        """What a call made for real at a graph break calls: user functions, methods and
-        modules through compiled wrappers of their own, anything else as it is. Activation
-        checkpointing (`torch.utils.checkpoint.checkpoint`, which torch keeps out of graphs)
-        runs for real, recomputing in the backward pass, with the function it is given
-        compiled."""
-        if is_checkpoint(callee):
-            return functools.partial(_checkpoint_compiled, callee, self._wrap_callee)
-        if isinstance(callee, functools.partial):
-            inner = self._wrap_callee(callee.func)
-            return callee if inner is callee.func else \
-                functools.partial(inner, *callee.args, **callee.keywords)
-        if isinstance(callee, types.MethodType) and isinstance(callee.__self__, torch.nn.Module) \
-                and callee.__func__ in _MODULE_CALLS:  # `layer.__call__`
-            return self._wrap_callee(callee.__self__)
-        if isinstance(callee, types.MethodType):
-            inner = self._wrap_callee(callee.__func__)
-            return callee if inner is callee.__func__ else functools.partial(inner, callee.__self__)
-        if isinstance(callee, torch.nn.Module) and not isinstance(
-                callee, OptimizedModule | torch.jit.ScriptModule):  # TorchScript: runs as it is
-            make = compile
-        elif isinstance(callee, types.FunctionType) and not (
-            _disabled(callee)
-            or (callee.__module__ or "").startswith("torch")
-            or _in_stdlib(callee.__code__.co_filename)  # logging's, say: no tensors to capture
-            or callee.__code__.co_flags & _SUSPENDS  # called, it makes a generator: no frame runs
-        ):
-            make = CompiledFunction
-        else:
-            return callee
-        found = self._callees.get(callee)
-        if found is None:
-            found = self._callees[callee] = make(callee, backend=self.backend, **self._settings())
-        return found
+        return _wrap_callee(callee, self.backend, self._settings(), self._callees)
 
     def _note_changed_sizes(self, f_locals: dict, f_globals: dict) -> None:
         """Automatic dynamic (dynamic=None or True): a dim whose size differs from an earlier
@@ -437,6 +409,59 @@ class CompiledFunction:
         _gave_up[self._key] = message
         self._gave_up = True
         warn_user(message)
+
+
+def _wrap_callee(callee: Any, backend: Callable, settings: dict[str, Any],
+                 memo: weakref.WeakKeyDictionary) -> Any:
+    """What a call made for real at a graph break calls: user functions, methods and
+    modules through compiled wrappers of their own, anything else as it is. Activation
+    checkpointing (`torch.utils.checkpoint.checkpoint`, which torch keeps out of graphs)
+    runs for real, recomputing in the backward pass, with the function it is given
+    compiled."""
+    wrap = functools.partial(_wrap_callee, backend=backend, settings=settings, memo=memo)
+    if is_checkpoint(callee):
+        return functools.partial(_checkpoint_compiled, callee, wrap)
+    if isinstance(callee, functools.partial):
+        inner = wrap(callee.func)
+        return callee if inner is callee.func else \
+            functools.partial(inner, *callee.args, **callee.keywords)
+    if isinstance(callee, types.MethodType) and isinstance(callee.__self__, torch.nn.Module) \
+            and callee.__func__ in _MODULE_CALLS:  # `layer.__call__`
+        return wrap(callee.__self__)
+    if isinstance(callee, types.MethodType):
+        inner = wrap(callee.__func__)
+        return callee if inner is callee.__func__ else functools.partial(inner, callee.__self__)
+    if isinstance(callee, torch.nn.Module) and not isinstance(
+            callee, OptimizedModule | torch.jit.ScriptModule):  # TorchScript: runs as it is
+        make = compile
+    elif isinstance(callee, types.FunctionType) and not (
+        _disabled(callee)
+        or (callee.__module__ or "").startswith("torch")
+        or _in_stdlib(callee.__code__.co_filename)  # logging's, say: no tensors to capture
+        or callee.__code__.co_flags & _SUSPENDS  # called, it makes a generator: no frame runs
+    ):
+        make = CompiledFunction
+    else:
+        return callee
+    found = memo.get(callee)
+    if found is None:
+        found = memo[callee] = make(callee, backend=backend, **settings)
+    return found
+
+
+def _held_weakly(compiled: CompiledFunction) -> Callable[[Any], Any]:
+    """`compiled._wrap_callee`, for the code a compilation generates: the cache entry outlives
+    `compiled` (entries are kept per code object, for every wrapper with its settings), and
+    must not keep it, its function and their closure (a model) alive. Once it is gone, a
+    wrapper with its settings, remembering nothing, does the same."""
+    ref, backend, settings = weakref.ref(compiled), compiled.backend, compiled._settings()
+
+    def wrap_callee(callee: Any) -> Any:
+        alive = ref()
+        if alive is not None:
+            return alive._wrap_callee(callee)
+        return _wrap_callee(callee, backend, settings, weakref.WeakKeyDictionary())
+    return wrap_callee
 
 
 class OptimizedModule(torch.nn.Module):
@@ -596,6 +621,8 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
     if not isinstance(model, (type, types.FunctionType)) and isinstance(call, types.FunctionType):
         return functools.partial(_call_object, model, {}, functools.partial(
             compile, backend=compiler, **options))  # its class's __call__, compiled
+    if not isinstance(model, type) and isinstance(call, staticmethod | CompiledFunction):
+        return compile(model.__call__, backend=compiler, **options)  # the function it calls
     if isinstance(model, types.BuiltinFunctionType | types.MethodDescriptorType):
         return CompiledFunction(_calling(model), compiler, **options)  # `F.gelu`, `torch.sin`
     return CompiledFunction(model, compiler, **options)

@@ -12,8 +12,10 @@ Translator on the callee's code (inlining). Any instruction it cannot follow rai
 from __future__ import annotations
 
 import builtins
+import collections
 import collections.abc
 import dis
+import functools
 import operator
 import os
 import sysconfig
@@ -130,6 +132,40 @@ class CellVariable(VariableTracker):
         self.cell = cell
 
 
+def _reachable(roots: list[Any]) -> set[int]:
+    """The ids of the trackers and containers reachable from `roots` (through trackers'
+    attributes, containers, closures and running or suspended frames; not the graph)."""
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo:
+        value = todo.pop()
+        if value is None or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, Translator):
+            todo += [value.stack, value.locals, value.cells, value.handling, value.holding,
+                     value.suspended, value.result]
+        elif isinstance(value, (list, tuple, set, frozenset, collections.deque)):
+            todo.extend(value)
+        elif isinstance(value, dict):
+            todo.extend(value.keys())
+            todo.extend(value.values())
+        elif isinstance(value, types.FunctionType):  # a step function's closure (`lazy_map`)
+            for cell in value.__closure__ or ():
+                try:
+                    todo.append(cell.cell_contents)
+                except ValueError:  # an empty cell
+                    pass
+        elif isinstance(value, types.MethodType):
+            todo += [value.__self__, value.__func__]
+        elif isinstance(value, functools.partial):
+            todo += [value.func, value.args, value.keywords]
+        elif type(value).__module__.startswith("dynamo.") and \
+                not isinstance(value, (OutputGraph, ConstantVariable)):
+            todo.extend(getattr(value, "__dict__", {}).values())
+    return seen
+
+
 class Translator:
     """Symbolically runs one code object; `run()` returns the tracker of its return value."""
 
@@ -154,6 +190,7 @@ class Translator:
         self.made_closures = False  # a nested function captured this frame's cells
         self.handling: list[VariableTracker] = []  # exceptions whose handlers are running
         self.entered_handler_at: int | None = None  # where the first of them was raised
+        self.holding: list[Any] = []  # the functions and arguments of the calls running
 
     @property
     def stopped(self) -> bool:
@@ -164,6 +201,13 @@ class Translator:
 
     def run(self) -> VariableTracker | None:
         """The return value's tracker; None when the trace stopped at `stop_at`."""
+        self.output.frames.append(self)
+        try:
+            return self._run()
+        finally:
+            self.output.frames.pop()
+
+    def _run(self) -> VariableTracker | None:
         while self.result is None and self.suspended is None:
             if self.ip == self.stop_at:
                 return None
@@ -249,6 +293,50 @@ class Translator:
              kwargs: dict[str, VariableTracker]) -> VariableTracker:
         return fn.call(self, args, kwargs)
 
+    def calling(self, fn: VariableTracker, args: list[VariableTracker],
+                kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        """A call instruction's call: its arguments held while it runs (`dropped`), and
+        dropped when it returns."""
+        self.holding.append((fn, args, kwargs))
+        try:
+            result = self.call(fn, args, kwargs)
+        finally:
+            self.holding.pop()
+        self.dropped([fn, args, kwargs])
+        return result
+
+    def dropped(self, values: list[Any]) -> None:
+        """`values` lost a reference. Python closes a generator when its last reference goes:
+        one made in the trace and suspended inside a `try`/`with` block that nothing in the
+        trace refers to any more is closed here, so its cleanup runs where eager's does (`for v
+        in gen(): break` closes it at the break, before the next statement)."""
+        made = self.output.generators
+        if not made:
+            return
+        made[:] = [g for g in made if not g.finished]  # (a finished one is done with)
+        generators = [g for g in made if g.started and g._suspended_in_block()]
+        if not generators:
+            return
+        found = _reachable(values)
+        # newest first: a list or tuple drops its items last to first
+        generators = [g for g in reversed(generators) if id(g) in found]
+        if not generators:
+            return
+        frames = self.output.frames
+        side_effects = self.output.side_effects
+        live = _reachable([*frames, list(side_effects.containers.values()),
+                           list(side_effects.writes.values())])
+        for generator in generators:
+            if id(generator) in live or generator.frame in frames:
+                continue
+            try:
+                generator.call_method(self, "close", [], {})
+            except Unsupported as error:  # its cleanup raised, or cannot be followed
+                unsupported = Unsupported(f"closing the generator {generator.name} where its "
+                                          f"last reference goes ({error.reason})")
+                unsupported.blame_generator(generator.frame.code)
+                raise unsupported from None
+
     def inline(self, code: types.CodeType, f_globals: dict, bound: dict[str, VariableTracker],
                cells: dict[str, Any], name: str) -> VariableTracker:
         if code.co_flags & _NOT_SIMPLE & ~_GENERATOR:
@@ -257,7 +345,13 @@ class Translator:
             raise Unsupported(f"inlining {name}: calls nest deeper than {MAX_INLINE_DEPTH}")
         callee = Translator(self.output, code, f_globals, bound, cells, self.depth + 1)
         if not code.co_flags & _GENERATOR:
-            return callee.run()
+            result = callee.run()
+            self.holding.append(result)
+            try:
+                self.dropped([callee.locals, callee.cells])  # the callee's frame is gone
+            finally:
+                self.holding.pop()
+            return result
         why = self.output.opaque_generators.get(code)
         if why is not None:
             raise Unsupported(f"calling the generator function {name} (its items could not be "
@@ -332,7 +426,7 @@ class Translator:
         self.push(NullVariable())
 
     def POP_TOP(self, ins) -> None:
-        self.pop()
+        self.dropped([self.pop()])
 
     def END_FOR(self, ins) -> None:
         self.popn(2)
@@ -371,12 +465,14 @@ class Translator:
         elif isinstance(value, NullVariable):
             self.locals.pop(ins.argval, None)
         else:
+            old = self.locals.get(ins.argval)
             self.locals[ins.argval] = value
+            self.dropped([old])
 
     def DELETE_FAST(self, ins) -> None:
         if ins.argval not in self.locals and ins.argval not in self.frame_locals:
             self.load_local(ins.argval)  # raises UnboundLocalError, as `del` does there
-        self.locals.pop(ins.argval, None)
+        self.dropped([self.locals.pop(ins.argval, None)])
         self.frame_locals.pop(ins.argval, None)  # not read from the frame again
 
     def LOAD_CONST(self, ins) -> None:
@@ -653,7 +749,7 @@ class Translator:
             kwargs = dict(zip(self.kw_names, args[-n:]))
             args = args[:-n]
             self.kw_names = ()
-        self.push(self.call(fn, args, kwargs))
+        self.push(self.calling(fn, args, kwargs))
 
     def CALL_FUNCTION_EX(self, ins) -> None:
         kwargs = self.pop() if ins.arg & 1 else DictVariable({})
@@ -663,7 +759,7 @@ class Translator:
             self.pop()
         if not isinstance(kwargs, DictVariable):
             raise Unsupported(f"** on {kwargs}")
-        self.push(self.call(fn, args.items(self), dict(kwargs.entries)))
+        self.push(self.calling(fn, args.items(self), dict(kwargs.entries)))
 
     def RETURN_GENERATOR(self, ins) -> None:
         self.push(ConstantVariable(None))

@@ -66,6 +66,10 @@ _SYM = (torch.SymInt, torch.SymFloat, torch.SymBool)
 _FUSED_STEPS = frozenset(getattr(torch, name) for name in (
     "_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_") if hasattr(torch, name))
 
+# foreach ops whose last argument is a list of scalars, or one tensor holding them
+_SCALAR_LIST_OPS = frozenset(getattr(torch, name) for name in (
+    "_foreach_addcdiv", "_foreach_addcdiv_", "_foreach_addcmul", "_foreach_addcmul_"))
+
 
 class OutputGraph:
     """The graph under construction, with its fake mode, inputs and guards."""
@@ -105,6 +109,7 @@ class OutputGraph:
         # (why, by code).
         self.opaque_generators: dict[types.CodeType, str] = {}
         self.generators: list[Any] = []  # GeneratorVariables made in the trace
+        self.frames: list[Any] = []  # the Translators running now, innermost last
         self.code_guarded: set[int] = set()  # ids of the functions whose `__code__` is guarded
         # id of a module method (unguarded) -> where its closure cells were first read: the
         # layers of a model share their class's methods, and one path guards the cells for all
@@ -121,7 +126,10 @@ class OutputGraph:
         if known is not None:  # the same tensor under two names: one input, and a guard
             self.add_guard(SameObject(known[0], source))
             return known[1]
-        if value.layout is not torch.strided or value.is_nested:
+        if value.is_nested or value.is_quantized:
+            kind = "nested" if value.is_nested else "quantized"
+            raise Unsupported(f"{source} is a {kind} tensor (only plain strided tensors)")
+        if value.layout is not torch.strided:
             raise Unsupported(f"{source} is a {value.layout} tensor (only strided tensors)")
         dims = self._dynamic_dims(value, source)
         strides = self._dynamic_strides(value, source)
@@ -232,6 +240,11 @@ class OutputGraph:
             lr = self.call_function(torch.scalar_tensor, [kwargs["lr"]],
                                     {"dtype": ConstantVariable(torch.float64)})
             kwargs = {**kwargs, "lr": lr}
+        if fn in _SCALAR_LIST_OPS and len(args) == 4 and _tensors_only(args[3]):
+            # torch's `_get_value` gives the optimizer's step count as a tensor when compiling,
+            # so Adamax's foreach step passes 0-d tensors where the floats go: one tensor of
+            # them is the op's other overload (torch.compile makes the step capturable instead)
+            args = [*args[:3], self.call_function(torch.stack, [args[3]], {})]
         what = getattr(fn, "__name__", fn)
         node = self.graph.call_function(fn, *_node_args(args, kwargs, what))
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what)
@@ -283,9 +296,10 @@ class OutputGraph:
             with self.fake_mode:
                 return call(fake_args, fake_kwargs)
         except DataDependentError as error:
-            raise Unsupported(f"{what}: its result depends on tensor data ({error})") from None
+            raise Unsupported(f"{what}: its result depends on tensor data ({error.reason})") \
+                from None
         except UnsupportedFakeOpError as error:
-            raise Unsupported(f"{what}: {error}") from None
+            raise Unsupported(f"{what}: {error.reason}") from None
         except Unsupported:
             raise
         except Exception as error:
@@ -448,6 +462,12 @@ def _numbers(data: VariableTracker) -> list[VariableTracker]:
     return [data]
 
 
+def _tensors_only(data: VariableTracker) -> bool:
+    """Whether `data` is a nonempty list or tuple of tensors."""
+    return isinstance(data, SequenceVariable) and bool(data.values) and \
+        all(isinstance(v, TensorVariable) for v in data.values)
+
+
 def _symbols_in(data: VariableTracker) -> bool:
     return any(isinstance(n, SymNodeVariable) for n in _numbers(data))
 
@@ -513,8 +533,16 @@ def _graph_value(v: VariableTracker, example: bool) -> Any:
 
 
 def _is_impure(node: torch.fx.Node) -> bool:
-    """Whether dead-code elimination must keep the node: it writes, or it draws random numbers."""
-    return _writes(node) or _draws_random_numbers(node, _name_of(node.target))
+    """Whether dead-code elimination must keep the node: it writes, it draws random numbers,
+    or it makes a tensor from a symbolic number, whose value at run time may make it raise
+    where the trace's did not (`x + k` with `k` past int64, `torch.zeros(n)` too large)."""
+    return _writes(node) or _draws_random_numbers(node, _name_of(node.target)) or (
+        isinstance(node.meta.get("example_value"), torch.Tensor)
+        and any(isinstance(arg.meta.get("example_value"), _SYMBOLIC_NUMBERS)
+                for arg in node.all_input_nodes))
+
+
+_SYMBOLIC_NUMBERS = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
 def _name_of(target: Any) -> str:

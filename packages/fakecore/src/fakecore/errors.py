@@ -41,6 +41,7 @@ class DataDependentError(RuntimeError):
 
     def __init__(self, message: str) -> None:
         super().__init__(_at_user_line(message))
+        self.reason = message  # without the location (a tracer names the traced line itself)
 
 
 class UnsupportedFakeOpError(RuntimeError):
@@ -49,6 +50,7 @@ class UnsupportedFakeOpError(RuntimeError):
     def __init__(self, op: object, reason: str) -> None:
         super().__init__(_at_user_line(f"cannot fake {op}: {reason}"))
         self.op = op
+        self.reason = f"cannot fake {op}: {reason}"  # without the location
 
 
 class MixedRealFakeError(RuntimeError):

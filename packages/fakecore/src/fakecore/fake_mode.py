@@ -314,6 +314,12 @@ class FakeTensorMode(TorchDispatchMode):
         )
         with torch._C._DisableTorchDispatch():
             out = func(*real_args, **real_kwargs)
+        if not any(t.layout is not torch.strided for t in fakes) and any(
+                isinstance(t, torch.Tensor) and t.layout is not torch.strided
+                for t in tree_flatten(out)[0]):
+            # a sparse result of dense inputs (`to_sparse`): its number of stored elements
+            # depends on the data, and zeros would say none (PyTorch's mode refuses it too)
+            raise UnsupportedFakeOpError(func, "its sparse output's size depends on the data")
         back = {id(z): t for t, z in ((t, zeros[id(t)]) for t in fakes)}
 
         def fake(value: Any) -> Any:

@@ -195,10 +195,17 @@ class _Trace:
             if self.fake_mode is not None:
                 stack.enter_context(self.fake_mode)
             stack.enter_context(self.proxy_mode)
-            stack.enter_context(observe_sym_ops(self.proxy_mode.record_sym_op))
+            stack.enter_context(observe_sym_ops(self._record_sym_op))
             if self.module_stack is not None:
                 stack.enter_context(self.module_stack.recording())
             return fn(*args)
+
+    def _record_sym_op(self, op: Callable, args: tuple, result: Any) -> None:
+        """Size arithmetic on this trace's symbols, as nodes. fakecore's observers see every
+        thread's: another thread's trace (dynamo's, with a ShapeEnv of its own) is not ours."""
+        node = getattr(result, "node", None)
+        if self.shape_env is None or getattr(node, "shape_env", None) is self.shape_env:
+            self.proxy_mode.record_sym_op(op, args, result)
 
     def _graph_module(self) -> torch.fx.GraphModule:
         root = torch.nn.Module()

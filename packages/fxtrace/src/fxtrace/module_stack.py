@@ -8,6 +8,7 @@ PyTorch's own traces.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -24,21 +25,26 @@ class ModuleStack:
     def __init__(self, root: torch.nn.Module | None) -> None:
         self._names = {id(m): name for name, m in root.named_modules()} if root is not None else {}
         self._stack: list[tuple[str, type]] = []
+        self._thread: int | None = None  # the tracing thread: the hooks are global
 
     def current(self) -> dict[str, tuple[str, type]]:
         return {name: (name, cls) for name, cls in self._stack if name}  # "" is the root
 
     def _push(self, module: torch.nn.Module, args: object) -> None:
+        if threading.get_ident() != self._thread:  # another thread's module, called eagerly
+            return
         name = self._names.get(id(module))
         if name is None:  # a module outside the root: name it by its class
             name = f"{type(module).__name__}_{id(module):x}"
         self._stack.append((name, type(module)))
 
     def _pop(self, module: torch.nn.Module, args: object, output: object) -> None:
-        self._stack.pop()
+        if threading.get_ident() == self._thread:
+            self._stack.pop()
 
     @contextmanager
     def recording(self) -> Iterator[None]:
+        self._thread = threading.get_ident()
         pre = register_module_forward_pre_hook(self._push)
         post = register_module_forward_hook(self._pop)
         try:

@@ -331,6 +331,12 @@ class CompiledGraph:
             return check, self._runner(aten_gm, state)
 
 
+def _aten_trace(fn: Callable, table: dict) -> Callable[..., torch.fx.GraphModule]:
+    """make_fx on fakes, without a module stack (its module hooks are global: other threads'
+    module calls would run them)."""
+    return make_fx(fn, "fake", table, record_module_stack=False)
+
+
 def _with_state(run: Callable, state: list[torch.Tensor]) -> Callable:
     """`run` (which takes the parameters and buffers first) as a function of the inputs only."""
     if not state:
@@ -507,7 +513,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
 
     metadata = [_metadata(t) for t in (*state, *inputs)]
     try:
-        first = traced = make_fx(call, "fake", table)(*state, *inputs)
+        first = traced = _aten_trace(call, table)(*state, *inputs)
     except RuntimeError as e:
         # a write into an overlapping view (an expanded input's `fill_`), which eager allows
         # but fake kernels refuse
@@ -537,7 +543,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
             break
         fn = torch.func.functionalize(_AtenInterpreter(traced).run, remove="mutations")
         try:
-            traced = make_fx(fn, "fake", table)(*state, *inputs)
+            traced = _aten_trace(fn, table)(*state, *inputs)
         except RuntimeError as e:
             if _untraceable_write(e):
                 # a copy back into an input whose elements overlap (expanded, symbolic sizes),
@@ -555,7 +561,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         return first  # not views of what is copied into an input: lowering runs it eagerly
     if not _outputs_laid_out_as(traced, first, views) and not views:
         return traced
-    return make_fx(_AtenInterpreter(traced).run, "fake", table)(*state, *inputs)
+    return _aten_trace(_AtenInterpreter(traced).run, table)(*state, *inputs)
 
 
 def _metadata(t: Any) -> Any:
@@ -885,12 +891,12 @@ def _hint(value: Any) -> Any:
 def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: list | None = None,
            written: list[int] | None = None, offsets: bool = False) -> Callable[[tuple], bool]:
     """What the trace assumed of the arguments: the same ints (or ints that bind symbols) and
-    other constants (floats, bools); tensors of the same dtype, device and requires_grad (and
-    grad mode, if one or a tensor of `state` requires grad), with sizes and strides equal to the
-    fakes' (ints, or expressions in the symbols) and, with `offsets`, the same storage offsets;
-    the values of the 0-d tensors in `scalars`; that the inputs `written` into share no memory
-    with another (`_shares_memory`); and the shape guards the trace recorded. Generated as
-    straight-line Python, as it runs on every call."""
+    other constants (floats, bools); tensors of the same dtype, device, requires_grad (and
+    grad mode, if one or a tensor of `state` requires grad), conjugate and negative bits, with
+    sizes and strides equal to the fakes' (ints, or expressions in the symbols) and, with
+    `offsets`, the same storage offsets; the values of the 0-d tensors in `scalars`; that the
+    inputs `written` into share no memory with another (`_shares_memory`); and the shape guards
+    the trace recorded. Generated as straight-line Python, as it runs on every call."""
     lines = [f"if len(args) != {len(fakes)}: return False"]
     env: dict[str, Any] = {"Tensor": torch.Tensor, "grad_enabled": torch.is_grad_enabled,
                            "same_float": _same_float}
@@ -937,7 +943,9 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: lis
         env[f"device{i}"] = t.device
         lines += [f"t = args[{i}]",
                   f"if not isinstance(t, Tensor) or t.dtype is not dtype{i} or {device}"
-                  f" or t.requires_grad is not {t.requires_grad}: return False",
+                  f" or t.requires_grad is not {t.requires_grad}"
+                  f" or t.is_conj() is not {t.is_conj()} or t.is_neg() is not {t.is_neg()}"
+                  ": return False",
                   f"size{i}, stride{i} = t.shape, t.stride()"]
         if offsets:
             lines.append(f"if t.storage_offset() != {int(t.storage_offset())}: return False")

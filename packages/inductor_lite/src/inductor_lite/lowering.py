@@ -108,7 +108,11 @@ def meta_layout(val: torch.Tensor) -> Layout:
 
 def base_layout(val: torch.Tensor) -> Layout:
     """The layout of a tensor that reaches the wrapper as itself (an input, an extern call's
-    result): offsets count from its data pointer, which is where a kernel's pointer starts."""
+    result): offsets count from its data pointer, which is where a kernel's pointer starts.
+    One with the negative bit (`c.conj().imag`, `torch._neg_view`) means the negation of its
+    bytes, which kernels would read as they are: the graph runs as its aten graph."""
+    if val.is_neg():
+        raise GraphLoweringError("a tensor with the negative bit set (`c.conj().imag`)")
     layout = meta_layout(val)
     return Layout(layout.size, layout.stride, sympy.Integer(0), layout.dtype, layout.device)
 
@@ -179,6 +183,10 @@ class GraphLowering:
         # value below), by the tensor's buffer name: the wrapper reads each once the tensor
         # exists, and kernels take it as an argument.
         self.host_scalars: dict[sympy.Symbol, str] = {}
+        # Floats computed from sizes (`interpolate`'s scale, `s0 / (2.0 * s0)`): the wrapper
+        # computes each in Python, as eager does, once the sizes are read; kernels take it as
+        # an argument.
+        self.host_floats: dict[sympy.Symbol, sympy.Expr] = {}
         # Host values: 0-d CPU tensors computed from 0-d CPU inputs and constants only (an
         # optimizer's step count and the step size made from it): computed by aten on the
         # host, never by a kernel (a GPU kernel cannot touch CPU memory).
@@ -248,6 +256,11 @@ class GraphLowering:
         self.order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
         for node in self.gm.graph.nodes:
             self.node = node
+            floored = _floored_floats(node.meta.get("val"))
+            if floored is not None:
+                # `floor(1.5*s0)`, `interpolate`'s size for a scale factor: Python computes it
+                # in float64, which index arithmetic in kernels cannot match
+                raise LoweringError(f"a size computed in floats: {floored}")
             if node.op == "placeholder":
                 self.env[node] = self._placeholder(node)
             elif node.op == "get_attr":
@@ -353,7 +366,19 @@ class GraphLowering:
             if (expr.free_symbols <= set(self.host_scalars) and _float_arith(expr)) or (
                     expr.is_integer and expr.free_symbols <= self.bound):
                 return expr
+            if expr.free_symbols <= self.bound and all(s.is_integer for s in expr.free_symbols):
+                return self._host_float(expr)
         raise LoweringError(f"cannot lower {node.target}")
+
+    def _host_float(self, expr: sympy.Expr) -> sympy.Symbol:
+        """The symbol of float `expr` of sizes, which the wrapper computes."""
+        for symbol, known in self.host_floats.items():
+            if known == expr:
+                return symbol
+        symbol = sympy.Symbol(f"hostf{len(self.host_floats)}", integer=False, real=True)
+        self.host_floats[symbol] = expr
+        self.bound.add(symbol)
+        return symbol
 
     def host_scalar(self, node: torch.fx.Node, x: Any) -> sympy.Expr | None:
         """`x.item()` of a 0-d CPU float input or host value: its symbol, which the wrapper
@@ -523,6 +548,16 @@ def _free_symbols(tree: Any) -> set[sympy.Symbol]:
             if isinstance(p, torch.SymInt):
                 out |= p.node.expr.free_symbols
     return out
+
+
+def _floored_floats(tree: Any) -> sympy.Expr | None:
+    """A size, stride or int of a pytree of fake values computed from a float, if any."""
+    for v in torch.utils._pytree.tree_leaves(tree):
+        parts = [*v.shape, *v.stride()] if isinstance(v, torch.Tensor) else [v]
+        for p in parts:
+            if isinstance(p, torch.SymInt) and p.node.expr.atoms(sympy.Float):
+                return p.node.expr
+    return None
 
 
 def _reads(fn: Callable[[Index], Value], size: Sequence[sympy.Expr]) -> list:
@@ -1094,6 +1129,10 @@ def reduction(lower: GraphLowering, x: TensorIR, dims: Sequence[int] | None, kee
     kept = [d for d in range(rank) if d not in dims]
     size = tuple(x.size[d] for d in kept)
     rsize = tuple(x.size[d] for d in dims)
+    if reduction_type in ("max", "min", "argmax", "argmin") and 0 in rsize:
+        # no identity: eager raises (`max()` of an empty tensor), which the aten call does too
+        # (the fake kernels of `max`/`min` accept it)
+        raise LoweringError(f"{reduction_type} over a dim of size 0")
     in_dtype = compute_dtype(dtype) if reduction_type not in ("argmax", "argmin") else \
         compute_dtype(x.dtype)
     if reduction_type in ("any", "all"):
@@ -1708,6 +1747,9 @@ def _prims_var(lower, node, x, dims, correction, *, output_dtype=None):
         # negative variance).
         if count.is_Integer:
             return constant(max(int(count) - offset, 0), dtype)
+        if offset != int(offset):  # a fractional correction: N - 1.5 in the kernel's float type
+            size = to_dtype(Value("index", (count,), torch.int64), dtype)
+            return op("maximum", op("sub", size, constant(offset, dtype)), constant(0, dtype))
         return to_dtype(Value("index", (sympy.Max(count - int(offset), 0),), torch.int64), dtype)
 
     def squared_diff(idx):

@@ -146,7 +146,12 @@ else:
 
 @triton.jit
 def pow(a, b):
-    magnitude = tl.exp2(b * tl.log2(tl.abs(a)))
+    # In float64 for float32 operands: exp2's relative error grows with b * log2|a| (about 40
+    # ulps near 1e38 in float32), which double precision leaves below float32's rounding.
+    if a.dtype == tl.float32:
+        magnitude = tl.exp2(b.to(tl.float64) * tl.log2(tl.abs(a).to(tl.float64))).to(tl.float32)
+    else:
+        magnitude = tl.exp2(b * tl.log2(tl.abs(a)))
     odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
     out = tl.where(both(signbit(a), odd), magnitude * -1.0, magnitude)
     # A negative base to a fractional power is NaN, but -inf's is inf or 0 (IEEE)

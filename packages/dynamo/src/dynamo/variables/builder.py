@@ -80,6 +80,7 @@ from dynamo.variables.objects import (
 from dynamo.variables.user_objects import CopyVariable, UserObjectVariable
 from guards import (
     AttrSource,
+    DictContains,
     DictKeys,
     DictKeySource,
     Equals,
@@ -377,8 +378,13 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             return tuple(k if is_literal(k) or type(k) is tuple else ObjectKey(k, functools.partial(
                 wrap, tx, k, _child(source, DictKeySource, i))) for i, k in enumerate(keys))
 
+        def has(k: Any) -> bool:
+            present = key_value(k) in value
+            _guard(tx, source, DictContains, key_value(k), present)
+            return present
+
         made = DictVariable.of_frame(keys_of, source, lambda k: wrap(
-            tx, value[key_value(k)], _child(source, GetItemSource, key_value(k))))
+            tx, value[key_value(k)], _child(source, GetItemSource, key_value(k))), has)
         if type(value) is collections.defaultdict:
             made.kind = collections.defaultdict
             factory = wrap(tx, value.default_factory,
@@ -394,9 +400,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
                    tuple(value))
         return SetVariable(value, source)
     if isinstance(value, types.BuiltinMethodType) and (
-            isinstance(value.__self__, torch.Tensor) or type(value.__self__) in (list, dict, set)):
+            isinstance(value.__self__, torch.Tensor) or type(value.__self__) in (list, dict, set)
+            or type(value.__self__) is frozenset and all(map(is_literal, value.__self__))):
         # `x.add`, `losses.append`, passed on at a break: the method of the object it is bound to
-        # (guarded as that object is), not one method object (a new one every call)
+        # (guarded as that object is), not one method object (a new one every call);
+        # `keyword.iskeyword`, a frozenset's `__contains__`, so asks the set
         _guard(tx, source, TypeMatch, type(value))
         _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
         owner = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))

@@ -170,11 +170,14 @@ class BuiltinVariable(TrueVariable):
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.functions import UserFunctionVariable
-        from dynamo.variables.objects import BaseMethodVariable
+        from dynamo.variables.objects import VALUE_BASES, BaseMethodVariable
 
         if self.fn is dict and name == "fromkeys":
             return UserFunctionVariable(_dict_fromkeys)
-        method = BaseMethodVariable.of(getattr(self.fn, name, None))  # object.__setattr__
+        member = getattr(self.fn, name, None)
+        if self.fn in VALUE_BASES and getattr(member, "__objclass__", None) is self.fn:
+            return BaseMethodVariable(self.fn, name)
+        method = BaseMethodVariable.of(member)  # object.__setattr__
         return method if method is not None else super().getattr(tx, name)
 
     def call(self, tx: Translator, args: list[VariableTracker],

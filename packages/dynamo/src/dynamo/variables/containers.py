@@ -19,7 +19,7 @@ import torch
 from dynamo.exc import Raised, Unsupported
 from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
-from dynamo.variables.constant import ConstantVariable
+from dynamo.variables.constant import ConstantVariable, is_literal
 from guards import AttrSource, ChainedSource, TypeSource
 
 if TYPE_CHECKING:
@@ -472,6 +472,7 @@ class DictVariable(VariableTracker):
     to (`activations["relu"] = y`) costs none: its writes are replayed one by one."""
 
     _keys_of: Callable[[], tuple] | None = None  # a frame dict whose keys are not read yet
+    _has: Callable[[Any], bool] | None = None  # a frame dict's: whether it holds a literal key
     written: dict[Any, VariableTracker]  # what was stored into it before they were
     frame_size: int | None = None  # a frame dict's: how many entries the real one holds
 
@@ -486,11 +487,13 @@ class DictVariable(VariableTracker):
 
     @staticmethod
     def of_frame(keys_of: Callable[[], tuple], source: Any,
-                 read: Callable[[Any], VariableTracker]) -> DictVariable:
+                 read: Callable[[Any], VariableTracker],
+                 has: Callable[[Any], bool]) -> DictVariable:
         """A dict from the frame: its keys, from `keys_of` when first needed; each value,
-        wrapped by `read` when first read."""
+        wrapped by `read` when first read. Until then `key in d` asks `has` (a guard on that
+        key alone: `"torch" in sys.modules` must not guard every module's name)."""
         made = DictVariable({}, source, read=read)
-        made._keys_of, made.written = keys_of, {}
+        made._keys_of, made.written, made._has, made._early = keys_of, {}, has, {}
         return made
 
     @property
@@ -499,6 +502,7 @@ class DictVariable(VariableTracker):
             keys_of, self._keys_of = self._keys_of, None
             self._items = dict.fromkeys(keys_of(), _UNREAD)
             self.frame_size = len(self._items)
+            self._items.update(self._early)
             self._items.update(self.written)
         return self._items
 
@@ -535,10 +539,18 @@ class DictVariable(VariableTracker):
         return self._entries
 
     def has_key(self, k: Any) -> bool:
+        if self.unread and is_literal(k):
+            return k in self.written or self._has(k)
         return k in self._entries
 
     def lookup(self, k: Any) -> VariableTracker:
         """The value of key `k` (which must be present)."""
+        if self.unread:  # keys not read yet: the value of a key `has_key` found
+            if k in self.written:
+                return self.written[k]
+            if k not in self._early:
+                self._early[k] = self._read(k)
+            return self._early[k]
         value = self._entries[k]
         if value is _UNREAD:
             value = self._entries[k] = self._read(k)
@@ -562,7 +574,7 @@ class DictVariable(VariableTracker):
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         k = dict_key(key, tx)
-        if k not in self._entries:
+        if not self.has_key(k):
             if self.default_factory is not None:  # defaultdict: made, stored and returned
                 tx.output.side_effects.mutated(self)
                 self._entries[k] = self.default_factory.call(tx, [], {})
@@ -577,14 +589,14 @@ class DictVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(len(self._entries))
         if name == "__contains__":
-            return ConstantVariable(dict_key(args[0], tx) in self._entries)
+            return ConstantVariable(self.has_key(dict_key(args[0], tx)))
         if name in ("__iter__", "__reversed__"):
             return DictIteratorVariable(self, reverse=name == "__reversed__")
         if name in ("keys", "values", "items"):
             return DictViewVariable(self, name)
         if name == "get":
             k = dict_key(args[0], tx)
-            if k in self._entries:
+            if self.has_key(k):
                 return self.lookup(k)
             return args[1] if len(args) > 1 else ConstantVariable(None)
         if name in _DICT_WRITES and getattr(self.source, "attr", None) in _MODULE_TABLES:

@@ -160,22 +160,27 @@ class GeneratorVariable(LazyIteratorVariable):
 
     def drop(self, tx: Translator, at_break: bool) -> None:
         """The trace ends with this generator unreferenced or suspended. Python closes a
-        generator when its last reference goes (GeneratorExit at its `yield`), which the trace
-        does not follow: suspended inside a `try`/`with` block, its cleanup (a `finally`, an
-        `except`, an `__exit__`) would run at a time the trace cannot tell. At a return, a
-        close that does nothing (no write, no op) is fine; otherwise the generator function is
+        generator when its last reference goes (GeneratorExit at its `yield`): the trace closes
+        one where the code drops it (`Translator.dropped`), but a reference lost another way
+        (a container emptied) is not seen, so its cleanup (a `finally`, an `except`, an
+        `__exit__`) would run at a time the trace cannot tell. At a return, a close is fine
+        when the frame's locals still hold the generator (Python closes it as the frame
+        ends) or when it does nothing (no write, no op); otherwise the generator function is
         called for real (Unsupported, blamed on it)."""
         if not self._suspended_in_block():
             return
         if not at_break:
+            from dynamo.interpreter import _reachable
+
             output = tx.output
+            held = id(self) in _reachable([tx.locals, tx.cells])
             before = output.side_effects.changes, len(output.graph.nodes)
             try:
                 self.call_method(tx, "close", [], {})
             except Unsupported:
                 pass
             else:
-                if (output.side_effects.changes, len(output.graph.nodes)) == before:
+                if held or (output.side_effects.changes, len(output.graph.nodes)) == before:
                     return
         error = Unsupported(f"the generator {self.name} is left suspended inside a try or with "
                             "block, whose cleanup runs when the generator is dropped")

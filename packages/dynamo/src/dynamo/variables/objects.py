@@ -248,6 +248,9 @@ class ObjectVariable(VariableTracker):
 
 
 BUILTIN_BASES = (object, dict, collections.OrderedDict, list)
+# Builtin types whose methods, read unbound from the type (`str.isalnum(c)`,
+# `set.difference(a, b)`: einops' parser), are the methods of their first argument.
+VALUE_BASES = (str, bytes, int, float, complex, tuple, set, frozenset)
 
 
 def python_descriptor(member: Any) -> bool:
@@ -300,6 +303,8 @@ class BaseMethodVariable(TrueVariable):
         obj, args = (self.obj, args) if self.obj is not None else (args[0], args[1:])
         if isinstance(obj, UserObjectVariable):
             return obj.call_base(tx, self.base, self.name, args, kwargs)
+        if self.base in VALUE_BASES and issubclass(obj.python_type(), self.base):
+            return obj.call_method(tx, self.name, args, kwargs)
         if isinstance(obj, (DictVariable, ListVariable)) and self.base is not object and \
                 issubclass(obj.python_type(), self.base):
             return obj.call_method(tx, self.name, args, kwargs)
@@ -1025,7 +1030,11 @@ _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_comp
                       torch._utils.is_compiling)
 _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_default_dtype,
                       torch.use_deterministic_algorithms,
-                      torch.autograd.grad, torch.autograd.backward)
+                      torch.autograd.grad, torch.autograd.backward,
+                      # a copy of the generator's state now: no op, so a backend's trace would
+                      # make it a constant of the graph (the state when it was compiled)
+                      torch.random.get_rng_state, torch.cuda.get_rng_state,
+                      torch.cuda.get_rng_state_all)
 _STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nesting,
                   torch.clear_autocast_cache)
 

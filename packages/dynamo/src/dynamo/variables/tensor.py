@@ -182,7 +182,8 @@ class SymNodeVariable(VariableTracker):
         try:
             return bool(value)  # a guard in the ShapeEnv
         except DataDependentError as error:
-            raise Unsupported(f"branching on a value read from a tensor ({error})") from None
+            raise Unsupported(f"branching on a value read from a tensor ({error.reason})") \
+                from None
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
