@@ -247,6 +247,41 @@ def test_disable_and_allow_in_graph() -> None:
     assert any(n.target is opaque for n in graph.graph.nodes)
 
 
+def test_a_disabled_module_or_builtin_runs_as_it_is() -> None:
+    class Inner(nn.Module):
+        def forward(self, x):
+            return x.cos()
+
+    class Outer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = dynamo.disable(Inner())
+
+        def forward(self, x):
+            return self.inner(x) + 1
+
+    model, x = Outer(), torch.randn(3)
+    report = dynamo.explain(model)(x)
+    assert report.ops_per_graph == [["add"]], report.ops_per_graph  # cos runs as it is
+    assert any("marked dynamo.disable" in b.reason for b in report.breaks)
+    torch.testing.assert_close(dynamo.compile(model)(x), model(x))
+    torch.testing.assert_close(dynamo.compile(model.inner)(x), x.cos())
+    sin = dynamo.disable(torch.sin)  # a builtin takes no attribute: wrapped
+    with pytest.raises(dynamo.Unsupported, match="marked dynamo.disable"):
+        dynamo.compile(lambda x: sin(x) * 2, fullgraph=True)(x)
+
+
+def test_load_state_dict_takes_torch_compiles_keys() -> None:
+    """A checkpoint saved from torch.compile's wrapper has `_orig_mod.` keys."""
+    model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    saved = {f"_orig_mod.{k}": v.clone() + 1 for k, v in model.state_dict().items()}
+    compiled = dynamo.compile(model)
+    compiled.load_state_dict(saved)
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(value, saved[f"_orig_mod.{key}"])
+    compiled.load_state_dict({k: v - 1 for k, v in model.state_dict().items()})  # plain keys
+
+
 def test_optimized_module_passes_attributes_and_runs_hooks() -> None:
     m = nn.Linear(3, 2)
     compiled = dynamo.compile(m)
@@ -427,6 +462,24 @@ def test_mark_dynamic() -> None:
     assert len(compiled.cache) == 2
 
 
+def test_marks_count_dims_from_the_end_too() -> None:
+    shapes = []
+
+    def recording(gm, inputs):
+        shapes.append([tuple(n.meta["example_value"].shape) for n in gm.graph.nodes
+                       if n.op == "placeholder"])
+        return gm.forward
+
+    x = torch.randn(4, 3)
+    dynamo.mark_static(x, -1)
+    dynamo.compile(lambda x: x.sin(), backend=recording, dynamic=True)(x)
+    assert shapes[-1][0][1] == 3 and not isinstance(shapes[-1][0][0], int)
+    y = torch.randn(4, 3)
+    dynamo.mark_dynamic(y, -3)  # not a dim of y: ignored, as an index past its rank is
+    compiled = dynamo.compile(lambda x: x.sin() + x.shape[1], fullgraph=True)
+    torch.testing.assert_close(compiled(y), y.sin() + 3)
+
+
 def test_shape_guards_from_branches_recompile() -> None:
     def f(x):
         return x * 2 if x.shape[0] > 4 else x - 1
@@ -452,6 +505,19 @@ def test_backends_by_name_callable_and_registry() -> None:
     assert seen == [2]
     with pytest.raises(ValueError, match="unknown backend"):
         dynamo.compile(lambda x: x, backend="no-such-backend")
+
+    @dynamo.register_backend  # bare, as torch's: under the function's own name
+    def bare_recording(gm, inputs):
+        seen.append(-len(inputs))
+        return gm.forward
+
+    assert bare_recording.__name__ == "bare_recording" and callable(bare_recording)
+    assert dynamo.compile(lambda x: x + 1, backend="bare_recording")(torch.ones(1)).item() == 2
+    assert seen == [2, -1]
+    with pytest.raises(TypeError, match="the name must be a string"):
+        dynamo.register_backend(5, bare_recording)
+    with pytest.raises(TypeError, match="must be callable"):
+        dynamo.register_backend("three", 3)
 
 
 def test_failing_backend_falls_back_with_a_warning() -> None:

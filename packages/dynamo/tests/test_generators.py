@@ -569,3 +569,52 @@ def test_a_generator_left_inside_yield_from_is_not_inside_a_block() -> None:
     expected, expected_log, result, got_log, graphs = _eager_and_compiled(g, torch.ones(2))
     assert expected_log[-2:] == ["cleaned up", "returning"]
     assert _same(result, expected) and got_log == expected_log and graphs == 1
+
+
+def _inner_cleaned(x):
+    try:
+        yield x
+        yield x
+    finally:
+        log.append("inner cleaned up")
+
+
+def _outer_cleaned(x):
+    try:
+        yield from _inner_cleaned(x)
+    finally:
+        log.append("outer cleaned up")
+
+
+def test_closing_a_generator_in_yield_from_closes_its_delegate_first() -> None:
+    def f(x):
+        v = next(_outer_cleaned(x))
+        log.append("after")
+        return v + 1
+
+    expected, expected_log, result, got_log, graphs = _eager_and_compiled(f, torch.ones(2))
+    assert expected_log == ["inner cleaned up", "outer cleaned up", "after"]
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+
+
+def test_throw_into_a_generator_in_yield_from_runs_eagerly() -> None:
+    """CPython throws into the delegate first (which may catch it and return): not followed
+    (the generators run for real)."""
+    def _inner(x):
+        try:
+            yield x
+        except ValueError:
+            return x * 3
+
+    def _outer(x):
+        got = yield from _inner(x)
+        yield got
+
+    def f(x):
+        gen = _outer(x)
+        next(gen)
+        return gen.throw(ValueError())
+
+    x = torch.ones(2)
+    torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))
+    assert dynamo.explain(f)(x).graph_break_count > 0

@@ -181,6 +181,32 @@ def test_functionalize_leaves_only_copies_into_inputs(mode: str) -> None:
     torch.testing.assert_close(b, a)
 
 
+class _Counter(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return x * self.total
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("lift", [False, True])
+def test_functionalize_copies_a_modules_written_buffers_back(mode: str, lift: bool) -> None:
+    """A buffer written with a value made from an input: functionalization saw no wrapper for
+    the buffer (an internal assert), unless it is passed in like an input."""
+    model = _Counter()
+    gm = make_fx(model, mode, functionalize=True, lift_params=lift)(torch.randn(3))
+    mutating = [t for t in _calls(gm) if isinstance(t, torch._ops.OpOverload) and t._schema.is_mutable]
+    assert mutating == [torch.ops.aten.copy_.default]
+    reference, x = _Counter(), torch.randn(3)
+    expected = reference(x)
+    model.total.zero_()
+    torch.testing.assert_close(gm(model.total, x) if lift else gm(x), expected)
+    torch.testing.assert_close(model.total, reference.total)
+
+
 def test_random_ops_are_traced_as_ops() -> None:
     gm = make_fx(lambda x: x + torch.rand_like(x), "fake")(torch.zeros(1000))
     assert torch.ops.aten.rand_like.default in _calls(gm)

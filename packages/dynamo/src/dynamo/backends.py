@@ -21,9 +21,17 @@ Backend = Callable[[torch.fx.GraphModule, list], Callable]
 _REGISTRY: dict[str, Backend] = {}
 
 
-def register_backend(name: str, backend: Backend | None = None) -> Any:
-    """Register `backend` under `name` (usable as a decorator)."""
+def register_backend(name: str | Backend, backend: Backend | None = None) -> Any:
+    """Register `backend` under `name` (usable as a decorator: `@register_backend("name")`,
+    or bare, `@register_backend`, as torch's, under the function's own name)."""
+    if callable(name) and backend is None:
+        name, backend = name.__name__, name
+    if not isinstance(name, str):
+        raise TypeError(f"register_backend: the name must be a string, not {name!r}")
+
     def add(fn: Backend) -> Backend:
+        if not callable(fn):
+            raise TypeError(f"register_backend: backend {name!r} must be callable, not {fn!r}")
         _REGISTRY[name] = fn
         return fn
 

@@ -12,6 +12,7 @@ that runs the original function: left alone, at the cost of one guard check.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import inspect
 import logging
@@ -59,8 +60,13 @@ def reset() -> None:
 
 
 def disable(fn: Callable) -> Callable:
-    """Never compile `fn`; inside a compiled frame, calling it stops the capture (part 1)."""
-    fn._dynamo_disable = True  # type: ignore[attr-defined]
+    """Never compile `fn` (a function or an nn.Module); inside a compiled frame, calling it
+    stops the capture (part 1). A builtin, which takes no attributes, is wrapped."""
+    try:
+        fn._dynamo_disable = True  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):  # `torch.sin`: a Python function calling it
+        fn = _calling(fn)
+        fn._dynamo_disable = True  # type: ignore[attr-defined]
     return fn
 
 
@@ -432,8 +438,8 @@ def _wrap_callee(callee: Any, backend: Callable, settings: dict[str, Any],
         inner = wrap(callee.__func__)
         return callee if inner is callee.__func__ else functools.partial(inner, callee.__self__)
     if isinstance(callee, torch.nn.Module) and not isinstance(
-            callee, OptimizedModule | torch.jit.ScriptModule):  # TorchScript: runs as it is
-        make = compile
+            callee, OptimizedModule | torch.jit.ScriptModule) and not _disabled(callee):
+        make = compile  # (TorchScript and disabled modules run as they are)
     elif isinstance(callee, types.FunctionType) and not (
         _disabled(callee)
         or (callee.__module__ or "").startswith("torch")
@@ -497,6 +503,8 @@ class OptimizedModule(torch.nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The original module called (its hooks around it) with its forward compiled."""
         module = self._orig_mod
+        if getattr(module, "_dynamo_disable", False):  # `dynamo.disable(module)`
+            return module(*args, **kwargs)
         if _forward_of(module) is not self._compiled_for:  # `module.forward = ...` since
             self._compiled_for = _forward_of(module)
             self._compiled_forward = self._compile_forward(module)
@@ -531,8 +539,18 @@ class OptimizedModule(torch.nn.Module):
     def state_dict(self, *args: Any, **kwargs: Any) -> Any:
         return self._orig_mod.state_dict(*args, **kwargs)
 
-    def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
-        return self._orig_mod.load_state_dict(*args, **kwargs)
+    def load_state_dict(self, state_dict: Any, *args: Any, **kwargs: Any) -> Any:
+        """Into the original module, also a state dict saved from torch.compile's wrapper,
+        whose keys (and metadata) start with `_orig_mod.`."""
+        if any(key.startswith("_orig_mod.") for key in state_dict):
+            metadata = getattr(state_dict, "_metadata", None)
+            state_dict = collections.OrderedDict(
+                (key.removeprefix("_orig_mod."), value) for key, value in state_dict.items())
+            if metadata is not None:
+                state_dict._metadata = {  # type: ignore[attr-defined]
+                    "" if key == "_orig_mod" else key.removeprefix("_orig_mod."): value
+                    for key, value in metadata.items() if key}
+        return self._orig_mod.load_state_dict(state_dict, *args, **kwargs)
 
 
 _OWN_ATTRIBUTES = ("_orig_mod", "_compile_forward", "_compiled_for", "_compiled_forward")

@@ -980,6 +980,11 @@ class Translator:
         kinds = self.pop().as_constant()
         self.push(ConstantVariable(isinstance(self.stack[-1].as_constant(), kinds)))
 
+    def CLEANUP_THROW(self, ins) -> None:
+        """3.12: an exception thrown into a generator suspended in `yield from` (the one
+        followed: close()'s GeneratorExit, once the delegate is closed) goes on up."""
+        self._raise(self.pop())
+
     def RERAISE(self, ins) -> None:
         exc = self.pop()
         if ins.arg:
@@ -994,7 +999,6 @@ _MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, s
 def _construct(opname: str) -> str:
     """The Python construct behind an instruction the interpreter does not follow."""
     for prefix, words in (
-        (("CLEANUP_THROW",), "throw() into a generator"),
         (("GET_AWAIT", "BEFORE_ASYNC", "GET_AITER", "GET_ANEXT", "END_ASYNC"), "async code"),
         (("SETUP_ANNOTATIONS",), "annotations"),
         (("PUSH_EXC", "POP_EXCEPT", "RERAISE", "CHECK_EXC", "CLEANUP"),

@@ -202,11 +202,12 @@ class OutputGraph:
     def _dynamic_dims(self, value: torch.Tensor, source: Source) -> tuple[int, ...]:
         if isinstance(value, torch.nn.Parameter) or self.dynamic is False:
             return ()
-        marked = getattr(value, "_dynamo_dynamic_dims", set())
-        static = getattr(value, "_dynamo_static_dims", set())
+        n = value.dim()
+        # marked dims counted from the end too (`-1`: the last); others are not this tensor's
+        marked = {d % n for d in getattr(value, "_dynamo_dynamic_dims", ()) if -n <= d < n}
+        static = {d % n for d in getattr(value, "_dynamo_static_dims", ()) if -n <= d < n}
         seen = self.automatic_dynamic.get(source, set())
-        dims = range(value.dim()) if self.dynamic else sorted(
-            d for d in marked | seen if d < value.dim())
+        dims = range(n) if self.dynamic else sorted(d for d in marked | seen if d < n)
         return tuple(d for d in dims if d not in static)
 
     def _dynamic_strides(self, value: torch.Tensor, source: Source) -> tuple[int, ...]:

@@ -127,9 +127,7 @@ class _Trace:
             if isinstance(value, (torch.Tensor, torch.SymInt)):
                 self.proxy_mode.track(value, node)
             inputs.append(value)
-        fn = self._callable(state)
-        if self.functionalize:
-            fn = torch.func.functionalize(fn, remove="mutations_and_views")
+        fn = self._functionalized(state) if self.functionalize else self._callable(state)
         start_mode = torch.is_grad_enabled()
         if self.record_grad_mode:
             self.proxy_mode.grad_mode = start_mode
@@ -189,6 +187,22 @@ class _Trace:
             return self.fn
         module = self.module
         return lambda *a, **kw: torch.func.functional_call(module, state, a, kw, strict=True)
+
+    def _functionalized(self, state: dict[str, torch.Tensor]) -> Callable:
+        """`fn` through `torch.func.functionalize`, the module's buffers passed in as arguments
+        too: a write to one (batch norm's running statistics) becomes a copy back into it, as
+        for an input, not an in-place op on a tensor functionalization never saw (or its
+        internal assert, when the value written is made from an input). Parameters stay
+        captured: a copy back into one that requires grad would be an error outside the
+        `no_grad` block that wrote it."""
+        module_buffers = self.module.named_buffers() if self.module is not None else ()
+        names = [name for name, _ in module_buffers]
+
+        def with_buffers(values: list, *args: Any) -> Any:
+            return self._callable({**state, **dict(zip(names, values))})(*args)
+
+        functional = torch.func.functionalize(with_buffers, remove="mutations_and_views")
+        return lambda *args: functional([state[name] for name in names], *args)
 
     def _run(self, fn: Callable, args: tuple) -> Any:
         with ExitStack() as stack:

@@ -82,7 +82,15 @@ class GeneratorVariable(LazyIteratorVariable):
         for `throw()`): the value yielded, or None once it returned."""
         frame = self.frame
         if thrown is not None:
-            # CPython raises it at the suspended `yield`: that instruction's handler, if any
+            delegate = self._delegate()
+            if delegate is not None:
+                if not isinstance(thrown.exception, GeneratorExit):
+                    raise Unsupported(f"throw() into the generator {self.name}, suspended in "
+                                      f"`yield from` (CPython throws into the delegate first)")
+                delegate.call_method(tx, "close", [], {})  # CPython closes it first
+            # CPython raises it at the suspended `yield`, after pushing what it evaluates to
+            # (3.12's `yield from` handler expects it): that instruction's handler, if any
+            frame.push(ConstantVariable(None))
             if not frame._catch(thrown, frame.instructions[frame.ip - 1]):
                 self.finished = True
                 raise thrown
@@ -106,6 +114,15 @@ class GeneratorVariable(LazyIteratorVariable):
             error.blame_generator(frame.code)
             raise
         return frame.suspended
+
+    def _delegate(self) -> GeneratorVariable | None:
+        """The generator a `yield from` of the body is suspended in, if any."""
+        frame = self.frame
+        if self.started and not self.finished and frame.ip >= 2 and \
+                frame.instructions[frame.ip - 2].opname == "SEND" and \
+                isinstance(frame.stack[-1], GeneratorVariable):
+            return frame.stack[-1]
+        return None
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:

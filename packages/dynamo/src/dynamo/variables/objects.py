@@ -586,6 +586,8 @@ class NNModuleVariable(ObjectVariable):
         from dynamo.variables.builder import wrap
 
         module = self.value
+        if getattr(module, "_dynamo_disable", False):
+            raise Unsupported(f"calling a {type(module).__qualname__}, marked dynamo.disable")
         if forward is None and self.overrides("__call__"):  # its class's, which calls
             return self._class_member(tx, "__call__").call(tx, args, kwargs)  # nn.Module's
         hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
