@@ -618,3 +618,72 @@ def test_throw_into_a_generator_in_yield_from_runs_eagerly() -> None:
     x = torch.ones(2)
     torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))
     assert dynamo.explain(f)(x).graph_break_count > 0
+
+
+def _named(name, x):
+    try:
+        yield x + 1
+        yield x + 2
+    finally:
+        log.append(name)
+
+
+def test_generators_dropped_together_close_in_the_order_python_frees_them() -> None:
+    """A frame's locals go in slot order, a dict's entries first to last, a list's items
+    last to first."""
+    def helper(x):
+        a = _named("a", x)
+        next(a)
+        b = _named("b", x)
+        next(b)
+        return x * 2
+
+    def in_a_helper(x):
+        return helper(x)
+
+    def in_a_dict(x):
+        d = {"a": _named("a", x), "b": _named("b", x)}
+        next(d["a"])
+        next(d["b"])
+        d = None
+        return x
+
+    def in_a_list(x):
+        items = [_named("a", x), _named("b", x)]
+        next(items[0])
+        next(items[1])
+        items = None
+        return x
+
+    def at_the_return(x):
+        b = None
+        a = _named("a", x)
+        b = _named("b", x)
+        return next(a) + next(b)
+
+    for fn in (in_a_helper, in_a_dict, in_a_list, at_the_return):
+        expected, expected_log, result, got_log, graphs = _eager_and_compiled(fn, torch.ones(2))
+        assert _same(result, expected) and got_log == expected_log, (fn, got_log, expected_log)
+
+
+def test_a_generator_the_frame_hands_out_lives_on() -> None:
+    """Returned, or stored where the caller sees it: not closed at the return."""
+    def returned(x):
+        g = _cleaned_up(x)
+        return next(g), g
+
+    def stored(x, out):
+        g = _cleaned_up(x)
+        first = next(g)
+        out.append(g)
+        return first
+
+    log.clear()
+    first, g = dynamo.compile(returned, backend="eager")(torch.ones(2))
+    assert log == [] and torch.equal(next(g), torch.ones(2) * 2)
+    out = []
+    dynamo.compile(stored, backend="eager")(torch.ones(2), out)
+    assert log == [] and torch.equal(next(out[0]), torch.ones(2) * 2)
+    g.close()
+    out[0].close()
+    assert log == ["cleaned up", "cleaned up"]

@@ -641,3 +641,16 @@ def test_methods_read_from_builtin_types_are_their_arguments_methods() -> None:
         return x * len(extra) + valid + str.count(pattern, " ") + int.bit_length(len(names))
 
     _agree(parse, (torch.ones(2), "b h w"), (torch.ones(2), "b c for"), fullgraph=True)
+
+
+SCALE = 3
+
+
+def test_globals_is_the_users_module_dict() -> None:
+    """A graph break, made for real where the generated code's own namespace is the
+    caller's globals: it must be the user's module's."""
+    def f(x):
+        found = globals()
+        return x + found.get("SCALE", 0), "SCALE" in found, found is globals()
+
+    _agree(f, (torch.ones(2),))

@@ -40,7 +40,7 @@ from dynamo.breaks import (
 from dynamo.bytecode import PY312
 from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
 from dynamo.exc import BackendError, Raised, Unsupported
-from dynamo.interpreter import Translator
+from dynamo.interpreter import Translator, _reachable, frame_values
 from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph, mutates_inputs, undone_on_error
 from dynamo.variables.base import NullVariable, VariableTracker
@@ -115,6 +115,10 @@ def convert_frame(fn: types.FunctionType, f_locals: dict, f_globals: dict,
                               _phase_words(phases))
                 raise
             opaque_generators[error.generator] = error.reason
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict,
@@ -193,7 +197,10 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         try:
             # the ones the frame drops unfinished: closed before the values are rebuilt (a
             # cleanup may change them)
-            for generator in list(output.generators):
+            # (in the order the frame's locals free them, as Python does)
+            order = list(_reachable(frame_values(tracer)))
+            for generator in sorted(output.generators, key=lambda g: order.index(id(g))
+                                    if id(g) in order else len(order)):
                 generator.drop(tracer, at_break=result is None)
             if result is None:
                 plan = _break_plan(fn, tracer, builder, options)
@@ -390,6 +397,8 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         frame = "{" + ", ".join(local_exprs) + "}"
         callee = BuiltinVariable(sorted) if builtin is dir else callee
         call_args = [frame] if builtin is dir else [*call_args, "G", frame]
+    if ins.opname == "CALL" and builtin is globals and not positional and not keywords:
+        callee, call_args = BuiltinVariable(_itself), ["G"]  # the user's module's, not ours
     if isinstance(callee, OpaqueFunctionVariable) and callee.as_constant() is warnings.warn:
         # attributed to the user's line, not to the transformed frame
         call = builder.constant(functools.partial(

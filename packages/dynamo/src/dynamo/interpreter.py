@@ -132,38 +132,51 @@ class CellVariable(VariableTracker):
         self.cell = cell
 
 
-def _reachable(roots: list[Any]) -> set[int]:
+def _reachable(roots: list[Any], skip: Any = None) -> dict[int, None]:
     """The ids of the trackers and containers reachable from `roots` (through trackers'
-    attributes, containers, closures and running or suspended frames; not the graph)."""
-    seen: set[int] = set()
-    todo = list(roots)
+    attributes, containers, closures and running or suspended frames; not the graph), in the
+    order Python frees them when `roots` go: a list's or tuple's items last to first, a
+    dict's entries and a frame's locals first to last. `skip` (a frame) is not walked into."""
+    seen: dict[int, None] = {} if skip is None else {id(skip): None}
+    todo = list(reversed(roots))
     while todo:
         value = todo.pop()
         if value is None or id(value) in seen:
             continue
-        seen.add(id(value))
+        seen[id(value)] = None
+        children: list[Any] = []
         if isinstance(value, Translator):
-            todo += [value.stack, value.locals, value.cells, value.handling, value.holding,
-                     value.suspended, value.result]
-        elif isinstance(value, (list, tuple, set, frozenset, collections.deque)):
-            todo.extend(value)
+            children = [*frame_values(value), value.stack, value.handling, value.holding,
+                        value.suspended, value.result]
+        elif isinstance(value, (list, tuple, collections.deque)):
+            children = list(reversed(value))
+        elif isinstance(value, (set, frozenset)):
+            children = list(value)
         elif isinstance(value, dict):
-            todo.extend(value.keys())
-            todo.extend(value.values())
+            children = [x for item in value.items() for x in item]
         elif isinstance(value, types.FunctionType):  # a step function's closure (`lazy_map`)
             for cell in value.__closure__ or ():
                 try:
-                    todo.append(cell.cell_contents)
+                    children.append(cell.cell_contents)
                 except ValueError:  # an empty cell
                     pass
         elif isinstance(value, types.MethodType):
-            todo += [value.__self__, value.__func__]
+            children = [value.__self__, value.__func__]
         elif isinstance(value, functools.partial):
-            todo += [value.func, value.args, value.keywords]
+            children = [value.func, value.args, value.keywords]
         elif type(value).__module__.startswith("dynamo.") and \
                 not isinstance(value, (OutputGraph, ConstantVariable)):
-            todo.extend(getattr(value, "__dict__", {}).values())
+            children = list(getattr(value, "__dict__", {}).values())
+        todo.extend(reversed(children))
     return seen
+
+
+def frame_values(tx: Translator) -> list[Any]:
+    """A frame's locals, in the order Python clears them (their slots' order), then its
+    cells."""
+    slots = {name: i for i, name in enumerate(tx.code.co_varnames)}
+    names = sorted(tx.locals, key=lambda name: slots.get(name, len(slots)))
+    return [*(tx.locals[name] for name in names), tx.cells]
 
 
 class Translator:
@@ -317,9 +330,9 @@ class Translator:
         generators = [g for g in made if g.started and g._suspended_in_block()]
         if not generators:
             return
-        found = _reachable(values)
-        # newest first: a list or tuple drops its items last to first
-        generators = [g for g in reversed(generators) if id(g) in found]
+        found = list(_reachable(values))  # in the order Python frees them
+        generators = sorted((g for g in generators if id(g) in found),
+                            key=lambda g: found.index(id(g)))
         if not generators:
             return
         frames = self.output.frames
@@ -348,7 +361,7 @@ class Translator:
             result = callee.run()
             self.holding.append(result)
             try:
-                self.dropped([callee.locals, callee.cells])  # the callee's frame is gone
+                self.dropped(frame_values(callee))  # the callee's frame is gone
             finally:
                 self.holding.pop()
             return result

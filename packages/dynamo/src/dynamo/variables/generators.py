@@ -87,7 +87,10 @@ class GeneratorVariable(LazyIteratorVariable):
                 if not isinstance(thrown.exception, GeneratorExit):
                     raise Unsupported(f"throw() into the generator {self.name}, suspended in "
                                       f"`yield from` (CPython throws into the delegate first)")
-                delegate.call_method(tx, "close", [], {})  # CPython closes it first
+                try:  # CPython closes it first
+                    delegate.call_method(tx, "close", [], {})
+                except Raised as error:  # and raises its error here instead
+                    thrown = error
             # CPython raises it at the suspended `yield`, after pushing what it evaluates to
             # (3.12's `yield from` handler expects it): that instruction's handler, if any
             frame.push(ConstantVariable(None))
@@ -187,10 +190,14 @@ class GeneratorVariable(LazyIteratorVariable):
         if not self._suspended_in_block():
             return
         if not at_break:
-            from dynamo.interpreter import _reachable
+            from dynamo.interpreter import _reachable, frame_values
 
             output = tx.output
-            held = id(self) in _reachable([tx.locals, tx.cells])
+            effects = output.side_effects
+            # (only the frame's: returned, or stored where the caller sees it, it lives on)
+            held = id(self) in _reachable(frame_values(tx)) and id(self) not in _reachable(
+                [tx.result, list(effects.containers.values()), list(effects.writes.values())],
+                skip=tx)  # (a container's lazy reads hold the frame)
             before = output.side_effects.changes, len(output.graph.nodes)
             try:
                 self.call_method(tx, "close", [], {})
