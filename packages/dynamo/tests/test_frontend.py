@@ -269,6 +269,12 @@ def test_a_disabled_module_or_builtin_runs_as_it_is() -> None:
     sin = dynamo.disable(torch.sin)  # a builtin takes no attribute: wrapped
     with pytest.raises(dynamo.Unsupported, match="marked dynamo.disable"):
         dynamo.compile(lambda x: sin(x) * 2, fullgraph=True)(x)
+    in_graph = dynamo.allow_in_graph(torch.cos)  # (the marks of builtins too)
+    torch.testing.assert_close(dynamo.compile(lambda x: in_graph(x) + 1, fullgraph=True)(x),
+                               x.cos() + 1)
+    threads = dynamo.assume_constant_result(torch.get_num_threads)
+    torch.testing.assert_close(dynamo.compile(lambda x: x + threads(), fullgraph=True)(x),
+                               x + torch.get_num_threads())
 
 
 def test_load_state_dict_takes_torch_compiles_keys() -> None:

@@ -59,15 +59,21 @@ def reset() -> None:
     _changed()
 
 
+def _marked(fn: Callable, mark: str) -> Callable:
+    """`fn` with attribute `mark` set; a builtin, which takes no attributes (`torch.sin`), is
+    wrapped in a Python function that calls it."""
+    try:
+        setattr(fn, mark, True)
+    except (AttributeError, TypeError):
+        fn = _calling(fn)
+        setattr(fn, mark, True)
+    return fn
+
+
 def disable(fn: Callable) -> Callable:
     """Never compile `fn` (a function or an nn.Module); inside a compiled frame, calling it
-    stops the capture (part 1). A builtin, which takes no attributes, is wrapped."""
-    try:
-        fn._dynamo_disable = True  # type: ignore[attr-defined]
-    except (AttributeError, TypeError):  # `torch.sin`: a Python function calling it
-        fn = _calling(fn)
-        fn._dynamo_disable = True  # type: ignore[attr-defined]
-    return fn
+    stops the capture (part 1)."""
+    return _marked(fn, "_dynamo_disable")
 
 
 _MODULE_CALLS = (torch.nn.Module.__call__, torch.nn.Module._wrapped_call_impl)
@@ -104,8 +110,7 @@ def graph_break(msg: str = "") -> None:
 
 def allow_in_graph(fn: Callable) -> Callable:
     """Put calls of `fn` into the graph as they are, instead of inlining them."""
-    fn._dynamo_allow_in_graph = True  # type: ignore[attr-defined]
-    return fn
+    return _marked(fn, "_dynamo_allow_in_graph")
 
 
 def assume_constant_result(fn: Callable) -> Callable:
@@ -113,8 +118,7 @@ def assume_constant_result(fn: Callable) -> Callable:
     answer is fixed for the life of the process (an install probe, a version check). Not
     guarded. The mark is torch.compile's (`_dynamo_marked_constant`): Hugging Face marks its
     probes so, without importing torch."""
-    fn._dynamo_marked_constant = True  # type: ignore[attr-defined]
-    return fn
+    return _marked(fn, "_dynamo_marked_constant")
 
 
 def mark_dynamic(t: torch.Tensor, dim: int | list[int]) -> None:
