@@ -654,3 +654,35 @@ def test_globals_is_the_users_module_dict() -> None:
         return x + found.get("SCALE", 0), "SCALE" in found, found is globals()
 
     _agree(f, (torch.ones(2),))
+
+
+def test_the_text_of_a_tensor_is_its_values() -> None:
+    """`str`/`repr`/`format`/`%` of a tensor in the graph: the fake's text, once (a break)."""
+    def f(x):
+        y = x * 2
+        return x + len(str(y)) + len(repr(y.sum())) + len("%s" % y) + len(format(y))  # noqa: UP031
+
+    _agree(f, (torch.tensor([1.0, 2.0]),))
+    (brk, *_) = dynamo.explain(f)(torch.tensor([1.0, 2.0])).breaks
+    assert "makes text of a tensor" in brk.reason
+
+
+def test_a_break_inside_a_twin_of_a_c_function_names_the_users_line() -> None:
+    """`bisect` over tensors runs dynamo's Python twin of the C function: the break is the
+    user's line, the twin is where inside."""
+    import bisect
+
+    def find(xs, v):
+        return bisect.bisect(xs, v)
+
+    xs, v = [torch.tensor(1.0), torch.tensor(2.0)], torch.tensor(1.5)
+    (brk, *_) = dynamo.explain(find)(xs, v).breaks
+    assert brk.filename == __file__ and brk.lineno == find.__code__.co_firstlineno + 1
+    assert find(xs, v) == dynamo.compile(find)(xs, v)
+
+
+def test_a_builtin_that_cannot_be_traced_is_named_in_words() -> None:
+    with pytest.raises(dynamo.Unsupported, match=r"object\(\) with no arguments"):
+        dynamo.compile(lambda x: (object(), x + 1)[1], fullgraph=True)(torch.ones(1))
+    with pytest.raises(dynamo.Unsupported, match=r"str\(\) on a list"):
+        dynamo.compile(lambda x: str([x, x]), fullgraph=True)(torch.ones(1))

@@ -514,3 +514,19 @@ def test_dict_keys_that_are_big_tensors_are_described_by_their_metadata() -> Non
     assert len(guard.describe()) < 400 and "64, 64" in guard.describe()
     failure = guard.failure(dict.fromkeys(params[:2]))
     assert len(failure) < 300 and failure.startswith("they are (")
+
+
+def test_long_values_are_cut_and_changed_keys_named() -> None:
+    """`sys.modules`' keys, a tuple of thousands of ints: a message stays readable."""
+    keys = tuple(f"module_{i}" for i in range(3000))
+    guard = DictKeys(X, keys)
+    assert len(guard.describe()) < 400 and "(3000 items)" in guard.describe()
+    changed = dict.fromkeys(("added_one", *keys[1:]))
+    failure = guard.failure(changed)
+    assert len(failure) < 1200, len(failure)
+    assert "added ('added_one',)" in failure and "removed ('module_0',)" in failure
+    assert guard.failure(dict.fromkeys(reversed(keys))).endswith("(the same keys in another order)")
+    big = Equals(X, tuple(range(5000)))
+    assert len(big.describe()) < 400 and "(5000 items)" in big.describe()
+    many = GuardSet([Equals(GetItemSource(X, i), i) for i in range(3000)])
+    assert many.check({"x": list(range(3000))}, {})  # (registering sources was quadratic)

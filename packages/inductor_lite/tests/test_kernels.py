@@ -377,9 +377,9 @@ def test_interpolate_by_a_scale_factor_over_symbolic_sizes_is_generated(device, 
 
 
 def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
-    """`floor(1.5 * s)`: Python computes it in float64, index arithmetic could not match."""
+    """`floor(1.7 * s)`: Python computes it in float64, index arithmetic could not match."""
     def up(x):
-        return F.interpolate(x, scale_factor=1.5) * 2
+        return F.interpolate(x, scale_factor=1.7) * 2
 
     gm = torch.fx.symbolic_trace(up)
     compiled = compile_fx(gm, [torch.randn(1, 2, 4, 5, device=device)])
@@ -387,6 +387,20 @@ def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
         x = torch.randn(*shape, device=device)
         torch.testing.assert_close(compiled(x), up(x))
     assert counters["eager_graphs"] == 1, dict(counters)
+
+
+@pytest.mark.parametrize("scale", [1.5, 0.5])
+def test_sizes_by_a_scale_of_few_bits_are_generated(device, scale):
+    """`floor(1.5 * s)` is `(3 * s) // 2`: float64 computes such a product exactly."""
+    def up(x):
+        return F.interpolate(x, scale_factor=scale, mode="bilinear") * 2
+
+    gm = torch.fx.symbolic_trace(up)
+    compiled = compile_fx(gm, [torch.randn(1, 2, 4, 5, device=device)])
+    for shape in [(1, 2, 4, 5), (1, 2, 7, 9), (1, 2, 6, 8)]:
+        x = torch.randn(*shape, device=device)
+        torch.testing.assert_close(compiled(x), up(x))
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0, dict(counters)
 
 
 def test_arange_with_a_symbolic_step_is_generated(device):

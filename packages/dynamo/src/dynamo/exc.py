@@ -68,8 +68,10 @@ class Unsupported(Exception):
         if self.library_site is None:
             return None
         filename, lineno = self.library_site
+        stdlib = sysconfig.get_paths()["stdlib"]
         short = filename[filename.rfind("/torch/") + 1:] if "/torch/" in filename else \
-            os.path.relpath(filename, sysconfig.get_paths()["stdlib"])
+            os.path.relpath(filename, stdlib) if filename.startswith(stdlib) else \
+            f"dynamo/{os.path.basename(filename)}"  # its twin of a C function (polyfills.py)
         return f"{short}:{lineno}"
 
     def inside(self) -> str:

@@ -390,7 +390,7 @@ class CompiledFunction:
             code = self.fn.__code__
             log.debug("recompiling %s (%s:%s), the guards that failed:\n%s", _name(self.fn),
                       code.co_filename, code.co_firstlineno, "\n".join(
-                          f"  entry {i}: {', '.join(r)}" for i, r in enumerate(reasons)))
+                          f"  entry {i}: {'; '.join(r)}" for i, r in enumerate(reasons)))
         try:
             # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
             # tensors autograd saves) must not see the ops that tracing runs on fakes.
@@ -448,6 +448,7 @@ def _wrap_callee(callee: Any, backend: Callable, settings: dict[str, Any],
         _disabled(callee)
         or (callee.__module__ or "").startswith("torch")
         or _in_stdlib(callee.__code__.co_filename)  # logging's, say: no tensors to capture
+        or callee.__module__ == "dynamo.polyfills"  # a twin of a C function: runs as the C one
         or callee.__code__.co_flags & _SUSPENDS  # called, it makes a generator: no frame runs
     ):
         make = CompiledFunction

@@ -72,14 +72,16 @@ MAX_INLINE_DEPTH = 32
 MAX_INSTRUCTIONS = 1_000_000
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _STDLIB_DIR = sysconfig.get_paths()["stdlib"]
+_POLYFILLS = os.path.join(os.path.dirname(__file__), "polyfills.py")
 _GENERATOR = 0x20
 _NOT_SIMPLE = (0x20 | 0x80 | 0x100 | 0x200)  # generator, coroutine, iterable/async generator
 
 
 def _in_library(filename: str) -> bool:
     """Code a break is not blamed on while a user's line called into it: torch's and the
-    standard library's (`functools.cached_property.__get__`, a namedtuple's `_make`)."""
-    return filename.startswith(_TORCH_DIR) or (
+    standard library's (`functools.cached_property.__get__`, a namedtuple's `_make`), and
+    dynamo's twins of the standard library's C functions (`polyfills.py`: `bisect`, `reduce`)."""
+    return filename.startswith(_TORCH_DIR) or filename == _POLYFILLS or (
         filename.startswith(_STDLIB_DIR) and "site-packages" not in filename)
 
 

@@ -63,7 +63,22 @@ def _relation(relation: type) -> Callable:
     return lambda a, b: relation(a, b, evaluate=False)
 
 
+def _floor(a: sympy.Expr) -> sympy.Expr:
+    """`floor(a)`; of a size times a float with few significant bits (`1.5 * s0`, `0.5 * s0`:
+    `interpolate`'s output size by a scale factor), the integer quotient it equals
+    (`(3*s0) // 2`), as Python's float64 product of such a float and an int below 2**40 is
+    exact."""
+    coeff, rest = a.as_coeff_Mul()
+    if isinstance(coeff, sympy.Float) and rest.is_integer and rest.free_symbols:
+        p, q = float(coeff).as_integer_ratio()
+        if abs(p) < 2**12 and q <= 2**12:
+            return FloorDiv(p * rest, q) if q != 1 else p * rest
+    return sympy.floor(a)
+
+
 def _trunc(a: sympy.Expr) -> sympy.Expr:
+    if a.is_nonnegative:
+        return _floor(a)
     return sympy.Piecewise((sympy.floor(a), a >= 0), (sympy.ceiling(a), True))
 
 
@@ -118,7 +133,7 @@ _UNARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "abs": (sympy.Abs, abs, None),
     "sym_not": (sympy.Not, operator.not_, bool),
     "ceil": (sympy.ceiling, math.ceil, int),
-    "floor": (sympy.floor, math.floor, int),
+    "floor": (_floor, math.floor, int),
     "trunc": (_trunc, math.trunc, int),
     "sym_int": (_trunc, math.trunc, int),
     "sym_float": (lambda a: a, float, float),

@@ -108,12 +108,21 @@ def _brief(value: Any) -> str:
     return text if len(text) <= 100 else f"{text[:97]}..."
 
 
+_LONGEST = 200  # characters of a value a guard's description shows (`sys.modules`' keys)
+
+
 def _show(value: Any) -> str:
-    """`repr(value)`, or words where it raises (an int of more than 4300 digits)."""
+    """`repr(value)`, cut to `_LONGEST` characters with the number of items, or words where it
+    raises (an int of more than 4300 digits)."""
     try:
-        return repr(value)
+        text = repr(value)
     except ValueError:
         return f"<{type(value).__name__} too large to print>"
+    if len(text) <= _LONGEST:
+        return text
+    size = f"{len(value)} items" if isinstance(value, (tuple, frozenset)) else \
+        f"{len(text)} characters"
+    return f"{text[:_LONGEST]}... ({size})"
 
 
 def _show_keys(keys: tuple) -> str:
@@ -124,7 +133,8 @@ def _show_keys(keys: tuple) -> str:
     if not any(map(big, keys)):
         return _show(keys)
     inner = ", ".join(_brief(k) if big(k) else _show(k) for k in keys)
-    return f"({inner},)" if len(keys) == 1 else f"({inner})"
+    text = f"({inner},)" if len(keys) == 1 else f"({inner})"
+    return text if len(text) <= _LONGEST else f"{text[:_LONGEST]}... ({len(keys)} items)"
 
 
 @dataclass(frozen=True)
@@ -355,7 +365,14 @@ class DictKeys(Guard):
         return f"tuple({self.source}.keys()) == {_show_keys(self.keys)}"
 
     def failure(self, value: Any) -> str:
-        return f"they are {_show_keys(tuple(value.keys()))}"
+        keys = tuple(value.keys())
+        old, new = set(map(exact, self.keys)), set(map(exact, keys))
+        added = [k for k in keys if exact(k) not in old]
+        removed = [k for k in self.keys if exact(k) not in new]
+        changes = [f"{what} {_show_keys(tuple(ks))}" for what, ks in
+                   (("added", added), ("removed", removed)) if ks]
+        return f"they are {_show_keys(keys)}" + (f": {', '.join(changes)}" if changes else
+                                                  " (the same keys in another order)")
 
     def implies(self, other: Guard) -> bool:
         return isinstance(other, Length) and other.source == self.source and (

@@ -225,11 +225,13 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     children: dict[Source | None, list[Source]] = {}
     on_source: dict[Source, list[Guard]] = {}
     late: list[Guard] = []  # guards over several sources, or none
+    registered: set[Source] = set()  # (`in` on the lists: quadratic in a list's 10,000 items)
 
     def register(source: Source) -> None:
         parent = source.base
         siblings = children.setdefault(parent, [])
-        if source not in siblings:
+        if source not in registered:
+            registered.add(source)
             siblings.append(source)
             if parent is not None:
                 register(parent)

@@ -327,7 +327,8 @@ class BuiltinVariable(TrueVariable):
             return _sequence_arith(tx, fn, *args)
         if isinstance(fn, type) and issubclass(fn, BaseException):
             return make_exception(fn, args, kwargs)
-        raise Unsupported(f"{name}() on {', '.join(map(repr, args))}")
+        on = f" on {', '.join(a.words() for a in args)}" if args else " with no arguments"
+        raise Unsupported(f"{name}(){on}")
 
     def _inplace(self, tx: Translator, args: list[VariableTracker]) -> VariableTracker:
         target, value = args
