@@ -359,18 +359,25 @@ def test_norms_over_a_symbolic_size_divide_by_it_in_the_kernel(device, norm):
     assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0
 
 
-@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
-def test_interpolate_by_a_scale_factor_over_symbolic_sizes_is_generated(device, mode):
-    """Nearest's source positions are indices times `s / (2.0 * s)`, a float of sizes: the
-    wrapper computes it in Python, as eager does, and kernels take it as an argument."""
+def _interpolated_over_sizes(scale: float, mode: str, device: str):
+    """`interpolate` by `scale`, compiled for one size and called with three."""
     def up(x):
-        return F.interpolate(x, scale_factor=2.0, mode=mode) * 2
+        return F.interpolate(x, scale_factor=scale, mode=mode) * 2
 
-    gm = torch.fx.symbolic_trace(up)
-    compiled = compile_fx(gm, [torch.randn(1, 2, 4, 5, device=device)])
-    for shape in [(1, 2, 4, 5), (1, 2, 7, 9), (1, 2, 5, 3)]:
+    compiled = compile_fx(torch.fx.symbolic_trace(up), [torch.randn(1, 2, 4, 5, device=device)])
+    for shape in [(1, 2, 4, 5), (1, 2, 7, 9), (1, 2, 6, 8)]:
         x = torch.randn(*shape, device=device)
         torch.testing.assert_close(compiled(x), up(x))
+    return compiled
+
+
+@pytest.mark.parametrize("scale, mode", [(2.0, "nearest"), (2.0, "bilinear"),
+                                         (1.5, "bilinear"), (0.5, "nearest")])
+def test_interpolate_by_a_scale_factor_over_symbolic_sizes_is_generated(device, scale, mode):
+    """Nearest's source positions are indices times `s / (2.0 * s)`, a float of sizes: the
+    wrapper computes it in Python, as eager does, and kernels take it as an argument. The
+    size `floor(1.5 * s)` is `(3 * s) // 2`: float64 computes such a product exactly."""
+    compiled = _interpolated_over_sizes(scale, mode, device)
     assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0, dict(counters)
     if mode == "nearest":
         assert "hostf0 = " in source(compiled)
@@ -378,29 +385,8 @@ def test_interpolate_by_a_scale_factor_over_symbolic_sizes_is_generated(device, 
 
 def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
     """`floor(1.7 * s)`: Python computes it in float64, index arithmetic could not match."""
-    def up(x):
-        return F.interpolate(x, scale_factor=1.7) * 2
-
-    gm = torch.fx.symbolic_trace(up)
-    compiled = compile_fx(gm, [torch.randn(1, 2, 4, 5, device=device)])
-    for shape in [(1, 2, 4, 5), (1, 2, 7, 9), (1, 2, 6, 3)]:
-        x = torch.randn(*shape, device=device)
-        torch.testing.assert_close(compiled(x), up(x))
+    _interpolated_over_sizes(1.7, "nearest", device)
     assert counters["eager_graphs"] == 1, dict(counters)
-
-
-@pytest.mark.parametrize("scale", [1.5, 0.5])
-def test_sizes_by_a_scale_of_few_bits_are_generated(device, scale):
-    """`floor(1.5 * s)` is `(3 * s) // 2`: float64 computes such a product exactly."""
-    def up(x):
-        return F.interpolate(x, scale_factor=scale, mode="bilinear") * 2
-
-    gm = torch.fx.symbolic_trace(up)
-    compiled = compile_fx(gm, [torch.randn(1, 2, 4, 5, device=device)])
-    for shape in [(1, 2, 4, 5), (1, 2, 7, 9), (1, 2, 6, 8)]:
-        x = torch.randn(*shape, device=device)
-        torch.testing.assert_close(compiled(x), up(x))
-    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0, dict(counters)
 
 
 def test_arange_with_a_symbolic_step_is_generated(device):
