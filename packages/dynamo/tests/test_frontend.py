@@ -526,6 +526,16 @@ def test_backends_by_name_callable_and_registry() -> None:
         dynamo.register_backend("three", 3)
 
 
+def test_a_backend_whose_graph_returns_something_else_is_named() -> None:
+    """Not the graph's outputs in a list or tuple: a warning in words and eager's answer (an
+    int failed in the generated code's indexing; a longer list dropped outputs)."""
+    for returned in (5, [torch.ones(1), torch.ones(1)]):
+        compiled = dynamo.compile(lambda x: x + 1, backend=lambda gm, inputs, r=returned:
+                                  (lambda *args: r))
+        with pytest.warns(UserWarning, match="not the graph's 1 outputs in a list or tuple"):
+            torch.testing.assert_close(compiled(torch.zeros(2)), torch.ones(2))
+
+
 def test_failing_backend_falls_back_with_a_warning() -> None:
     def broken(gm, inputs):
         raise RuntimeError("boom")

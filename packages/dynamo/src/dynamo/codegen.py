@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import _StopRecomputationError
 
-from dynamo.breaks import RUN_EAGERLY, Continue
+from dynamo.breaks import RUN_EAGERLY, Continue, warn_user
 from dynamo.exc import Unsupported
 from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import SideEffects
@@ -510,11 +510,32 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
                                  "___stop_recomputation": _StopRecomputationError,
                                  "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
+    if graph_fn is not None and builder.outputs:
+        namespace["___graph"] = _checked_once(graph_fn, len(builder.outputs), namespace)
     exec(_compile_at(source, site), namespace)
     run = namespace["run"]
     if site is not None:
         run.__code__ = run.__code__.replace(co_name=site[2], co_qualname=site[2])
     return run, source
+
+
+def _checked_once(graph_fn: Callable, count: int, namespace: dict[str, Any]) -> Callable:
+    """`graph_fn`, what the backend returned, its first result checked to be the graph's
+    `count` outputs (a backend that returns something else fails in words, not in the
+    generated code's indexing, nor by silently dropping outputs); then the generated code
+    calls `graph_fn` itself."""
+    def first_call(*args: Any) -> Any:
+        out = graph_fn(*args)
+        if not isinstance(out, (list, tuple)) or len(out) != count:
+            got = f"{len(out)} values" if isinstance(out, (list, tuple)) else \
+                type(out).__qualname__
+            message = (f"the backend's compiled graph returned {got}, not the graph's {count} "
+                       "outputs in a list or tuple")
+            warn_user(f"dynamo: {message}; running the frame eagerly")
+            raise TypeError(message)
+        namespace["___graph"] = graph_fn
+        return out
+    return first_call
 
 
 def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
