@@ -328,13 +328,14 @@ class OutputGraph:
             if type(value) is not tuple:
                 return NamedTupleVariable(items, type(value), tuple_fields(value))
             return TupleVariable(items)
-        if isinstance(value, (str, bytes)) and any(
+        if (isinstance(value, (str, bytes)) or node.target is hash) and any(
                 isinstance(a.meta.get("example_value"), torch.Tensor)
                 for a in node.all_input_nodes):
-            # `str(t)`, `repr(t)`, `"%s" % t`: the fake tensor's text, not the tensor's values
+            # `str(t)`, `repr(t)`, `"%s" % t`: the fake tensor's text, not the tensor's values;
+            # `hash(t)`: the fake's identity, not the tensor's
             what = getattr(node.target, "__name__", node.target)
-            raise NotAGraphValue(f"{what}() makes text of a tensor (its values are not known "
-                                 "while tracing)")
+            raise NotAGraphValue(f"{what}() of a tensor (its values and identity are not "
+                                 "known while tracing)")
         if value is None or is_literal(value):
             return ConstantVariable(value)
         raise NotAGraphValue(f"a graph operation returned a {type(value).__qualname__}")
