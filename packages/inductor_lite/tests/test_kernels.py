@@ -673,6 +673,26 @@ def test_avg_pool(device, kwargs):
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
 
 
+@pytest.mark.parametrize("out", [(3, 3), (2, 4), (5, 5)])
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last])
+def test_adaptive_avg_pool_over_symbolic_sizes_is_one_version(device, out, memory_format):
+    """Each output's window is index arithmetic on the input's sizes, summed over the largest
+    window (outputs larger than the input too): one kernel serves every size."""
+    def pool(x):
+        return F.adaptive_avg_pool2d(x, out) * 2
+
+    def image(h, w):
+        return torch.randn(2, 3, h, w, device=device).to(memory_format=memory_format)
+    compiled = compile_fx(torch.fx.symbolic_trace(pool), [image(8, 9)])
+    for h, w in [(8, 9), (7, 10), (10, 13), (3, 4), (2, 5)]:
+        x = image(h, w)
+        got, want = compiled(x), pool(x)
+        torch.testing.assert_close(got, want)
+        assert got.stride() == want.stride()
+    assert len(compiled.versions) == 2 and counters["kernels"] == 2, dict(counters)
+    assert counters["fallbacks"] == 0 and counters["eager_graphs"] == 0
+
+
 def test_float_functions_with_edge_values(device):
     x = torch.tensor([0.0, -0.0, 1e-6, -0.3, 2.0, float("inf"), float("nan"), -7.0], device=device)
     y = torch.tensor([-1.0, 2.0, float("nan"), 0.0, -0.0, 3.0, 1.0, float("inf")], device=device)

@@ -67,7 +67,7 @@ LOWERED_THROUGH_DECOMPOSITION = [
     aten.frac, aten.sigmoid_backward, aten.tanh_backward, aten.threshold_backward,
     aten.native_batch_norm, aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
     aten._batch_norm_with_update, aten._batch_norm_with_update_functional,
-    aten._adaptive_avg_pool2d, aten.addmv, aten.ldexp, aten.dist, aten.reflection_pad1d,
+    aten.addmv, aten.ldexp, aten.dist, aten.reflection_pad1d,
     aten.reflection_pad2d, aten.replication_pad1d, aten.replication_pad2d, aten.select_scatter,
     aten.slice_scatter, aten.diagonal_scatter, aten.unfold,
 ]

@@ -1611,6 +1611,52 @@ def _avg_pool2d(lower, node, x, kernel_size, stride=(), padding=0, ceil_mode=Fal
     return Pointwise(size, val.dtype, val.device, fn)
 
 
+def _adaptive_window(o: sympy.Expr, out: sympy.Expr, n: sympy.Expr
+                     ) -> tuple[sympy.Expr, sympy.Expr]:
+    """The rows `[start, end)` of `n` that output row `o` of `out` averages, as eager's:
+    `floor(o * n / out)` to `ceil((o + 1) * n / out)`."""
+    return ir.FloorDiv(o * n, out), ir.FloorDiv((o + 1) * n + out - 1, out)
+
+
+@register(aten._adaptive_avg_pool2d.default)
+def _adaptive_avg_pool2d(lower, node, x, output_size):
+    """A sum over the largest window any output has (`ceil((n + out - 1) / out)` rows), the
+    taps past an output's own window masked out, divided by its window's size. The windows
+    are index arithmetic on the input's sizes, so one kernel serves every size (torch's
+    decomposition fixes them to numbers, one version per size)."""
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    (h, w), (oh, ow) = x.size[-2:], size[-2:]
+    rsize = (ir.FloorDiv(h + 2 * oh - 2, oh), ir.FloorDiv(w + 2 * ow - 2, ow))
+    load = loader(x)
+    cd = compute_dtype(val.dtype)
+
+    def windows(idx):
+        *batch, i, j = idx
+        return batch, _adaptive_window(i, oh, h), _adaptive_window(j, ow, w)
+
+    def tap(idx, ridx):
+        batch, (h0, h1), (w0, w1) = windows(idx)
+        inside = op("logical_and", index_in(ridx[0], h1 - h0), index_in(ridx[1], w1 - w0))
+        v = to_dtype(load([*batch, h0 + ridx[0], w0 + ridx[1]]), cd)
+        return Value("where", (inside, ir.masked(v, inside), constant(0, cd)), cd)
+    if ir.product(rsize) == 1:  # windows of one element (a static input of one row or column)
+        def first(idx):
+            batch, (h0, _), (w0, _) = windows(idx)
+            return to_dtype(load([*batch, h0, w0]), cd)
+        return Pointwise(size, val.dtype, val.device, first)
+    total = lower.add(ComputedBuffer(lower.new_name(), Layout(
+        size, contiguous_strides(size), sympy.Integer(0), cd, val.device),
+        data=Reduction(size, rsize, "sum", cd, val.device, tap)))
+    load_total = loader(total)
+
+    def mean(idx):
+        _, (h0, h1), (w0, w1) = windows(idx)
+        rows, cols = (to_dtype(Value("index", (n,), torch.int64), cd) for n in (h1 - h0, w1 - w0))
+        return op("truediv", load_total(idx), op("mul", rows, cols))
+    return Pointwise(size, val.dtype, val.device, mean)
+
+
 # -- random ----------------------------------------------------------------------------------
 
 def _random(lower: GraphLowering, kind: str) -> Pointwise:
