@@ -1034,3 +1034,18 @@ def test_nested_and_quantized_inputs_are_named_in_the_reason() -> None:
     for value, kind in ((nested, "nested"), (quantized, "quantized")):
         with pytest.raises(dynamo.Unsupported, match=f"L\\['x'\\] is a {kind} tensor"):
             dynamo.compile(double, fullgraph=True)(value)
+
+
+def test_a_list_indexed_once_costs_guards_on_its_length_and_that_item() -> None:
+    """Not on every item (10,000 token ids indexed once were 10,000 guards)."""
+    def pick(x, ids):
+        return x + ids[5] + ids[-1] + len(ids) + bool(ids)
+
+    ids = list(range(1000))
+    report = dynamo.explain(pick)(torch.zeros(1), ids)
+    assert len(report.guards) < 12, report.guards
+    compiled = dynamo.compile(pick)
+    for changed in (ids, [*ids[:10], -1, *ids[11:]], [*ids[:5], 7, *ids[6:]], ids[:999],
+                    [*ids[:999], 4.5]):
+        torch.testing.assert_close(compiled(torch.zeros(1), changed), pick(torch.zeros(1), changed))
+    assert len(compiled.cache) == 4  # an unread item changed: the same entry

@@ -530,3 +530,10 @@ def test_long_values_are_cut_and_changed_keys_named() -> None:
     assert len(big.describe()) < 400 and "(5000 items)" in big.describe()
     many = GuardSet([Equals(GetItemSource(X, i), i) for i in range(3000)])
     assert many.check({"x": list(range(3000))}, {})  # (registering sources was quadratic)
+
+
+def test_a_tuple_of_constants_is_compared_item_by_type_then_as_a_whole() -> None:
+    guard = GuardSet([Equals(X, (1, 2.5, "a"))])
+    assert guard.check({"x": (1, 2.5, "a")}, {}) and guard.check({"x": tuple([1, 2.5, "a"])}, {})
+    for other in ((1.0, 2.5, "a"), (True, 2.5, "a"), (1, 2.5), (1, 2.5, "b"), [1, 2.5, "a"]):
+        assert not guard.check({"x": other}, {}), other

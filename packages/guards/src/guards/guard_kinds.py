@@ -307,6 +307,12 @@ class Equals(Guard):
         if plain_constant(self.value):
             kind = consts.name(type(self.value))
             return f"type({name}) is {kind} and {name} == {_literal(self.value, consts)}"
+        if type(self.value) is tuple and self.value and all(map(plain_constant, self.value)):
+            # item by item in C, not through `ordered` (a tuple of 10,000 ints: 0.2 ms, not 6)
+            types = consts.name(tuple(map(type, self.value)))
+            return (f"type({name}) is tuple and len({name}) == {len(self.value)} and "
+                    f"all(map({consts.name(operator.is_)}, map(type, {name}), {types})) and "
+                    f"{name} == {consts.name(self.value)}")
         return f"{consts.name(ordered)}({name}) == {consts.name(ordered(self.value))}"
 
     def describe(self) -> str:

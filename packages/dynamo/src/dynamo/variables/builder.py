@@ -343,11 +343,22 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if type(value) is list and source is not None:
         _guard(tx, source, TypeMatch, list)
 
+        def length() -> int:
+            if not measured:
+                _guard(tx, source, Length, len(value))
+                measured.append(True)
+            return len(value)
+
         def read() -> list[VariableTracker]:
-            _guard(tx, source, Length, len(value))
+            length()
             return [wrap(tx, v, GetItemSource(source, i)) for i, v in enumerate(value)]
 
-        return ListVariable.of_frame(read, source)
+        def item(i: int) -> VariableTracker:
+            length()
+            return wrap(tx, value[i], GetItemSource(source, i))
+
+        measured: list[bool] = []
+        return ListVariable.of_frame(read, source, length, item)
     if type(value) in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
         _guard(tx, source, TypeMatch, type(value))
         _guard(tx, source, Length, len(value))

@@ -361,7 +361,9 @@ class BuiltinVariable(TrueVariable):
     def _call_len(self, tx, obj, **_):
         if isinstance(obj, ConstantVariable) and isinstance(obj.value, range):
             return ConstantVariable(len(obj.value))  # not its numbers, one by one
-        if isinstance(obj, (SequenceVariable, SetVariable)) or obj.is_constant():
+        if isinstance(obj, SequenceVariable):
+            return ConstantVariable(obj.length(tx))
+        if isinstance(obj, SetVariable) or obj.is_constant():
             return ConstantVariable(len(obj.items(tx)))
         if isinstance(obj, DictVariable):
             return ConstantVariable(len(obj.items(tx)))

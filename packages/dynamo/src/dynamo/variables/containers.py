@@ -55,7 +55,10 @@ class SequenceVariable(VariableTracker):
         return list(self.values)
 
     def truth(self, tx: Translator) -> bool:
-        return bool(self.values)
+        return self.length(tx) > 0
+
+    def length(self, tx: Translator) -> int:
+        return len(self.values)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         index = as_index(tx, key)
@@ -72,7 +75,7 @@ class SequenceVariable(VariableTracker):
         if name == "__getitem__":
             return self.getitem(tx, args[0])
         if name == "__len__":
-            return ConstantVariable(len(self.values))
+            return ConstantVariable(self.length(tx))
         if name == "index" and all(a.is_constant() for a in args) and self.is_constant():
             return ConstantVariable(self.as_constant().index(*[a.as_constant() for a in args]))
         if name == "index" and len(args) == 1:
@@ -211,11 +214,32 @@ class ListVariable(SequenceVariable):
     owner: VariableTracker | None = None  # the list subclass's instance these are the items of
     appended: list[VariableTracker]  # what was appended to it before it was read
 
+    _length: Callable[[], int] | None = None  # a frame list's length, guarded
+    _item: Callable[[int], VariableTracker] | None = None  # one item of it, guarded
+
     @staticmethod
-    def of_frame(read: Callable[[], list[VariableTracker]], source: Any) -> ListVariable:
+    def of_frame(read: Callable[[], list[VariableTracker]], source: Any,
+                 length: Callable[[], int] | None = None,
+                 item: Callable[[int], VariableTracker] | None = None) -> ListVariable:
+        """A list from the frame, read whole (`read`) only when the code needs all its items:
+        `len(lst)` and `lst[3]` guard its length and the item read (`length`, `item`), not
+        every item (a list of 10,000 token ids indexed once costs two guards, not 10,000)."""
         made = ListVariable([], source)
-        made._read, made.appended = read, []
+        made._read, made.appended, made._length, made._item = read, [], length, item
         return made
+
+    def length(self, tx: Translator) -> int:
+        if self.unread and self._length is not None:
+            return self._length() + len(self.appended)
+        return super().length(tx)
+
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
+        if self.unread and not self.appended and self._item is not None and \
+                not isinstance(key, SliceVariable):
+            index, size = as_index(tx, key), self._length()
+            if type(index) is int and -size <= index < size:
+                return self._item(index % size)
+        return super().getitem(tx, key)
 
     @property
     def values(self) -> list[VariableTracker]:
