@@ -38,6 +38,31 @@ def test_convolution_of_contiguous_inputs_records_no_backend_guard() -> None:
     assert channels_last.is_contiguous(memory_format=torch.channels_last)
 
 
+def test_convolution_of_a_permuted_input_records_no_backend_size_guard() -> None:
+    # On the CPU mkldnn and the slow kernels lay a 2d convolution out alike: which of them
+    # runs (mkldnn's `batch * channels * height * width > 20480`) must not be a guard, or a
+    # CNN fed an NHWC view recompiles as its images grow.
+    env = ShapeEnv()
+    mode = FakeTensorMode(env)
+    x = mode.from_tensor(torch.randn(1, 40, 40, 4), dynamic_dims=[1, 2])
+    w = mode.from_tensor(torch.randn(8, 4, 3, 3))
+    with mode:
+        out = torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), w)
+    assert not any("20480" in str(g.expr) for g in env.guards), env.guards
+    assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_conv1d_with_a_permuted_weight_is_laid_out_as_eager() -> None:
+    # The kernels run a 1d convolution as a 2d one of height 1: a channels-last-like weight
+    # gives an output whose channels are its innermost dim.
+    x, w = torch.randn(2, 4, 6), torch.randn(8, 3, 4).transpose(1, 2)
+    real = torch.nn.functional.conv1d(x, w)
+    mode = FakeTensorMode()
+    with mode:
+        fake = torch.nn.functional.conv1d(mode.from_tensor(x), mode.from_tensor(w))
+    assert fake.stride() == real.stride() == (32, 1, 8)
+
+
 def test_tolist_reads_items() -> None:
     mode = FakeTensorMode(ShapeEnv())
     counts = mode.from_tensor(torch.tensor([3, 1]))

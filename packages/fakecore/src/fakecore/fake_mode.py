@@ -185,18 +185,27 @@ class FakeTensorMode(TorchDispatchMode):
     def _conv_layout(self, args, kwargs, out):
         """A convolution's output laid out as the real kernel lays it out. The meta kernel
         cannot know (it has no device), but the CPU and CUDA kernels follow their inputs (a
-        channels-last input gives a channels-last output): ask torch which backend the fake
-        device would pick and which memory format that backend produces. Contiguous inputs give
-        a contiguous output on every backend: then nothing is asked (choosing a backend decides
-        sizes, which records guards such as `batch < 16`)."""
+        channels-last input gives a channels-last output): ask torch which memory format the
+        backend the fake device would pick produces. Contiguous inputs give a contiguous output
+        on every backend: then nothing is asked. Choosing a backend decides sizes (mkldnn's
+        `batch * channels * height * width > 20480`, nnpack's `batch >= 16`), so on the CPU,
+        where those choices do not change the layout, it is not made (`_cpu_conv_backend`)."""
         bound = _conv_arguments(args, kwargs)
-        if bound["input"].is_contiguous() and bound["weight"].is_contiguous():
+        x, weight = bound["input"], bound["weight"]
+        if x.is_contiguous() and weight.is_contiguous():
             return out
         with self:
-            backend = torch._C._select_conv_backend(*bound.values(), None)
-            layout = torch._C._conv_determine_backend_memory_format(
-                bound["input"], bound["weight"], backend)
-            if layout is torch.channels_last and out.dim() == 4 or (
+            if x.dim() == 3:
+                # The kernels see a 1d convolution as a 2d one of height 1, of a contiguous
+                # input (a permuted weight can still make the output channels-last).
+                x, weight = x.contiguous().unsqueeze(2), weight.unsqueeze(2)
+            backend = _cpu_conv_backend(x, weight, bound["transposed"])
+            if backend is None:
+                backend = torch._C._select_conv_backend(*bound.values(), None)
+            layout = torch._C._conv_determine_backend_memory_format(x, weight, backend)
+            if layout is torch.channels_last and out.dim() == 3:
+                out = out.unsqueeze(2).clone(memory_format=layout).squeeze(2)
+            elif layout is torch.channels_last and out.dim() == 4 or (
                     layout is torch.channels_last_3d and out.dim() == 5):
                 out = out.to(memory_format=layout)
         return out
@@ -488,6 +497,28 @@ def _conv_arguments(args: tuple, kwargs: dict) -> dict[str, Any]:
     """`aten.convolution`'s arguments by name, in the schema's order."""
     names = [a.name for a in aten.convolution.default._schema.arguments]
     return {n: kwargs[n] if n in kwargs else args[i] for i, n in enumerate(names)}
+
+
+def _cpu_conv_backend(x, weight, transposed: bool) -> torch._C._ConvBackend | None:
+    """A CPU backend that lays out a 2d convolution's output as the one torch would pick
+    does, chosen without looking at sizes; None where sizes can change the layout. With
+    mkldnn on, a 2d convolution runs on mkldnn or on the slow (thnn) kernels, and both give a
+    channels-last output exactly when the input or the weight suggests channels-last (mkldnn
+    takes no float64, which the slow kernels lay out the same way). Nnpack, which gives a
+    contiguous one, is only picked with mkldnn off. A 3d convolution's layout does depend on
+    sizes (mkldnn follows its inputs, the slow kernels do not), but a contiguous one comes out
+    of every backend when mkldnn would give one (neither input nor weight suggests
+    channels-last, or float64, which mkldnn does not take)."""
+    if x.device.type != "cpu" or not torch.backends.mkldnn.is_available() or \
+            not torch.backends.mkldnn.enabled or x.is_complex() or x.numel() == 0:
+        return None
+    if x.dim() == 4:
+        return (torch._C._ConvBackend.SlowTranspose2d if transposed
+                else torch._C._ConvBackend.Slow2d)
+    if x.dim() == 5 and torch._C._conv_determine_backend_memory_format(
+            x, weight, torch._C._ConvBackend.Mkldnn) is torch.contiguous_format:
+        return torch._C._ConvBackend.Slow3d
+    return None
 
 
 def _check_transposed_channels(args: tuple, kwargs: dict) -> None:
