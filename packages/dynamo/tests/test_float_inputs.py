@@ -184,3 +184,14 @@ def test_aot_eager_lowers_ops_that_decide_on_a_float_symbol() -> None:
         for p in (0.5, 0.7, 1.1, 0.3, 2.5):
             for got, want in zip(compiled(x, p), f(x, p)):
                 torch.testing.assert_close(got, want)
+
+
+def test_floor_of_an_int_times_a_float_is_pythons_past_exact_floats() -> None:
+    """`floor(1.5 * n)` is the integer `(3 * n) // 2` only while float64 computes `n * 1.5`
+    exactly: past 2**53 Python's product rounds (2**60 + 1 gives an even floor)."""
+    def parity(x, n):
+        return x + 1 if math.floor(n * 1.5) % 2 == 0 else x - 1
+
+    compiled = dynamo.compile(parity, dynamic=True)
+    for n in (4, 6, 7, 2**60 + 1):
+        torch.testing.assert_close(compiled(torch.zeros(1), n), parity(torch.zeros(1), n))

@@ -63,22 +63,39 @@ def _relation(relation: type) -> Callable:
     return lambda a, b: relation(a, b, evaluate=False)
 
 
-def _floor(a: sympy.Expr) -> sympy.Expr:
-    """`floor(a)`; of a size times a float with few significant bits (`1.5 * s0`, `0.5 * s0`:
-    `interpolate`'s output size by a scale factor), the integer quotient it equals
-    (`(3*s0) // 2`), as Python's float64 product of such a float and an int below 2**40 is
-    exact."""
+def _dyadic(a: sympy.Expr) -> tuple[int, sympy.Expr, int] | None:
+    """`(p, rest, q)` where `a` is `p / q * rest`, an int expression times a float with few
+    significant bits (`1.5 * s0`, `0.5 * s0`: `interpolate`'s output size by a scale factor);
+    else None."""
     coeff, rest = a.as_coeff_Mul()
     if isinstance(coeff, sympy.Float) and rest.is_integer and rest.free_symbols:
         p, q = float(coeff).as_integer_ratio()
         if abs(p) < 2**12 and q <= 2**12:
-            return FloorDiv(p * rest, q) if q != 1 else p * rest
-    return sympy.floor(a)
+            return p, rest, q
+    return None
+
+
+def _floor(a: sympy.Expr) -> sympy.Expr:
+    """`floor(a)`; of an int expression times a float with few significant bits (`_dyadic`),
+    the integer quotient it equals (`(3*s0) // 2`), as Python's float64 product of the two is
+    exact while `p * rest` is below 2**53 (`SymNode._unary` guards that)."""
+    found = _dyadic(a)
+    if found is None:
+        return sympy.floor(a)
+    p, rest, q = found
+    return FloorDiv(p * rest, q) if q != 1 else p * rest
 
 
 def _trunc(a: sympy.Expr) -> sympy.Expr:
     if a.is_nonnegative:
         return _floor(a)
+    return sympy.Piecewise((sympy.floor(a), a >= 0), (sympy.ceiling(a), True))
+
+
+def _inexact_floor(name: str, a: sympy.Expr) -> sympy.Expr:
+    """`floor`/`trunc` of `a` kept in floats (what `_floor` gives beyond float64's exact ints)."""
+    if name == "floor" or a.is_nonnegative:
+        return sympy.floor(a)
     return sympy.Piecewise((sympy.floor(a), a >= 0), (sympy.ceiling(a), True))
 
 
@@ -319,8 +336,18 @@ class SymNode:
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]
         hint = None if self._hint is None else py_fn(self._hint)
-        result = self._new(_apply(name, self.expr), pytype or self.pytype, hint)
+        expr = _apply(name, self.expr)
+        found = _dyadic(self.expr) if name == "floor" or (
+            name in ("trunc", "sym_int") and self.expr.is_nonnegative) else None
+        if found is not None and not self._below(abs(found[0]) * found[1], 2**53):
+            expr = _inexact_floor(name, self.expr)  # (3*n)//2 is not n * 1.5 in floats
+        result = self._new(expr, pytype or self.pytype, hint)
         return self._notify(name, (self,), result)
+
+    def _below(self, expr: sympy.Expr, bound: int) -> bool:
+        """Whether `-bound < expr < bound`, guarded (False where unbacked symbols decide)."""
+        return all(bool(self.shape_env.evaluate_expr(e, fallback=False))
+                   for e in (expr < bound, expr > -bound) if e is not sympy.true)
 
     def _concrete_binary(self, name: str, other: SymNode) -> SymNode:
         value = _CONCRETE_BINARY[name](self.guard_int("", 0), other.guard_int("", 0))
