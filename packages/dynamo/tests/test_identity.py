@@ -279,3 +279,16 @@ def test_a_call_at_a_break_inside_autocast_runs_inside_the_block():
         return inside.dtype, torch.is_autocast_enabled("cpu")
 
     _agree(f, lambda r, a, reg: r, pause=_no_break, make_args=lambda: (torch.ones(4, 4), Reg()))
+
+
+def test_is_between_ints_made_symbols_is_eagers() -> None:
+    """Which int object a symbol stands for is not traced (CPython caches small ints: the
+    same object passed twice is `is` itself): a break, where eager decides."""
+    def same(a, b, x):
+        return x + 1, a is b
+
+    compiled = dynamo.compile(same, backend="eager")
+    x = torch.zeros(1)
+    for v in (1, 2, 3):  # from the second call the ints are symbols
+        assert compiled(v, v, x)[1] is same(v, v, x)[1] is True
+        assert compiled(v, v + 1, x)[1] is same(v, v + 1, x)[1] is False

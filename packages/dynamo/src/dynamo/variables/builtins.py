@@ -702,6 +702,10 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
             return False  # the type guards already pin this answer
     except Unsupported:  # a tracker that does not know its type
         pass
+    if isinstance(a, SymNodeVariable) or isinstance(b, SymNodeVariable):
+        # Which int object a symbol stands for is not traced (`1 is 1` holds in CPython, two
+        # equal big ints need not be one object): eager decides
+        raise Unsupported("`is` between numbers made symbols")
     for v in (a, b):
         if isinstance(v, ObjectVariable) and v.source is not None:
             tx.output.add_guard(Identity.of(v.source, v.value))
