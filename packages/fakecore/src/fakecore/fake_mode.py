@@ -327,7 +327,8 @@ class FakeTensorMode(TorchDispatchMode):
                 isinstance(t, torch.Tensor) and t.layout is not torch.strided
                 for t in tree_flatten(out)[0]):
             # a sparse result of dense inputs (`to_sparse`): its number of stored elements
-            # depends on the data, and zeros would say none (PyTorch's mode refuses it too)
+            # depends on the data, and zeros would say none (PyTorch's mode says none: a wrong
+            # `_nnz()`, `values()`)
             raise UnsupportedFakeOpError(func, "its sparse output's size depends on the data")
         back = {id(z): t for t, z in ((t, zeros[id(t)]) for t in fakes)}
 
