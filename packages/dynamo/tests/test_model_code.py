@@ -821,3 +821,47 @@ def test_slices_of_module_lists_and_sequentials_keep_their_type() -> None:
     model, x = Model(), torch.randn(2, 4)
     torch.testing.assert_close(dynamo.compile(model, backend="eager", fullgraph=True)(x),
                                model(x))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("mode", ["train", "eval", "no_grad", "inference_mode"])
+def test_in_place_activations_are_applied(backend: str, mode: str) -> None:
+    """`nn.ReLU(inplace=True)` returns the tensor it wrote: its node had no users, and no name
+    or schema said it writes, so it was dropped as dead code (the activation skipped)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 6), nn.ReLU(inplace=True), nn.Linear(6, 6),
+                          nn.Hardtanh(-0.1, 0.1, True), nn.Linear(6, 6), nn.ELU(inplace=True))
+    model.train(mode == "train")
+    x = torch.randn(3, 6)
+    context = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}.get(
+        mode, torch.enable_grad)
+    with context():
+        torch.testing.assert_close(dynamo.compile(model, backend=backend)(x), model(x))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_call_made_for_its_buffer_updates_alone_makes_them(backend: str) -> None:
+    """An `update_bn`-style pass: batch norm's running statistics (its schema does not mark
+    them written), instance norm's, an embedding's rows renormed by `max_norm`."""
+    torch.manual_seed(0)
+
+    class Calibrated(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bn = nn.BatchNorm1d(4)
+            self.inorm = nn.InstanceNorm1d(4, track_running_stats=True)
+            self.emb = nn.Embedding(10, 4, max_norm=0.5)
+
+        def forward(self, x, i):
+            self.bn(x[:, :, 0])
+            self.inorm(x)
+            self.emb(i)
+            return i + 1
+
+    model = Calibrated()
+    reference = copy.deepcopy(model)
+    x, i = torch.randn(8, 4, 5) + 2, torch.tensor([1, 2, 3])
+    reference(x, i)
+    dynamo.compile(model, backend=backend)(x, i)
+    for (name, got), want in zip(model.state_dict().items(), reference.state_dict().values()):
+        torch.testing.assert_close(got, want, msg=name)

@@ -11,6 +11,7 @@ what was read, the ShapeEnv's decisions, global state, and aliasing between tens
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import re
 import types
@@ -18,6 +19,7 @@ from typing import Any
 
 import torch
 import torch.fx
+import torch.utils._pytree as pytree
 
 from dynamo.exc import NotAGraphValue, Unsupported
 from dynamo.side_effects import SideEffects
@@ -248,7 +250,7 @@ class OutputGraph:
             args = [*args[:3], self.call_function(torch.stack, [args[3]], {})]
         what = getattr(fn, "__name__", fn)
         node = self.graph.call_function(fn, *_node_args(args, kwargs, what))
-        value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what)
+        value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what, node)
         if getattr(fn, "autograd_function", None) is not None and _returns_an_input(args, value):
             # `ctx.mark_dirty` reached through a helper or a decorated `forward`, which
             # `function_apply` cannot see: the node would stand for its input, and be dropped
@@ -287,15 +289,21 @@ class OutputGraph:
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
         node = self.graph.call_method(name, *_node_args(args, kwargs, f"Tensor.{name}"))
         value = self._run(lambda a, k: getattr(a[0], name)(*a[1:], **k), args, kwargs,
-                          f"Tensor.{name}")
+                          f"Tensor.{name}", node)
         return _same_tensor(args, value) or self.wrap_result(node, value)
 
-    def _run(self, call, args, kwargs, what) -> Any:
+    def _run(self, call, args, kwargs, what, node) -> Any:
         fake_args = [_example(a) for a in args]
         fake_kwargs = {k: _example(v) for k, v in kwargs.items()}
+        versions = _versions((fake_args, fake_kwargs))
         try:
             with self.fake_mode:
-                return call(fake_args, fake_kwargs)
+                value = call(fake_args, fake_kwargs)
+            if _versions((fake_args, fake_kwargs)) != versions:
+                # it wrote to an argument, whatever its name says (`F.relu(x, inplace=True)`,
+                # `F.embedding` with `max_norm`): not dead code when its result is unused
+                node.meta["writes"] = True
+            return value
         except DataDependentError as error:
             raise Unsupported(f"{what}: its result depends on tensor data ({error.reason})") \
                 from None
@@ -558,16 +566,47 @@ def _name_of(target: Any) -> str:
     return target if isinstance(target, str) else getattr(target, "__name__", "")
 
 
+def _versions(args: Any) -> list[int]:
+    """The version counters of the tensors among `args` (-1 for one without a counter: an
+    inference tensor)."""
+    return [t._version if not t.is_inference() else -1
+            for t in pytree.tree_leaves(args) if isinstance(t, torch.Tensor)]
+
+
 def _writes(node: torch.fx.Node) -> bool:
     target = node.target
     name = _name_of(target)
     return (
         target in (torch._C._set_grad_enabled, operator.setitem, enter_context, exit_context)
+        or node.meta.get("writes", False)
+        or _inplace_flag(node)
+        # update their running statistics (batch_norm's schema does not mark them written)
+        or name in ("batch_norm", "instance_norm")
         or target in INPLACE_OPERATORS
         or (name.endswith("_") and not name.endswith("__"))
         or "out" in node.kwargs
         or _mutable_op(target)
     )
+
+
+def _inplace_flag(node: torch.fx.Node) -> bool:
+    """A call with `inplace=True` (`F.relu(x, inplace=True)`, `F.hardtanh(x, -1.0, 1.0, True)`
+    as `nn.Hardtanh` calls it), seen where version counters are not (inference mode)."""
+    if "inplace" in node.kwargs:
+        return node.kwargs["inplace"] is True
+    position = _inplace_position(node.target) \
+        if isinstance(node.target, types.FunctionType) else None
+    return position is not None and len(node.args) > position and node.args[position] is True
+
+
+@functools.cache
+def _inplace_position(target: Any) -> int | None:
+    """Where a Python function takes `inplace` positionally, or None."""
+    try:
+        names = list(inspect.signature(target).parameters)
+    except (TypeError, ValueError):
+        return None
+    return names.index("inplace") if "inplace" in names else None
 
 
 def _mutable_op(target: Any) -> bool:
