@@ -1049,3 +1049,26 @@ def test_a_list_indexed_once_costs_guards_on_its_length_and_that_item() -> None:
                     [*ids[:999], 4.5]):
         torch.testing.assert_close(compiled(torch.zeros(1), changed), pick(torch.zeros(1), changed))
     assert len(compiled.cache) == 4  # an unread item changed: the same entry
+
+
+def test_a_lambda_of_torchs_python_is_inlined_and_nonzero_static_is_traced() -> None:
+    """A function of a `torch.*` module that fx cannot name there (a lambda, a closure) was a
+    graph node whose code raised AttributeError on every call (the frame then ran eagerly);
+    `t.nonzero_static(size=n)` has a fixed size, as `torch.nonzero_static` does."""
+    double = lambda x: x * 2 + 1  # noqa: E731
+    double.__module__ = "torch.nn.functional"
+    failures = []
+
+    def recording(gm, inputs):
+        def run(*args):
+            try:
+                return gm.forward(*args)
+            except Exception as error:
+                failures.append(error)
+                raise
+        return run
+
+    compiled = dynamo.compile(lambda x: double(x).nonzero_static(size=3), backend=recording,
+                              fullgraph=True)
+    x = torch.tensor([-0.5, 1.0, 2.0])
+    assert torch.equal(compiled(x), double(x).nonzero_static(size=3)) and not failures

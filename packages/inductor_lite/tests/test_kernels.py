@@ -693,6 +693,40 @@ def test_adaptive_avg_pool_over_symbolic_sizes_is_one_version(device, out, memor
     assert counters["fallbacks"] == 0 and counters["eager_graphs"] == 0
 
 
+@pytest.mark.parametrize("out", [(3, 3), (2, 4), (5, 5)])
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last])
+def test_adaptive_max_pool_over_symbolic_sizes_is_one_version(device, out, memory_format):
+    """Values and indices (the first maximum, or the last NaN, as eager's) over the largest
+    window, the windows index arithmetic on the input's sizes: one kernel serves every size."""
+    def pool(x):
+        values, indices = F.adaptive_max_pool2d(x, out, return_indices=True)
+        return values * 2, indices
+
+    def image(h, w):  # few distinct values: ties in most windows, and NaNs in some
+        x = torch.randint(0, 4, (2, 3, h, w), device=device).float()
+        x.view(-1)[::7] = float("nan")
+        return x.to(memory_format=memory_format)
+    compiled = compile_fx(torch.fx.symbolic_trace(pool), [image(8, 9)])
+    for h, w in [(8, 9), (7, 10), (10, 13), (3, 4), (2, 5)]:
+        x = image(h, w)
+        for got, want in zip(compiled(x), pool(x)):
+            torch.testing.assert_close(got, want, equal_nan=True)
+            assert got.stride() == want.stride()
+    assert len(compiled.versions) == 2 and counters["kernels"] == 2, dict(counters)
+    assert counters["fallbacks"] == 0 and counters["eager_graphs"] == 0
+
+
+@pytest.mark.parametrize("pool, size, out", [
+    (F.adaptive_max_pool1d, (9,), 4), (F.adaptive_max_pool3d, (5, 3, 6), (2, 4, 3)),
+    (F.adaptive_avg_pool3d, (5, 3, 6), (2, 4, 3))])
+def test_adaptive_pool_1d_and_3d(device, pool, size, out):
+    """1-d pooling is the 2-d op over a row; 3-d pools the last three dims alike."""
+    x = torch.randint(0, 4, (2, 3, *size), device=device).float()
+    kwargs = {} if pool is F.adaptive_avg_pool3d else {"return_indices": True}
+    compile_and_check(lambda x: pool(x, out, **kwargs), x)
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
 def test_float_functions_with_edge_values(device):
     x = torch.tensor([0.0, -0.0, 1e-6, -0.3, 2.0, float("inf"), float("nan"), -7.0], device=device)
     y = torch.tensor([-1.0, 2.0, float("nan"), 0.0, -0.0, 3.0, 1.0, float("inf")], device=device)

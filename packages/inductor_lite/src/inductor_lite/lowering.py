@@ -1613,48 +1613,134 @@ def _avg_pool2d(lower, node, x, kernel_size, stride=(), padding=0, ceil_mode=Fal
 
 def _adaptive_window(o: sympy.Expr, out: sympy.Expr, n: sympy.Expr
                      ) -> tuple[sympy.Expr, sympy.Expr]:
-    """The rows `[start, end)` of `n` that output row `o` of `out` averages, as eager's:
+    """The rows `[start, end)` of `n` that output row `o` of `out` pools, as eager's:
     `floor(o * n / out)` to `ceil((o + 1) * n / out)`."""
     return ir.FloorDiv(o * n, out), ir.FloorDiv((o + 1) * n + out - 1, out)
 
 
-@register(aten._adaptive_avg_pool2d.default)
-def _adaptive_avg_pool2d(lower, node, x, output_size):
-    """A sum over the largest window any output has (`ceil((n + out - 1) / out)` rows), the
-    taps past an output's own window masked out, divided by its window's size. The windows
-    are index arithmetic on the input's sizes, so one kernel serves every size (torch's
-    decomposition fixes them to numbers, one version per size)."""
-    val = lower.node.meta["val"]
-    size = tuple(sym(s) for s in val.shape)
-    (h, w), (oh, ow) = x.size[-2:], size[-2:]
-    rsize = (ir.FloorDiv(h + 2 * oh - 2, oh), ir.FloorDiv(w + 2 * ow - 2, ow))
-    load = loader(x)
-    cd = compute_dtype(val.dtype)
+def _adaptive_windows(x: TensorIR, size: tuple, dims: int) -> tuple[tuple, Callable]:
+    """Adaptive pooling of the last `dims` dims of `x` to `size`: the largest window any
+    output has along each (`ceil((n + out - 1) / out)` rows), and a function from an output
+    index to its batch index and its window `(start, end)` along each pooled dim."""
+    if not x.dtype.is_floating_point:  # eager pools floats only: the aten op raises as it
+        raise LoweringError("adaptive pooling of integers")
+    ins, outs = x.size[-dims:], size[-dims:]
+    rsize = tuple(ir.FloorDiv(n + 2 * o - 2, o) for n, o in zip(ins, outs))
 
     def windows(idx):
-        *batch, i, j = idx
-        return batch, _adaptive_window(i, oh, h), _adaptive_window(j, ow, w)
+        return (list(idx[:-dims]),
+                [_adaptive_window(i, o, n) for i, o, n in zip(idx[-dims:], outs, ins)])
+    return rsize, windows
 
-    def tap(idx, ridx):
-        batch, (h0, h1), (w0, w1) = windows(idx)
-        inside = op("logical_and", index_in(ridx[0], h1 - h0), index_in(ridx[1], w1 - w0))
-        v = to_dtype(load([*batch, h0 + ridx[0], w0 + ridx[1]]), cd)
-        return Value("where", (inside, ir.masked(v, inside), constant(0, cd)), cd)
+
+def _adaptive_tap(x: TensorIR, windows: Callable, idx: Index, ridx: Index, outside: Value
+                  ) -> Value:
+    """Tap `ridx` of the largest window under output `idx`: the input's value (in its
+    compute dtype) inside that output's own window, `outside` past it."""
+    batch, spans = windows(idx)
+    inside = None
+    for r, (start, end) in zip(ridx, spans):
+        inside_r = index_in(r, end - start)
+        inside = inside_r if inside is None else op("logical_and", inside, inside_r)
+    v = to_dtype(loader(x)([*batch, *(start + r for r, (start, _) in zip(ridx, spans))]),
+                 outside.dtype)
+    return Value("where", (inside, ir.masked(v, inside), outside), outside.dtype)
+
+
+@register(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
+def _adaptive_avg_pool(lower, node, x, output_size):
+    """A sum over the largest window any output has, the taps past an output's own window
+    masked out, divided by its window's size. The windows are index arithmetic on the input's
+    sizes, so one kernel serves every size (torch's decomposition fixes them to numbers, one
+    version per size)."""
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    rsize, windows = _adaptive_windows(x, size, len(output_size))
+    cd = compute_dtype(val.dtype)
+    load = loader(x)
     if ir.product(rsize) == 1:  # windows of one element (a static input of one row or column)
         def first(idx):
-            batch, (h0, _), (w0, _) = windows(idx)
-            return to_dtype(load([*batch, h0, w0]), cd)
+            batch, spans = windows(idx)
+            return to_dtype(load([*batch, *(start for start, _ in spans)]), cd)
         return Pointwise(size, val.dtype, val.device, first)
     total = lower.add(ComputedBuffer(lower.new_name(), Layout(
         size, contiguous_strides(size), sympy.Integer(0), cd, val.device),
-        data=Reduction(size, rsize, "sum", cd, val.device, tap)))
+        data=Reduction(size, rsize, "sum", cd, val.device, lambda idx, ridx: _adaptive_tap(
+            x, windows, idx, ridx, constant(0, cd)))))
     load_total = loader(total)
 
     def mean(idx):
-        _, (h0, h1), (w0, w1) = windows(idx)
-        rows, cols = (to_dtype(Value("index", (n,), torch.int64), cd) for n in (h1 - h0, w1 - w0))
-        return op("truediv", load_total(idx), op("mul", rows, cols))
+        count = None
+        for start, end in windows(idx)[1]:
+            n = to_dtype(Value("index", (end - start,), torch.int64), cd)
+            count = n if count is None else op("mul", count, n)
+        return op("truediv", load_total(idx), count)
     return Pointwise(size, val.dtype, val.device, mean)
+
+
+@register(aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default)
+def _adaptive_max_pool(lower, node, x, output_size):
+    """The max over the largest window any output has (taps past an output's own window are
+    -inf), and its index into the input's plane (`h * W + w`): the first maximum (an argmax
+    over the window, mapped to the input), or the last NaN (a max over the NaNs' indices),
+    as eager's. One kernel serves every size, as adaptive average pooling's."""
+    vals = lower.node.meta["val"]
+    size = tuple(sym(s) for s in vals[0].shape)
+    dims = len(output_size)
+    rsize, windows = _adaptive_windows(x, size, dims)
+    cd = compute_dtype(x.dtype)
+    lowest = constant(-math.inf, cd)
+
+    def plane_index(starts, offsets):  # `h * W + w` (`(d * H + h) * W + w` in 3-d)
+        flat = sympy.Integer(0)
+        for n, start, offset in zip(x.size[-dims:], starts, offsets):
+            flat = flat * n + start + offset
+        return flat
+    if ir.product(rsize) == 1:  # windows of one element (a static input of one row or column)
+        load = loader(x)
+
+        def first(idx):
+            batch, spans = windows(idx)
+            return to_dtype(load([*batch, *(start for start, _ in spans)]), cd)
+
+        def first_index(idx):
+            spans = windows(idx)[1]
+            return Value("index", (plane_index([s for s, _ in spans], [0] * dims),), torch.int64)
+        return (Pointwise(size, vals[0].dtype, vals[0].device, first),
+                Pointwise(size, torch.int64, vals[1].device, first_index))
+
+    def tap(idx, ridx):
+        return _adaptive_tap(x, windows, idx, ridx, lowest)
+
+    def nan_index(idx, ridx):
+        i = Value("index", (plane_index([s for s, _ in windows(idx)[1]], ridx),), torch.int64)
+        return Value("where", (op("isnan", tap(idx, ridx), dtype=torch.bool), i,
+                               constant(-1, torch.int64)), torch.int64)
+
+    def reduce(kind, dtype, fn):
+        return loader(lower.add(ComputedBuffer(lower.new_name(), Layout(
+            size, contiguous_strides(size), sympy.Integer(0), dtype, x.device),
+            data=Reduction(size, rsize, kind, dtype, x.device, fn))))
+    load_max = reduce("max", vals[0].dtype, tap)
+    load_arg = reduce("argmax", torch.int64, tap)  # the first maximum's tap, over `rsize`
+    load_nan = reduce("max", torch.int64, nan_index)  # the last NaN's index, or -1
+
+    def index(idx):
+        arg, offsets = load_arg(idx), []
+        for d in reversed(range(dims)):  # the tap's offset along each dim, last dim first
+            n = constant(rsize[d], torch.int64)
+            offsets.insert(0, op("remainder", arg, n) if d else arg)
+            arg = op("floordiv", arg, n)
+        flat = None
+        for n, (start, _), offset in zip(x.size[-dims:], windows(idx)[1], offsets):
+            row = op("add", Value("index", (start,), torch.int64), offset)
+            flat = row if flat is None else op("add", op("mul", flat, constant(n, torch.int64)),
+                                               row)
+        nan = load_nan(idx)
+        return Value("where", (op("ge", nan, constant(0, torch.int64), dtype=torch.bool), nan,
+                               flat), torch.int64)
+    return (Pointwise(size, vals[0].dtype, vals[0].device, load_max),
+            Pointwise(size, torch.int64, vals[1].device, index))
 
 
 # -- random ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import functools
 import inspect
 import math
 import re
+import sys
 import types
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -477,7 +478,20 @@ def _is_torch_function(value: Any) -> bool:
     if module.startswith("torch.nn.") and not isinstance(value, types.FunctionType) and \
             isinstance(inspect.getattr_static(type(value), "__call__", None), types.FunctionType):
         return False  # an object that nn.utils hooks onto modules (the old `weight_norm`'s)
+    if isinstance(value, types.FunctionType) and not _named_in_module(value):
+        return False  # a lambda or closure of torch's Python: fx could not name it in a graph
     return callable(value) and (module == "torch" or module.startswith(("torch.", "torch._C")))
+
+
+def _named_in_module(fn: types.FunctionType) -> bool:
+    """Whether `module.name`, the name fx gives a torch function in a graph's code, leads back
+    to `fn`, or to the function it wraps (torch._dynamo's wrapper of `torch.manual_seed`): a
+    lambda or a closure has none (the graph raised AttributeError on every call); a method
+    (`Tensor.__rsub__`) fx names through its class."""
+    if "." in fn.__qualname__ and "<locals>" not in fn.__qualname__:
+        return True
+    named = getattr(sys.modules.get(fn.__module__), fn.__name__, None)
+    return named is not None and named in (fn, getattr(fn, "__wrapped__", None))
 
 
 def wrap_constant_result(value: Any) -> VariableTracker:

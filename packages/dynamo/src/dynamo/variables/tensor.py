@@ -36,7 +36,7 @@ _METADATA_METHODS = frozenset({
     "get_device", "is_signed", "nelement", "numel", "size", "stride", "storage_offset",
 })
 _DATA_DEPENDENT = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__",
-                             "nonzero_static", "data_ptr"})
+                             "data_ptr"})
 _UNSUPPORTED = frozenset({"backward", "register_hook", "retain_grad", "untyped_storage",
                           "storage", "__array__"})
 
