@@ -865,3 +865,33 @@ def test_a_call_made_for_its_buffer_updates_alone_makes_them(backend: str) -> No
     dynamo.compile(model, backend=backend)(x, i)
     for (name, got), want in zip(model.state_dict().items(), reference.state_dict().values()):
         torch.testing.assert_close(got, want, msg=name)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_calls_that_write_without_a_version_counter_are_kept(backend: str) -> None:
+    """`vector_to_parameters` swaps `.data` (no version counter moves: a break, the call made
+    for real); under inference mode no counter exists, and an embedding's `max_norm` renorm is
+    known by its argument."""
+    from torch.nn.utils import vector_to_parameters
+
+    def unflatten(v, a, b):
+        vector_to_parameters(v, [a, b])
+        return a + 0, b + 0
+
+    def renorm(i, w):
+        torch.nn.functional.embedding(i, w, max_norm=1.0)
+        return w + 0
+
+    torch.manual_seed(0)
+    v, a, b = torch.randn(9), torch.randn(4), torch.randn(5)
+    expected = unflatten(v, a.clone(), b.clone())
+    got = dynamo.compile(unflatten, backend=backend)(v, a, b)
+    for g, e, written in zip(got, expected, (a, b)):
+        torch.testing.assert_close(g, e)
+        torch.testing.assert_close(written, e)
+    with torch.inference_mode():
+        i, w = torch.tensor([1, 3]), torch.randn(5, 4) * 3
+        reference = w.clone()
+        expected = renorm(i, reference)
+        torch.testing.assert_close(dynamo.compile(renorm, backend=backend)(i, w), expected)
+        torch.testing.assert_close(w, reference)

@@ -296,9 +296,15 @@ class OutputGraph:
         fake_args = [_example(a) for a in args]
         fake_kwargs = {k: _example(v) for k, v in kwargs.items()}
         versions = _versions((fake_args, fake_kwargs))
+        storages = _storages((fake_args, fake_kwargs))
         try:
             with self.fake_mode:
                 value = call(fake_args, fake_kwargs)
+            if _storages((fake_args, fake_kwargs)) != storages and \
+                    _versions((fake_args, fake_kwargs)) == versions:
+                # it swapped an argument's `.data` (`vector_to_parameters`), which no version
+                # counter records and a backend's trace would not keep
+                raise Unsupported(f"{what} replaced the data of a tensor argument")
             if _versions((fake_args, fake_kwargs)) != versions:
                 # it wrote to an argument, whatever its name says (`F.relu(x, inplace=True)`,
                 # `F.embedding` with `max_norm`): not dead code when its result is unused
@@ -578,10 +584,13 @@ def _writes(node: torch.fx.Node) -> bool:
     name = _name_of(target)
     return (
         target in (torch._C._set_grad_enabled, operator.setitem, enter_context, exit_context)
-        or node.meta.get("writes", False)
-        or _inplace_flag(node)
-        # update their running statistics (batch_norm's schema does not mark them written)
+        or node.meta.get("writes", False)  # version counters moved (`_run`)
+        # where version counters are not seen (inference tensors): an in-place activation,
+        # batch and instance norm's running statistics (their schema does not mark them
+        # written), an embedding's rows renormed by `max_norm`
+        or _argument(node, "inplace") is True
         or name in ("batch_norm", "instance_norm")
+        or (name in ("embedding", "embedding_bag") and _argument(node, "max_norm") is not None)
         or target in INPLACE_OPERATORS
         or (name.endswith("_") and not name.endswith("__"))
         or "out" in node.kwargs
@@ -589,24 +598,25 @@ def _writes(node: torch.fx.Node) -> bool:
     )
 
 
-def _inplace_flag(node: torch.fx.Node) -> bool:
-    """A call with `inplace=True` (`F.relu(x, inplace=True)`, `F.hardtanh(x, -1.0, 1.0, True)`
-    as `nn.Hardtanh` calls it), seen where version counters are not (inference mode)."""
-    if "inplace" in node.kwargs:
-        return node.kwargs["inplace"] is True
-    position = _inplace_position(node.target) \
-        if isinstance(node.target, types.FunctionType) else None
-    return position is not None and len(node.args) > position and node.args[position] is True
+def _argument(node: torch.fx.Node, name: str) -> Any:
+    """The argument `name` of a call of a Python function (by keyword, or by its position:
+    `F.hardtanh(x, -1.0, 1.0, True)` as `nn.Hardtanh` calls it), or None."""
+    if name in node.kwargs:
+        return node.kwargs[name]
+    position = _parameter_position(node.target, name)
+    return node.args[position] if position is not None and len(node.args) > position else None
 
 
 @functools.cache
-def _inplace_position(target: Any) -> int | None:
-    """Where a Python function takes `inplace` positionally, or None."""
+def _parameter_position(target: Any, name: str) -> int | None:
+    """Where a Python function takes parameter `name` positionally, or None."""
+    if not isinstance(target, types.FunctionType):
+        return None
     try:
         names = list(inspect.signature(target).parameters)
     except (TypeError, ValueError):
         return None
-    return names.index("inplace") if "inplace" in names else None
+    return names.index(name) if name in names else None
 
 
 def _mutable_op(target: Any) -> bool:
@@ -650,6 +660,11 @@ def _eliminate_dead_code(graph: torch.fx.Graph) -> None:
             _is_impure(node)
         ):
             graph.erase_node(node)
+
+
+def _storages(args: Any) -> list[int | None]:
+    """The storages of the tensors among `args`."""
+    return [_storage(t) for t in pytree.tree_leaves(args) if isinstance(t, torch.Tensor)]
 
 
 def mutates_inputs(graph: torch.fx.Graph) -> bool:
