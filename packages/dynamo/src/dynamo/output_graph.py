@@ -295,17 +295,18 @@ class OutputGraph:
     def _run(self, call, args, kwargs, what, node) -> Any:
         fake_args = [_example(a) for a in args]
         fake_kwargs = {k: _example(v) for k, v in kwargs.items()}
-        versions = _versions((fake_args, fake_kwargs))
-        storages = _storages((fake_args, fake_kwargs))
+        tensors = [t for t in pytree.tree_leaves((fake_args, fake_kwargs))
+                   if isinstance(t, torch.Tensor)]
+        versions, storages = _state(tensors)
         try:
             with self.fake_mode:
                 value = call(fake_args, fake_kwargs)
-            if _storages((fake_args, fake_kwargs)) != storages and \
-                    _versions((fake_args, fake_kwargs)) == versions:
+            versions_after, storages_after = _state(tensors)
+            if storages_after != storages and versions_after == versions:
                 # it swapped an argument's `.data` (`vector_to_parameters`), which no version
                 # counter records and a backend's trace would not keep
                 raise Unsupported(f"{what} replaced the data of a tensor argument")
-            if _versions((fake_args, fake_kwargs)) != versions:
+            if versions_after != versions:
                 # it wrote to an argument, whatever its name says (`F.relu(x, inplace=True)`,
                 # `F.embedding` with `max_norm`): not dead code when its result is unused
                 node.meta["writes"] = True
@@ -572,11 +573,11 @@ def _name_of(target: Any) -> str:
     return target if isinstance(target, str) else getattr(target, "__name__", "")
 
 
-def _versions(args: Any) -> list[int]:
-    """The version counters of the tensors among `args` (-1 for one without a counter: an
-    inference tensor)."""
-    return [t._version if not t.is_inference() else -1
-            for t in pytree.tree_leaves(args) if isinstance(t, torch.Tensor)]
+def _state(tensors: list[torch.Tensor]) -> tuple[list[int], list[int | None]]:
+    """The version counters of `tensors` (-1 for one without a counter: an inference tensor)
+    and their storages."""
+    return ([t._version if not t.is_inference() else -1 for t in tensors],
+            [_storage(t) for t in tensors])
 
 
 def _writes(node: torch.fx.Node) -> bool:
@@ -660,11 +661,6 @@ def _eliminate_dead_code(graph: torch.fx.Graph) -> None:
             _is_impure(node)
         ):
             graph.erase_node(node)
-
-
-def _storages(args: Any) -> list[int | None]:
-    """The storages of the tensors among `args`."""
-    return [_storage(t) for t in pytree.tree_leaves(args) if isinstance(t, torch.Tensor)]
 
 
 def mutates_inputs(graph: torch.fx.Graph) -> bool:

@@ -485,9 +485,9 @@ def _is_torch_function(value: Any) -> bool:
 
 def _named_in_module(fn: types.FunctionType) -> bool:
     """Whether `module.name`, the name fx gives a torch function in a graph's code, leads back
-    to `fn`, or to the function it wraps (torch._dynamo's wrapper of `torch.manual_seed`): a
-    lambda or a closure has none (the graph raised AttributeError on every call); a method
-    (`Tensor.__rsub__`) fx names through its class."""
+    to `fn`, or to the function it wraps (the wrapper torch.compile's frontend puts around
+    `torch.manual_seed`): a lambda or a closure has none (the graph raised AttributeError on
+    every call); a method (`Tensor.__rsub__`) fx names through its class."""
     if "." in fn.__qualname__ and "<locals>" not in fn.__qualname__:
         return True
     named = getattr(sys.modules.get(fn.__module__), fn.__name__, None)

@@ -916,8 +916,8 @@ class TorchFunctionVariable(TrueVariable):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         fn = self.fn
-        # Known by the function it wraps, if any: importing torch._dynamo (which torch itself
-        # may do lazily) replaces `torch.manual_seed` with a wrapper.
+        # Known by the function it wraps, if any: importing torch.compile's frontend (which
+        # torch itself may do lazily) replaces `torch.manual_seed` with a wrapper.
         original = inspect.unwrap(fn)
         if fn in GRAD_MODES:
             return GradModeVariable.create(tx, fn, args)
