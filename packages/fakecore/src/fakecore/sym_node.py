@@ -75,26 +75,8 @@ def _dyadic(a: sympy.Expr) -> tuple[int, sympy.Expr, int] | None:
     return None
 
 
-def _floor(a: sympy.Expr) -> sympy.Expr:
-    """`floor(a)`; of an int expression times a float with few significant bits (`_dyadic`),
-    the integer quotient it equals (`(3*s0) // 2`), as Python's float64 product of the two is
-    exact while `p * rest` is below 2**53 (`SymNode._unary` guards that)."""
-    found = _dyadic(a)
-    if found is None:
-        return sympy.floor(a)
-    p, rest, q = found
-    return FloorDiv(p * rest, q) if q != 1 else p * rest
-
-
 def _trunc(a: sympy.Expr) -> sympy.Expr:
     if a.is_nonnegative:
-        return _floor(a)
-    return sympy.Piecewise((sympy.floor(a), a >= 0), (sympy.ceiling(a), True))
-
-
-def _inexact_floor(name: str, a: sympy.Expr) -> sympy.Expr:
-    """`floor`/`trunc` of `a` kept in floats (what `_floor` gives beyond float64's exact ints)."""
-    if name == "floor" or a.is_nonnegative:
         return sympy.floor(a)
     return sympy.Piecewise((sympy.floor(a), a >= 0), (sympy.ceiling(a), True))
 
@@ -150,7 +132,7 @@ _UNARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "abs": (sympy.Abs, abs, None),
     "sym_not": (sympy.Not, operator.not_, bool),
     "ceil": (sympy.ceiling, math.ceil, int),
-    "floor": (_floor, math.floor, int),
+    "floor": (sympy.floor, math.floor, int),
     "trunc": (_trunc, math.trunc, int),
     "sym_int": (_trunc, math.trunc, int),
     "sym_float": (lambda a: a, float, float),
@@ -336,11 +318,14 @@ class SymNode:
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]
         hint = None if self._hint is None else py_fn(self._hint)
-        expr = _apply(name, self.expr)
         found = _dyadic(self.expr) if name == "floor" or (
             name in ("trunc", "sym_int") and self.expr.is_nonnegative) else None
-        if found is not None and not self._below(abs(found[0]) * found[1], 2**53):
-            expr = _inexact_floor(name, self.expr)  # (3*n)//2 is not n * 1.5 in floats
+        if found is not None and self._below(abs(found[0]) * found[1], 2**53):
+            # `floor(1.5 * s0)` is `(3*s0) // 2` while float64 computes `s0 * 1.5` exactly
+            p, rest, q = found
+            expr = FloorDiv(p * rest, q) if q != 1 else p * rest
+        else:
+            expr = _apply(name, self.expr)
         result = self._new(expr, pytype or self.pytype, hint)
         return self._notify(name, (self,), result)
 
