@@ -1533,9 +1533,11 @@ def test_half_precision_fills_hold_what_the_half_tensor_holds(device):
     h = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float16, device=device)
 
     def fills(x, y):  # (made from the inputs, so that the fills are ops of the graph)
-        return (x * x.new_full((), 1.001) - x, x * torch.full_like(x, 1.001) - x,
-                y * y.new_full((), 1e-8) * 1e8,
-                torch.where(y > 2, y, y.new_full((), 70000.0)) - 65000)
+        out = (x * x.new_full((), 1.001) - x, x * torch.full_like(x, 1.001) - x,
+               y * y.new_full((), 1e-8) * 1e8)
+        if device == "cpu":  # (CUDA's eager refuses a half fill that overflows)
+            out += (torch.where(y > 2, y, y.new_full((), 70000.0)) - 65000,)
+        return out
     compile_and_check(fills, b, h, atol=0, rtol=0)
 
 
@@ -1792,6 +1794,7 @@ def test_writes_into_a_temporary_or_an_input_keep_its_layout_in_the_outputs(devi
 
 
 def test_dtypes_and_signs_of_reductions_casts_and_relu(device):
+    """relu(-0.0) is -0.0 on CPU and 0.0 on CUDA, in eager as in the kernels."""
     x = torch.tensor([[0, 3, 0], [0, 0, 0]], dtype=torch.uint8, device=device)
     for fn in (lambda t: t.any(), lambda t: t.any(1), lambda t: t.any(1, keepdim=True)):
         compiled = compile_fx(torch.fx.symbolic_trace(fn), [x])
@@ -1803,7 +1806,7 @@ def test_dtypes_and_signs_of_reductions_casts_and_relu(device):
     rows = torch.randn(4, 300, device=device) * 100  # summed as bfloat16, as eager casts first
     for fn in (lambda t: t.sum(1, dtype=torch.bfloat16),
                lambda t: t.cumsum(1, dtype=torch.float16)):
-        compile_and_check(fn, rows, atol=0, rtol=1e-2)
+        compile_and_check(fn, rows, atol=1e-3, rtol=1e-2)  # (partial sums pass near zero)
 
 
 def test_float64_math_is_as_precise_as_eager(device):

@@ -70,7 +70,7 @@ OPS = {
     "tanh": "helpers.tanh({0})", "erf": "tl.erf({0})", "floor": "tl.floor({0})",
     "ceil": "tl.ceil({0})", "trunc": "helpers.trunc({0})", "round": "helpers.round_half_even({0})",
     "reciprocal": "1.0 / {0}", "log1p": "helpers.log1p({0})", "expm1": "helpers.expm1({0})",
-    "relu": "tl.where({0} < 0, 0, {0})", "sign": "helpers.sign({0})", "pow": "helpers.pow({0}, {1})",
+    "relu": "helpers.relu({0})", "sign": "helpers.sign({0})", "pow": "helpers.pow({0}, {1})",
     "maximum": "helpers.maximum({0}, {1})", "minimum": "helpers.minimum({0}, {1})",
     "atan2": "helpers.atan2({0}, {1})", "erfc": "helpers.erfc({0})", "cosh": "helpers.cosh({0})",
     "sinh": "helpers.sinh({0})", "hypot": "helpers.hypot({0}, {1})",

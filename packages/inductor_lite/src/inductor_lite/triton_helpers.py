@@ -132,6 +132,16 @@ def sign(x):
     return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
 
 
+if INTERPRETED:  # on CPU tensors, where eager's relu keeps -0.0
+    @triton.jit
+    def relu(x):
+        return tl.where(x < 0, 0, x)
+else:
+    @triton.jit
+    def relu(x):  # CUDA's eager relu makes -0.0 into 0.0 (and keeps NaN)
+        return tl.where(x <= 0, 0, x)
+
+
 if INTERPRETED:  # which has no libdevice
     @triton.jit
     def tanh(x):
