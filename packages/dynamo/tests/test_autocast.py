@@ -153,6 +153,48 @@ def test_aot_eager_under_an_outer_autocast_runs_its_graph(writes_an_input):
     assert counter.item() == (2 if writes_an_input else 0)
 
 
+class _CastsToFloat(torch.autograd.Function):
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cpu")
+    def backward(ctx, g):
+        return g * 2
+
+
+class _MatMul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g @ b.t(), a.t() @ g
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_function_applied_inside_a_block_sees_the_block(backend):
+    """custom_fwd's casts and the dtypes of the forward's ops are autocast's, also through the
+    aten graph (where the Function's apply is one call, run inside the blocks open there)."""
+    def f(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return _CastsToFloat.apply(x.to(torch.bfloat16)), _MatMul.apply(x, w)
+
+    x, w = torch.randn(4, 4, requires_grad=True), torch.randn(4, 4)
+    (got, got_mm), _ = _compiled(f, x, w, backend=backend)
+    want, want_mm = f(x, w)
+    assert (got.dtype, got_mm.dtype) == (want.dtype, want_mm.dtype) == (torch.float32,
+                                                                       torch.bfloat16)
+    torch.testing.assert_close((got, got_mm), (want, want_mm))
+    got.sum().backward()
+    assert x.grad is not None
+
+
 def test_global_state_setters_run_for_real_at_a_graph_break():
     precision = torch._tensor_str.PRINT_OPTS.precision
 

@@ -28,6 +28,18 @@ def test_a_long_loop_neither_recurses_nor_recompiles_per_iteration() -> None:
     assert len(graphs) == 2  # the first iteration's, and the rest's (a symbolic counter)
 
 
+def test_a_list_comprehension_breaking_per_item_does_not_recompile_per_item(recwarn) -> None:
+    """The half-built list a break hands on is appended to, not read: its length is not
+    guarded (it was, so each item recompiled until the cache limit made the frame eager)."""
+    def f(x):
+        return [t.item() for t in x]
+
+    compiled, graphs = _compiled(f)
+    x = torch.arange(20.0)
+    assert compiled(x) == f(x) and compiled(x + 1) == f(x + 1)
+    assert len(graphs) <= 6 and not [w for w in recwarn if "cache size limit" in str(w.message)]
+
+
 def test_a_break_in_an_inner_loop_with_both_counters_live_stays_compiled(recwarn) -> None:
     def f(x):
         for i in range(4):

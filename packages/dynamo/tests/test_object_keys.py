@@ -225,6 +225,41 @@ def test_a_function_marked_torch_compiler_disable_runs_as_it_is() -> None:
     assert len(calls) == 2
 
 
+def test_a_module_marked_torch_compiler_disable_runs_as_it_is_and_stays_intact() -> None:
+    class Cos(torch.nn.Module):
+        def forward(self, t):
+            return t.cos()
+
+    m = torch.compiler.disable(Cos())  # (its forward, on the instance, is torch's wrapper)
+
+    def f(x):
+        return m(x) + 1
+
+    x = torch.randn(3)
+    explained = dynamo.explain(f)(x)
+    (reason,) = [b.reason for b in explained.breaks]
+    assert reason.endswith(".Cos, marked torch.compiler.disable")
+    compiled = dynamo.compile(f, backend="eager")
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), f(x))
+    assert "forward" in m.__dict__
+
+
+def test_a_forward_set_on_the_instance_survives_a_compiled_call() -> None:
+    class Overrides(torch.nn.Module):
+        def __call__(self, *args):
+            return super().__call__(*args)
+
+        def forward(self, x):
+            return x + 1
+
+    w = Overrides()
+    w.forward = lambda x: x * 100
+    x = torch.ones(2)
+    torch.testing.assert_close(dynamo.compile(w, backend="eager")(x), x * 100)
+    torch.testing.assert_close(w(x), x * 100)
+
+
 def test_id_of_objects_from_the_frame_is_a_guarded_constant() -> None:
     """GradScaler keys its per-optimizer state by `id(optimizer)`."""
     class Opt:

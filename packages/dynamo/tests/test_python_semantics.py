@@ -682,6 +682,17 @@ def test_a_break_inside_a_twin_of_a_c_function_names_the_users_line() -> None:
     assert find(xs, v) == dynamo.compile(find)(xs, v)
 
 
+def test_a_break_inside_dict_fromkeys_names_the_users_line() -> None:
+    class Key:  # (not a constant key: the twin of dict.fromkeys breaks)
+        pass
+
+    def keys(x, k):
+        return dict.fromkeys([k, Key()]), x + 1
+
+    (brk, *_) = dynamo.explain(keys)(torch.ones(1), Key()).breaks
+    assert brk.filename == __file__ and brk.lineno == keys.__code__.co_firstlineno + 1
+
+
 def test_a_builtin_that_cannot_be_traced_is_named_in_words() -> None:
     with pytest.raises(dynamo.Unsupported, match=r"object\(\) with no arguments"):
         dynamo.compile(lambda x: (object(), x + 1)[1], fullgraph=True)(torch.ones(1))

@@ -148,3 +148,40 @@ def test_a_grad_mode_decorator_on_a_function_the_code_defines() -> None:
         torch.testing.assert_close(g, e)
         assert g.requires_grad == e.requires_grad
     assert got[2] is expected[2] is True
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_saved_tensors_hooks_opened_in_the_frame_pack_what_the_graph_saves(backend) -> None:
+    """The block's push and pop run for real, around the graph that saves `x` (its pop, handed
+    on at the break, was a graph node run while tracing: the hooks were gone when it ran)."""
+    packed = []
+
+    def f(x):
+        with torch.autograd.graph.saved_tensors_hooks(
+                lambda t: (packed.append(1), t * 2)[1], lambda t: t):
+            y = (x * x).sum()
+        return y
+
+    compiled = dynamo.compile(f, backend=backend)
+    for fn in (f, compiled, compiled):
+        packed.clear()
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        fn(x).backward()
+        assert x.grad.tolist() == [4.0, 8.0] and len(packed) == 2
+    assert torch._C._autograd._top_saved_tensors_default_hooks(False) is None
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_global_module_hooks_see_the_users_modules_only(backend) -> None:
+    m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+    seen = []
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda mod, i, o: seen.append(type(mod).__name__))
+    try:
+        compiled = dynamo.compile(lambda x: m(x), backend=backend)
+        for _ in range(2):
+            seen.clear()
+            torch.testing.assert_close(compiled(torch.ones(2, 3)), m(torch.ones(2, 3)))
+            assert seen == ["Linear", "ReLU", "Sequential"] * 2  # (the compiled call's, eager's)
+    finally:
+        handle.remove()

@@ -1865,3 +1865,19 @@ def test_max_and_min_of_nothing_raise_as_eager_does(device, reduce):
         reduce(x)
     with pytest.raises(expected.type):  # (argmax's fake kernel raises as it compiles)
         compile_fx(torch.fx.symbolic_trace(reduce), [x])(x)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_global_module_hooks_do_not_run_on_the_compiled_graph(device, requires_grad):
+    """The graph (run as it came, or as its aten graph) is called by its forward: a user's
+    global module hook would otherwise see it, with a tuple output (fakes while tracing)."""
+    seen = []
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda mod, i, o: seen.append(type(mod).__name__))
+    try:
+        x = torch.randn(4, 3, device=device, requires_grad=requires_grad)
+        compiled = compile_and_check(lambda t: (t * 2).relu(), x)
+        compiled(x)
+        assert seen == []
+    finally:
+        handle.remove()

@@ -8,6 +8,7 @@ and runs that; other names come from the `dynamo.backends` entry-point group (wh
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
@@ -100,7 +101,7 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         # reading `p.grad` inside a node) would stay fake in the graph
         raise NotImplementedError("aot_eager does not lower a graph that reads a tensor "
                                   "through an input's attributes (such as .grad)")
-    return aten
+    return aten.forward  # (a call of the module would run global module hooks on it)
 
 
 def _traced_values(gm: torch.fx.GraphModule, example_inputs: list, symbolic: bool) -> list:
@@ -133,6 +134,18 @@ def _stands_for(value: Any, real: Any) -> bool:
     return isinstance(value, torch.SymInt) and hint(value) == real
 
 
+def _under_autocast(blocks: tuple, fn: Callable) -> Callable:
+    """`fn` called inside autocast blocks, `(device, dtype)` each: what a Function's forward
+    sees of an autocast block open around its `apply` (`custom_fwd`'s casts, the dtypes of its
+    ops), which the aten graph keeps only as the casts of the ops outside it."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.ExitStack() as stack:
+            for device, dtype in blocks:
+                stack.enter_context(torch.autocast(device, dtype=dtype))
+            return fn(*args, **kwargs)
+    return call
+
+
 class _AtenLowering(torch.fx.Interpreter):
     """Runs the graph for `make_fx`: a custom `autograd.Function`'s `apply` stays one call in
     the aten graph (its forward's ops are not recorded), so that autograd runs the Function's
@@ -142,5 +155,9 @@ class _AtenLowering(torch.fx.Interpreter):
         if _is_function_apply(target):
             from fxtrace import opaque_call
 
+            blocks = tuple((device, torch.get_autocast_dtype(device)) for device in ("cpu", "cuda")
+                           if torch.is_autocast_enabled(device))
+            if blocks:  # the aten graph has no autocast block: the call enters the open ones
+                target = _under_autocast(blocks, target)
             return opaque_call(target, *args, **kwargs)
         return super().call_function(target, args, kwargs)

@@ -99,8 +99,10 @@ def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def _disabled(fn: Any) -> bool:
-    """Marked never to be compiled: by `disable`, or by `torch.compiler.disable`."""
-    return getattr(fn, "_dynamo_disable", False) or compiler_disabled(fn) is not None
+    """Marked never to be compiled: by `disable`, or by `torch.compiler.disable` (a module: its
+    forward, set on the instance)."""
+    return getattr(fn, "_dynamo_disable", False) or compiler_disabled(fn) is not None or (
+        isinstance(fn, torch.nn.Module) and compiler_disabled(fn.__dict__.get("forward")) is not None)
 
 
 @disable
@@ -517,11 +519,15 @@ class OptimizedModule(torch.nn.Module):
                 or module._backward_pre_hooks or _global_hooks()
                 or type(module).__call__ not in _MODULE_CALLS):  # `__call__` overridden
             return self._compiled_forward(*args, **kwargs)
+        own = module.__dict__.get("forward")  # a forward set on the instance: put back after
         module.forward = self._compiled_forward
         try:
             return module(*args, **kwargs)
         finally:
-            del module.forward
+            if own is None:
+                del module.forward
+            else:
+                module.forward = own
 
     def __getattr__(self, name: str) -> Any:
         if name in _OWN_ATTRIBUTES:

@@ -687,7 +687,11 @@ class Translator:
 
     def LIST_APPEND(self, ins) -> None:
         value = self.pop()
-        self._building(ins.arg).values.append(value)
+        container = self._building(ins.arg)
+        if container.unread:  # a comprehension's list handed over by a break: not read (no
+            container.appended.append(value)  # guard on its length), the append replayed
+        else:
+            container.values.append(value)
 
     def LIST_EXTEND(self, ins) -> None:
         items = self.pop().items(self)

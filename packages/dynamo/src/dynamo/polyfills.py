@@ -24,6 +24,11 @@ from typing import Any
 import torch
 
 
+def dict_fromkeys(iterable: Iterable, value: Any = None) -> dict:
+    """`dict.fromkeys`: the one `value` under every key."""
+    return {key: value for key in iterable}
+
+
 def chain(*iterables: Iterable) -> Iterator:
     for iterable in iterables:
         yield from iterable

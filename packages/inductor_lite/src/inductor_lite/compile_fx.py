@@ -171,6 +171,9 @@ class CompiledGraph:
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
         self.gm = gm
+        # the graph as it came, run by its forward: a call of the module would run the user's
+        # global module hooks (`register_module_forward_hook`) on it
+        self.eager = gm.forward
         # Parameters and buffers are leading inputs of the trace, static, so that writes into
         # them (batch norm's running statistics) are functionalized into copies back.
         self.state = dict((*gm.named_parameters(), *gm.named_buffers()))
@@ -213,7 +216,7 @@ class CompiledGraph:
                          "(compiled training is not implemented)")
                 counters["eager_graphs"] += 1
                 self.logged_training = True
-            return self.gm(*args)
+            return self.eager(*args)
         for check, run in self.versions:
             if check(args):
                 return run(*args)
@@ -230,8 +233,8 @@ class CompiledGraph:
             log.warning("inductor_lite: %d versions of this graph; it runs as it came from now "
                         "on", len(self.versions))
             counters["eager_graphs"] += 1
-            self.versions.append(((lambda args: True), self.gm))
-            return self.gm
+            self.versions.append(((lambda args: True), self.eager))
+            return self.eager
         self.dynamic |= _changed(self.first, args)
         self.strides |= _changed_strides(self.first, args)
         version = self._compile(list(args))
@@ -265,7 +268,7 @@ class CompiledGraph:
         if any(t.layout is not torch.strided for t in tensors):
             log.warning("inductor_lite: running the graph eagerly: sparse inputs")
             counters["eager_graphs"] += 1
-            return _layout_guard(inputs), self.gm
+            return _layout_guard(inputs), self.eager
         state = list(self.state.values())
         scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
                    and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
@@ -285,7 +288,7 @@ class CompiledGraph:
             # changes an input's sizes): run it as it came, which is right for every input.
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
-            return (lambda args: True), self.gm
+            return (lambda args: True), self.eager
         host = host_nodes(aten_gm)
         if can_read_scalars and _reads_computed_floats(aten_gm, host):
             # A float read out of a tensor the kernels compute (`x.sum().item()`): its inputs'
@@ -302,12 +305,12 @@ class CompiledGraph:
             counters["eager_graphs"] += 1
             count = len(inputs)
             return (lambda args: len(args) == count and _shares_memory(state, args, written)), \
-                self.gm
+                self.eager
         check = _guard(fakes, aten_gm.shape_env, scalars, state, written,
                        offsets=_reads_storage_offsets(aten_gm))
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
-            return check, self._runner(aten_gm, state)
+            return check, self._runner(aten_gm.forward, state)
         # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant,
         # nor one only read as a number (on the host)
         on_host = _read_on_host(aten_gm, len(state), host)
@@ -318,7 +321,7 @@ class CompiledGraph:
             log.warning("inductor_lite: running the aten graph eagerly: it computes on CPU "
                         "tensors (inputs %s) besides its device's", on_cpu)
             counters["eager_graphs"] += 1
-            return check, self._runner(aten_gm, state)
+            return check, self._runner(aten_gm.forward, state)
         if on_cpu and not _interpreted():
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
                                "must be chosen before triton is imported (torch may import it "
@@ -328,7 +331,7 @@ class CompiledGraph:
         except (LoweringError, GraphLoweringError) as e:
             log.warning("inductor_lite: running the aten graph eagerly: %s", e)
             counters["eager_graphs"] += 1
-            return check, self._runner(aten_gm, state)
+            return check, self._runner(aten_gm.forward, state)
 
 
 def _aten_trace(fn: Callable, table: dict) -> Callable[..., torch.fx.GraphModule]:
@@ -509,7 +512,11 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     count = len(state)
 
     def call(*args: Any) -> Any:
-        return torch.func.functional_call(gm, dict(zip(state_names, args[:count])), args[count:])
+        # functional_call's swap, with the forward called rather than the module (whose call
+        # would run global module hooks on fakes)
+        with torch.nn.utils.stateless._reparametrize_module(
+                gm, dict(zip(state_names, args[:count]))):
+            return gm.forward(*args[count:])
 
     metadata = [_metadata(t) for t in (*state, *inputs)]
     try:

@@ -137,11 +137,6 @@ _SET_OPERATORS = frozenset([operator.or_, operator.and_, operator.sub, operator.
 _ORDERS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 
 
-def _dict_fromkeys(iterable: Any, value: Any = None) -> dict:
-    """`dict.fromkeys`, inlined: the one `value` under every key."""
-    return {key: value for key in iterable}
-
-
 def _graph_value(v: VariableTracker) -> bool:
     return isinstance(v, (TensorVariable, SymNodeVariable))
 
@@ -173,7 +168,9 @@ class BuiltinVariable(TrueVariable):
         from dynamo.variables.objects import VALUE_BASES, BaseMethodVariable
 
         if self.fn is dict and name == "fromkeys":
-            return UserFunctionVariable(_dict_fromkeys)
+            from dynamo.polyfills import dict_fromkeys
+
+            return UserFunctionVariable(dict_fromkeys)
         member = getattr(self.fn, name, None)
         if self.fn in VALUE_BASES and getattr(member, "__objclass__", None) is self.fn:
             return BaseMethodVariable(self.fn, name)

@@ -51,6 +51,7 @@ from dynamo.variables.functions import (
     PartialVariable,
     UserFunctionVariable,
     UserMethodVariable,
+    compiler_disabled,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
 from guards import (
@@ -588,6 +589,9 @@ class NNModuleVariable(ObjectVariable):
         module = self.value
         if getattr(module, "_dynamo_disable", False):
             raise Unsupported(f"calling a {type(module).__qualname__}, marked dynamo.disable")
+        if compiler_disabled(module.__dict__.get("forward")) is not None:
+            raise Unsupported(f"calling a {type(getattr(module, '_orig_mod', module)).__qualname__}"
+                              ", marked torch.compiler.disable")
         if forward is None and self.overrides("__call__"):  # its class's, which calls
             return self._class_member(tx, "__call__").call(tx, args, kwargs)  # nn.Module's
         hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
@@ -956,6 +960,10 @@ class TorchFunctionVariable(TrueVariable):
             # user's code (a function torch keeps out of graphs, such as `checkpoint`, then
             # breaks the graph)
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
+        if isinstance(fn, types.MethodType) and fn.__name__ in ("__enter__", "__exit__"):
+            # a block of torch's handed on at a break (`saved_tensors_hooks`): as a node it
+            # ran while tracing and was dropped as unused
+            raise Unsupported(f"{_name(fn)}() of a torch context manager from the frame")
         try:
             result = tx.output.call_function(fn, args, kwargs)
         except NotAGraphValue:
@@ -1038,7 +1046,12 @@ _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_def
                       torch.random.get_rng_state, torch.cuda.get_rng_state,
                       torch.cuda.get_rng_state_all)
 _STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nesting,
-                  torch.clear_autocast_cache)
+                  torch.clear_autocast_cache,
+                  # `saved_tensors_hooks`' stack: a pop run while tracing took the hooks off
+                  torch._C._autograd._push_saved_tensors_default_hooks,
+                  torch._C._autograd._pop_saved_tensors_default_hooks,
+                  torch._C._autograd._saved_tensors_hooks_disable,
+                  torch._C._autograd._saved_tensors_hooks_enable)
 
 
 def _module_name(module: Any) -> str | None:
