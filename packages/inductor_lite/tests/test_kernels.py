@@ -1881,3 +1881,17 @@ def test_global_module_hooks_do_not_run_on_the_compiled_graph(device, requires_g
         assert seen == []
     finally:
         handle.remove()
+
+
+def test_a_half_sum_or_cumsum_read_in_its_kernel_is_the_half_value_it_stores(device):
+    """0.1 + 0.2 in half is 0.2998046875: a mask or difference of the sum in the same kernel
+    reads that value, not the float32 accumulator (the mask contradicted the sum returned)."""
+    def f(x):
+        s, c = x.sum(-1), x.cumsum(-1)
+        return s, s > 0.2998046875, c, c > 0.2998046875, x.sum(-1, keepdim=True) - 0.2998046875
+
+    compile_and_check(f, torch.tensor([[0.1, 0.2]], dtype=torch.float16, device=device),
+                      atol=0, rtol=0)
+    compile_and_check(lambda x: x.sum(-1, keepdim=True) - 1.0,
+                      torch.tensor([[1.0, 2**-8, 2**-9, 2**-10]], dtype=torch.bfloat16,
+                                   device=device), atol=0, rtol=0)

@@ -342,7 +342,12 @@ class KernelCodegen:
         condition = v.args[2] if len(v.args) > 2 else None  # only where this holds (cat, pad)
         producer = self.kernel.node(name)
         if producer is not None and isinstance(producer.buffer.data, (Reduction, Scan)):
-            return self.results[name]
+            result = self.results[name]
+            if producer.buffer.dtype in (torch.float16, torch.bfloat16):
+                # the half value the buffer holds, as eager and Inductor read it back
+                rounded = cast(result, producer.buffer.dtype)
+                result = self.emit(scope, v, f"{rounded}.to(tl.float32)")
+            return result
         if producer is not None:
             # Computed by this kernel for this very element: recompute it here.
             out = self.value(body(producer), scope)
