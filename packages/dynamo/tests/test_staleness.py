@@ -199,11 +199,11 @@ def test_super_in_an_object_made_by_the_trace(monkeypatch) -> None:
 # ----- 3. queries of torch's global state ------------------------------------------------
 
 
-def _set_flag(backend, value: bool) -> None:
+def _set_flag(backend, value, name: str = "enabled") -> None:
     # torch's OpInfo test utilities (imported by other tests in the same worker) forbid
     # setting backend flags outside their own context manager, which does this:
     with torch.backends.__allow_nonbracketed_mutation():
-        backend.enabled = value
+        setattr(backend, name, value)
 
 
 STATE_CASES = [
@@ -231,6 +231,17 @@ STATE_CASES = [
     ("get_autocast_dtype", lambda x: x + (torch.get_autocast_dtype("cpu") == torch.float16),
      lambda: torch.get_autocast_dtype("cpu"),
      lambda v: torch.set_autocast_dtype("cpu", v), torch.float16),
+    # a getter answering a pair of flags, a getter taking the setting's names
+    ("allow_bf16_reduced_precision_reduction",
+     lambda x: x + torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+     lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+     lambda v: setattr(torch.backends.cuda.matmul,
+                       "allow_bf16_reduced_precision_reduction", v),
+     not torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction),
+    ("cudnn.conv.fp32_precision",
+     lambda x: x + (torch.backends.cudnn.conv.fp32_precision == "ieee"),
+     lambda: torch.backends.cudnn.conv.fp32_precision,
+     lambda v: _set_flag(torch.backends.cudnn.conv, v, "fp32_precision"), "ieee"),
 ]
 
 

@@ -972,11 +972,14 @@ class TorchFunctionVariable(TrueVariable):
             # torch's Python returning what a graph cannot hold (GradScaler's state factory
             # returns a dict): followed like the user's code
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
-        if not args and not kwargs and isinstance(result, ConstantVariable) \
-                and not is_none(result):
+        answer = _query_answer(result)
+        if answer is not None and not kwargs and all(
+                a.is_constant() and type(a.as_constant()) is str for a in args):
             # A query of global state (`torch.get_num_threads()`, `torch.initial_seed()`,
-            # `torch.is_anomaly_enabled()`): asked again by the guard on every call
-            self._guard_answer(tx, fn, (), result.as_constant())
+            # `torch.is_anomaly_enabled()`, a pair of flags, a setting named by strings:
+            # `_get_fp32_precision_getter("cuda", "matmul")`): asked again by the guard on
+            # every call
+            self._guard_answer(tx, fn, tuple(a.as_constant() for a in args), answer)
         return result
 
     def _guard_answer(self, tx: Translator, fn: Any, args: tuple, answer: Any) -> None:
@@ -1006,6 +1009,16 @@ class TorchFunctionVariable(TrueVariable):
 
     def __repr__(self) -> str:
         return f"TorchFunctionVariable({_name(self.fn)})"
+
+
+def _query_answer(result: VariableTracker) -> Any:
+    """The answer of a call that returned a constant or a tuple of constants, else None."""
+    if isinstance(result, ConstantVariable):
+        return result.as_constant()
+    if type(result) is TupleVariable and all(
+            isinstance(v, ConstantVariable) and not is_none(v) for v in result.values):
+        return tuple(v.as_constant() for v in result.values)
+    return None
 
 
 def _name(fn: Any) -> str:
