@@ -185,3 +185,32 @@ def test_global_module_hooks_see_the_users_modules_only(backend) -> None:
             assert seen == ["Linear", "ReLU", "Sequential"] * 2  # (the compiled call's, eager's)
     finally:
         handle.remove()
+
+
+def test_a_forward_ad_level_opened_in_the_frame_is_closed_after_the_call() -> None:
+    """`dual_level`'s enter is no query of state (a guard repeating it opened a level per
+    check, and the level was left open): the block is entered and left for real."""
+    import torch.autograd.forward_ad as fwAD
+
+    def f(x):
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(x, torch.ones_like(x))
+            return fwAD.unpack_dual(dual * dual).tangent
+
+    x = torch.randn(3)
+    compiled = dynamo.compile(f, backend="eager")
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), f(x))
+        assert fwAD._current_level == -1
+
+
+def test_a_call_under_disable_saved_tensors_hooks_compiles() -> None:
+    """Tracing pushes no hooks of its own where they are disabled (pushing one raised)."""
+    def f(x):
+        y = x * 2
+        print(end="")
+        return y.sin()
+
+    compiled = dynamo.compile(f, backend="eager")
+    with torch.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+        torch.testing.assert_close(compiled(torch.ones(3)), f(torch.ones(3)))

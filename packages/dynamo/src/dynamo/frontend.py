@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import functools
 import inspect
 import logging
@@ -395,8 +396,11 @@ class CompiledFunction:
                           f"  entry {i}: {'; '.join(r)}" for i, r in enumerate(reasons)))
         try:
             # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
-            # tensors autograd saves) must not see the ops that tracing runs on fakes.
-            with torch.autograd.graph.saved_tensors_hooks(_as_it_is, _as_it_is):
+            # tensors autograd saves) must not see the ops that tracing runs on fakes (under
+            # `disable_saved_tensors_hooks` there are none, and none may be pushed).
+            with torch.autograd.graph.saved_tensors_hooks(_as_it_is, _as_it_is) \
+                    if torch._C._autograd._saved_tensors_hooks_is_enabled() \
+                    else contextlib.nullcontext():
                 entry = convert_frame(self.fn, f_locals, f_globals, self._options())
         except Unsupported as error:
             if self.fullgraph:

@@ -973,8 +973,8 @@ class TorchFunctionVariable(TrueVariable):
             # returns a dict): followed like the user's code
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
         answer = _query_answer(result)
-        if answer is not None and not kwargs and all(
-                a.is_constant() and type(a.as_constant()) is str for a in args):
+        if answer is not None and not kwargs and (not args or _getter(fn) and all(
+                a.is_constant() and type(a.as_constant()) is str for a in args)):
             # A query of global state (`torch.get_num_threads()`, `torch.initial_seed()`,
             # `torch.is_anomaly_enabled()`, a pair of flags, a setting named by strings:
             # `_get_fp32_precision_getter("cuda", "matmul")`): asked again by the guard on
@@ -1009,6 +1009,12 @@ class TorchFunctionVariable(TrueVariable):
 
     def __repr__(self) -> str:
         return f"TorchFunctionVariable({_name(self.fn)})"
+
+
+def _getter(fn: Any) -> bool:
+    """Named as a query: with arguments, a setter may answer too (the backend it chose), and a
+    guard repeating the call would set it again on every check."""
+    return getattr(fn, "__name__", "").lstrip("_").startswith(("get", "is_"))
 
 
 def _query_answer(result: VariableTracker) -> Any:
@@ -1064,7 +1070,10 @@ _STATE_SETTERS = (torch.autocast_increment_nesting, torch.autocast_decrement_nes
                   torch._C._autograd._push_saved_tensors_default_hooks,
                   torch._C._autograd._pop_saved_tensors_default_hooks,
                   torch._C._autograd._saved_tensors_hooks_disable,
-                  torch._C._autograd._saved_tensors_hooks_enable)
+                  torch._C._autograd._saved_tensors_hooks_enable,
+                  # forward AD's levels (`dual_level`): as a query, its guard entered one
+                  torch.autograd.forward_ad.enter_dual_level,
+                  torch.autograd.forward_ad.exit_dual_level)
 
 
 def _module_name(module: Any) -> str | None:
