@@ -349,3 +349,27 @@ def test_torch_compiles_symbolic_ints_strides_and_options_keep_one_version() -> 
         for got, want in zip(compiled(x, a), shifted(x, a)):
             torch.testing.assert_close(got, want)
     assert counters["graphs"] <= 2 and counters["eager_graphs"] == 0, dict(counters)
+
+
+def test_ints_that_change_as_symbols_in_sizes_orders_and_resizes() -> None:
+    """An int the graph sees change is a symbol: the only input of a graph (its arithmetic
+    traced in the inputs' shape environment), a norm's order (run by aten), and a resize of a
+    temporary to symbolic sizes (functionalization refuses it: the graph's writes as they are)."""
+    arange = dynamo.compile(lambda n: torch.arange(n - 1, device=DEVICE) * 2,
+                            backend="inductor_lite", raise_backend_errors=True)
+    for n in (4, 6, 3, 9):
+        torch.testing.assert_close(arange(n), torch.arange(n - 1, device=DEVICE) * 2)
+    norm = dynamo.compile(lambda x, p: torch.norm(x, p), backend="inductor_lite", dynamic=True,
+                          raise_backend_errors=True)
+    x = torch.randn(5, 5, device=DEVICE)
+    for p in (2, 3, 4):
+        torch.testing.assert_close(norm(x, p), torch.norm(x, p), **TOL)
+
+    def resized(x, y):
+        return torch.resize_as_(x.clone(), y) * 2
+
+    resize = dynamo.compile(resized, backend="inductor_lite", dynamic=True,
+                            raise_backend_errors=True)
+    for a, b in (((5, 5), (5, 5)), ((3, 4), (3, 4)), ((4, 6), (3, 8))):
+        x, y = torch.randn(a, device=DEVICE), torch.randn(b, device=DEVICE)
+        torch.testing.assert_close(resize(x, y), resized(x, y))

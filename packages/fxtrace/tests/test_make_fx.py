@@ -288,6 +288,17 @@ def test_fake_arguments_are_traced_in_their_own_mode() -> None:
     torch.testing.assert_close(gm(torch.ones(5, 6), 2), torch.full((5,), 12.0))
 
 
+def test_symbolic_int_arguments_alone_are_traced_in_their_shape_env() -> None:
+    """No fake tensor among the arguments: arithmetic on the symbols is still recorded."""
+    from fakecore import ShapeEnv
+
+    shape_env = ShapeEnv()
+    n = shape_env.create_symint(4)
+    gm = make_fx(lambda n: torch.arange(n - 1) * 2, "fake")(n)
+    assert gm.shape_env is shape_env
+    torch.testing.assert_close(gm(6), torch.arange(5) * 2)
+
+
 def test_fake_arguments_of_two_modes_are_an_error() -> None:
     from fakecore import FakeTensorMode
 

@@ -233,11 +233,18 @@ class _Trace:
 
 
 def _fake_mode_of(args: tuple) -> FakeTensorMode | None:
-    """The mode of the FakeTensors among `args` (None if there are none); one mode only."""
-    modes = {id(t.fake_mode): t.fake_mode for t in tree_flatten(args)[0]
-             if isinstance(t, FakeTensor)}
+    """The mode of the FakeTensors among `args` (None if there are none); one mode only.
+    Symbolic ints and no fakes: a mode of their ShapeEnv, so that arithmetic on them is
+    recorded (the trace records only its own ShapeEnv's)."""
+    leaves = tree_flatten(args)[0]
+    modes = {id(t.fake_mode): t.fake_mode for t in leaves if isinstance(t, FakeTensor)}
     if len(modes) > 1:
         raise ValueError("make_fx: the fake arguments belong to different FakeTensorModes")
+    if not modes:
+        envs = {id(n.node.shape_env): n.node.shape_env for n in leaves
+                if isinstance(n, torch.SymInt) and getattr(n.node, "shape_env", None) is not None}
+        if len(envs) == 1:
+            return FakeTensorMode(next(iter(envs.values())), allow_non_fake_inputs=True)
     return next(iter(modes.values()), None)
 
 

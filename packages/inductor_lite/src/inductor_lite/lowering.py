@@ -1258,6 +1258,8 @@ def _vector_norm(lower, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     out = lower.node.meta["val"].dtype
     if not out.is_floating_point:
         raise LoweringError("norm of a non-float type")
+    if isinstance(ord, sympy.Expr) and not ord.is_Number:  # an int argument seen to change
+        raise LoweringError("norm of a symbolic order")
     cd, ord, load = compute_dtype(out), float(ord), loader(x)
 
     def term(idx):
