@@ -255,7 +255,16 @@ def test_breaks_with_captured_variables() -> None:
         print(end="")
         return g(x) + k
 
+    def comprehension(x):
+        k = 3
+        parts = [x * k for _ in range(2)]  # a closure on 3.11, dropped once it has run
+        print(end="")
+        k = 5
+        return parts[0] + parts[1] * k
+
     x = torch.randn(3)
+    torch.testing.assert_close(dynamo.compile(comprehension)(x), comprehension(x))
+    assert dynamo.explain(comprehension)(x).eager == []
     torch.testing.assert_close(dynamo.compile(after)(x), after(x))
     assert dynamo.explain(after)(x).graph_count == 2
     torch.testing.assert_close(dynamo.compile(read_only)(x), read_only(x))

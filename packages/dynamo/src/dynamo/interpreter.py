@@ -85,6 +85,13 @@ def _in_library(filename: str) -> bool:
         filename.startswith(_STDLIB_DIR) and "site-packages" not in filename)
 
 
+def _comprehension(code: types.CodeType) -> bool:
+    """Whether `code` is a 3.11 list, set or dict comprehension that only reads its cells: it
+    is called once where it is made and dropped, so no closure outlives it to hold them."""
+    return code.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>") and not any(
+        ins.opname in ("MAKE_FUNCTION", "STORE_DEREF", "DELETE_DEREF")
+        for ins in instructions(code))
+
 
 class DeferredAttribute(VariableTracker):
     """A method of `obj` that could not be read while tracing; calling it raises the reason
@@ -745,7 +752,7 @@ class Translator:
         defaults = tuple(self.pop().items(self)) if ins.arg & 0x01 else ()
         cells = {name: c.cell for name, c in zip(code.co_freevars, closure.values)} \
             if closure is not None else {}
-        self.made_closures = self.made_closures or bool(cells)
+        self.made_closures = self.made_closures or (bool(cells) and not _comprehension(code))
         # `__name__` is the code's name (`base`, `<lambda>`); `__qualname__` its qualified one
         self.push(NestedFunctionVariable(code, self.f_globals, code.co_name, defaults,
                                          kwdefaults, cells, annotations))
