@@ -145,3 +145,30 @@ def _frames(tb):
     while tb is not None:
         yield tb.tb_frame
         tb = tb.tb_next
+
+
+def test_the_caches_of_dropped_modules_are_freed() -> None:
+    """A module's compiled forward has a cache of its own (keyed by the module's id): it goes
+    with the module, and a new layer each call never fills the shared cache's total limit."""
+    from dynamo import frontend
+
+    def once():
+        m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        dynamo.compile(m, backend="eager")(torch.randn(2, 4))
+
+    dynamo.reset()
+    for _ in range(5):
+        once()
+    gc.collect()
+    assert len(frontend._caches) == 0
+
+    def step(layer, x):
+        return layer(x).relu()
+
+    compiled = dynamo.compile(step, backend="eager")
+    for _ in range(300):  # past the total limit (256) of one function's entries
+        layer = nn.Linear(4, 4)
+        torch.testing.assert_close(compiled(layer, torch.ones(1, 4)), step(layer, torch.ones(1, 4)))
+        del layer  # (freed by its reference count)
+    (cache,) = frontend._caches.values()
+    assert len(cache) == 1

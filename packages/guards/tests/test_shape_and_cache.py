@@ -143,6 +143,22 @@ def test_the_limit_counts_the_entries_made_for_the_same_objects() -> None:
         cache.add(GuardSet([Identity.of(layer, layers[13])]), 14, f_locals={"layer": layers[13]})
 
 
+def test_entries_for_objects_that_are_gone_are_dropped() -> None:
+    """A new layer per call, each old one freed: its entry can never hold again, so it is
+    dropped rather than kept towards the total limit (which stopped compiling for good)."""
+    import gc
+
+    cache: GuardedCache[int] = GuardedCache(limit=2, total_limit=3)
+    layer = LocalSource("layer")
+    for i in range(10):
+        m = torch.nn.Linear(1, 1)
+        cache.add(GuardSet([Identity.of(layer, m)]), i, f_locals={"layer": m})
+        assert cache.lookup({"layer": m}, {}) == i
+        del m
+        gc.collect()
+    assert len(cache) == 1
+
+
 def test_the_limit_counts_items_of_locals_pinned_by_identity_as_objects_too() -> None:
     """A resume function handed each `(name, module)` pair of `named_children()` in turn: the
     pairs' modules, pinned by identity as items of a local, are other objects."""

@@ -52,6 +52,12 @@ def _changed() -> None:
     _generation[0] += 1
 
 
+def _forget(key: tuple) -> None:
+    """Drop the cache of `key` (its object is gone; a new one with its id gets a new cache)."""
+    _caches.pop(key, None)
+    _gave_up.pop(key, None)
+
+
 def reset() -> None:
     """Forget every compiled entry (the next call of every compiled function recompiles)."""
     _caches.clear()
@@ -241,6 +247,11 @@ class CompiledFunction:
         self._key = (fn.__code__, id(fn.__code__), id(fn.__globals__), owner, self.backend,
                      self.fullgraph, self.dynamic, self.raise_backend_errors,
                      self.capture_scalar_outputs, self.symbolic_ints)
+        if owner is not None:  # its entries are of no use once it is gone: free them then
+            try:
+                weakref.finalize(self.bound_self, _forget, self._key)
+            except TypeError:  # an object without weak references lives on in its cache
+                pass
         self._generation = -1  # the tables are read on first use
         self._automatic_dynamic: dict[Any, set[int]] = {}  # source -> dims seen to change
         self._dynamic_strides: dict[Any, set[int]] = {}  # source -> dims whose strides changed

@@ -14,9 +14,10 @@ twelve recompilations for one layer hit it. (torch.compile counts its limit so t
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Generic, TypeVar
 
-from guards.guard_kinds import Identity
+from guards.guard_kinds import Alive, Identity
 from guards.guard_set import GuardSet
 from guards.sources import GetItemSource, LocalSource
 
@@ -49,7 +50,10 @@ class GuardedCache(Generic[V]):
             f_globals: dict | None = None) -> None:
         """Add an entry; past a limit, raise CacheLimitExceeded. The frame that missed, when
         given, lets the message say why every entry failed for it, and sets the entries made
-        for other objects than its own apart from its share of the limit."""
+        for other objects than its own apart from its share of the limit. Entries made for an
+        object that is gone (held weakly by an `Identity` or `Alive` guard) can never hold
+        again: they are dropped first, counting towards no limit."""
+        self.entries[:] = [(g, v) for g, v in self.entries if not _dead(g)]
         same = [(g, v) for g, v in self.entries if f_locals is None or _same_objects(g, f_locals)]
         if len(same) >= self.limit or len(self.entries) >= self.total_limit:
             message = f"the cache holds {self.limit} entries for these objects, its limit" \
@@ -74,6 +78,12 @@ class GuardedCache(Generic[V]):
 
     def __class_getitem__(cls, item: Any) -> Any:  # GuardedCache[int] in annotations
         return cls
+
+
+def _dead(guards: GuardSet) -> bool:
+    """Whether `guards` pins an object that no longer exists (its guard fails for good)."""
+    return any(isinstance(g, Identity | Alive) and isinstance(g.ref, weakref.ref)
+               and g.ref() is None for g in guards)
 
 
 def _same_objects(guards: GuardSet, f_locals: dict) -> bool:
