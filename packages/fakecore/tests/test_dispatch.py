@@ -422,3 +422,21 @@ def test_a_transposed_convolution_with_the_wrong_channels_is_rejected(symbolic: 
     with mode:
         assert torch.nn.functional.conv_transpose2d(x, w.transpose(0, 1).contiguous(),
                                                     stride=3).shape[1] == 1
+
+
+def test_an_output_autograd_saves_is_freed_with_its_mode() -> None:
+    """relu saves its output; the saved detach, faked from C++ with autograd still on, was an
+    autograd view of the output: a cycle the garbage collector could not see."""
+    import gc
+    import weakref
+
+    def trace():
+        mode = FakeTensorMode(ShapeEnv())
+        with mode:
+            x = torch.randn(2, 16, requires_grad=True)
+            x.relu().exp()
+        return weakref.ref(mode)
+
+    mode = trace()
+    gc.collect()
+    assert mode() is None

@@ -43,6 +43,8 @@ _SCALAR_LIST_SIBLINGS = {
     if hasattr(packet, tensor_overload)
 }
 
+_AD_INPLACE_OR_VIEW = torch._C.DispatchKey.ADInplaceOrView
+
 
 class FakeTensorMode(TorchDispatchMode):
     """A context in which ops on FakeTensors produce FakeTensors, computing nothing.
@@ -135,6 +137,12 @@ class FakeTensorMode(TorchDispatchMode):
         answer = METADATA_QUERIES.get(func)
         if answer is not None:
             return answer(args[0])
+        if not torch._C._dispatch_tls_is_dispatch_key_excluded(_AD_INPLACE_OR_VIEW):
+            # Called from C++ with autograd still on (the detach of an output autograd saves):
+            # the ops faking it must not record autograd views of their inputs, or the output
+            # and its saved detach hold each other out of the garbage collector's sight.
+            with torch._C._AutoDispatchBelowADInplaceOrView():
+                return self.__torch_dispatch__(func, types, args, kwargs)
         flat, spec = tree_flatten((args, kwargs))
         flat = self._adopt_inputs(func, flat)
         args, kwargs = tree_unflatten(flat, spec)
