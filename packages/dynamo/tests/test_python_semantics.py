@@ -698,3 +698,36 @@ def test_a_builtin_that_cannot_be_traced_is_named_in_words() -> None:
         dynamo.compile(lambda x: (object(), x + 1)[1], fullgraph=True)(torch.ones(1))
     with pytest.raises(dynamo.Unsupported, match=r"str\(\) on a list"):
         dynamo.compile(lambda x: str([x, x]), fullgraph=True)(torch.ones(1))
+
+
+def test_a_graph_with_a_bitwise_and_that_fails_on_real_data_reruns_eagerly() -> None:
+    """`m & m` is `operator.and_`, whose name ends in `_` but which writes nothing: a graph
+    holding it may run again eagerly, so the frame's own `try` handles the error."""
+    def f(x, m, i):
+        try:
+            return x[i] * (m & m)
+        except IndexError:
+            return torch.zeros(())
+
+    x, m = torch.randn(4), torch.tensor([1, 0, 1, 1])
+    for backend in ("eager", "aot_eager"):
+        got = dynamo.compile(f, backend=backend)(x, m, torch.tensor([0, 9]))
+        torch.testing.assert_close(got, torch.zeros(()))
+
+
+def test_warnings_reach_a_main_module_that_has_no_source() -> None:
+    """`python -c` (and stdin, the REPL): `__main__`'s loader has no source, which made
+    warnings.warn_explicit raise ImportError instead of warning."""
+    import subprocess
+    import sys
+
+    program = (
+        "import warnings, torch, dynamo\n"
+        "def f(x):\n"
+        "    warnings.warn('careful')\n"
+        "    return x + 1\n"
+        "print(dynamo.compile(f, backend='eager')(torch.ones(1)).item())\n")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "2.0" and "UserWarning: careful" in run.stderr

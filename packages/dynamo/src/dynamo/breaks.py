@@ -100,13 +100,21 @@ def _warn_explicit_at(site: tuple[str, int, dict], message: Any, category: type[
     filename, lineno, module_globals = site
     loader = module_globals.get("__loader__") or getattr(module_globals.get("__spec__"),
                                                          "loader", None)
-    warnings.warn_explicit(
-        message, category, filename, lineno,
+    warn = functools.partial(
+        warnings.warn_explicit, message, category, filename, lineno,
         module=module_globals.get("__name__", "<unknown>"),
-        registry=module_globals.setdefault("__warningregistry__", {}),
+        registry=module_globals.setdefault("__warningregistry__", {}), source=source)
+    if loader is None:
         # a module with no loader (`types.ModuleType`, `exec` in a dict of its own): Python
         # 3.12 refuses its globals, which would find no source line anyway
-        module_globals=module_globals if loader is not None else None, source=source)
+        warn()
+        return
+    try:
+        warn(module_globals=module_globals)
+    except ImportError:
+        # a loader that has no source for the module (`__main__` of `python -c`, of stdin or
+        # of the REPL: BuiltinImporter), which warn_explicit raises before it warns
+        warn()
 
 
 def _skipped_for_warnings(filename: str) -> bool:

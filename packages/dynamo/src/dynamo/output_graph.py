@@ -593,7 +593,9 @@ def _writes(node: torch.fx.Node) -> bool:
         or name in ("batch_norm", "instance_norm")
         or (name in ("embedding", "embedding_bag") and _argument(node, "max_norm") is not None)
         or target in INPLACE_OPERATORS
-        or (name.endswith("_") and not name.endswith("__"))
+        # (not `operator.and_`/`or_`/`not_`, whose names only dodge keywords)
+        or (name.endswith("_") and not name.endswith("__") and
+            getattr(target, "__module__", None) != "_operator")
         or "out" in node.kwargs
         or _mutable_op(target)
     )
