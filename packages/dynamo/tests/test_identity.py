@@ -292,3 +292,35 @@ def test_is_between_ints_made_symbols_is_eagers() -> None:
     for v in (1, 2, 3):  # from the second call the ints are symbols
         assert compiled(v, v, x)[1] is same(v, v, x)[1] is True
         assert compiled(v, v + 1, x)[1] is same(v, v + 1, x)[1] is False
+
+
+def test_a_compiled_submodule_is_walked_and_asked_as_eager_sees_it() -> None:
+    """`self.sub = dynamo.compile(nn.Linear(...))` inside a model compiled again: its parameters
+    count in `self.parameters()`, it is one of `self.children()`, `hasattr` and `_orig_mod` see
+    the wrapper, and a compiled Sequential has a length."""
+    cases = [
+        lambda s, x: x * sum(p.pow(2).sum() for p in s.parameters()),
+        lambda s, x: [x := c(x) for c in s.children()][-1],
+        lambda s, x: x * (2 if hasattr(s.sub, "_orig_mod") and hasattr(s.sub, "bias") else 3),
+        lambda s, x: s.sub._orig_mod(x) * len([n for n, _ in s.sub.named_parameters()
+                                                if n.startswith("_orig_mod.")]),
+        lambda s, x: x * len(s.seq) if s.sub else x,
+    ]
+
+    class Net(torch.nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            self.sub = dynamo.compile(torch.nn.Linear(3, 3))
+            self.seq = dynamo.compile(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()))
+            self.body = body
+
+        def forward(self, x):
+            return self.body(self, x)
+
+    x = torch.randn(2, 3)
+    for body in cases:
+        net = Net(body)
+        torch.testing.assert_close(dynamo.compile(net, fullgraph=True)(x), body(net, x))
+    seq = dynamo.compile(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()))
+    assert len(seq) == 2 and bool(dynamo.compile(torch.nn.Linear(1, 1))) and "in_features" in dir(
+        dynamo.compile(torch.nn.Linear(1, 1)))

@@ -516,6 +516,15 @@ class OptimizedModule(torch.nn.Module):
     def __reduce__(self) -> Any:
         return (OptimizedModule, (self._orig_mod, self._compile_forward))
 
+    def __len__(self) -> int:  # a compiled Sequential or ModuleList has its length
+        return len(self._orig_mod)
+
+    def __bool__(self) -> bool:  # (not its `__len__`: a compiled Linear is true)
+        return bool(self._orig_mod)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self._orig_mod)) | set(super().__dir__()))
+
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         if self._forward_hooks or self._forward_pre_hooks or self._backward_hooks \
                 or self._backward_pre_hooks:  # hooks registered on this module: nn.Module runs them
@@ -684,7 +693,10 @@ def _calling(builtin: Any) -> types.FunctionType:
 
 def uncompiled(fn: Any) -> Any:
     """The function (or bound method) a `CompiledFunction` compiles, also one bound as the
-    method of an instance (`obj.step` of an `@compile`d method); anything else as it is."""
+    method of an instance (`obj.step` of an `@compile`d method), the module an
+    `OptimizedModule` wraps; anything else as it is."""
+    if isinstance(fn, OptimizedModule):
+        return fn._orig_mod
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, CompiledFunction):
         return types.MethodType(fn.__func__.fn, fn.__self__)
     if isinstance(fn, CompiledFunction):

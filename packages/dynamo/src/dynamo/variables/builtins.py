@@ -647,11 +647,14 @@ def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTr
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     from dynamo.variables.functions import UserFunctionVariable
-    from dynamo.variables.objects import NNModuleVariable
+    from dynamo.variables.objects import CompiledVariable, NNModuleVariable
     from dynamo.variables.user_objects import UserObjectVariable
 
     if isinstance(obj, (NNModuleVariable, UserObjectVariable)):
         return obj.has_attribute(tx, name)
+    if isinstance(obj, CompiledVariable):  # a compiled module or function: what it wraps
+        return (name == "_orig_mod" and isinstance(obj.value, torch.nn.Module)) or \
+            _has_attribute(tx, obj.inner, name)
     if obj.is_constant():
         return hasattr(obj.as_constant(), name)
     if isinstance(obj, TensorVariable):

@@ -342,7 +342,22 @@ class CompiledVariable(ObjectVariable):
                                                                   forward=self.inner)
         return self.inner.call(tx, args, kwargs)
 
+    def truth(self, tx: Translator) -> bool:
+        if isinstance(self.value, torch.nn.Module):
+            return self.inner.truth(tx)  # (its `__bool__` asks the module it wraps)
+        return super().truth(tx)
+
+    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        if name == "__len__" and isinstance(self.value, torch.nn.Module):
+            return self.inner.call_method(tx, name, args, kwargs)  # (its `__len__` too)
+        return super().call_method(tx, name, args, kwargs)
+
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if isinstance(self.value, torch.nn.Module):
+            if name == "_orig_mod":
+                return self.inner
+            if name in _WALKS:  # its tree, as nn.Module walks it: the wrapper's
+                return NNModuleVariable(self.value, self.source).getattr(tx, name)
         return self.inner.getattr(tx, name)  # (a compiled module passes attributes on)
 
 
@@ -494,7 +509,10 @@ class NNModuleVariable(ObjectVariable):
         if self.source is not None:
             tx.output.add_guard(DictKeys(AttrSource(self.source, "_modules"),
                                          tuple(self.value._modules)))
-        return [(n, c) for n, c in self._children(tx) if isinstance(c, NNModuleVariable)]
+        # a compiled submodule is walked as nn.Module walks it: the wrapper, then `_orig_mod`
+        return [(n, NNModuleVariable(c.value, c.source) if isinstance(c, CompiledVariable) else c)
+                for n, c in self._children(tx)
+                if isinstance(c, NNModuleVariable | CompiledVariable)]
 
     def _named_modules(self, tx: Translator, prefix: str, unique: bool,
                        seen: set[int]) -> list[tuple[str, NNModuleVariable]]:
@@ -584,9 +602,12 @@ class NNModuleVariable(ObjectVariable):
         """`module(*args)`, as `Module.__call__` runs it: its forward pre-hooks, `forward` (or
         the one given), its forward hooks, each inlined (the hooks, by key, are guarded to stay
         the same)."""
+        from dynamo.frontend import OptimizedModule
         from dynamo.variables.builder import wrap
 
         module = self.value
+        if forward is None and isinstance(module, OptimizedModule):  # met in a tree walk
+            return wrap(tx, module, self.source).call(tx, args, kwargs)
         if getattr(module, "_dynamo_disable", False):
             raise Unsupported(f"calling a {type(module).__qualname__}, marked dynamo.disable")
         if compiler_disabled(module.__dict__.get("forward")) is not None:
