@@ -172,3 +172,36 @@ def test_the_caches_of_dropped_modules_are_freed() -> None:
         del layer  # (freed by its reference count)
     (cache,) = frontend._caches.values()
     assert len(cache) == 1
+
+
+def test_callees_called_at_a_break_are_freed_when_the_program_drops_them(monkeypatch) -> None:
+    """A new layer per step whose forward breaks runs through a compiled wrapper of its own;
+    only the most recently used wrappers are held, so old layers (and the cache entries made
+    for them) go."""
+    from dynamo import frontend
+
+    monkeypatch.setattr(frontend._Callees, "RECENT", 2)
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x):
+            y = self.lin(x)
+            print(end="")
+            return y.relu()
+
+    def step(layer, x):
+        return layer(x) * 2
+
+    compiled = dynamo.compile(step, backend="eager")
+    alive = []
+    for _ in range(12):
+        layer = Layer()
+        alive.append(weakref.ref(layer))
+        torch.testing.assert_close(compiled(layer, torch.ones(1, 2)), step(layer, torch.ones(1, 2)))
+        del layer
+    gc.collect()
+    assert sum(r() is not None for r in alive) <= 2
+    assert len(compiled.cache) <= 3

@@ -227,7 +227,7 @@ class CompiledFunction:
         self.raise_backend_errors = raise_backend_errors
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # a resume function's: its int inputs are symbols
-        self._callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._callees = _Callees()
         self._use_code()
         functools.update_wrapper(self, fn)
 
@@ -438,8 +438,34 @@ class CompiledFunction:
         warn_user(message)
 
 
+class _Callees:
+    """The compiled wrappers of what a frame calls for real at its breaks, each kept while its
+    callee lives. A wrapper holds its callee, so they are held weakly (a memo holding them
+    would keep every callee alive: a new layer per step, and the cache entries made for it);
+    the most recently used ones strongly, so that a model's layers are not wrapped anew on
+    every call."""
+
+    RECENT = 64
+
+    def __init__(self) -> None:
+        self._weak: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._recent: collections.OrderedDict = collections.OrderedDict()
+
+    def get(self, callee: Any, make: Callable[[], Any]) -> Any:
+        ref = self._weak.get(callee)
+        found = ref() if ref is not None else None
+        if found is None:
+            found = make()
+            self._weak[callee] = weakref.ref(found)
+        self._recent[id(found)] = found
+        self._recent.move_to_end(id(found))
+        if len(self._recent) > self.RECENT:
+            self._recent.popitem(last=False)
+        return found
+
+
 def _wrap_callee(callee: Any, backend: Callable, settings: dict[str, Any],
-                 memo: weakref.WeakKeyDictionary) -> Any:
+                 memo: _Callees) -> Any:
     """What a call made for real at a graph break calls: user functions, methods and
     modules through compiled wrappers of their own, anything else as it is. Activation
     checkpointing (`torch.utils.checkpoint.checkpoint`, which torch keeps out of graphs)
@@ -471,10 +497,7 @@ def _wrap_callee(callee: Any, backend: Callable, settings: dict[str, Any],
         make = CompiledFunction
     else:
         return callee
-    found = memo.get(callee)
-    if found is None:
-        found = memo[callee] = make(callee, backend=backend, **settings)
-    return found
+    return memo.get(callee, lambda: make(callee, backend=backend, **settings))
 
 
 def _held_weakly(compiled: CompiledFunction) -> Callable[[Any], Any]:
