@@ -14,10 +14,9 @@ twelve recompilations for one layer hit it. (torch.compile counts its limit so t
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Generic, TypeVar
 
-from guards.guard_kinds import Alive, Identity
+from guards.guard_kinds import Identity
 from guards.guard_set import GuardSet
 from guards.sources import GetItemSource, LocalSource
 
@@ -53,7 +52,7 @@ class GuardedCache(Generic[V]):
         for other objects than its own apart from its share of the limit. Entries made for an
         object that is gone (held weakly by an `Identity` or `Alive` guard) can never hold
         again: they are dropped first, counting towards no limit."""
-        self.entries[:] = [(g, v) for g, v in self.entries if not _dead(g)]
+        self.entries[:] = [(g, v) for g, v in self.entries if not g.gone()]
         same = [(g, v) for g, v in self.entries if f_locals is None or _same_objects(g, f_locals)]
         if len(same) >= self.limit or len(self.entries) >= self.total_limit:
             message = f"the cache holds {self.limit} entries for these objects, its limit" \
@@ -78,12 +77,6 @@ class GuardedCache(Generic[V]):
 
     def __class_getitem__(cls, item: Any) -> Any:  # GuardedCache[int] in annotations
         return cls
-
-
-def _dead(guards: GuardSet) -> bool:
-    """Whether `guards` pins an object that no longer exists (its guard fails for good)."""
-    return any(isinstance(g, Identity | Alive) and isinstance(g.ref, weakref.ref)
-               and g.ref() is None for g in guards)
 
 
 def _same_objects(guards: GuardSet, f_locals: dict) -> bool:

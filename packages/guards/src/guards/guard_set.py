@@ -22,14 +22,17 @@ import keyword
 import math
 import operator
 import re
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from guards.guard_kinds import (
+    Alive,
     Constants,
     DictContains,
     Equals,
     Guard,
+    Identity,
     Length,
     TensorMatch,
     plain_constant,
@@ -48,6 +51,7 @@ class GuardSet:
         self._source = ""
         # Guards by the sources they read: a guard can only imply one on the same sources.
         self._by_sources: dict[tuple[Source, ...], list[Guard]] = {}
+        self._pinned: list[weakref.ref] | None = None  # what `gone` asks, found once
         for guard in guards:
             self.add(guard)
 
@@ -63,6 +67,15 @@ class GuardSet:
         same.append(guard)
         self.guards.append(guard)
         self._check = None
+        self._pinned = None
+
+    def gone(self) -> bool:
+        """Whether an object these guards hold weakly (`Identity`, `Alive`) is gone: then
+        the check fails for good."""
+        if self._pinned is None:
+            self._pinned = [g.ref for g in self.guards if isinstance(g, Identity | Alive)
+                            and isinstance(g.ref, weakref.ref)]
+        return any(ref() is None for ref in self._pinned)
 
     def __len__(self) -> int:
         return len(self.guards)
