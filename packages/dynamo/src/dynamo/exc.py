@@ -14,8 +14,9 @@ import sysconfig
 from types import CodeType
 
 
-class Unsupported(Exception):
-    """A construct that the frontend cannot capture into a graph."""
+class Unsupported(RuntimeError):
+    """A construct that the frontend cannot capture into a graph (a RuntimeError, as
+    torch.compile's is: `except RuntimeError` around a `fullgraph=True` call catches it)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
