@@ -324,3 +324,18 @@ def test_a_compiled_submodule_is_walked_and_asked_as_eager_sees_it() -> None:
     seq = dynamo.compile(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()))
     assert len(seq) == 2 and bool(dynamo.compile(torch.nn.Linear(1, 1))) and "in_features" in dir(
         dynamo.compile(torch.nn.Linear(1, 1)))
+
+
+def test_the_forward_of_a_compiled_submodule_runs_the_wrapped_modules_hooks() -> None:
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            inner = torch.nn.Linear(4, 4)
+            inner.register_forward_hook(lambda mod, inp, out: out * 10)
+            self.sub = dynamo.compile(inner)
+
+        def forward(self, x):
+            return self.sub.forward(x)
+
+    net, x = Net(), torch.randn(3, 4)
+    torch.testing.assert_close(dynamo.compile(net, backend="eager", fullgraph=True)(x), net(x))

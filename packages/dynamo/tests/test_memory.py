@@ -205,3 +205,20 @@ def test_callees_called_at_a_break_are_freed_when_the_program_drops_them(monkeyp
     gc.collect()
     assert sum(r() is not None for r in alive) <= 2
     assert len(compiled.cache) <= 3
+
+
+def test_an_entry_outliving_its_compiled_function_still_wraps_its_callees() -> None:
+    """The wrapper that compiled `f` is gone; a new one hits the shared cached entry, whose
+    break calls `helper` through a wrapper made on the spot (the memo handed over then
+    returned its factory instead of the wrapper: a TypeError)."""
+    def helper(x):
+        dynamo.graph_break()
+        return x + 1
+
+    def f(x):
+        return helper(x * 2) * 3
+
+    x = torch.randn(3)
+    dynamo.compile(f, backend="eager")(x)
+    gc.collect()
+    torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))

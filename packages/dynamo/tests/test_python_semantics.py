@@ -731,3 +731,20 @@ def test_warnings_reach_a_main_module_that_has_no_source() -> None:
                          timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "2.0" and "UserWarning: careful" in run.stderr
+
+
+def test_in_place_dunders_called_by_name_write_under_inference_mode() -> None:
+    """No version counters there: the op's name says it writes (`__iand__` ends in `__`)."""
+    def f(m, n):
+        m.__iand__(n)
+        torch.Tensor.__ior__(m, n * 2)
+        m.__imul__(3)
+        m.__setitem__(0, 5)
+        return n + 1
+
+    with torch.inference_mode():
+        a, n = torch.tensor([1, 0, 1, 1]), torch.tensor([1, 1, 0, 1])
+        b = a.clone()
+        f(a, n)
+        dynamo.compile(f, backend="eager")(b, n)
+        assert a.tolist() == b.tolist()

@@ -511,7 +511,7 @@ def _held_weakly(compiled: CompiledFunction) -> Callable[[Any], Any]:
         alive = ref()
         if alive is not None:
             return alive._wrap_callee(callee)
-        return _wrap_callee(callee, backend, settings, weakref.WeakKeyDictionary())
+        return _wrap_callee(callee, backend, settings, _Callees())
     return wrap_callee
 
 

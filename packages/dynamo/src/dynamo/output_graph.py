@@ -580,6 +580,11 @@ def _state(tensors: list[torch.Tensor]) -> tuple[list[int], list[int | None]]:
             [_storage(t) for t in tensors])
 
 
+# In-place dunders called by name: their names end in `__`, not in `_`
+_WRITING_DUNDERS = frozenset({f"__{op.__name__}__" for op in INPLACE_OPERATORS} |
+                             {"__setitem__", "__delitem__"})
+
+
 def _writes(node: torch.fx.Node) -> bool:
     target = node.target
     name = _name_of(target)
@@ -593,6 +598,7 @@ def _writes(node: torch.fx.Node) -> bool:
         or name in ("batch_norm", "instance_norm")
         or (name in ("embedding", "embedding_bag") and _argument(node, "max_norm") is not None)
         or target in INPLACE_OPERATORS
+        or name in _WRITING_DUNDERS  # `t.__iand__(m)`, `Tensor.__setitem__(t, i, v)`
         # (not `operator.and_`/`or_`/`not_`, whose names only dodge keywords)
         or (name.endswith("_") and not name.endswith("__") and
             getattr(target, "__module__", None) != "_operator")

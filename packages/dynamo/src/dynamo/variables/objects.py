@@ -356,6 +356,8 @@ class CompiledVariable(ObjectVariable):
         if isinstance(self.value, torch.nn.Module):
             if name == "_orig_mod":
                 return self.inner
+            if name == "forward":  # the module it wraps called, hooks and all
+                return self.inner
             if name in _WALKS:  # its tree, as nn.Module walks it: the wrapper's
                 return NNModuleVariable(self.value, self.source).getattr(tx, name)
         return self.inner.getattr(tx, name)  # (a compiled module passes attributes on)
