@@ -748,3 +748,17 @@ def test_in_place_dunders_called_by_name_write_under_inference_mode() -> None:
         f(a, n)
         dynamo.compile(f, backend="eager")(b, n)
         assert a.tolist() == b.tolist()
+
+
+def test_a_call_with_wrong_arguments_says_what_python_says() -> None:
+    def helper(a, b):
+        return a + b
+
+    def f(x):
+        return helper(x, c=1)
+
+    with pytest.raises(dynamo.Unsupported,
+                       match=r"helper\(\) got an unexpected keyword argument 'c'"):
+        dynamo.compile(f, fullgraph=True)(torch.ones(1))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
+        dynamo.compile(f)(torch.ones(1))

@@ -73,8 +73,14 @@ def bind_arguments(tx: Translator, code: types.CodeType, name: str, defaults: tu
     stub.__kwdefaults__ = kwdefaults or None
     try:
         bound = inspect.signature(stub).bind(*args, **kwargs)
-    except TypeError as error:
-        raise Unsupported(f"calling {name}(): {error}") from None
+    except TypeError:
+        from dynamo.frontend import _make_binder
+
+        try:  # Python's own words for it (`f() got an unexpected keyword argument 'c'`)
+            _make_binder(stub)(*args, **kwargs)
+        except TypeError as error:
+            raise Unsupported(f"calling {name}(): {error}") from None
+        raise
     bound.apply_defaults()
     result: dict[str, VariableTracker] = {}
     for param in inspect.signature(stub).parameters.values():
