@@ -26,7 +26,7 @@ from dynamo.side_effects import SideEffects
 from dynamo.sources import FloatTensorSource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import INPLACE_OPERATORS
-from dynamo.variables.constant import ConstantVariable, is_literal
+from dynamo.variables.constant import ConstantVariable, is_literal, is_numpy_number, torch_number
 from dynamo.variables.containers import (
     DictVariable,
     NamedTupleVariable,
@@ -237,6 +237,12 @@ class OutputGraph:
                       kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if fn in (torch.tensor, torch.as_tensor) and args and _symbols_in(args[0]):
             return self._tensor_of_symbols(args[0], kwargs)
+        if fn in (torch.tensor, torch.as_tensor) and args and "dtype" not in kwargs and any(
+                n.is_constant() and is_numpy_number(n.as_constant()) for n in _numbers(args[0])):
+            # numpy scalars give their own dtype (`torch.tensor(np.float64(2))` is float64),
+            # which the Python numbers the graph is given them as do not
+            dtype = torch.tensor([n.as_constant() for n in _numbers(args[0])]).dtype
+            kwargs = {**kwargs, "dtype": ConstantVariable(dtype)}
         if fn in _FUSED_STEPS and isinstance(kwargs.get("lr"), SymNodeVariable):
             # the op's `float lr` would read the symbol as a constant (a recompilation for
             # every new learning rate): its `Tensor lr` overload takes it as it changes
@@ -536,7 +542,7 @@ def _graph_value(v: VariableTracker, example: bool) -> Any:
     if isinstance(v, SymNodeVariable):
         return v.value if example else v.node
     if isinstance(v, ConstantVariable):
-        return v.value
+        return torch_number(v.value)  # (FX cannot print a numpy scalar)
     if isinstance(v, SequenceVariable):
         items = [_graph_value(x, example) for x in v.values]
         return items if v.kind is list else tuple(items)

@@ -33,6 +33,7 @@ from dynamo.variables.constant import (
     LazyConstantVariable,
     is_literal,
     is_none,
+    is_numpy_number,
     is_subclassed_literal,
 )
 from dynamo.variables.containers import (
@@ -61,10 +62,12 @@ from dynamo.variables.contexts import (
 from dynamo.variables.functions import (
     BoundMethodVariable,
     CachedFunctionVariable,
+    NumpyFunctionVariable,
     OpaqueFunctionVariable,
     PartialVariable,
     UserFunctionVariable,
     UserMethodVariable,
+    is_numpy_foldable,
 )
 from dynamo.variables.objects import (
     INTROSPECTION,
@@ -189,6 +192,14 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         # read again from the frame at each call, no recompilation for another value)
         _guard(tx, source, TypeMatch, type(value))
         return LazyConstantVariable(value, source, lambda: _guard(tx, source, Equals, value))
+    if is_numpy_number(value) and value == value and (value != 0 or value.dtype.kind != "f"):
+        # `np.float64(2.0)`, `np.int64(3)`: a constant, by type and value (Equals tells neither
+        # a NaN nor a zero's sign of a numpy float)
+        _guard(tx, source, Equals, value)
+        return ConstantVariable(value, source)
+    if is_numpy_foldable(value):  # `np.sqrt`, `np.float32`
+        _guard(tx, source, Identity.of, value)
+        return NumpyFunctionVariable(value, source)
     if is_subclassed_literal(value):  # an object of its own: its attributes and methods, traced
         _guard(tx, source, TypeMatch, type(value))
         return UserObjectVariable(value, source)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import sys
 import types
 from collections.abc import Callable, ItemsView, KeysView, ValuesView
 from typing import TYPE_CHECKING, Any
@@ -150,6 +151,22 @@ def is_literal(value: Any) -> bool:
         value, (bool, int, float, complex, str, bytes, range, torch.dtype, torch.device,
                 torch.layout, torch.memory_format, types.CodeType, enum.Enum)
     ) and not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)
+
+
+def is_numpy_number(value: Any) -> bool:
+    """Whether `value` is a numpy bool, integer or floating scalar (`np.float64(2.0)`)."""
+    np = sys.modules.get("numpy")  # (none can exist before numpy is imported)
+    return np is not None and isinstance(value, (np.bool_, np.integer, np.floating))
+
+
+def torch_number(value: Any) -> Any:
+    """The Python number torch reads a numpy scalar passed to an op as (the value itself for
+    anything else): its `item()`, but a float for a numpy bool (`ones(2, dtype=bool) *
+    np.bool_(True)` is float32 in eager)."""
+    if not is_numpy_number(value):
+        return value
+    np = sys.modules["numpy"]
+    return float(value) if isinstance(value, np.bool_) else value.item()
 
 
 def is_subclassed_literal(value: Any) -> bool:

@@ -13,6 +13,7 @@ import abc
 import functools
 import inspect
 import os
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ import torch._compile
 from dynamo.exc import Raised, Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.variables.base import TrueVariable, VariableTracker
-from dynamo.variables.constant import ConstantVariable, is_none
+from dynamo.variables.constant import ConstantVariable, is_none, is_numpy_number
 from dynamo.variables.containers import DictVariable, TupleVariable
 from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, Identity
 
@@ -431,3 +432,33 @@ class OpaqueFunctionVariable(VariableTracker):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         raise Unsupported(f"calling {getattr(self.fn, '__qualname__', self.fn)}, {self.what}")
+
+
+def is_numpy_foldable(value: Any) -> bool:
+    """Whether `value` is a numpy ufunc (`np.sqrt`) or a numpy number type (`np.float32`)."""
+    np = sys.modules.get("numpy")
+    return np is not None and (isinstance(value, np.ufunc) or isinstance(value, type) and
+                               issubclass(value, (np.bool_, np.integer, np.floating)))
+
+
+class NumpyFunctionVariable(OpaqueFunctionVariable):
+    """A numpy ufunc or number type: called on numbers only (`np.sqrt(d)`, `np.float32(3)`),
+    computed while tracing, its result a constant; on anything else (an array, `out=`), or
+    where numpy would warn or raise (`np.log(0)`), called for real at a graph break."""
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        values = [*args, *kwargs.values()]
+        if kwargs or not all(v.is_constant() and (type(v.as_constant()) in (bool, int, float)
+                                                  or is_numpy_number(v.as_constant()))
+                             for v in values):
+            raise Unsupported(f"calling numpy.{self.fn.__name__} on other than numbers")
+        np = sys.modules["numpy"]
+        try:
+            with np.errstate(all="raise"):
+                result = self.fn(*[a.as_constant() for a in args])
+        except Exception as error:
+            raise Unsupported(f"numpy.{self.fn.__name__} raised {type(error).__name__}: "
+                              f"{error}") from None
+        if not is_numpy_number(result):  # (a tuple of `np.divmod`)
+            raise Unsupported(f"numpy.{self.fn.__name__} giving a {type(result).__name__}")
+        return ConstantVariable(result)
