@@ -222,3 +222,23 @@ def test_an_entry_outliving_its_compiled_function_still_wraps_its_callees() -> N
     dynamo.compile(f, backend="eager")(x)
     gc.collect()
     torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))
+
+
+def test_a_compilation_for_an_input_that_requires_grad_frees_its_fakes() -> None:
+    """Tracing runs under the frontend's saved-tensor hooks and `relu` saves its output: the
+    saved fake must not be the output itself, which would hold itself (and its FakeTensorMode)
+    through its grad_fn, out of gc's reach."""
+    refs = []
+
+    def backend(gm, example_inputs):
+        refs.extend(weakref.ref(n.meta["example_value"]) for n in gm.graph.nodes
+                    if n.op != "output")
+        refs.append(weakref.ref(refs[0]().fake_mode))
+        return gm.forward
+
+    dynamo.reset()
+    dynamo.compile(lambda x: x.relu(), backend=backend)(torch.randn(2, 16, requires_grad=True))
+    dynamo.reset()
+    gc.collect()
+    gc.collect()  # (the mode's own cycle is freed by the pass after the fakes that held it)
+    assert len(refs) == 3 and [r() for r in refs] == [None, None, None]

@@ -102,7 +102,9 @@ def _user_mode_active() -> bool:
 
 
 def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
-    return tensor
+    # Not the tensor itself: an op's output saved as itself would hold itself through its
+    # grad_fn, a cycle in C++ that gc never frees (and with it the fakes' FakeTensorMode).
+    return tensor.detach()
 
 
 def _disabled(fn: Any) -> bool:
