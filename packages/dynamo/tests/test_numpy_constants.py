@@ -155,3 +155,16 @@ def test_nan_and_zero_numpy_floats_stay_right() -> None:
     x = torch.ones(2)
     _check(f, (x, np.float64(0.0)), (x, np.float64(-0.0)), (x, np.float64("nan")),
            (x, np.float64("nan")))
+
+
+def test_a_symbolic_size_with_a_numpy_scalar_is_numpys_arithmetic() -> None:
+    """`x.shape[0] * np.int8(100)` wraps in eager (numpy's int8) and gives a numpy number: with
+    the size a symbol, the step runs for real rather than as Python arithmetic in the graph."""
+    def f(x, s):
+        return x.shape[0] * s
+
+    x = torch.randn(4, 6)
+    for s in (np.int8(100), np.float32(0.1), np.float64(0.5)):
+        dynamo.reset()
+        got, want = dynamo.compile(f, backend="eager", dynamic=True)(x, s), f(x, s)
+        assert type(got) is type(want) and got == want

@@ -25,7 +25,7 @@ import torch
 from dynamo.exc import Raised, Unsupported
 from dynamo.sources import CallSource, ModuleSource
 from dynamo.variables.base import TrueVariable, VariableTracker
-from dynamo.variables.constant import ConstantVariable, is_none
+from dynamo.variables.constant import ConstantVariable, is_none, is_numpy_number
 from dynamo.variables.containers import (
     DictIteratorVariable,
     DictVariable,
@@ -247,6 +247,12 @@ class BuiltinVariable(TrueVariable):
             return self._on_objects(tx, args, kwargs)  # `obj[n]`, n symbolic: obj's __getitem__
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
             if fn in PURE:
+                if any(isinstance(a, SymNodeVariable) for a in args) and any(
+                        a.is_constant() and is_numpy_number(a.as_constant()) for a in args):
+                    # numpy's own arithmetic (an int8 wraps, a numpy number results), not a
+                    # Python number's: computed for real
+                    raise Unsupported(f"{getattr(fn, '__name__', fn)} of a number made a symbol "
+                                      "and a numpy scalar")
                 if not any(isinstance(a, SequenceVariable) and not isinstance(a, SizeVariable)
                            or isinstance(a, (DictVariable, DictViewVariable)) for a in args):
                     return tx.output.call_function(fn, args, kwargs)
