@@ -101,17 +101,15 @@ def _user_mode_active() -> bool:
         for i in range(torch._C._len_torch_function_stack()))
 
 
-def _as_it_is(tensor: torch.Tensor) -> torch.Tensor:
+def _detached(tensor: torch.Tensor) -> torch.Tensor:
     # Not the tensor itself: an op's output saved as itself would hold itself through its
     # grad_fn, a cycle in C++ that gc never frees (and with it the fakes' FakeTensorMode).
     return tensor.detach()
 
 
 def _disabled(fn: Any) -> bool:
-    """Marked never to be compiled: by `disable`, or by `torch.compiler.disable` (a module: its
-    forward, set on the instance)."""
-    return getattr(fn, "_dynamo_disable", False) or compiler_disabled(fn) is not None or (
-        isinstance(fn, torch.nn.Module) and compiler_disabled(fn.__dict__.get("forward")) is not None)
+    """Marked never to be compiled: by `disable`, or by `torch.compiler.disable`."""
+    return getattr(fn, "_dynamo_disable", False) or compiler_disabled(fn) is not None
 
 
 @disable
@@ -411,7 +409,7 @@ class CompiledFunction:
             # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
             # tensors autograd saves) must not see the ops that tracing runs on fakes (under
             # `disable_saved_tensors_hooks` there are none, and none may be pushed).
-            with torch.autograd.graph.saved_tensors_hooks(_as_it_is, _as_it_is) \
+            with torch.autograd.graph.saved_tensors_hooks(_detached, _detached) \
                     if torch._C._autograd._saved_tensors_hooks_is_enabled() \
                     else contextlib.nullcontext():
                 entry = convert_frame(self.fn, f_locals, f_globals, self._options())

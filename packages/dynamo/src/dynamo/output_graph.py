@@ -237,12 +237,13 @@ class OutputGraph:
                       kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if fn in (torch.tensor, torch.as_tensor) and args and _symbols_in(args[0]):
             return self._tensor_of_symbols(args[0], kwargs)
-        if fn in (torch.tensor, torch.as_tensor) and args and "dtype" not in kwargs and any(
-                n.is_constant() and is_numpy_number(n.as_constant()) for n in _numbers(args[0])):
-            # numpy scalars give their own dtype (`torch.tensor(np.float64(2))` is float64),
-            # which the Python numbers the graph is given them as do not
-            dtype = torch.tensor([n.as_constant() for n in _numbers(args[0])]).dtype
-            kwargs = {**kwargs, "dtype": ConstantVariable(dtype)}
+        if fn in (torch.tensor, torch.as_tensor) and args and "dtype" not in kwargs:
+            numbers = _numbers(args[0])
+            if any(n.is_constant() and is_numpy_number(n.as_constant()) for n in numbers):
+                # numpy scalars give their own dtype (`torch.tensor(np.float64(2))` is float64),
+                # which the Python numbers the graph is given them as do not
+                dtype = torch.tensor([n.as_constant() for n in numbers]).dtype
+                kwargs = {**kwargs, "dtype": ConstantVariable(dtype)}
         if fn in _FUSED_STEPS and isinstance(kwargs.get("lr"), SymNodeVariable):
             # the op's `float lr` would read the symbol as a constant (a recompilation for
             # every new learning rate): its `Tensor lr` overload takes it as it changes

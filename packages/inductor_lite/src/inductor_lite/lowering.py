@@ -1635,6 +1635,17 @@ def _adaptive_windows(x: TensorIR, size: tuple, dims: int) -> tuple[tuple, Calla
     return rsize, windows
 
 
+def _adaptive_first(x: TensorIR, windows: Callable, cd: torch.dtype) -> Callable:
+    """Output index -> the first element of its window (in `cd`): the whole window, where
+    windows are of one element (a static input of one row or column)."""
+    load = loader(x)
+
+    def first(idx):
+        batch, spans = windows(idx)
+        return to_dtype(load([*batch, *(start for start, _ in spans)]), cd)
+    return first
+
+
 def _adaptive_tap(x: TensorIR, windows: Callable, idx: Index, ridx: Index, outside: Value
                   ) -> Value:
     """Tap `ridx` of the largest window under output `idx`: the input's value (in its
@@ -1659,12 +1670,8 @@ def _adaptive_avg_pool(lower, node, x, output_size):
     size = tuple(sym(s) for s in val.shape)
     rsize, windows = _adaptive_windows(x, size, len(output_size))
     cd = compute_dtype(val.dtype)
-    load = loader(x)
-    if ir.product(rsize) == 1:  # windows of one element (a static input of one row or column)
-        def first(idx):
-            batch, spans = windows(idx)
-            return to_dtype(load([*batch, *(start for start, _ in spans)]), cd)
-        return Pointwise(size, val.dtype, val.device, first)
+    if ir.product(rsize) == 1:  # windows of one element
+        return Pointwise(size, val.dtype, val.device, _adaptive_first(x, windows, cd))
     total = lower.add(ComputedBuffer(lower.new_name(), Layout(
         size, contiguous_strides(size), sympy.Integer(0), cd, val.device),
         data=Reduction(size, rsize, "sum", cd, val.device, lambda idx, ridx: _adaptive_tap(
@@ -1698,17 +1705,11 @@ def _adaptive_max_pool(lower, node, x, output_size):
         for n, start, offset in zip(x.size[-dims:], starts, offsets):
             flat = flat * n + start + offset
         return flat
-    if ir.product(rsize) == 1:  # windows of one element (a static input of one row or column)
-        load = loader(x)
-
-        def first(idx):
-            batch, spans = windows(idx)
-            return to_dtype(load([*batch, *(start for start, _ in spans)]), cd)
-
+    if ir.product(rsize) == 1:  # windows of one element
         def first_index(idx):
             spans = windows(idx)[1]
             return Value("index", (plane_index([s for s, _ in spans], [0] * dims),), torch.int64)
-        return (Pointwise(size, vals[0].dtype, vals[0].device, first),
+        return (Pointwise(size, vals[0].dtype, vals[0].device, _adaptive_first(x, windows, cd)),
                 Pointwise(size, torch.int64, vals[1].device, first_index))
 
     def tap(idx, ridx):

@@ -153,10 +153,16 @@ def is_literal(value: Any) -> bool:
     ) and not isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)
 
 
+def numpy_number_types() -> tuple[type, ...]:
+    """numpy's bool, integer and floating scalar types; none before numpy is imported (no
+    numpy value can exist then)."""
+    np = sys.modules.get("numpy")
+    return () if np is None else (np.bool_, np.integer, np.floating)
+
+
 def is_numpy_number(value: Any) -> bool:
     """Whether `value` is a numpy bool, integer or floating scalar (`np.float64(2.0)`)."""
-    np = sys.modules.get("numpy")  # (none can exist before numpy is imported)
-    return np is not None and isinstance(value, (np.bool_, np.integer, np.floating))
+    return isinstance(value, numpy_number_types())
 
 
 def torch_number(value: Any) -> Any:

@@ -22,7 +22,12 @@ import torch._compile
 from dynamo.exc import Raised, Unsupported
 from dynamo.side_effects import MISSING
 from dynamo.variables.base import TrueVariable, VariableTracker
-from dynamo.variables.constant import ConstantVariable, is_none, is_numpy_number
+from dynamo.variables.constant import (
+    ConstantVariable,
+    is_none,
+    is_numpy_number,
+    numpy_number_types,
+)
 from dynamo.variables.containers import DictVariable, TupleVariable
 from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, Identity
 
@@ -44,9 +49,12 @@ def _compiler_disable_code() -> types.CodeType:
 
 def compiler_disabled(fn: Any) -> Any:
     """The function `torch.compiler.disable` wrapped, when `fn` is such a wrapper (it keeps
-    the function as `__wrapped__`, by `functools.wraps`); else None. Only a wrapper torch made
-    that has the disable wrapper's name is compared with it: asking torch for that wrapper
-    loads torch's frontend, which a program that never disabled anything need not load."""
+    the function as `__wrapped__`, by `functools.wraps`), or a module it disabled (the wrapper
+    is the `forward` set on the instance); else None. Only a wrapper torch made that has the
+    disable wrapper's name is compared with it: asking torch for that wrapper loads torch's
+    frontend, which a program that never disabled anything need not load."""
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.__dict__.get("forward")
     wrapped = getattr(fn, "__wrapped__", None)
     code = getattr(fn, "__code__", None)
     if wrapped is None or code is None or code.co_name != "_fn" or \
@@ -436,9 +444,9 @@ class OpaqueFunctionVariable(VariableTracker):
 
 def is_numpy_foldable(value: Any) -> bool:
     """Whether `value` is a numpy ufunc (`np.sqrt`) or a numpy number type (`np.float32`)."""
-    np = sys.modules.get("numpy")
-    return np is not None and (isinstance(value, np.ufunc) or isinstance(value, type) and
-                               issubclass(value, (np.bool_, np.integer, np.floating)))
+    numbers = numpy_number_types()
+    return bool(numbers) and (isinstance(value, sys.modules["numpy"].ufunc) or
+                              isinstance(value, type) and issubclass(value, numbers))
 
 
 class NumpyFunctionVariable(OpaqueFunctionVariable):

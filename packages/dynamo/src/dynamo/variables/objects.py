@@ -354,9 +354,7 @@ class CompiledVariable(ObjectVariable):
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if isinstance(self.value, torch.nn.Module):
-            if name == "_orig_mod":
-                return self.inner
-            if name == "forward":  # the module it wraps called, hooks and all
+            if name in ("_orig_mod", "forward"):  # (its forward: the module called, hooks and all)
                 return self.inner
             if name in _WALKS:  # its tree, as nn.Module walks it: the wrapper's
                 return NNModuleVariable(self.value, self.source).getattr(tx, name)
@@ -612,7 +610,7 @@ class NNModuleVariable(ObjectVariable):
             return wrap(tx, module, self.source).call(tx, args, kwargs)
         if getattr(module, "_dynamo_disable", False):
             raise Unsupported(f"calling a {type(module).__qualname__}, marked dynamo.disable")
-        if compiler_disabled(module.__dict__.get("forward")) is not None:
+        if compiler_disabled(module) is not None:
             raise Unsupported(f"calling a {type(getattr(module, '_orig_mod', module)).__qualname__}"
                               ", marked torch.compiler.disable")
         if forward is None and self.overrides("__call__"):  # its class's, which calls
