@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import math
 import operator
+import typing
 import warnings
 
 import pytest
@@ -639,3 +640,57 @@ def test_a_backward_hook_added_after_a_no_grad_compilation_is_called_with_grad()
         torch.testing.assert_close(compiled(x), model(x))
     compiled(x).sum().backward()
     assert calls == [1]
+
+
+# ----- a named tuple of constants: its methods read globals, and may be replaced ------------
+
+
+_PAIR_FACTOR = 2
+
+
+class _Pair(typing.NamedTuple):
+    a: int
+    b: int
+
+    def scaled(self):
+        return (self.a + self.b) * _PAIR_FACTOR
+
+    @property
+    def total(self):
+        return self.a + self.b + _PAIR_FACTOR
+
+
+def test_a_named_tuple_of_constants_reads_the_globals_of_its_methods(monkeypatch) -> None:
+    pair = _Pair(1, 2)
+    _stale_check(lambda x: x * pair.scaled() + pair.total, (torch.ones(2),),
+                 lambda: monkeypatch.setitem(globals(), "_PAIR_FACTOR", 5))
+
+
+def test_a_method_of_a_named_tuple_of_constants_replaced_on_the_class(monkeypatch) -> None:
+    pair = _Pair(1, 2)
+    _stale_check(lambda x: x * pair.scaled(), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(_Pair, "scaled", lambda self: self.a * 100))
+
+
+class _Size(enum.Enum):
+    SMALL = 1
+    LARGE = 2
+
+    def factor(self):
+        return self.value * 2
+
+    @property
+    def offset(self):
+        return self.value + 1
+
+
+def test_a_method_of_an_enum_replaced_on_the_class(monkeypatch) -> None:
+    mode = _Size.SMALL
+    _stale_check(lambda x: x * mode.factor(), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(_Size, "factor", lambda self: 100))
+
+
+def test_a_property_of_an_enum_replaced_on_the_class(monkeypatch) -> None:
+    mode = _Size.LARGE
+    _stale_check(lambda x: x + mode.offset, (torch.ones(2),),
+                 lambda: monkeypatch.setattr(_Size, "offset", property(lambda self: -7)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import enum
 import functools
 import heapq
 import io
@@ -381,6 +382,37 @@ def test_methods_of_a_named_tuple_class_are_inlined_and_guarded():
         assert _same(compiled(x), made_only(x))
     finally:
         _Out.total = original
+
+
+class _Spec(typing.NamedTuple):  # constants only: from the frame, a constant, guarded by value
+    dim: int
+    act: str = "relu"
+
+    def apply(self, t):
+        return getattr(torch, self.act)(t) * self.dim
+
+
+def test_methods_of_a_named_tuple_of_constants_from_the_frame_take_tensors():
+    def use(spec, x):
+        return spec.apply(x), spec._replace(dim=x.shape[0]).apply(x), spec._replace(dim=x)
+
+    x = torch.randn(4)
+    for spec in (_Spec(2), _Spec(3, "tanh")):
+        assert _same(_one_graph(use, spec, x), use(spec, x))
+
+
+class _Act(enum.Enum):
+    RELU = functools.partial(torch.relu)
+    TANH = enum.member(torch.tanh)
+
+
+def test_an_enum_member_whose_value_is_a_function_is_called_in_the_graph():
+    def use(act, x):
+        return act.value(x) + _Act.RELU.value(x)
+
+    x = torch.randn(4)
+    for act in _Act:
+        assert _same(_one_graph(use, act, x), use(act, x))
 
 
 def test_min_and_max_of_tensors_by_a_key():

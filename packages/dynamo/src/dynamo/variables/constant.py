@@ -41,13 +41,40 @@ class ConstantVariable(VariableTracker):
         from dynamo.variables.functions import BoundMethodVariable
 
         if isinstance(self.value, enum.Enum):  # a member's own methods and properties, traced
-            from dynamo.variables.functions import UserFunctionVariable, UserMethodVariable
+            from dynamo.variables.functions import UserMethodVariable
+
+            from dynamo.variables.builder import wrap
+            from guards import AttrSource, TypeSource
+
+            # read from the class, where it is guarded (a method replaced there recompiles)
+            member = inspect.getattr_static(type(self.value), name, None)
+            on_class = AttrSource(TypeSource(self.source), name) if self.source is not None \
+                else None
+            if isinstance(member, types.FunctionType):
+                return UserMethodVariable(wrap(tx, member, on_class), self)
+            if isinstance(member, property) and isinstance(member.fget, types.FunctionType):
+                return wrap(tx, member.fget, on_class and AttrSource(on_class, "fget")).call(
+                    tx, [self], {})
+            if name in ("value", "_value_") and not is_literal(self.value._value_):
+                # A member whose value is a function (`RELU = partial(F.relu)`,
+                # `enum.member(torch.tanh)`): the value itself, traced when called, not a
+                # method of the member run for real on constants
+                from dynamo.variables.builder import wrap
+                from guards import AttrSource
+
+                source = AttrSource(self.source, "_value_") if self.source is not None else None
+                return wrap(tx, self.value._value_, source)
+        if isinstance(self.value, tuple) and hasattr(type(self.value), "_fields"):
+            # A named tuple of constants from the frame: the methods, properties, static and
+            # class methods its class defines are traced (they may take tensors, read globals,
+            # be replaced on the class), as for one made in the trace; not run for real.
+            from dynamo.variables.containers import NamedTupleVariable, tuple_fields
 
             member = inspect.getattr_static(type(self.value), name, None)
-            if isinstance(member, types.FunctionType):
-                return UserMethodVariable(UserFunctionVariable(member), self)
-            if isinstance(member, property) and isinstance(member.fget, types.FunctionType):
-                return UserFunctionVariable(member.fget).call(tx, [self], {})
+            if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)):
+                return NamedTupleVariable(
+                    [ConstantVariable(v) for v in self.value], type(self.value),
+                    tuple_fields(self.value), self.source).getattr(tx, name)
         try:
             attr = getattr(self.value, name)
         except AttributeError as error:
