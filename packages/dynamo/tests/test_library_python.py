@@ -905,6 +905,21 @@ def test_hasattr_yes_and_slots_are_guarded():
     assert type(copied) is TwoSlots  # slots are not traced: copied for real
 
 
+def test_slots_of_an_object_from_the_frame_are_written_in_one_graph():
+    def step(state, x):
+        state.a = state.a + 1  # a number, then a tensor, into slots
+        state.b = x * state.a
+        return state.b + 1
+
+    compiled = dynamo.compile(step, fullgraph=True)
+    ours, theirs = TwoSlots(), TwoSlots()
+    ours.a = theirs.a = 1
+    for _ in range(2):
+        torch.testing.assert_close(compiled(ours, torch.ones(2)), step(theirs, torch.ones(2)))
+        assert ours.a == theirs.a
+        torch.testing.assert_close(ours.b, theirs.b)
+
+
 def test_an_exception_after_a_break_inside_a_with_or_try_block():
     def in_no_grad(x, d):
         with torch.no_grad():

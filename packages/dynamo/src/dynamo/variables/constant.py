@@ -41,9 +41,8 @@ class ConstantVariable(VariableTracker):
         from dynamo.variables.functions import BoundMethodVariable
 
         if isinstance(self.value, enum.Enum):  # a member's own methods and properties, traced
-            from dynamo.variables.functions import UserMethodVariable
-
             from dynamo.variables.builder import wrap
+            from dynamo.variables.functions import UserMethodVariable
             from guards import AttrSource, TypeSource
 
             # read from the class, where it is guarded (a method replaced there recompiles)

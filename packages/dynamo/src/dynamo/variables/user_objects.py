@@ -46,8 +46,6 @@ class UserObjectVariable(ObjectVariable):
     `dict`, `OrderedDict` (a registry, Hugging Face's ModelOutput) or `list` (a
     `LogitsProcessorList`) act on its items."""
 
-    slots_here = False  # whether its slots' values are held by the tracker (a new object's)
-
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         """`obj.name`, as `type(obj).__getattribute__` and then `__getattr__` answer it: the
         class's own versions of these, when it has them, inlined."""
@@ -159,16 +157,16 @@ class UserObjectVariable(ObjectVariable):
         member = class_attribute(self.python_type(), name)[1]
         if isinstance(member, property) and member.fset is not None:
             self.call_setter(tx, name, member, value)
-        elif hasattr(type(member), "__set__") and not (
-                self.slots_here and isinstance(member, types.MemberDescriptorType)):
+        elif hasattr(type(member), "__set__") and not _is_slot(member):
             raise Unsupported(f"setting {name!r} of a {self.python_type().__qualname__} (a "
                               "descriptor)")
         else:
             self._store(tx, name, value)
 
     def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        """The instance's attribute: recorded, and set for real after the graph."""
-        if not hasattr(self.value, "__dict__"):
+        """The instance's attribute (or slot): recorded, and set for real after the graph."""
+        if not (hasattr(self.value, "__dict__") or
+                _is_slot(class_attribute(type(self.value), name)[1])):
             raise Unsupported(f"setting {name!r} of a {self.python_type().__qualname__} (no "
                               "__dict__)")
         tx.output.side_effects.store("attr", self, name, value)
@@ -255,8 +253,6 @@ class NewObjectVariable(UserObjectVariable):
     subclass, its items) are trackers, and it is built for real, once, when it leaves the
     trace (returned, stored somewhere, or handed on at a graph break)."""
 
-    slots_here = True
-
     def __init__(self, cls: type, class_source: Any) -> None:
         super().__init__(None)
         self.cls = cls
@@ -319,6 +315,13 @@ class NewObjectVariable(UserObjectVariable):
 
 
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+
+
+def _is_slot(member: Any) -> bool:
+    """Whether `member` is a slot of a class defined in Python (`__slots__`): written as an
+    attribute is (a C type's members may be read only)."""
+    return isinstance(member, types.MemberDescriptorType) and \
+        bool(member.__objclass__.__flags__ & _HEAP_TYPE)
 
 
 def builtin_base(cls: type) -> type | None:
