@@ -1169,6 +1169,20 @@ def test_str_format_of_a_number_that_became_symbolic_shows_its_value() -> None:
         _same(compiled(torch.ones(2)), f(torch.ones(2)))
 
 
+def test_percent_formatting_and_format_map_of_sizes_and_constants() -> None:
+    def f(x):
+        n = x.shape[0]
+        texts = ("%s-%d" % ("rows", n), "%(n)d of %(kind)s" % {"n": n, "kind": "rows"},  # noqa: UP031 (% itself)
+                 "{n}/{d}".format_map({"n": n, "d": x.dtype}))
+        return x + sum(map(len, texts)), texts
+
+    for dynamic in (True, None):
+        dynamo.reset()
+        compiled = dynamo.compile(f, fullgraph=True, dynamic=dynamic)
+        for size in (3, 7, 12):  # each text's length differs: the value is guarded
+            _same(compiled(torch.ones(size)), f(torch.ones(size)))
+
+
 def test_str_join_of_a_generator_or_a_map_is_made_in_the_trace() -> None:
     def f(x, name):
         key = "_".join(part.upper() for part in name.split("."))

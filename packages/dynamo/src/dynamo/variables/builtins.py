@@ -78,9 +78,10 @@ def _int_first(key: list[VariableTracker]) -> bool:
 
 
 def printed(value: VariableTracker) -> Any:
-    """What text shows of a symbolic number, or of a tuple, list or shape holding some (and
-    constants otherwise): the plain values these inputs have (guards pin them, as formatting
-    a single number does); None for anything else."""
+    """What text shows of a symbolic number, of a tuple, list or shape holding some (and
+    constants otherwise), or of a dict of strings to these or constants (`"%(n)d" % {...}`):
+    the plain values these inputs have (guards pin them, as formatting a single number does);
+    None for anything else."""
     if isinstance(value, SymNodeVariable):
         return value.as_python()
     if isinstance(value, SequenceVariable) and value.python_type() in (tuple, list, torch.Size) \
@@ -89,6 +90,11 @@ def printed(value: VariableTracker) -> Any:
         items = [v.as_python() if isinstance(v, SymNodeVariable) else v.as_constant()
                  for v in value.values]
         return value.python_type()(items)
+    if isinstance(value, DictVariable) and value.python_type() is dict and \
+            all(type(k) is str for k in value.entries) and all(
+                isinstance(v, SymNodeVariable) or v.is_constant() for v in value.entries.values()):
+        return {k: v.as_python() if isinstance(v, SymNodeVariable) else v.as_constant()
+                for k, v in value.entries.items()}
     return None
 
 
@@ -211,7 +217,8 @@ class BuiltinVariable(TrueVariable):
             from dynamo.variables.builder import wrap_constant_result
 
             return wrap_constant_result(value)
-        shown = [printed(a) for a in args] if fn in _TEXT else []
+        shown = [printed(a) for a in args] if fn in _TEXT or fn is operator.mod and \
+            args[0].is_constant() and isinstance(args[0].as_constant(), str) else []
         if any(v is not None for v in shown):
             # Text (or a hash) of a symbolic number, or of a shape holding some: of the
             # numbers these inputs have.

@@ -84,14 +84,17 @@ class ConstantVariable(VariableTracker):
 
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
         from dynamo.variables.builder import wrap_constant_result
+        from dynamo.variables.builtins import printed
         from dynamo.variables.containers import SliceVariable
-        from dynamo.variables.tensor import SymNodeVariable
 
         def plain(a: VariableTracker) -> Any:
-            # A symbolic number written into a string (`"{}".format(n)`) is specialised, as
-            # an f-string's is: the guard pins the value the text shows.
-            if isinstance(a, SymNodeVariable) and isinstance(self.value, str):
-                return a.as_python()
+            # A symbolic number written into a string (`"{}".format(n)`, a shape, a dict for
+            # `format_map`) is specialised, as an f-string's is: the guard pins the value the
+            # text shows.
+            if isinstance(self.value, str):
+                shown = printed(a)
+                if shown is not None:
+                    return shown
             if isinstance(a, SliceVariable):  # `"abc"[n:]`: symbolic bounds specialised
                 return a.as_slice(tx)
             literal = subclassed_literal_value(tx, a)
