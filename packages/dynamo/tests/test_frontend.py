@@ -1072,3 +1072,15 @@ def test_a_lambda_of_torchs_python_is_inlined_and_nonzero_static_is_traced() -> 
                               fullgraph=True)
     x = torch.tensor([-0.5, 1.0, 2.0])
     assert torch.equal(compiled(x), double(x).nonzero_static(size=3)) and not failures
+
+
+def test_tolist_of_a_symbolic_length_with_captured_scalars_specialises_the_length():
+    # (it was a break, "reads the tensor's data", and under fullgraph an error)
+    def fn(x):
+        values = x.tolist()
+        return x * values[0] + len(values)
+
+    compiled = dynamo.compile(fn, backend="eager", fullgraph=True, dynamic=True,
+                              capture_scalar_outputs=True)
+    for x in (torch.tensor([1., 2.]), torch.tensor([3., 4.]), torch.tensor([3., 4., 5.])):
+        torch.testing.assert_close(compiled(x), fn(x))

@@ -1895,3 +1895,28 @@ def test_a_half_sum_or_cumsum_read_in_its_kernel_is_the_half_value_it_stores(dev
     compile_and_check(lambda x: x.sum(-1, keepdim=True) - 1.0,
                       torch.tensor([[1.0, 2**-8, 2**-9, 2**-10]], dtype=torch.bfloat16,
                                    device=device), atol=0, rtol=0)
+
+
+def test_a_write_into_a_view_whose_symbolic_strides_overlap_later_gets_a_version_of_its_own(device):
+    """Overlap is decided by the first call's sizes and strides; where they are symbols (a stride
+    seen to change, an `as_strided` view by an int seen to change), the version is guarded to
+    serve only calls whose views do not overlap either."""
+    def into_input(x):
+        x.add_(1)
+        return x
+
+    def into_temporary(x, k):
+        y = x * 1
+        y.as_strided((3, 4), (k, 1)).add_(1)
+        return y
+
+    compiled = compile_fx(torch.fx.symbolic_trace(into_input),
+                          [torch.zeros(20, device=device).as_strided((3, 4), (4, 1))])
+    for k in (4, 5, 2, 6, 2):  # row strides; under 4 the rows overlap
+        want, got = (torch.zeros(20, device=device).as_strided((3, 4), (k, 1)) for _ in range(2))
+        torch.testing.assert_close(compiled(got), into_input(want))
+        torch.testing.assert_close(got, want)
+    x = torch.zeros(20, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(into_temporary), [x, 4])
+    for k in (4, 5, 2, 6, 2):
+        torch.testing.assert_close(compiled(x, k), into_temporary(x, k))

@@ -586,10 +586,29 @@ def _metadata(t: Any) -> Any:
 def _may_overlap_hinted(t: torch.Tensor) -> bool:
     """`may_overlap`, deciding symbolic sizes and strides by this example's values (a graph
     found to write into an overlapping view runs as it came for every call, which is right
-    whatever the sizes)."""
+    whatever the sizes). Where this example's do not overlap, symbolic ones are guarded not
+    to (each dim's stride, smallest first by the example, passes the farthest element of the
+    dims below it): a later call whose do (a stride made a symbol of its own, an
+    `as_strided` view by an int argument) fails the version's guard and gets its own."""
     sizes, strides = [_hint(n) for n in t.shape], [_hint(st) for st in t.stride()]
-    return all(isinstance(n, int) for n in (*sizes, *strides)) and \
-        strides_overlap(sizes, strides)
+    if not all(isinstance(n, int) for n in (*sizes, *strides)):
+        return False  # sizes known only from data: not decided
+    if strides_overlap(sizes, strides):
+        return True
+    if all(isinstance(n, int) for n in (*t.shape, *t.stride())):
+        return False
+    dims = []
+    for size, stride, size_hint, stride_hint in zip(t.shape, t.stride(), sizes, strides):
+        if size_hint > 1:
+            dims.append((stride_hint, size, stride))
+        elif not size <= 1:  # (each comparison of symbols a guard, true for this example)
+            return True
+    reach: Any = 0
+    for _, size, stride in sorted(dims, key=lambda d: d[0]):
+        if not stride > reach:
+            return True
+        reach = reach + stride * (size - 1)
+    return False
 
 
 class InputMetadataChange(Exception):

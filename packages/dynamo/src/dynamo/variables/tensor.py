@@ -108,11 +108,12 @@ class TensorVariable(VariableTracker):
         if name == "item" and tx.output.capture_scalar_outputs:
             return tx.output.call_method(name, [self, *args], kwargs)  # an unbacked symbol
         if name == "tolist" and tx.output.capture_scalar_outputs and self.fake.dim() == 1 \
-                and isinstance(self.fake.shape[0], int):
+                and (isinstance(self.fake.shape[0], int) or _backed(self.fake.shape[0])):
             from dynamo.variables.containers import ListVariable
 
+            # a list has a length: a symbolic one is specialised (guarded), as torch.compile does
             return ListVariable([self.items(tx)[i].call_method(tx, "item", [], {})
-                                 for i in range(self.fake.shape[0])])
+                                 for i in range(int(self.fake.shape[0]))])
         if name == "requires_grad_":
             wanted = args[0] if args else kwargs.get("requires_grad", ConstantVariable(True))
             if wanted.is_constant() and bool(wanted.as_constant()) is self.fake.requires_grad:
@@ -206,3 +207,8 @@ def concrete_int(v: VariableTracker) -> Any:
     symbolic number is decided on its example value, which records a guard. (A float stays
     a float: the caller's Python raises the TypeError that it would.)"""
     return v.as_python() if isinstance(v, SymNodeVariable) else v.as_constant()
+
+
+def _backed(n: torch.SymInt) -> bool:
+    """Whether a symbolic size has a value in this example (not one known only from data)."""
+    return n.node.hint is not None
