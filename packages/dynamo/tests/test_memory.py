@@ -242,3 +242,22 @@ def test_a_compilation_for_an_input_that_requires_grad_frees_its_fakes() -> None
     gc.collect()
     gc.collect()  # (the mode's own cycle is freed by the pass after the fakes that held it)
     assert len(refs) == 3 and [r() for r in refs] == [None, None, None]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_dropped_parametrized_module_is_freed(backend) -> None:
+    """`torch.nn.utils.parametrize` gives each module a class of its own, whose properties'
+    closures hold the module: the guard on the module's class held that class, so the module
+    (and the cache freed only once the module is gone) lived for ever."""
+    from torch.nn.utils import parametrizations
+
+    def make():
+        model = parametrizations.weight_norm(nn.Linear(4, 4))
+        compiled = dynamo.compile(model, backend=backend)
+        compiled(torch.randn(2, 4)).sum().backward()
+        torch.testing.assert_close(compiled(torch.ones(2, 4)), model(torch.ones(2, 4)))
+        return weakref.ref(model), weakref.ref(type(model))
+
+    refs = make()
+    gc.collect()
+    assert [r() for r in refs] == [None, None]

@@ -408,6 +408,34 @@ def test_recurrent_modules_are_one_graph_and_see_a_replaced_weight() -> None:
         torch.testing.assert_close(compiled(x)[0], rnn(x)[0])
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_recurrent_dropout_between_layers_in_training(backend) -> None:
+    """PyTorch's Python decompositions of the RNN ops never apply the dropout between layers
+    (`num_layers < i - 1`): lowered through them, a training-mode `nn.LSTM(..., dropout=p)`
+    ran without dropout. The trace runs such an op a layer at a time, as ATen does: the same
+    masks as eager under the same seed, packed sequences and backward included."""
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    torch.manual_seed(0)
+    x = torch.randn(5, 3, 4)
+    for rnn in (nn.LSTM(4, 6, 3, dropout=0.4, batch_first=True, bidirectional=True),
+                nn.LSTM(4, 6, 2, dropout=0.4, proj_size=3),
+                nn.GRU(4, 6, 2, dropout=0.4), nn.RNN(4, 6, 3, dropout=0.4, nonlinearity="relu")):
+        compiled = dynamo.compile(rnn, backend=backend)
+        packed = pack_padded_sequence(x, torch.tensor([5, 3, 2]))
+        for inp in (x, packed):
+            torch.manual_seed(1)
+            expected = rnn(inp)
+            torch.manual_seed(1)
+            got = compiled(inp)
+            out_e = expected[0].data if isinstance(inp, type(packed)) else expected[0]
+            out_g = got[0].data if isinstance(inp, type(packed)) else got[0]
+            torch.testing.assert_close(out_g, out_e)
+            grads = [torch.autograd.grad(o.sum(), list(rnn.parameters())) for o in (out_g, out_e)]
+            for g, e in zip(*grads):
+                torch.testing.assert_close(g, e)
+
+
 def _train_step_result(opt_cls, compiled: bool) -> list[float]:
     model = nn.Linear(2, 1, bias=False)
     with torch.no_grad():

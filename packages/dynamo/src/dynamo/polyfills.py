@@ -381,6 +381,36 @@ def count_elements(mapping: Any, iterable: Iterable) -> None:
         mapping[item] = mapping.get(item, 0) + 1
 
 
+def rnn_by_layer(op: Callable, lstm: bool, packed: bool, *args: Any) -> tuple:
+    """`op` (`torch.lstm`, `gru`, `rnn_tanh`, `rnn_relu`) of several layers with dropout in
+    training, one layer at a time with `torch.dropout` between layers, as ATen's kernels run
+    it (time-major between layers, so the masks draw eager's random numbers). Traced instead
+    of the one op: PyTorch's Python decompositions of these ops, which a backend tracing the
+    graph at the dispatcher runs, never apply the dropout (`num_layers < i - 1`)."""
+    if packed:
+        data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+        batch_first = False
+    else:
+        data, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+    dirs = 2 if bidirectional else 1
+    per = len(params) // (num_layers * dirs)
+    x = data.transpose(0, 1) if batch_first else data
+    hiddens = []
+    for i in range(num_layers):
+        h = [t[i * dirs:(i + 1) * dirs] for t in hx] if lstm else hx[i * dirs:(i + 1) * dirs]
+        layer = params[i * dirs * per:(i + 1) * dirs * per]
+        if packed:
+            out = op(x, batch_sizes, h, layer, has_biases, 1, 0.0, train, bidirectional)
+        else:
+            out = op(x, h, layer, has_biases, 1, 0.0, train, bidirectional, False)
+        x = out[0]
+        hiddens.append(out[1:])
+        if i < num_layers - 1:
+            x = torch.dropout(x, dropout, True)
+    x = x.transpose(0, 1) if batch_first else x
+    return (x, *[torch.cat(h, 0) for h in zip(*hiddens)])
+
+
 def record_function(name: str, args: str | None = None) -> contextlib.nullcontext:
     """The profiler's `record_function` block: a no-op inside a compiled frame (it would enter a
     profiler range, a C object, in the graph)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -163,19 +164,47 @@ class Guard:
         return False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, eq=False)
 class TypeMatch(Guard):
+    """`type(value) is cls`. A class made at run time (one not found under its name in its
+    module) is held weakly, as `Identity` holds objects: `torch.nn.utils.parametrize` makes a
+    class per module it parametrizes, whose properties' closures hold that module, so a cache
+    entry holding the class kept the module alive, and with it the entry's own cache (freed
+    when the module goes)."""
+
     source: Source
-    type: type
+    ref: Any  # the class, or a weakref.ref to it
+    object_id: int
+
+    def __init__(self, source: Source, type: type) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "ref", weakref.ref(type) if _made_at_run_time(type) else type)
+        object.__setattr__(self, "object_id", id(type))
+
+    @property
+    def type(self) -> Any:
+        return self.ref() if isinstance(self.ref, weakref.ref) else self.ref
 
     def holds(self, value: Any) -> bool:
         return type(value) is self.type
 
     def code(self, name: str, consts: Constants) -> str:
-        return f"type({name}) is {consts.name(self.type)}"
+        if isinstance(self.ref, weakref.ref):
+            return f"type({name}) is {consts.name(self.ref)}()"
+        return f"type({name}) is {consts.name(self.ref)}"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is TypeMatch and other.source == self.source and (
+            _same_referent(self.ref, other.ref) if isinstance(self.ref, weakref.ref)
+            else self.ref is other.ref)
+
+    def __hash__(self) -> int:
+        return hash((self.source, self.object_id))
 
     def describe(self) -> str:
-        return f"type({self.source}) is {self.type.__qualname__}"
+        cls = self.type
+        name = cls.__qualname__ if cls is not None else "a class now gone"
+        return f"type({self.source}) is {name}"
 
     def failure(self, value: Any) -> str:
         return f"it is {type(value).__qualname__}"
@@ -267,6 +296,15 @@ def _same_referent(a: Any, b: Any) -> bool:
 
 
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+
+
+def _made_at_run_time(cls: type) -> bool:
+    """Whether `cls` is not its module's attribute of its qualified name (made by a function,
+    or by `type(...)`): such classes may come and go with the objects they were made for."""
+    found: Any = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is not cls
 
 
 def _fixed_type(obj: Any) -> bool:

@@ -985,6 +985,14 @@ class TorchFunctionVariable(TrueVariable):
             # a block of torch's handed on at a break (`saved_tensors_hooks`): as a node it
             # ran while tracing and was dropped as unused
             raise Unsupported(f"{_name(fn)}() of a torch context manager from the frame")
+        if original in _RNN_OPS and not kwargs and len(args) == 9:
+            flags = _rnn_dropout_flags(args)
+            if flags is not None:  # see polyfills.rnn_by_layer
+                from dynamo.polyfills import rnn_by_layer
+
+                return UserFunctionVariable(rnn_by_layer).call(
+                    tx, [self, ConstantVariable(original is torch.lstm), ConstantVariable(flags),
+                         *args], {})
         try:
             result = tx.output.call_function(fn, args, kwargs)
         except NotAGraphValue:
@@ -1046,6 +1054,23 @@ def _query_answer(result: VariableTracker) -> Any:
             isinstance(v, ConstantVariable) and not is_none(v) for v in result.values):
         return tuple(v.as_constant() for v in result.values)
     return None
+
+
+_RNN_OPS = (torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu)
+
+
+def _rnn_dropout_flags(args: list) -> bool | None:
+    """For the arguments of an RNN op of several layers with dropout in training: whether
+    they are the packed overload's (`data, batch_sizes, hx, params, ...`) rather than the
+    padded one's (`input, hx, params, has_biases, ...`). None for any other call."""
+    has_biases = args[3]
+    packed = not (has_biases.is_constant() and type(has_biases.as_constant()) is bool)
+    num_layers, dropout, train = args[5:8] if packed else args[4:7]
+    if not all(v.is_constant() for v in (num_layers, dropout, train)):
+        return None
+    if not (train.as_constant() and dropout.as_constant() != 0 and num_layers.as_constant() > 1):
+        return None
+    return packed
 
 
 def _name(fn: Any) -> str:
