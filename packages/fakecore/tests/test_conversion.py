@@ -157,3 +157,28 @@ def test_an_item_bound_to_a_symbol_reads_it_until_the_tensor_is_written() -> Non
         assert t.item().node.expr == sym.node.expr
         t.add_(1)  # written: the value is not known any more
         assert t.item().node.expr != sym.node.expr
+
+
+def test_tensors_sharing_a_storage_without_a_view_relation_share_a_fake_storage() -> None:
+    mode = FakeTensorMode()
+    x = torch.randn(4, 6)
+    other = torch.empty(0)
+    other.set_(x.untyped_storage(), 6, (3, 6), (6, 1))
+    sharing = [x.detach(), torch.nn.Parameter(x), x.view(torch.int32), other]
+    fake_x = mode.from_tensor(x)
+    for real in sharing:
+        fake = mode.from_tensor(real)
+        assert (fake.shape, fake.stride(), fake.storage_offset(), fake.dtype) == (
+            real.shape, real.stride(), real.storage_offset(), real.dtype)
+        assert _storage(fake) == _storage(fake_x)
+    assert isinstance(mode.from_tensor(sharing[1]), torch.nn.Parameter)
+    assert _storage(mode.from_tensor(torch.randn(4, 6))) != _storage(fake_x)
+
+
+def test_a_view_made_under_no_grad_is_a_leaf_as_in_eager() -> None:
+    p = torch.nn.Parameter(torch.randn(5, 5))
+    with torch.no_grad():
+        view = p[2]
+    fake = FakeTensorMode().from_tensor(view)
+    assert (fake.is_leaf, fake.grad_fn, fake.requires_grad, fake._is_view()) == (
+        view.is_leaf, None, view.requires_grad, True)

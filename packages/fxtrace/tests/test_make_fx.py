@@ -480,3 +480,22 @@ def test_a_size_equal_to_an_input_stride_is_read_from_a_size() -> None:
     gm = make_fx(f, tracing_mode="symbolic")(torch.randn(3, 4, 5))
     x = torch.randn(6, 4, 5)[::2]  # the same sizes, another stride
     assert gm(x).shape == f(x).shape == (20,)
+
+
+@pytest.mark.parametrize("mode", ["fake", "symbolic"])
+def test_tracing_inside_an_active_fake_mode_uses_it(mode: str) -> None:
+    from fakecore import FakeTensorMode, ShapeEnv
+
+    def f(x):
+        return (x.sin() + torch.ones(x.shape[0], 1)).sum(0)
+
+    fake_mode = FakeTensorMode(ShapeEnv())
+    real = torch.randn(4, 3)
+    with fake_mode:
+        made_inside = make_fx(f, tracing_mode=mode)(torch.randn(4, 3))
+        from_real = make_fx(f, tracing_mode=mode)(real)
+    assert made_inside.shape_env is from_real.shape_env is fake_mode.shape_env
+    x = torch.randn(6 if mode == "symbolic" else 4, 3)
+    assert torch.allclose(from_real(x), f(x))
+    with torch._subclasses.FakeTensorMode(), pytest.raises(RuntimeError, match="inside a"):
+        make_fx(f, tracing_mode=mode)(real)

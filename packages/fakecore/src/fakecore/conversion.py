@@ -17,10 +17,12 @@ quantized tensors are refused with a ValueError.
 
 from __future__ import annotations
 
+import weakref
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils.weak import WeakIdKeyDictionary
 
 from fakecore.fake_tensor import FakeTensor
@@ -44,6 +46,11 @@ class TensorConverter:
     def __init__(self, mode: FakeTensorMode) -> None:
         self.mode = mode
         self._memo: WeakIdKeyDictionary = WeakIdKeyDictionary()
+        # Real storage -> (a weak reference to it, a weak reference to a fake in its fake
+        # storage): tensors that share a storage without being views of one another
+        # (`x.detach()`, `nn.Parameter(x)`, `x.view(torch.int32)`, `set_`) share a fake one.
+        self._storages: dict[int, tuple[StorageWeakRef, weakref.ref]] = {}
+        self._prune_at = 64  # its size when the entries of freed storages are next dropped
 
     def convert(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
                 dynamic_strides: tuple[int, ...] = ()) -> FakeTensor:
@@ -108,18 +115,53 @@ class TensorConverter:
             # shares the base's storage and knows it is a view of it.
             base = self.convert(t._base, (), None)
             active = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is mode
-            with torch.set_grad_enabled(t.requires_grad), nullcontext() if active else mode:
+            # (with grad only for a view autograd tracks: one made under no_grad is a leaf)
+            with torch.set_grad_enabled(t.requires_grad and not t.is_leaf), \
+                    nullcontext() if active else mode:
                 return _view_of(base, t, sizes, strides, offset)
         storage_numel = t.untyped_storage().nbytes() // t.element_size()
-        if (dynamic_dims or symbolic_strides) and t.numel() > 0:  # it grows with the symbols
+        static = not (dynamic_dims or symbolic_strides)
+        if not static and t.numel() > 0:  # it grows with the symbols
             storage_numel = offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
-        with torch._C._DisableTorchDispatch():
-            storage = torch.empty(storage_numel, dtype=t.dtype, device="meta")
-            elem = storage.as_strided(sizes, strides, offset)
+        elem = self._in_shared_storage(t, sizes, strides, offset) if static else None
+        if elem is None:
+            with torch._C._DisableTorchDispatch():
+                storage = torch.empty(storage_numel, dtype=t.dtype, device="meta")
+                elem = storage.as_strided(sizes, strides, offset)
         fake = FakeTensor(mode, elem, t.device)
+        if static:
+            self._remember_storage(t, fake)
         torch._C._set_conj(fake, t.is_conj())
         torch._C._set_neg(fake, t.is_neg())
         return fake
+
+    def _in_shared_storage(self, t: torch.Tensor, sizes, strides, offset) -> torch.Tensor | None:
+        """A meta tensor of `t`'s layout in the fake storage of a tensor converted before that
+        shares `t`'s real storage without being its base (None if there is none)."""
+        if t.device.type == "meta":  # (meta storages have no identity worth keeping)
+            return None
+        found = self._storages.get(t.untyped_storage()._cdata)
+        other = found[1]() if found is not None and not found[0].expired() else None
+        if other is None:
+            return None
+        with torch._C._DisableTorchDispatch():
+            storage = torch.Tensor._make_subclass(torch.Tensor, other).untyped_storage()
+            try:
+                return torch.empty(0, dtype=t.dtype, device="meta").set_(
+                    storage, offset, sizes, strides)
+            except RuntimeError:  # (the fake storage is shorter: another dtype's rounding)
+                return None
+
+    def _remember_storage(self, t: torch.Tensor, fake: FakeTensor) -> None:
+        if t.device.type == "meta":
+            return
+        if len(self._storages) >= self._prune_at:  # (amortised: not a pass per conversion)
+            self._storages = {k: v for k, v in self._storages.items()
+                              if not v[0].expired() and v[1]() is not None}
+            self._prune_at = 2 * len(self._storages) + 64
+        key = t.untyped_storage()._cdata
+        if key not in self._storages:
+            self._storages[key] = (StorageWeakRef(t.untyped_storage()), weakref.ref(fake))
 
     def _non_leaf(self, leaf: FakeTensor) -> FakeTensor:
         """A non-leaf with `leaf`'s layout (the clone of a leaf), when a clone keeps it."""

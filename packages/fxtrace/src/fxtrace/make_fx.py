@@ -63,8 +63,12 @@ def make_fx(
             raise TypeError(f"make_fx traces positional arguments only: pass {sorted(kwargs)} "
                             "positionally (or bind them with functools.partial)")
         fake_mode = _fake_mode_of(args) if tracing_mode != "real" else None
+        adopted = False
+        if tracing_mode != "real":
+            fake_mode, adopted = _with_active_fake_mode(fake_mode, tracing_mode)
         return _Trace(fn, tracing_mode, decomposition_table, record_module_stack,
-                      lift_params, functionalize, fake_mode, record_grad_mode).run(args)
+                      lift_params, functionalize, fake_mode, record_grad_mode,
+                      adopted).run(args)
 
     return trace
 
@@ -73,7 +77,7 @@ class _Trace:
     """One tracing run: the graph being built and the modes that build it."""
 
     def __init__(self, fn, tracing_mode, decomposition_table, record_module_stack, lift_params,
-                 functionalize, fake_mode, record_grad_mode=False) -> None:
+                 functionalize, fake_mode, record_grad_mode=False, adopted=False) -> None:
         self.fn = fn
         self.record_grad_mode = record_grad_mode
         self.module = fn if isinstance(fn, torch.nn.Module) else None
@@ -90,7 +94,8 @@ class _Trace:
             self.fake_mode = FakeTensorMode(self.shape_env, allow_non_fake_inputs=True)
         else:
             self.shape_env = self.fake_mode = None
-        self.dynamic = tracing_mode == "symbolic" and fake_mode is None
+        # (a mode adopted from the caller's `with mode:` still makes real inputs' dims symbols)
+        self.dynamic = tracing_mode == "symbolic" and (fake_mode is None or adopted)
         # In real mode node values are still fakes: metadata, not the traced data.
         self._meta_mode = self.fake_mode or FakeTensorMode(allow_non_fake_inputs=True)
         self.module_stack = ModuleStack(self.module) if record_module_stack else None
@@ -206,8 +211,8 @@ class _Trace:
 
     def _run(self, fn: Callable, args: tuple) -> Any:
         with ExitStack() as stack:
-            if self.fake_mode is not None:
-                stack.enter_context(self.fake_mode)
+            if self.fake_mode is not None and _active_fake_mode() is not self.fake_mode:
+                stack.enter_context(self.fake_mode)  # (not again when the caller entered it)
             stack.enter_context(self.proxy_mode)
             stack.enter_context(observe_sym_ops(self._record_sym_op))
             if self.module_stack is not None:
@@ -246,6 +251,31 @@ def _fake_mode_of(args: tuple) -> FakeTensorMode | None:
         if len(envs) == 1:
             return FakeTensorMode(next(iter(envs.values())), allow_non_fake_inputs=True)
     return next(iter(modes.values()), None)
+
+
+def _active_fake_mode() -> Any:
+    return torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
+
+
+def _with_active_fake_mode(fake_mode: FakeTensorMode | None,
+                           tracing_mode: str) -> tuple[FakeTensorMode | None, bool]:
+    """The mode to trace in when the caller is inside a fake mode (`with mode: ... make_fx(f,
+    "fake")(x)`): that mode when it is fakecore's and the arguments are real or its own fakes
+    (as PyTorch's make_fx reuses an active fake mode; entering a second one failed inside
+    torch); a clear error for any other fake mode. Also whether the mode was adopted so."""
+    active = _active_fake_mode()
+    if active is None or active is fake_mode:
+        return fake_mode, False
+    if fake_mode is None and isinstance(active, FakeTensorMode):
+        if tracing_mode == "symbolic" and active.shape_env is None:
+            raise ValueError("make_fx(tracing_mode='symbolic') inside a FakeTensorMode without "
+                             "a ShapeEnv: create the mode with a ShapeEnv, or trace outside it")
+        return active, True
+    what = ("another fakecore FakeTensorMode than the arguments'"
+            if isinstance(active, FakeTensorMode)
+            else f"a {type(active).__module__}.{type(active).__qualname__}")
+    raise RuntimeError(f"make_fx(tracing_mode={tracing_mode!r}) was called inside {what}; "
+                       "trace outside it, or with fakes of the active mode")
 
 
 def _arg_names(fn: Callable, count: int) -> list[str]:
