@@ -705,13 +705,39 @@ def _outputs_laid_out_as(gm: torch.fx.GraphModule, reference: torch.fx.GraphModu
     wanted = tree_flatten(next(iter(reversed(reference.graph.nodes))).args[0])[0]
     orders = {i: order for i, (node, want) in enumerate(zip(outputs, wanted))
               if i not in skip and (order := _other_dense_order(node, want)) is not None}
+    # An output that is a view of another output copied here is that view of the copy: the two
+    # alias in eager (`y = ...; return y, y[0]`: a write into one shows in the other).
+    bases = {outputs[i] for i in orders}
+    chains = {}  # output -> (the copied output it is a view of, the views from that one)
+    for i, node in enumerate(outputs):
+        chain = []
+        while isinstance(node, torch.fx.Node) and _is_view(node):
+            chain.append(node)
+            node = node.args[0]
+            if node in bases and i not in skip:  # the deepest such output is the one copied
+                chains[i] = (node, chain[::-1])
+    copied: dict[torch.fx.Node, torch.fx.Node] = {}  # an output's node -> its copy
     with gm.graph.inserting_before(output):
         for i, order in orders.items():
-            permuted = gm.graph.call_function(aten.permute.default, (outputs[i], order))
+            node = outputs[i]
+            if i in chains or node in copied:
+                continue
+            permuted = gm.graph.call_function(aten.permute.default, (node, order))
             packed = gm.graph.call_function(aten.clone.default, (permuted,),
                                             {"memory_format": torch.contiguous_format})
             inverse = [order.index(d) for d in range(len(order))]
-            outputs[i] = gm.graph.call_function(aten.permute.default, (packed, inverse))
+            copied[node] = gm.graph.call_function(aten.permute.default, (packed, inverse))
+        for i, node in enumerate(outputs):
+            if i in chains and chains[i][0] in copied:
+                base, chain = chains[i]
+                node = copied[base]
+                for view in chain:
+                    node = gm.graph.call_function(view.target, (node, *view.args[1:]),
+                                                  view.kwargs)
+                outputs[i] = node
+                orders.setdefault(i, None)
+            elif node in copied:
+                outputs[i] = copied[node]
     if orders:
         output.args = (tree_unflatten(outputs, spec),)
         gm.recompile()

@@ -1016,10 +1016,19 @@ def _reshape(lower, node, x, *_):
         return [ir.ModularIndexing(flat, st, s) if d > 0 else ir.FloorDiv(flat, st)
                 for d, (s, st) in enumerate(zip(old, old_strides))]
 
+    src = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+
     def layout_fn(lay):
         strides = new_strides
         if lay.stride != old_strides and any(s != 1 for s in old):
             strides = ir.view_strides(old, lay.stride, size)
+            if strides is None and isinstance(src, torch.Tensor) and \
+                    node.target not in (aten.reshape.default, aten._unsafe_view.default) and \
+                    tuple(lay.size) == tuple(old) and \
+                    tuple(lay.stride) == tuple(sym(st) for st in src.stride()):
+                # symbolic sizes: the trace's `view` found strides under its guards, and the
+                # buffer is laid out as the trace's value: those strides are the view's
+                strides = tuple(sym(st) for st in val.stride())
             if strides is None:
                 return None
         return Layout(size, strides, lay.offset, lay.dtype, lay.device)
@@ -1286,10 +1295,12 @@ def _mean(lower, node, x, dims=None, keepdim=False, *, dtype=None):
     out = lower.node.meta["val"].dtype
     rank = len(x.size)
     dlist = sorted({d % rank for d in _dims(dims)}) if _dims(dims) and rank else list(range(rank))
-    total = reduction(lower, x, dlist, keepdim, "sum", out)
+    cd = compute_dtype(out)
+    # the sum stays in the compute dtype (a half-precision mean rounds once, after the
+    # division, as eager's and torch's decomposition do: rounding the sum first was 1 ulp off)
+    total = reduction(lower, x, dlist, keepdim, "sum", cd)
     count = ir.product([x.size[d] for d in dlist])
     load = loader(total)
-    cd = compute_dtype(out)
     n = to_dtype(Value("index", (count,), torch.int64), cd) if not count.is_Integer else \
         constant(int(count), cd)
     return Pointwise(total.size, out, x.device, lambda idx: op("truediv", to_dtype(load(idx), cd), n))
