@@ -261,3 +261,43 @@ def test_a_dropped_parametrized_module_is_freed(backend) -> None:
     refs = make()
     gc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+def _train_step(model, opt, x, y):
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss.detach()
+
+
+_OPTIMIZERS = {
+    "sgd_momentum": lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9),
+    "adam": lambda params: torch.optim.Adam(params, lr=0.01),
+}
+
+
+@pytest.mark.parametrize("optimizer", sorted(_OPTIMIZERS))
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_the_parameters_keying_an_optimizers_state_are_freed(optimizer, backend) -> None:
+    """The step after `backward()` is a resume function, whose cache outlives the compiled
+    function, and its sources and guards read `opt.state[p]`: the parameters, and the shared
+    table of keys with no literal, are held weakly, and an entry whose parameters are gone
+    is dropped. A new model per trial, one compiled step: each trial's parameters are freed
+    and the results are eager's."""
+    compiled = dynamo.compile(_train_step, backend=backend)
+    for trial in range(3):
+        torch.manual_seed(trial)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        twin = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        twin.load_state_dict(model.state_dict())
+        opt, twin_opt = (_OPTIMIZERS[optimizer](m.parameters()) for m in (model, twin))
+        for _ in range(3):
+            x, y = torch.randn(5, 4), torch.randint(0, 3, (5,))
+            torch.testing.assert_close(compiled(model, opt, x, y), _train_step(twin, twin_opt, x, y))
+        for p, q in zip(model.parameters(), twin.parameters()):
+            torch.testing.assert_close(p, q)
+        params = [weakref.ref(p) for p in model.parameters()]
+        del model, opt, p, q
+        gc.collect()
+        assert [r() for r in params] == [None] * 4

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import enum
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from guards import (
     Alive,
     AttrSource,
     CacheLimitExceeded,
+    DictContains,
     DictKeys,
     Equals,
     GetItemSource,
@@ -31,6 +33,7 @@ from guards import (
     TensorMatch,
     TypeMatch,
     key_expr,
+    key_names,
 )
 
 L = LocalSource
@@ -118,6 +121,43 @@ def test_guards_on_two_objects_that_shared_an_id_are_two_guards() -> None:
     assert not _verdict(GuardSet([Identity.of(L("f"), y), old]), {"f": y})
     old, y = a_new_object_with_the_id_of_a_dead_one(lambda o: Alive.of(o, "model"))
     assert old != Alive.of(y, "model") and len(GuardSet([old, Alive.of(y, "model")])) == 2
+
+
+def test_a_key_found_by_identity_is_held_weakly_and_its_id_passes_for_no_other() -> None:
+    """An optimizer's state is keyed by parameters, and the sources, guards and checks made for
+    `state[p]` live in caches longer than the parameters may: they hold such a key weakly. Once
+    it is gone their guard set is gone, and an object that takes its id passes none of them
+    (`DictKeys` compares ids; a dead key's expression reads `d[None]`)."""
+    class C:
+        pass
+
+    def guard_sets(key):
+        d = L("d")
+        return [GuardSet([DictKeys(d, (key,))]), GuardSet([DictContains(d, key)]),
+                GuardSet([Equals(GetItemSource(d, key), 1)])]
+
+    key = C()
+    frames = [{"d": {key: 1}}, {"d": {key: 1, None: 1}}, {"d": {key: 1, None: 1}}]
+    old, ref, dead = guard_sets(key), weakref.ref(key), id(key)
+    name = key_expr(key)
+    assert all(_verdict(g, f) and not g.gone() for g, f in zip(old, frames))
+    source = GetItemSource(L("d"), key)
+    del key, frames
+    gc.collect()
+    assert ref() is None and all(g.gone() for g in old)
+    assert name.removesuffix("()") not in key_names()
+    kept = []
+    for _ in range(100000):
+        y = C()
+        if id(y) == dead:
+            break
+        kept.append(y)
+    else:
+        pytest.skip("CPython gave no freed id back")
+    frames = [{"d": {y: 1}}, {"d": {y: 1, None: 1}}, {"d": {y: 1, None: 1}}]
+    assert not any(_verdict(g, f) for g, f in zip(old, frames))
+    assert all(_verdict(g, f) for g, f in zip(guard_sets(y), frames))
+    assert GetItemSource(L("d"), y) != source and key_expr(y) != name
 
 
 def test_global_state_sees_torch_function_switched_off() -> None:

@@ -85,7 +85,7 @@ from dynamo.variables.user_objects import (
     build_object,
     fill_object,
 )
-from guards import LocalSource, key_names
+from guards import LocalSource, WeakKey, hold, key_expr, key_names
 
 # Trackers of objects the traced code made, built once by the transformed frame whether or not
 # they have a source; and those built once when they have none (with one, they came from the
@@ -116,6 +116,14 @@ class ResultBuilder:
         name = f"___k{len(self.constants)}"
         self.constants[name] = value
         return name
+
+    def key(self, k: Any) -> str:
+        """A dict entry's key in the generated code: an object found by identity by its weak
+        name (`key_expr`: a constant would keep a parameter keying an optimizer's state alive
+        with the cache; the code runs only once the guards, which check the key alive, pass),
+        any other key as a constant."""
+        value = key_value(k)
+        return key_expr(value) if type(hold(value)) is WeakKey else self.constant(value)
 
     def read(self, source: Any) -> str:
         """The value at `source` as the frame holds it now, before the side effects: a local
@@ -243,7 +251,7 @@ class ResultBuilder:
                 return f"{self.constant(collections.deque)}({text}, {v.maxlen!r})"
             return text
         if isinstance(v, DictVariable):
-            text = "{" + ", ".join(f"{self.constant(key_value(k))}: {self.expression(x)}"
+            text = "{" + ", ".join(f"{self.key(k)}: {self.expression(x)}"
                                    for k, x in v.entries.items()) + "}"
             if v.kind is collections.defaultdict:
                 factory = "None" if v.default_factory is None else \
@@ -410,12 +418,12 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
         elif isinstance(container, DictVariable) and container.unread:  # only stored into
             for key, value in container.written.items():
                 values.append(f"{temp} = {builder.expression(value)}")
-                writes.append(f"{where}[{builder.constant(key_value(key))}] = {temp}")
+                writes.append(f"{where}[{builder.key(key)}] = {temp}")
                 temp = f"___new{len(values)}"
         else:
             fresh = container.entries if isinstance(container, DictVariable) else None
             values.append(f"{temp} = " + (
-                "{" + ", ".join(f"{builder.constant(key_value(k))}: {builder.expression(v)}"
+                "{" + ", ".join(f"{builder.key(k)}: {builder.expression(v)}"
                                 for k, v in fresh.items()) + "}"
                 if fresh is not None else f"{builder.constant(set(container.values))}.copy()"))
             writes.append(f"{where}.clear()")

@@ -39,6 +39,8 @@ from guards.sources import (
     SubmoduleSource,
     TensorPropertySource,
     TypeSource,
+    WeakKey,
+    hold,
     key_expr,
     key_names,
 )
@@ -48,6 +50,6 @@ __all__ = [
     "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "FiniteFloat", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
-    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "key_expr", "key_names",
-    "shape_guards",
+    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "WeakKey", "hold", "key_expr",
+    "key_names", "shape_guards",
 ]

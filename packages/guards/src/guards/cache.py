@@ -50,8 +50,8 @@ class GuardedCache(Generic[V]):
         """Add an entry; past a limit, raise CacheLimitExceeded. The frame that missed, when
         given, lets the message say why every entry failed for it, and sets the entries made
         for other objects than its own apart from its share of the limit. Entries made for an
-        object that is gone (held weakly by an `Identity` or `Alive` guard) can never hold
-        again: they are dropped first, counting towards no limit."""
+        object that is gone (held weakly by an `Identity` or `Alive` guard, or a key its guards
+        hold weakly) can never hold again: they are dropped first, counting towards no limit."""
         self.entries[:] = [(g, v) for g, v in self.entries if not g.gone()]
         same = [(g, v) for g, v in self.entries if f_locals is None or _same_objects(g, f_locals)]
         if len(same) >= self.limit or len(self.entries) >= self.total_limit:

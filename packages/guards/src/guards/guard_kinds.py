@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.nn.modules import module as _nn_module
 
-from guards.sources import Source, printable
+from guards.sources import Source, WeakKey, by_identity, hold, printable, unhold
 
 
 class Constants:
@@ -47,10 +47,11 @@ class Constants:
 
 def exact(value: Any) -> Any:
     """A key two constants share only when they are the same constant: `1`, `1.0` and `True`
-    differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too. A
-    tensor (a dict key) is itself only: its `==` compares elements."""
-    if isinstance(value, torch.Tensor):
-        return type(value), id(value)
+    differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too. An
+    object found by identity (a tensor, a dict key: its `==` compares elements) is itself only,
+    by its id, and so is a weak key while its object lives (`GuardSet` checks that first)."""
+    if isinstance(value, torch.Tensor):  # (first: an optimizer's state has hundreds)
+        return object, id(value)
     if type(value) is float:
         return float, value.hex()
     if type(value) is complex:
@@ -61,6 +62,10 @@ def exact(value: Any) -> Any:
         return type(value), exact((value.start, value.stop, value.step))
     if isinstance(value, tuple):  # torch.Size and named tuples keep their type
         return type(value), tuple(map(exact, value))
+    if type(value) is WeakKey:
+        return (object, value.id) if value.ref() is not None else (WeakKey, value.name)
+    if by_identity(value):
+        return object, id(value)
     return type(value), value
 
 
@@ -89,7 +94,10 @@ def plain_constant(value: Any) -> bool:
 
 
 def _literal(value: Any, consts: Constants) -> str:
-    """`value` as Python source: a literal when it has one, else a named constant."""
+    """`value` as Python source: a literal when it has one, a call of a weak key's reference,
+    else a named constant."""
+    if type(value) is WeakKey:
+        return f"{consts.name(value.ref)}()"
     if value is None or type(value) in (bool, str) or (type(value) is int and printable(value)):
         return repr(value)  # (not subclasses: enums print oddly)
     if type(value) is float and value == value and abs(value) != float("inf"):
@@ -147,6 +155,12 @@ class Guard:
         return (self.source,)
 
     cost = 1
+
+    @property
+    def weak_keys(self) -> tuple[WeakKey, ...]:
+        """The keys this guard holds weakly, its sources' and its own: it means nothing once one
+        is gone (a GuardSet checks them alive before anything else)."""
+        return tuple(key for source in self.sources for key in source.weak_keys)
 
     def holds(self, *values: Any) -> bool:
         raise NotImplementedError
@@ -386,12 +400,20 @@ class Length(Guard):
 
 @dataclass(frozen=True)
 class DictKeys(Guard):
-    """The dict's keys, in order."""
+    """The dict's keys, in order. Keys found by identity are held weakly (`hold`): an optimizer's
+    state is keyed by parameters."""
 
     source: Source
     keys: tuple
 
     cost = 2
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", tuple(map(hold, self.keys)))
+
+    @property
+    def weak_keys(self) -> tuple[WeakKey, ...]:
+        return self.source.weak_keys + tuple(k for k in self.keys if type(k) is WeakKey)
 
     def holds(self, value: Any) -> bool:
         return exact(tuple(value.keys())) == exact(self.keys)
@@ -406,13 +428,13 @@ class DictKeys(Guard):
         return f"{consts.name(exact)}(tuple({name}.keys())) == {consts.name(exact(self.keys))}"
 
     def describe(self) -> str:
-        return f"tuple({self.source}.keys()) == {_show_keys(self.keys)}"
+        return f"tuple({self.source}.keys()) == {_show_keys(tuple(map(unhold, self.keys)))}"
 
     def failure(self, value: Any) -> str:
         keys = tuple(value.keys())
         old, new = set(map(exact, self.keys)), set(map(exact, keys))
         added = [k for k in keys if exact(k) not in old]
-        removed = [k for k in self.keys if exact(k) not in new]
+        removed = [unhold(k) for k in self.keys if exact(k) not in new]
         changes = [f"{what} {_show_keys(tuple(ks))}" for what, ks in
                    (("added", added), ("removed", removed)) if ks]
         return f"they are {_show_keys(keys)}" + (f": {', '.join(changes)}" if changes else
@@ -430,17 +452,25 @@ class DictContains(Guard):
     instance attribute has come to shadow a method found on the class."""
 
     source: Source
-    key: Any
+    key: Any  # `hold(key)`
     present: bool = True
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", hold(self.key))
+
+    @property
+    def weak_keys(self) -> tuple[WeakKey, ...]:
+        own = (self.key,) if type(self.key) is WeakKey else ()
+        return self.source.weak_keys + own
+
     def holds(self, value: Any) -> bool:
-        return (self.key in value) is self.present
+        return (unhold(self.key) in value) is self.present
 
     def code(self, name: str, consts: Constants) -> str:
         return f"{_literal(self.key, consts)} {'in' if self.present else 'not in'} {name}"
 
     def describe(self) -> str:
-        return f"{_show(self.key)} {'in' if self.present else 'not in'} {self.source}"
+        return f"{_show(unhold(self.key))} {'in' if self.present else 'not in'} {self.source}"
 
     def failure(self, value: Any) -> str:
         return "it is missing" if self.present else "it is there"

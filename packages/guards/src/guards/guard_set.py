@@ -8,10 +8,11 @@ are items of one dict, `._parameters`, read it once), and the guards on it are t
 first, right after its fetch, so a failing check stops early. Guards over several sources
 (aliasing, symbolic shapes) and global state come after the walk; last come the tensors reached
 through other values (a model's parameters), when there are many: checked together, one C loop
-(`map`) per property over all of them. A value that cannot be fetched (a missing local, an
-attribute gone) makes the check return False: the whole body sits in one `try`. `explain()`
-evaluates every guard on its own and says, in words, which fail and why. `source` is the
-generated code, for reading.
+(`map`) per property over all of them. Before all that, the keys the guards hold weakly (the
+parameters keying an optimizer's state) are checked alive: the guards find them by their ids.
+A value that cannot be fetched (a missing local, an attribute gone) makes the check return
+False: the whole body sits in one `try`. `explain()` evaluates every guard on its own and says,
+in words, which fail and why. `source` is the generated code, for reading.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from guards.guard_kinds import (
     TensorMatch,
     plain_constant,
 )
-from guards.sources import GetItemSource, LocalSource, Source, item, key_expr, key_names
+from guards.sources import GetItemSource, LocalSource, Source, WeakKey, item, key_expr, key_names
 
 CheckFn = Callable[[dict, dict], bool]
 
@@ -70,11 +71,12 @@ class GuardSet:
         self._pinned = None
 
     def gone(self) -> bool:
-        """Whether an object these guards hold weakly (`Identity`, `Alive`) is gone: then
-        the check fails for good."""
+        """Whether an object these guards hold weakly (`Identity`, `Alive`, a weak key) is
+        gone: then the check fails for good."""
         if self._pinned is None:
             self._pinned = [g.ref for g in self.guards if isinstance(g, Identity | Alive)
                             and isinstance(g.ref, weakref.ref)]
+            self._pinned += [key.ref for key in _weak_keys(self.guards)]
         return any(ref() is None for ref in self._pinned)
 
     def __len__(self) -> int:
@@ -105,7 +107,8 @@ class GuardSet:
 
     def explain(self, f_locals: dict, f_globals: dict) -> list[str]:
         """One line per failing guard: what it says, and what was found instead."""
-        reasons = []
+        reasons = [f"the key {key.name} has been freed" for key in _weak_keys(self.guards)
+                   if key.ref() is None]
         for guard in self.guards:
             values = []
             for source in guard.sources:
@@ -144,6 +147,11 @@ def _first_unreadable(source: Source, f_locals: dict, f_globals: dict) -> Source
         except Exception:  # this is the step that fails
             return prefix
     return source
+
+
+def _weak_keys(guards: list[Guard]) -> list[WeakKey]:
+    """The keys the guards hold weakly, each once."""
+    return list(dict.fromkeys(key for guard in guards for key in guard.weak_keys))
 
 
 def _is_singleton(value: Any) -> bool:
@@ -203,7 +211,8 @@ def _simple_kind(guard: Guard) -> str | None:
     if isinstance(guard, Length):
         return "len"
     if isinstance(guard, DictContains):
-        return "in" if guard.present else "not in"
+        kind = "in" if guard.present else "not in"
+        return f"{kind} weak" if type(guard.key) is WeakKey else kind
     if isinstance(guard, Equals) and _is_singleton(guard.value):
         return "is"
     return None
@@ -213,7 +222,7 @@ def _simple_together(guards: list[Guard], names: dict[Source, str],
                      consts: Constants) -> list[str]:
     """Lengths, key presence and singleton values, each kind in one pass (`map`)."""
     lines = []
-    for kind in ("len", "is", "not in", "in"):
+    for kind in ("len", "is", "not in", "in", "not in weak", "in weak"):
         some = [g for g in guards if _simple_kind(g) == kind]
         if not some:
             continue
@@ -227,7 +236,9 @@ def _simple_together(guards: list[Guard], names: dict[Source, str],
 
         else:
             keys = consts.name(tuple(g.key for g in some))
-            test = "any" if kind == "not in" else "not all"
+            if kind.endswith("weak"):  # each read from its reference
+                keys = f"map(___deref, {consts.name(tuple(g.key.ref for g in some))})"
+            test = "any" if kind.startswith("not in") else "not all"
             lines.append(f"if {test}(map(___contains, {values}, {keys})):")
         lines.append("    return False")
     return lines
@@ -261,7 +272,13 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     taken: set[str] = set()
     lines: list[str] = []
 
-    # Guards that read no value of the frame (the global state) go first: a check that fails
+    # Keys held weakly are checked alive before anything: the expressions below call their
+    # references, and guards compare their ids, which a dead key's object gives to the next one.
+    refs = tuple(key.ref for key in _weak_keys(guards))
+    if refs:
+        lines += [f"if not all(map(___is_not, map(___deref, {consts.name(refs)}), "
+                  f"{consts.name((None,) * len(refs))})):", "    return False"]
+    # Then the guards that read no value of the frame (the global state): a check that fails
     # on them reads no value, so a torch-function mode the caller entered sees nothing of it.
     for guard in sorted((g for g in late if not g.sources), key=lambda g: g.cost):
         lines += [f"if not ({guard.code(consts)}):", "    return False"]
@@ -344,7 +361,7 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
             elif isinstance(kid, GetItemSource):  # `[]` on a defaultdict would add the key
                 base = names[source]
                 walk(kid, f"{kid.access(base)} if type({base}) in ___plain else "
-                          f"___item({base}, {key_expr(kid.key)})")
+                          f"___item({base}, {key_expr(kid.held)})")
             else:
                 walk(kid, kid.access(names[source]))
 
@@ -367,6 +384,7 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
     namespace: dict[str, Any] = {"math": math, "Fraction": fractions.Fraction,
                                  "___is": operator.is_, "___contains": operator.contains,
+                                 "___is_not": operator.is_not, "___deref": weakref.ref.__call__,
                                  "___item": item, "___plain": frozenset((dict, list, tuple)),
                                  **key_names(),
                                  **consts.values}

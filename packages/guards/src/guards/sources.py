@@ -9,9 +9,13 @@ forms a tree by prefix, which is how the generated check fetches each value only
 
 from __future__ import annotations
 
+import itertools
 import keyword
+import weakref
 from dataclasses import dataclass
 from typing import Any
+
+import torch
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,11 @@ class Source:
     def fetch(self, f_locals: dict, f_globals: dict) -> Any:
         """The value, read from a frame's locals and globals (raises if it cannot be read)."""
         raise NotImplementedError
+
+    @property
+    def weak_keys(self) -> tuple[WeakKey, ...]:
+        """The item keys held weakly on the way to the value (`hold`)."""
+        return ()
 
     def __str__(self) -> str:
         return self.expr
@@ -95,6 +104,10 @@ class ChainedSource(Source):
     def fetch(self, f_locals: dict, f_globals: dict) -> Any:
         return self.step(self.of.fetch(f_locals, f_globals))
 
+    @property
+    def weak_keys(self) -> tuple[WeakKey, ...]:
+        return self.of.weak_keys
+
     def step(self, value: Any) -> Any:
         raise NotImplementedError
 
@@ -114,10 +127,77 @@ class AttrSource(ChainedSource):
         return getattr(value, self.attr)
 
 
-# Keys that have no literal (an enum member, a dtype, inf) are written as names, `___key0`, ...:
-# code that runs source expressions needs `key_names()` in its namespace.
+# Keys that have no literal (an enum member, a dtype, inf, a parameter keying an optimizer's
+# state) are written as names, `___key0`, ...: code that runs source expressions needs
+# `key_names()` in its namespace. The table lives as long as the process, and the sources, guards
+# and generated code that name a key live as long as the caches that hold them, longer than the
+# key may (a dropped model's parameters, and their gradients). So a key found by identity is held
+# weakly, by a `WeakKey`, and written as a call of its reference (`___key0()`). Its name is
+# forgotten when it dies: an object that takes its id gets a name of its own, and what was made
+# for the dead key never stands for the new one. A GuardSet checks its weak keys alive first.
 _KEY_NAMES: dict[Any, str] = {}
 _KEYS: dict[str, Any] = {}
+_HELD: dict[int, WeakKey] = {}  # by the id of the live key
+_NUMBERS = itertools.count()
+
+
+class WeakKey:
+    """An item key held weakly: its name in `key_names()`, which no other object ever gets, a
+    weak reference to it and its id. It equals another only of the same name (of the same key,
+    alive or not); as a key it finds nothing."""
+
+    __slots__ = ("name", "ref", "id")
+
+    def __init__(self, name: str, ref: weakref.ref, key_id: int) -> None:
+        self.name, self.ref, self.id = name, ref, key_id
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is WeakKey and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        key = self.ref()
+        return f"<{self.name}: freed>" if key is None else f"<{self.name}: {type(key).__name__}>"
+
+
+def by_identity(key: Any) -> bool:
+    """Whether a dict finds `key` only as itself: a tensor (its `==` compares elements, its hash
+    is its id) or an object of a class without `__eq__` (a module, a function, a class)."""
+    return isinstance(key, torch.Tensor) or (key is not None and type(key).__eq__ is object.__eq__)
+
+
+def hold(key: Any) -> Any:
+    """`key` as sources and guards keep it: a key found by identity that can be weakly
+    referenced as its `WeakKey` (the same one while it lives), any other key as itself."""
+    if type(key) is WeakKey or not by_identity(key):
+        return key
+    held = _HELD.get(id(key))
+    if held is None:
+        name, key_id = f"___key{next(_NUMBERS)}", id(key)
+        try:
+            ref = weakref.ref(key, lambda _: _forget(key_id, name))
+        except TypeError:  # (a class with `__slots__` and no `__weakref__`)
+            return key
+        held = _HELD[key_id] = WeakKey(name, ref, key_id)
+        _KEYS[name] = ref
+    return held
+
+
+def _forget(key_id: int, name: str) -> None:
+    _KEYS.pop(name, None)
+    if getattr(_HELD.get(key_id), "name", None) == name:
+        del _HELD[key_id]
+
+
+def unhold(key: Any) -> Any:
+    """The key that `key` holds: itself, or a WeakKey's referent (the WeakKey once that is
+    gone: no container holds it)."""
+    if type(key) is WeakKey:
+        found = key.ref()
+        return key if found is None else found
+    return key
 
 
 def _has_literal(key: Any) -> bool:
@@ -140,15 +220,19 @@ def printable(number: int) -> bool:
 
 
 def key_names() -> dict[str, Any]:
-    """The names that source expressions use for keys with no literal, and their keys."""
+    """The names that source expressions use for keys with no literal, and their keys (or their
+    weak references)."""
     return _KEYS
 
 
 def _key_identity(key: Any) -> Any:
     """What two item keys share exactly when they are the same key: the type and value of a
     number, string or None (`1`, `1.0` and `True` differ, and so do `0.0` and `-0.0`), each
-    item's for a tuple, and for anything else the object itself, by identity (an object that
-    compares equal to another is not the other: a container may tell them apart)."""
+    item's for a tuple, a weak key's name, and for anything else the object itself, by
+    identity (an object that compares equal to another is not the other: a container may tell
+    them apart)."""
+    if type(key) is WeakKey:
+        return key
     if type(key) is tuple:
         return (tuple, *map(_key_identity, key))
     if type(key) is float and key == key:  # a NaN is found by identity only (nan != nan)
@@ -160,32 +244,48 @@ def _key_identity(key: Any) -> Any:
 
 def key_expr(key: Any) -> str:
     """How a source expression writes `key`: its literal, or a name in `key_names()` that
-    holds it."""
+    holds it (called, for a key held weakly)."""
     if _has_literal(key):
         return repr(key)
+    held = hold(key)
+    if type(held) is WeakKey:
+        return f"{held.name}()"
     name = _KEY_NAMES.get(_key_identity(key))
     if name is None:
-        name = _KEY_NAMES[_key_identity(key)] = f"___key{len(_KEYS)}"
+        name = _KEY_NAMES[_key_identity(key)] = f"___key{next(_NUMBERS)}"
         _KEYS[name] = key
     return name
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class GetItemSource(ChainedSource):
     """Item `key` of the base. Two are the same source only for the same key (`_key_identity`),
-    not for keys that merely compare equal."""
+    not for keys that merely compare equal. A key found by identity is held weakly (`held`)."""
 
-    key: Any
+    held: Any  # `hold(key)`
+
+    def __init__(self, of: Source, key: Any) -> None:
+        object.__setattr__(self, "of", of)
+        object.__setattr__(self, "held", hold(key))
+
+    @property
+    def key(self) -> Any:
+        return unhold(self.held)
+
+    @property
+    def weak_keys(self) -> tuple[WeakKey, ...]:
+        own = (self.held,) if type(self.held) is WeakKey else ()
+        return self.of.weak_keys + own
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.of == self.of and (
-            _key_identity(other.key) == _key_identity(self.key))
+            _key_identity(other.held) == _key_identity(self.held))
 
     def __hash__(self) -> int:
-        return hash((self.of, _key_identity(self.key)))
+        return hash((self.of, _key_identity(self.held)))
 
     def access(self, base_expr: str) -> str:
-        return f"{base_expr}[{key_expr(self.key)}]"
+        return f"{base_expr}[{key_expr(self.held)}]"
 
     def step(self, value: Any) -> Any:
         return item(value, self.key)
