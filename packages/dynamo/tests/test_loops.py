@@ -111,3 +111,22 @@ def test_operators_the_trace_cannot_apply_run_for_real() -> None:
     assert float(holder.scale.detach()) == 3.0
     report = dynamo.explain(f)(x)
     assert report.eager == [] and report.graph_break_count >= 2
+
+
+def test_a_loop_over_parameters_of_many_shapes_breaking_per_item(recwarn) -> None:
+    """A parameter keeps static sizes, but the item of a loop over parameters of many shapes,
+    one break per item, gets symbols for the dims seen to change: a few compilations, not one
+    per shape until the cache size limit makes the frame eager."""
+    widths = [3, 4, 5, 6, 7, 8, 9, 10]
+    model = nn.Sequential(*[nn.Linear(a, b) for a, b in zip(widths, widths[1:])])
+
+    def norms(params):
+        total = []
+        for p in params:
+            total.append((p * 2).sum().item())  # a break per parameter
+        return total
+
+    compiled, graphs = _compiled(norms)
+    for _ in range(2):
+        assert compiled(list(model.parameters())) == norms(list(model.parameters()))
+    assert len(graphs) <= 8 and not [w for w in recwarn if "cache size limit" in str(w.message)]

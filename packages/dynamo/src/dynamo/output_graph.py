@@ -202,13 +202,19 @@ class OutputGraph:
         return node
 
     def _dynamic_dims(self, value: torch.Tensor, source: Source) -> tuple[int, ...]:
-        if isinstance(value, torch.nn.Parameter) or self.dynamic is False:
+        if self.dynamic is False:
             return ()
         n = value.dim()
+        seen = self.automatic_dynamic.get(source, set())
+        if isinstance(value, torch.nn.Parameter):
+            # Static, as in torch.compile (weights), even under dynamic=True; but a source seen
+            # with other sizes (the item of a loop over parameters, at a break in its body)
+            # gets symbols for the dims that changed, as any tensor does, instead of a
+            # compilation per parameter shape
+            return tuple(sorted(d for d in seen if d < n))
         # marked dims counted from the end too (`-1`: the last); others are not this tensor's
         marked = {d % n for d in getattr(value, "_dynamo_dynamic_dims", ()) if -n <= d < n}
         static = {d % n for d in getattr(value, "_dynamo_static_dims", ()) if -n <= d < n}
-        seen = self.automatic_dynamic.get(source, set())
         dims = range(n) if self.dynamic else sorted(d for d in marked | seen if d < n)
         return tuple(d for d in dims if d not in static)
 
