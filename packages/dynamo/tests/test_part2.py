@@ -124,6 +124,18 @@ def test_capture_scalar_outputs_keeps_item_in_the_graph() -> None:
     assert dynamo.explain(f)(x).graph_break_count == 1  # by default, item() breaks
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_fixed_slices_of_a_masked_tensor_compile_in_one_graph(backend) -> None:
+    # the mask's count is unbacked: `[:2]` and `[1:]` are Min/Max of it, not a branch on it
+    def f(x):
+        return x[x > 0][:2] * 2, x[x > 0][1:] + 1, x[x > 0][-1:].roll(1)
+
+    compiled = dynamo.compile(f, backend=backend, fullgraph=True, capture_scalar_outputs=True)
+    for x in (torch.tensor([1.0, -1, 2, 3, -4]), torch.tensor([-1.0, -2]), torch.tensor([5.0])):
+        for got, want in zip(compiled(x), f(x)):
+            torch.testing.assert_close(got, want)
+
+
 def test_break_in_a_callee_compiles_the_callee_on_its_own() -> None:
     def helper(t):
         t = t + 1

@@ -12,11 +12,7 @@ import pytest
 _SWEEP = Path(__file__).resolve().parents[3] / "conformance" / "fakecore_opinfo.py"
 
 # Gaps we know of, each with its reason; anything else the peer passes, we must pass.
-KNOWN_GAPS = {
-    # narrow with a tensor `start`: the start is an unbacked symbol, and the slice
-    # decomposition branches on its sign (the peer's C++ path decides it size-obliviously).
-    ("symbolic", "narrow"),
-}
+KNOWN_GAPS: set[tuple[str, str]] = set()
 
 
 @pytest.fixture(scope="module")

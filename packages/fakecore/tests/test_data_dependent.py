@@ -169,6 +169,63 @@ def test_slicing_at_a_data_dependent_start() -> None:
     assert str(rest.shape[0]).startswith("u") and rest.shape[1] == x.shape[1]
 
 
+def _value_at(size, n: int) -> int:
+    """`size` (an int or a SymInt over u0) with n for u0."""
+    if not isinstance(size, torch.SymInt):
+        return size
+    expr = size.node.expr
+    return int(expr.xreplace({s: sympy.Integer(n) for s in expr.free_symbols if s.name == "u0"}))
+
+
+@pytest.mark.parametrize("index", [
+    slice(1, None), slice(None, 2), slice(-1, None), slice(None, -1), slice(1, 3),
+    slice(-2, -1), slice(1, None, 2), slice(-7, 7), slice(5, None), slice(None, -7, 3),
+])
+def test_fixed_slices_of_a_data_dependent_dim_are_min_max_of_its_size(index) -> None:
+    # eager clamps the bounds to the dim's size: here they are Min/Max expressions of u0 that
+    # give eager's size and offset for every value of u0 (none is guessed, none is a new symbol)
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        n = mode.from_tensor(torch.ones(8)).nonzero().shape[0]
+        piece = torch.empty(3, n, 2)[:, index]
+    assert {s.name for s in piece.shape[1].node.expr.free_symbols} == {"u0"}
+    for value in range(9):
+        want = torch.empty(3, value, 2)[:, index]
+        assert _value_at(piece.shape[1], value) == want.shape[1]
+        assert _value_at(piece.storage_offset(), value) == want.storage_offset()
+        assert piece.stride()[1:] == want.stride()[1:]
+
+
+def test_slices_of_a_data_dependent_dim_read_as_torch_writes_them() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        x = mode.from_tensor(torch.ones(4))[mode.from_tensor(torch.tensor([True] * 4))]
+        shapes = [x[1:], x[:2], x[-1:], x.narrow(0, 0, 1), x.roll(1)]
+    assert [str(t.shape[0]) for t in shapes] == [
+        "Max(0, u0 - 1)", "Min(2, u0)", "Min(1, u0)", "Min(1, u0)", "u0"]
+    assert [str(t.storage_offset()) for t in shapes] == ["Min(1, u0)", "0", "Max(0, u0 - 1)",
+                                                          "0", "0"]
+    with mode, pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        x.roll([1, 2], [0])
+
+
+def test_a_data_dependent_bound_in_a_known_range_keeps_its_symbol() -> None:
+    mode = FakeTensorMode(ShapeEnv())
+    t = mode.from_tensor(torch.tensor([3, 3]))
+    with mode:
+        i = t[0].item()
+        torch._check(i >= 0)
+        torch._check(i < 10)
+        head, tail = torch.zeros(10)[:i], torch.zeros(10)[i:]
+        j = t[1].item()
+        unknown = torch.zeros(10)[:j]  # j may be negative: counted from the end, or not
+    assert (str(head.shape[0]), head.storage_offset()) == ("u0", 0)
+    assert (str(tail.shape[0]), str(tail.storage_offset())) == ("10 - u0", "u0")
+    # a slice from the start stays at offset 0 (its length is a new symbol, at most 10)
+    assert unknown.storage_offset() == 0 and str(unknown.shape[0]) == "u2"
+    assert mode.shape_env.var_to_range[unknown.shape[0].node.expr].upper == 10
+
+
 def test_pack_padded_sequence_says_it_needs_the_lengths_values() -> None:
     mode = FakeTensorMode(ShapeEnv())
     x, lengths = mode.from_tensor(torch.randn(3, 5, 4)), mode.from_tensor(torch.tensor([5, 3, 2]))

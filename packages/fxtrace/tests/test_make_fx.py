@@ -235,6 +235,31 @@ def test_branch_on_a_value_is_taken_in_real_mode() -> None:
     assert torch.ops.aten.add.Tensor in _calls(gm) and torch.ops.aten.sub.Tensor not in _calls(gm)
 
 
+@pytest.mark.parametrize("make_args", [
+    lambda mode: (mode.from_tensor(torch.randn(4, 3)),),
+    lambda mode: (mode.from_tensor(torch.randn(4, 3), dynamic_dims=[0]),),
+    lambda mode: ([torch.ones(2), mode.from_tensor(torch.ones(2))],),
+    lambda mode: (mode.from_tensor(torch.ones(4), dynamic_dims=[0]).shape[0],),
+])
+def test_real_mode_refuses_fake_arguments_naming_the_modes_that_take_them(make_args) -> None:
+    # (it failed inside an op: a real factory mixed with fakes, or C++'s "expected concrete
+    # integers" for a symbolic size; an `fn` that made no tensor traced, on no data)
+    from fakecore import FakeTensorMode, ShapeEnv
+
+    args = make_args(FakeTensorMode(ShapeEnv()))
+    with pytest.raises(ValueError, match="need tracing_mode='fake' or 'symbolic'"):
+        make_fx(lambda *a: (torch.ones(3), a), "real")(*args)
+
+
+def test_real_mode_refuses_a_module_with_fake_parameters() -> None:
+    from fakecore import FakeTensorMode
+
+    with FakeTensorMode():
+        module = torch.nn.Linear(3, 2)
+    with pytest.raises(ValueError, match="FakeTensor: fake arguments need"):
+        make_fx(module, "real")(torch.randn(4, 3))
+
+
 def test_unknown_tracing_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="tracing_mode"):
         make_fx(lambda x: x, "exact")

@@ -11,13 +11,16 @@ NotImplemented to let the op run as usual.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import sympy
 import torch
 
 from fakecore.errors import DataDependentError
 from fakecore.fake_tensor import FakeTensor
+from fakecore.sym_functions import FloorDiv
 
 if TYPE_CHECKING:
     from fakecore.fake_mode import FakeTensorMode
@@ -221,25 +224,117 @@ def _is_unbacked(mode, value) -> bool:
     )
 
 
+def _as_expr(value: int | torch.SymInt) -> sympy.Expr:
+    return value.node.expr if isinstance(value, torch.SymInt) else sympy.Integer(value)
+
+
+class _SliceBounds:
+    """Python's slice arithmetic on a dim of size `n` (a sympy expression), where `n` or a bound
+    is unbacked. Each question is decided as `guard_or_false` does: statically, else on the
+    hints with a guard, else (unbacked) False, so that a value is a sympy `Min`/`Max` of the
+    cases it could not tell apart, never a guess."""
+
+    def __init__(self, env: Any, n: sympy.Expr) -> None:
+        self.env, self.n = env, n
+
+    def holds(self, relation: sympy.Basic) -> bool:
+        return bool(self.env.evaluate_expr(relation, fallback=False))
+
+    def max(self, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+        return a if self.holds(a >= b) else b if self.holds(b >= a) else sympy.Max(a, b)
+
+    def min(self, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+        if isinstance(a, sympy.Max) and all(self.holds(arg <= b) for arg in a.args):
+            return a  # a start clamped to 0 below and to n above: `Max(0, u0 - 1) <= u0`
+        return a if self.holds(a <= b) else b if self.holds(b <= a) else sympy.Min(a, b)
+
+    def unwrapped(self, index: int | torch.SymInt) -> sympy.Expr | None:
+        """`index` counted from the dim's start (a negative one counts from its end), not yet
+        clamped to [0, n]; None when its sign is not known."""
+        expr = _as_expr(index)
+        if self.holds(expr >= 0):
+            return expr
+        if self.holds(expr < 0):
+            return expr + self.n
+        return None
+
+    def length(self, start: sympy.Expr, end: sympy.Expr) -> sympy.Expr:
+        """The length of `[start:end]` for unwrapped bounds: max(0, min(end, n) - max(start, 0)),
+        which is the difference of the two clamped to [0, n] whenever that is positive. A Min
+        minus a Max is the Min of the differences of their arguments, where sympy cancels
+        `n - (n - 1)` to 1."""
+        hi, lo = self.min(end, self.n), self.max(start, 0)
+        his = hi.args if isinstance(hi, sympy.Min) else (hi,)
+        los = lo.args if isinstance(lo, sympy.Max) else (lo,)
+        return self.max(sympy.Min(*(h - low for h in his for low in los)), sympy.Integer(0))
+
+
 @_handles(aten.slice.Tensor)
-def _slice_at_unbacked_bounds(mode, func, args, kwargs):
-    # `x[u:]` with `u` from the data: where the slice starts and how long it is depend on u's
-    # sign and size, so both become new unbacked values, bounded by the dim's size.
+def _slice_with_unbacked(mode, func, args, kwargs):
+    # `x[1:]` of a dim whose size `u0` comes from the data, or `x[u:]` with `u` from the data:
+    # eager's slice clamps its bounds to the dim, deciding on the values; here each bound the
+    # ShapeEnv cannot place becomes a Min/Max of its possible values, as with torch's
+    # guard_or_false: `[1:]` has length Max(0, u0 - 1) at offset Min(1, u0), `[:2]` Min(2, u0)
+    # at offset 0, `[-1:]` Min(1, u0). A bound whose sign is unknown (a negative `u` counts from
+    # the end) gives a new unbacked length (and start), bounded by the dim's size.
     bound = dict(zip(("self", "dim", "start", "end", "step"), args)) | kwargs
-    start, end = bound.get("start"), bound.get("end")
-    if mode.shape_env is None or not (_is_unbacked(mode, start) or _is_unbacked(mode, end)):
-        return NotImplemented
-    x, dim, step = bound["self"], bound.get("dim", 0) % bound["self"].dim(), bound.get("step", 1)
-    upper = _static_bound(x.shape[dim])
+    x = bound["self"]
+    start, end, step = bound.get("start"), bound.get("end"), bound.get("step", 1)
     env = mode.shape_env
-    length = env.create_unbacked_symint(str(func), 0, upper, size_like=True)
-    first = env.create_unbacked_symint(str(func), 0, upper, size_like=True)
+    if env is None or x.dim() == 0 or not -x.dim() <= bound.get("dim", 0) < x.dim():
+        return NotImplemented  # (the kernel's errors)
+    dim = bound.get("dim", 0) % x.dim()
+    size = x.shape[dim]
+    if _is_unbacked(mode, step) or not any(_is_unbacked(mode, v) for v in (size, start, end)):
+        return NotImplemented
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    n = _as_expr(size)
+    bounds = _SliceBounds(env, n)
+    first = sympy.Integer(0) if start is None else bounds.unwrapped(start)
+    to_the_end = end is None or isinstance(end, int) and end == sys.maxsize  # (`x[1:]`)
+    last = n if to_the_end else bounds.unwrapped(end)
+    upper = _static_bound(size)
+    if first is None or last is None:
+        length = _as_expr(env.create_unbacked_symint(str(func), 0, upper, size_like=True))
+    else:
+        length = bounds.length(first, last)
+    if first is None:
+        offset = _as_expr(env.create_unbacked_symint(str(func), 0, upper, size_like=True))
+    else:
+        offset = bounds.min(bounds.max(first, sympy.Integer(0)), n)
+    step = _as_expr(step)
+    if step != 1:
+        length = FloorDiv(length + step - 1, step)
     sizes, strides = list(x.shape), list(x.stride())
-    offset = x.storage_offset() + first * strides[dim]
-    sizes[dim], strides[dim] = length, strides[dim] * step
+    stride = _as_expr(strides[dim])
+    sizes[dim] = _symint(env, length)
+    strides[dim] = _symint(env, stride * step)
+    offset = _symint(env, _as_expr(x.storage_offset()) + offset * stride)
     with mode.kernel_invocation():
         meta = torch.ops.aten.as_strided.default(x, sizes, strides, offset)
     return FakeTensor(mode, meta, x.fake_device)
+
+
+def _symint(env: Any, expr: sympy.Expr) -> int | torch.SymInt:
+    hint = env.size_hint(expr)
+    return env.wrap(expr, int, None if hint is None else int(hint))
+
+
+@_handles(aten.roll.default)
+def _roll_unbacked(mode, func, args, kwargs):
+    # Its decomposition returns early for an empty input (`if a.numel() == 0`), which an
+    # unbacked size cannot decide; both ways the result has the input's sizes, and a new
+    # contiguous tensor is what the nonempty way makes (an empty one has no elements to lay out).
+    x = args[0]
+    if mode.shape_env is None or not any(_is_unbacked(mode, size) for size in x.shape):
+        return NotImplemented
+    values = dict(zip(("self", "shifts", "dims"), args)) | kwargs
+    # The arguments' errors, as eager raises them: on a stand-in of the same rank.
+    with mode.kernel_invocation():
+        stand_in = torch.empty([1] * x.dim(), device="meta")
+        func(stand_in, [0] * len(values["shifts"]), values.get("dims", []))
+    return _empty(mode, x, list(x.shape), x.dtype)
 
 
 @_handles(aten._local_scalar_dense.default)

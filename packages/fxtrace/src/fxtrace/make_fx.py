@@ -37,7 +37,7 @@ import torch.fx
 from torch.fx.graph import _custom_builtins, _PyTreeCodeGen, _PyTreeInfo
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, observe_sym_ops
+from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, SymNode, observe_sym_ops
 from fxtrace.module_stack import ModuleStack
 from fxtrace.proxy_mode import ProxyMode, after_inputs
 
@@ -62,6 +62,8 @@ def make_fx(
         if kwargs:
             raise TypeError(f"make_fx traces positional arguments only: pass {sorted(kwargs)} "
                             "positionally (or bind them with functools.partial)")
+        if tracing_mode == "real":
+            _refuse_fake_arguments(fn, args)
         fake_mode = _fake_mode_of(args) if tracing_mode != "real" else None
         adopted = False
         if tracing_mode != "real":
@@ -251,6 +253,23 @@ def _fake_mode_of(args: tuple) -> FakeTensorMode | None:
         if len(envs) == 1:
             return FakeTensorMode(next(iter(envs.values())), allow_non_fake_inputs=True)
     return next(iter(modes.values()), None)
+
+
+def _refuse_fake_arguments(fn: Callable, args: tuple) -> None:
+    """Real mode runs the ops on the arguments themselves: fakes (or symbolic ints of a
+    fakecore ShapeEnv, or a module holding fake parameters) have no data to compute on, and
+    failed deep inside an op (a real factory mixed with fakes, a C++ "expected concrete
+    integers" for a symbolic size)."""
+    leaves = tree_flatten(args)[0]
+    if isinstance(fn, torch.nn.Module):
+        leaves += [*fn.parameters(), *fn.buffers()]
+    for leaf in leaves:
+        if isinstance(leaf, FakeTensor) or isinstance(
+                getattr(leaf, "node", None), SymNode) and isinstance(leaf, torch.SymInt):
+            what = "a FakeTensor" if isinstance(leaf, FakeTensor) else "a symbolic int"
+            raise ValueError(f"make_fx(tracing_mode='real') was given {what}: fake arguments "
+                             "need tracing_mode='fake' or 'symbolic' (real mode computes on "
+                             "the arguments' data)")
 
 
 def _active_fake_mode() -> Any:
