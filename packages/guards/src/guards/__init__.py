@@ -40,6 +40,7 @@ from guards.sources import (
     TensorPropertySource,
     TypeSource,
     WeakKey,
+    by_identity,
     hold,
     key_expr,
     key_names,
@@ -50,6 +51,6 @@ __all__ = [
     "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "FiniteFloat", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
-    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "WeakKey", "hold", "key_expr",
+    "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "WeakKey", "by_identity", "hold", "key_expr",
     "key_names", "shape_guards",
 ]

@@ -47,7 +47,6 @@ from dynamo.variables.containers import (
     SetVariable,
     SizeVariable,
     TupleVariable,
-    compared_by_identity,
     key_value,
     tuple_fields,
 )
@@ -94,6 +93,7 @@ from guards import (
     LocalSource,
     SameObject,
     TypeMatch,
+    by_identity,
 )
 
 if TYPE_CHECKING:
@@ -450,7 +450,7 @@ def _dict_key_kind(key: Any) -> bool:
     identity, or a tuple of them (`re`'s cache: `(str, pattern, flags)`)."""
     if type(key) is tuple:
         return all(map(_dict_key_kind, key))
-    return is_literal(key) or compared_by_identity(key)
+    return is_literal(key) or by_identity(key)
 
 
 def _polyfill(value: Any) -> Any:

@@ -20,7 +20,7 @@ from dynamo.exc import Raised, Unsupported
 from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_literal
-from guards import AttrSource, ChainedSource, TypeSource
+from guards import AttrSource, ChainedSource, TypeSource, by_identity
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -455,12 +455,6 @@ def _frozen_dataclass_key(key: VariableTracker) -> Any:
     return made
 
 
-def compared_by_identity(value: Any) -> bool:
-    """Whether a dict finds `value` only as itself: a tensor (its `==` compares elements, but
-    its hash is its identity), or an object of a class without `__eq__`."""
-    return isinstance(value, torch.Tensor) or type(value).__eq__ is object.__eq__
-
-
 def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
     from dynamo.variables.objects import ObjectVariable
     from dynamo.variables.tensor import TensorVariable
@@ -472,7 +466,7 @@ def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
     if isinstance(key, TensorVariable):
         value = tx.output.input_value(key.source)
     elif isinstance(key, ObjectVariable) and not isinstance(key, NewObjectVariable) and \
-            compared_by_identity(key.value):
+            by_identity(key.value):
         value = key.value
     else:
         return None
