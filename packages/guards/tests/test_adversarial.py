@@ -27,6 +27,7 @@ from guards import (
     GuardedCache,
     GuardSet,
     Identity,
+    Length,
     LocalSource,
     SameObject,
     ShapeGuard,
@@ -260,3 +261,60 @@ def test_a_failure_shows_a_tensor_or_a_long_value_in_one_short_line() -> None:
     assert reason == "L['y'] == 1.5 failed: it is a Tensor(100, 100) of torch.float32"
     (reason,) = GuardSet([Equals(L("y"), 1.5)]).explain({"y": list(range(1000))}, {})
     assert reason.endswith("...") and len(reason) < 150 and "\n" not in reason
+
+
+def test_an_entry_whose_run_time_class_is_gone_is_dropped() -> None:
+    """TypeMatch holds a class made at run time weakly: once it is freed the check fails for
+    good, so `gone()` says so and the cache drops the entry instead of counting it."""
+    import gc
+
+    def make():
+        class Point:
+            pass
+        return Point()
+
+    cache = GuardedCache(limit=2)
+    for step in range(5):
+        x = make()
+        cache.add(GuardSet([TypeMatch(L("x"), type(x))]), step, f_locals={"x": x}, f_globals={})
+        del x
+        gc.collect()
+    assert len(cache) == 1 and cache.entries[0][0].gone()
+
+
+def test_explain_never_raises_on_an_exception_it_cannot_print() -> None:
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no message")
+
+    class Raises:
+        @property
+        def a(self):
+            raise Unprintable
+
+        def __len__(self):
+            raise Unprintable
+
+        def __repr__(self):
+            raise Unprintable
+
+    for guard in (Equals(AttrSource(L("x"), "a"), 1), Length(L("x"), 1), Equals(L("x"), 1)):
+        assert GuardSet([guard]).explain({"x": Raises()}, {})[0].startswith(guard.describe())
+    huge = 10**5000  # its KeyError cannot print the key
+    guard = Equals(GetItemSource(L("d"), huge), 1)
+    assert "KeyError" in GuardSet([guard]).explain({"d": {}}, {})[0]
+
+
+def test_a_shape_guard_with_an_unbound_symbol_is_refused() -> None:
+    import sympy
+    with pytest.raises(ValueError, match="no source binds G"):
+        ShapeGuard(sympy.Ne(sympy.Symbol("G"), 0), ())  # the check read the globals dict `G`
+
+
+def test_an_identity_guard_names_its_object() -> None:
+    def scale(x):
+        return x
+    assert "the function test_an_identity_guard_names_its_object.<locals>.scale with id" in \
+        Identity.of(L("f"), scale).describe()
+    m = torch.nn.Linear(1, 1)
+    assert "the Linear object" in Identity.of(L("m"), m).describe()

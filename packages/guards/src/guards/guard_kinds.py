@@ -276,7 +276,8 @@ class Identity(Guard):
         return f"{name} is {consts.name(self.ref())}"
 
     def describe(self) -> str:
-        return f"{self.source} is the object with id {self.object_id:#x}"
+        return f"{self.source} is {_what(self.ref(), self._gone(self.ref()))} with id " \
+               f"{self.object_id:#x}"
 
     def failure(self, value: Any) -> str:
         if self._gone(self.ref()):
@@ -297,6 +298,25 @@ class Identity(Guard):
 
     def __hash__(self) -> int:
         return hash((self.source, self.object_id))
+
+
+def _what(target: Any, gone: bool) -> str:
+    """Words for the object an identity guard names, read without running its code (no `repr`,
+    no attribute read through `__getattr__`): `the function scale`, `the Linear`."""
+    if gone:
+        return "the object (now freed)"
+    kind = type(target)
+    if isinstance(target, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
+        name = target.__dict__.get("__qualname__") if isinstance(target, type) else None
+        try:
+            name = name or getattr(target, "__qualname__", None) or target.__name__
+        except Exception:
+            name = None
+        if type(name) is str:
+            what = "module" if isinstance(target, types.ModuleType) else \
+                "class" if isinstance(target, type) else "function"
+            return f"the {what} {name}"
+    return f"the {kind.__qualname__} object" if type(kind.__qualname__) is str else "the object"
 
 
 def _same_referent(a: Any, b: Any) -> bool:

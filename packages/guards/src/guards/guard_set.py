@@ -36,6 +36,7 @@ from guards.guard_kinds import (
     Identity,
     Length,
     TensorMatch,
+    TypeMatch,
     plain_constant,
 )
 from guards.sources import GetItemSource, LocalSource, Source, WeakKey, item, key_expr, key_names
@@ -74,7 +75,7 @@ class GuardSet:
         """Whether an object these guards hold weakly (`Identity`, `Alive`, a weak key) is
         gone: then the check fails for good."""
         if self._pinned is None:
-            self._pinned = [g.ref for g in self.guards if isinstance(g, Identity | Alive)
+            self._pinned = [g.ref for g in self.guards if isinstance(g, Identity | Alive | TypeMatch)
                             and isinstance(g.ref, weakref.ref)]
             self._pinned += [key.ref for key in _weak_keys(self.guards)]
         return any(ref() is None for ref in self._pinned)
@@ -117,23 +118,32 @@ class GuardSet:
                 except Exception as error:  # the reason is the explanation
                     where = _first_unreadable(source, f_locals, f_globals)
                     reasons.append(f"{guard.describe()} failed: {where} could not be read "
-                                   f"({type(error).__name__}: {error})")
+                                   f"({_error(error)})")
                     break
             else:
                 try:
                     held = guard.holds(*values)
                 except Exception as error:
                     reasons.append(f"{guard.describe()} failed: checking it raised "
-                                   f"{type(error).__name__}: {error}")
+                                   f"{_error(error)}")
                     continue
                 if not held:
                     try:
                         why = guard.failure(*values)
                     except Exception as error:  # a value whose repr or len raises
                         why = (f"it is a {type(values[0]).__qualname__}" if values else "?") + (
-                            f" (describing it raised {type(error).__name__}: {error})")
+                            f" (describing it raised {_error(error)})")
                     reasons.append(f"{guard.describe()} failed: {why}")
         return reasons
+
+
+def _error(error: BaseException) -> str:
+    """`Type: message` of an exception, or its type alone where its message cannot be made (a
+    KeyError of an int too long to print, an exception whose `__str__` raises)."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except Exception:
+        return f"{type(error).__name__} (its message cannot be shown)"
 
 
 def _first_unreadable(source: Source, f_locals: dict, f_globals: dict) -> Source:

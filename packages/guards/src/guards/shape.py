@@ -139,6 +139,10 @@ class ShapeGuard(Guard):
     cost = 5
 
     def __post_init__(self) -> None:
+        unbound = self.expr.free_symbols - {symbol for symbol, _ in self.bindings}
+        if unbound:  # (the check would read a name of its namespace: `G`, `len`, or none)
+            raise ValueError(f"shape guard {self.expr}: no source binds "
+                             f"{', '.join(sorted(map(str, unbound)))}")
         try:  # refuse now what the generated check could not evaluate
             render(self.expr, {})
         except ValueError as error:
