@@ -290,6 +290,9 @@ class BuiltinVariable(TrueVariable):
             if isinstance(container, UserObjectVariable) and container.defines("__contains__"):
                 found = container.call_method(tx, "__contains__", [item], {})
                 return ConstantVariable(found.truth(tx))
+            if _own_contains(container):  # a module class's own (a ParameterDict's too)
+                found = container.call_method(tx, "__contains__", [item], {})
+                return ConstantVariable(found.truth(tx))
             if isinstance(container, IteratorVariable):  # takes items up to the one found
                 return ConstantVariable(any(_in(tx, item, v) for v in _taken(tx, container)))
             return ConstantVariable(any(_in(tx, item, v) for v in container.items(tx)))
@@ -537,6 +540,7 @@ class BuiltinVariable(TrueVariable):
         return SetVariable({v.as_constant() for v in obj.items(tx)} if obj is not None else set())
 
     def _call_dict(self, tx, obj=None, **kwargs):
+        from dynamo.variables.objects import NNModuleVariable
         from dynamo.variables.user_objects import UserObjectVariable, builtin_base
 
         entries: dict = {}
@@ -545,7 +549,8 @@ class BuiltinVariable(TrueVariable):
             obj = obj.base_items(tx)  # a dict subclass: its items, as dict() reads them
         if isinstance(obj, DictVariable):
             entries.update(obj.entries)
-        elif isinstance(obj, UserObjectVariable) and hasattr(obj.python_type(), "keys"):
+        elif isinstance(obj, UserObjectVariable | NNModuleVariable) and \
+                hasattr(obj.python_type(), "keys"):
             # A mapping (ChainMap, UserDict, a Mapping subclass): its keys and their items, as
             # dict() reads anything with `keys`
             for key in obj.call_method(tx, "keys", [], {}).items(tx):
@@ -658,12 +663,22 @@ def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTr
     return ConstantVariable(cls(*[a.as_constant() for a in args]))
 
 
+def _own_contains(obj: VariableTracker) -> bool:
+    """Whether `obj` is a module whose class defines `__contains__` in Python, other than
+    the containers whose items the tracker answers (ModuleDict)."""
+    from dynamo.variables.objects import NNModuleVariable, class_attribute
+
+    if not isinstance(obj, NNModuleVariable) or isinstance(obj.value, torch.nn.ModuleDict):
+        return False
+    return isinstance(class_attribute(type(obj.value), "__contains__")[1], types.FunctionType)
+
+
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     from dynamo.variables.functions import UserFunctionVariable
-    from dynamo.variables.objects import CompiledVariable, NNModuleVariable
+    from dynamo.variables.objects import CompiledVariable, NNModuleVariable, PythonModuleVariable
     from dynamo.variables.user_objects import UserObjectVariable
 
-    if isinstance(obj, (NNModuleVariable, UserObjectVariable)):
+    if isinstance(obj, (NNModuleVariable, UserObjectVariable, PythonModuleVariable)):
         return obj.has_attribute(tx, name)
     if isinstance(obj, CompiledVariable):  # a compiled module or function: what it wraps
         return (name == "_orig_mod" and isinstance(obj.value, torch.nn.Module)) or \

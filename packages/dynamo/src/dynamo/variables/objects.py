@@ -563,6 +563,18 @@ class NNModuleVariable(ObjectVariable):
             return [ConstantVariable(name) for name, _ in self._children(tx)]
         if isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ParameterList)):
             return [child for _, child in self._entries(tx)]
+        if isinstance(module, torch.nn.ParameterDict) and \
+                type(module).__iter__ is torch.nn.ParameterDict.__iter__:
+            # its keys, in order (`iter(self._keys)`): `in`, `list()`, `get` and loops
+            if self.source is not None:
+                tx.output.add_guard(DictKeys(AttrSource(self.source, "_keys"),
+                                             tuple(module._keys)))
+            return [ConstantVariable(name) for name in module._keys]
+        if isinstance(class_attribute(type(module), "__iter__")[1], types.FunctionType):
+            # a container module of the user's: its own `__iter__`, traced, taken whole
+            from dynamo.variables.containers import iterate
+
+            return iterate(tx, self.call_method(tx, "__iter__", [], {})).items(tx)
         raise Unsupported(f"iterating over a {type(module).__qualname__}")
 
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
@@ -629,16 +641,26 @@ class NNModuleVariable(ObjectVariable):
                 if where is not None:
                     tx.output.add_guard(Length(where, 0))
         args = list(args)
+        # one kwargs dict, as `Module.__call__` has: what a hook writes into it in place is
+        # what `forward` and the later hooks get
+        kwargs_dict = DictVariable(kwargs)
         for hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
             if with_kwargs:
-                result = hook.call(tx, [self, TupleVariable(args), DictVariable(kwargs)], {})
+                result = hook.call(tx, [self, TupleVariable(args), kwargs_dict], {})
                 if not is_none(result):
-                    args, kwargs = result.items(tx)
-                    args, kwargs = args.items(tx), dict(kwargs.entries)
+                    if not (isinstance(result, TupleVariable) and len(result.items(tx)) == 2):
+                        raise Unsupported("a forward pre-hook with kwargs that returns other "
+                                          "than an (args, kwargs) pair")
+                    args, kwargs_dict = result.items(tx)
+                    args = args.items(tx)
             else:
                 result = hook.call(tx, [self, TupleVariable(args)], {})
                 if not is_none(result):
                     args = result.items(tx) if isinstance(result, TupleVariable) else [result]
+        if not isinstance(kwargs_dict, DictVariable):
+            raise Unsupported("a forward pre-hook that returns keyword arguments other than "
+                              "a dict")
+        kwargs = dict(kwargs_dict.entries)
         if forward is not None:
             output = forward.call(tx, args, kwargs)
         elif module.__dict__.get("forward") is not None:
@@ -647,7 +669,7 @@ class NNModuleVariable(ObjectVariable):
         else:
             output = self._class_member(tx, "forward").call(tx, args, kwargs)
         for hook, with_kwargs in self._hooks(tx, "_forward_hooks"):
-            hook_args = [self, TupleVariable(args), *([DictVariable(kwargs)] if with_kwargs
+            hook_args = [self, TupleVariable(args), *([kwargs_dict] if with_kwargs
                                                       else []), output]
             result = hook.call(tx, hook_args, {})
             if not is_none(result):
@@ -912,6 +934,15 @@ class PythonModuleVariable(TrueVariable):
             return AttrSource(ModuleSource(named), name)
         return AttrSource(self.source, name) if self.source is not None else None
 
+    def has_attribute(self, tx: Translator, name: str) -> bool:
+        """`hasattr(module, name)`, guarded by the module's dict holding the name or not (an
+        attribute its own `__getattr__` answers, a lazy submodule, is not in that dict)."""
+        found = hasattr(self.module, name)
+        where = self._attr_source("__dict__")
+        if where is not None and (not found or name in self.module.__dict__):
+            tx.output.add_guard(DictContains(where, name, found))
+        return found
+
 
 # Modules whose attributes are read by the module's name (they are never replaced in
 # `sys.modules`); any other module by the path the code took to it.
@@ -959,7 +990,8 @@ class TorchFunctionVariable(TrueVariable):
                 raise Unsupported(f"{_name(fn)}() under a TorchDispatchMode")
             # none: the global-state guard keeps it so
             return ListVariable([]) if type(fn()) is list else ConstantVariable(fn())
-        if original in _COMPILING_QUERIES:  # libraries take their compile-friendly paths
+        if original in _COMPILING_QUERIES or _is_dynamo_is_compiling(original):
+            # libraries take their compile-friendly paths
             return ConstantVariable(True)
         if original in _UNSUPPORTED_TORCH:
             raise Unsupported(f"{_name(fn)}() inside a compiled frame")
@@ -1103,6 +1135,15 @@ _DISPATCH_MODE_QUERIES = (torch.utils._python_dispatch._get_current_dispatch_mod
                           torch._C._len_torch_dispatch_stack)
 _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
                       torch._utils.is_compiling)
+
+
+def _is_dynamo_is_compiling(fn: Any) -> bool:
+    """`torch._dynamo.is_compiling` (`torch._dynamo.external_utils.is_compiling`), known by
+    name: torch.compile's private package is not imported here."""
+    return isinstance(fn, types.FunctionType) and fn.__name__ == "is_compiling" and \
+        fn.__module__ == "torch._dynamo.external_utils"
+
+
 _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_default_dtype,
                       torch.use_deterministic_algorithms,
                       torch.autograd.grad, torch.autograd.backward,

@@ -1,0 +1,130 @@
+"""The Python around models: module containers, hooks with keyword arguments, module
+attributes of Python modules."""
+
+import math
+import sys
+import types
+
+import torch
+import torch.nn as nn
+
+import dynamo
+
+
+class _Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(3, 3)
+
+    def forward(self, x, *, scale=1.0, mask=None):
+        y = self.l(x) * scale
+        return y if mask is None else y * mask
+
+
+class _Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _Inner()
+
+    def forward(self, x, **kw):
+        return self.inner(x, **kw) + 1
+
+
+def test_pre_hook_with_kwargs_writes_in_place():
+    """A pre-hook that changes the kwargs dict in place (returning None) changes what forward
+    gets, and the forward hook gets that same dict."""
+    def run(compile_):
+        torch.manual_seed(0)
+        m = _Outer()
+        seen = []
+
+        def pre(mod, args, kwargs):
+            kwargs["scale"] = 7.0
+            kwargs.pop("mask", None)
+
+        def post(mod, args, kwargs, out):
+            seen.append(sorted(kwargs))
+        m.inner.register_forward_pre_hook(pre, with_kwargs=True)
+        m.inner.register_forward_hook(post, with_kwargs=True)
+        cm = compile_(m)
+        x = torch.ones(2, 3)
+        return [cm(x), cm(x, mask=torch.zeros(3)), cm(x, scale=2.0)], seen
+
+    expected, expected_seen = run(lambda m: m)
+    got, got_seen = run(lambda m: dynamo.compile(m, fullgraph=True))
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e)
+    assert got_seen == expected_seen == [["scale"]] * 3
+
+
+def test_parameter_dict_contains_iter_get():
+    pd = nn.ParameterDict({"u": nn.Parameter(torch.ones(3))})
+
+    def f(x):
+        y = x + ("u" in pd) + ("w" in pd)
+        for k in pd:
+            y = y + pd[k]
+        return y + pd.get("u") + len(list(pd)) + dict(pd)["u"]
+
+    cf = dynamo.compile(f, fullgraph=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), f(x))
+    pd["w"] = nn.Parameter(torch.full((3,), 2.0))  # a new key: recompiled
+    torch.testing.assert_close(cf(x), f(x))
+
+
+def test_module_with_own_iter_and_contains():
+    class Bank(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(2)])
+
+        def __iter__(self):
+            return iter(self.layers)
+
+        def __contains__(self, i):
+            return 0 <= i < len(self.layers)
+
+    bank = Bank()
+
+    def f(x):
+        for layer in bank:
+            x = layer(x)
+        return x, 1 in bank, 5 in bank
+
+    cf = dynamo.compile(f, fullgraph=True)
+    x = torch.randn(3)
+    for _ in range(2):
+        got, want = cf(x), f(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1:] == want[1:]
+        bank.layers.append(nn.Linear(3, 3))
+
+
+def test_hasattr_of_a_python_module_is_guarded():
+    mod = types.ModuleType("_dynamo_test_usermod")
+    sys.modules[mod.__name__] = mod
+    try:
+        def f(x):
+            y = x + getattr(mod, "bias", 1.0) + hasattr(math, "pi")
+            return y * mod.scale if hasattr(mod, "scale") else y
+
+        cf = dynamo.compile(f, fullgraph=True)
+        x = torch.zeros(1)
+        torch.testing.assert_close(cf(x), f(x))
+        mod.scale = 3.0
+        mod.bias = 5.0
+        torch.testing.assert_close(cf(x), f(x))
+        del mod.scale
+        torch.testing.assert_close(cf(x), f(x))
+    finally:
+        del sys.modules[mod.__name__]
+
+
+def test_torch_dynamo_is_compiling_is_true_while_tracing():
+    import torch._dynamo  # noqa: F401  (the test's own use: torch.compile's package)
+
+    def f(x):
+        return x + 1 if torch._dynamo.is_compiling() else x - 1
+
+    assert dynamo.compile(f, fullgraph=True)(torch.zeros(1)).item() == 1.0
