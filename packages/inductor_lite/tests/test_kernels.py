@@ -1241,6 +1241,22 @@ def test_numbers_computed_from_a_changing_float_argument(device, name):
         torch.testing.assert_close(compiled(x, s), f(x, s))
 
 
+def test_a_quotient_of_a_changing_float_argument_is_generated(device):
+    """`1 / s` and `20.0 / s` are FloatTrueDiv (fakecore's, torch's): printed as a division in
+    the kernel's argument expression (they made the graph run as its aten graph)."""
+    import torch._dynamo
+
+    def f(x, s):
+        return x * (1 / s) + F.softplus(x, beta=s, threshold=20.0 / s)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="inductor_lite")
+    x = torch.randn(4, 5, device=device) * 5
+    for s in (0.5, 1.5, -2.75):
+        torch.testing.assert_close(compiled(x, s), f(x, s))
+    assert counters["eager_graphs"] == 0 and counters["graphs"] == 2
+
+
 def test_a_pad_the_graph_computes_from_a_symbolic_size(device):
     """A pad amount computed from a dynamic size (as HF models pad a mask to a length) is a
     size expression, one kernel for every size."""

@@ -517,15 +517,16 @@ def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
 
 
 def _float_arith(expr: sympy.Expr) -> bool:
-    """Whether kernels can compute `expr` of floats read on the host: sums, products, whole
-    powers, max and min (not `sqrt(s)`, `2 ** s`, or the Piecewise of a comparison)."""
+    """Whether kernels can compute `expr` of floats read on the host: sums, products, quotients
+    (fakecore's and torch's `FloatTrueDiv`, `1 / s`), whole powers, max and min (not
+    `sqrt(s)`, `2 ** s`, or the Piecewise of a comparison)."""
     for e in sympy.preorder_traversal(expr):
         if isinstance(e, sympy.Pow):
             if not (e.exp.is_number and e.exp.is_finite and float(e.exp).is_integer()
                     and abs(int(e.exp)) <= 8):
                 return False
         elif not isinstance(e, (sympy.Add, sympy.Mul, sympy.Symbol, sympy.Number, sympy.Max,
-                                sympy.Min)):
+                                sympy.Min)) and type(e).__name__ != "FloatTrueDiv":
             return False
     return True
 

@@ -172,6 +172,9 @@ class IndexPrinter(StrPrinter):
         # as its aten graph, as compile_fx does for any LoweringError.
         raise LoweringError(f"index power {expr}")
 
+    def _print_FloatTrueDiv(self, expr):  # `1 / s` of a float argument (fakecore's, torch's)
+        return f"({self.atom(expr.args[0])} / {self.atom(expr.args[1])})"
+
     def _print_Mod(self, expr):
         return f"({self.atom(expr.args[0])} % {self.atom(expr.args[1])})"
 
