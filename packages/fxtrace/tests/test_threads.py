@@ -80,3 +80,21 @@ def test_another_threads_size_arithmetic_is_not_recorded() -> None:
     x, y = torch.randn(8, 3), torch.randn(2, 7, 3)
     torch.testing.assert_close(out[0](x), halves(x))
     torch.testing.assert_close(other(y), flat(y))
+
+
+def test_a_real_trace_ignores_another_threads_symbols() -> None:
+    """A real-mode trace has no symbols of its own: the size arithmetic of a symbolic trace in
+    another thread is not its to record (it raised "computed outside the trace" there)."""
+    def flat(x):
+        return x.reshape(x.shape[0] * x.shape[1]) + x.shape[1]
+
+    tracer, resume, out = _paused_trace("real", lambda x: x * 2, torch.ones(3))
+    try:
+        other = make_fx(flat, "symbolic")(torch.randn(4, 3))
+    finally:
+        resume.set()
+        tracer.join()
+    y = torch.randn(5, 2)
+    torch.testing.assert_close(other(y), flat(y))
+    assert [n.target for n in out[0].graph.nodes if n.op == "call_function"] == [
+        torch.ops.aten.mul.Tensor]

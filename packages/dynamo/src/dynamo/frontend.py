@@ -19,6 +19,7 @@ import inspect
 import logging
 import sys
 import sysconfig
+import threading
 import types
 import weakref
 from collections.abc import Callable
@@ -44,6 +45,8 @@ PYTHONS = ((3, 11), (3, 12))  # the bytecode the interpreter reads and codegen w
 # or options must not share entries).
 _caches: dict[tuple, GuardedCache] = {}
 _gave_up: dict[tuple, str] = {}
+# Held while a frame is compiled (re-entered by a compilation that compiles another frame).
+_COMPILE_LOCK = threading.RLock()
 # Bumped whenever the two tables above are replaced; wrappers re-read them when it changes.
 _generation = [0]
 
@@ -334,7 +337,15 @@ class CompiledFunction:
             return None  # the mode would see the trace's work, not the frame's
         if torch._C._functorch.peek_interpreter_stack() is not None:
             return None  # under torch.func.grad/vmap: their wrapped tensors are not traced
-        return self._compile(f_locals, f_globals)
+        # One compilation at a time: threads that miss together on the same inputs would each
+        # add an entry (the same guards), and use up the cache's limit with copies.
+        with _COMPILE_LOCK:
+            for guards, entry in reversed(self._cache.entries):  # another thread's, just made
+                if guards.check(f_locals, f_globals):
+                    return entry
+            if self._gave_up:  # (another thread reached the limit meanwhile)
+                return None
+            return self._compile(f_locals, f_globals)
 
     def _options(self) -> Options:
         return Options(self.backend, self.dynamic, self.raise_backend_errors,
@@ -559,22 +570,19 @@ class OptimizedModule(torch.nn.Module):
         module = self._orig_mod
         if getattr(module, "_dynamo_disable", False):  # `dynamo.disable(module)`
             return module(*args, **kwargs)
-        if _forward_of(module) is not self._compiled_for:  # `module.forward = ...` since
+        if _forward_of(module) is not self._compiled_for and module not in _INSTALLED:
+            # `module.forward = ...` since (not a compiled forward set for a call under way)
             self._compiled_for = _forward_of(module)
             self._compiled_forward = self._compile_forward(module)
         if not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
                 or module._backward_pre_hooks or _global_hooks()
                 or type(module).__call__ not in _MODULE_CALLS):  # `__call__` overridden
             return self._compiled_forward(*args, **kwargs)
-        own = module.__dict__.get("forward")  # a forward set on the instance: put back after
-        module.forward = self._compiled_forward
+        _install_forward(module, self._compiled_forward)
         try:
             return module(*args, **kwargs)
         finally:
-            if own is None:
-                del module.forward
-            else:
-                module.forward = own
+            _uninstall_forward(module)
 
     def __getattr__(self, name: str) -> Any:
         if name in _OWN_ATTRIBUTES:
@@ -609,6 +617,37 @@ class OptimizedModule(torch.nn.Module):
                     "" if key == "_orig_mod" else key.removeprefix("_orig_mod."): value
                     for key, value in metadata.items() if key}
         return self._orig_mod.load_state_dict(state_dict, *args, **kwargs)
+
+
+# Modules whose forward is set to a compiled one while calls run their hooks: module ->
+# [calls under way, the forward set on the instance before (None: none)]. Threads calling at
+# once share one installation, which the last to leave takes back: each setting and restoring
+# its own took another thread's compiled forward for the module's own, and left it there.
+_INSTALLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_INSTALLED_LOCK = threading.Lock()
+
+
+def _install_forward(module: torch.nn.Module, forward: Callable) -> None:
+    with _INSTALLED_LOCK:
+        installed = _INSTALLED.get(module)
+        if installed is None:
+            _INSTALLED[module] = [1, module.__dict__.get("forward")]
+            module.forward = forward
+        else:
+            installed[0] += 1
+
+
+def _uninstall_forward(module: torch.nn.Module) -> None:
+    with _INSTALLED_LOCK:
+        installed = _INSTALLED[module]
+        installed[0] -= 1
+        if installed[0]:
+            return
+        del _INSTALLED[module]
+        if installed[1] is None:
+            module.__dict__.pop("forward", None)
+        else:
+            module.forward = installed[1]
 
 
 _OWN_ATTRIBUTES = ("_orig_mod", "_compile_forward", "_compiled_for", "_compiled_forward")

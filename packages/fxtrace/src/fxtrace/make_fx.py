@@ -223,9 +223,11 @@ class _Trace:
 
     def _record_sym_op(self, op: Callable, args: tuple, result: Any) -> None:
         """Size arithmetic on this trace's symbols, as nodes. fakecore's observers see every
-        thread's: another thread's trace (dynamo's, with a ShapeEnv of its own) is not ours."""
+        thread's: another thread's trace (dynamo's, with a ShapeEnv of its own) is not ours.
+        A real-mode trace has no symbols of its own (it refuses fake and symbolic arguments):
+        every symbolic value it sees is another trace's."""
         node = getattr(result, "node", None)
-        if self.shape_env is None or getattr(node, "shape_env", None) is self.shape_env:
+        if self.shape_env is not None and getattr(node, "shape_env", None) is self.shape_env:
             self.proxy_mode.record_sym_op(op, args, result)
 
     def _graph_module(self) -> torch.fx.GraphModule:
