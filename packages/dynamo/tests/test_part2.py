@@ -15,6 +15,7 @@ from torch import nn
 
 import dynamo
 from dynamo import logs
+from dynamo.backends import lookup_backend
 
 
 def _breaks_inside(x):
@@ -134,6 +135,52 @@ def test_fixed_slices_of_a_masked_tensor_compile_in_one_graph(backend) -> None:
     for x in (torch.tensor([1.0, -1, 2, 3, -4]), torch.tensor([-1.0, -2]), torch.tensor([5.0])):
         for got, want in zip(compiled(x), f(x)):
             torch.testing.assert_close(got, want)
+
+
+def _checked_count(x):
+    n = (x > 0).sum().item()
+    torch._check(n >= 2)
+    return x[:n] * 2
+
+
+def _narrowed_mask(x):
+    return x[x > 0].narrow(0, 0, 1) * 2
+
+
+def _checked_nonzero(x):
+    indices = x.nonzero()  # (its count is kept with the input's fake: the same in a re-trace)
+    torch._check(indices.shape[0] <= 2)
+    return indices * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize(("fn", "good", "bad"), [
+    (_checked_count, [1.0, 2.0, -1.0], [-1.0, -2.0, 3.0]),
+    (_narrowed_mask, [1.0, 2.0, -1.0], [-1.0, -2.0, -3.0]),
+    (_checked_nonzero, [0.0, 2.0, -1.0], [1.0, 2.0, -1.0]),
+], ids=["check", "narrow", "nonzero"])
+def test_facts_assumed_of_data_dependent_values_are_checked_at_run_time(backend, fn, good,
+                                                                         bad) -> None:
+    # `torch._check(n >= 2)`, narrow's bounds check on an unbacked count, a check of nonzero's
+    # count (which aot_eager's re-trace shares): the trace assumes them, the graph checks them
+    # (they passed silently, returning what eager refuses to)
+    graphs = []
+
+    def spy(gm, example_inputs):
+        graphs.append(gm)
+        return lookup_backend(backend)(gm, example_inputs)
+
+    compiled = dynamo.compile(fn, backend=spy, fullgraph=True, capture_scalar_outputs=True)
+    good, bad = torch.tensor(good), torch.tensor(bad)
+    torch.testing.assert_close(compiled(good), fn(good))
+    with pytest.raises(RuntimeError):
+        fn(bad)
+    with pytest.raises(RuntimeError):
+        compiled(bad)
+    (gm,) = graphs
+    assert any(n.target is torch.ops.aten._assert_scalar.default for n in gm.graph.nodes)
+    with pytest.raises(RuntimeError, match="Runtime assertion failed for expression"):
+        gm(bad)
 
 
 def test_break_in_a_callee_compiles_the_callee_on_its_own() -> None:

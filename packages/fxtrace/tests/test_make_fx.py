@@ -225,6 +225,68 @@ def test_branch_on_a_value_names_the_op_and_line(mode: str) -> None:
         make_fx(fn, mode)(torch.ones(2))
 
 
+def _checked_count(x):
+    n = (x > 0).sum().item()
+    torch._check(n >= 2)
+    return x[:n]
+
+
+def _narrowed_mask(x):
+    return x[x > 0].narrow(0, 0, 1) * 2
+
+
+def _size_in_range(x, y):
+    n = x.sum().item()
+    torch._check(n >= 0)
+    torch._check((n <= y.shape[0]) & ((n % 2 == 0) | (n == 3)))
+    return y[:n] * 2
+
+
+@pytest.mark.parametrize("mode", ["fake", "symbolic"])
+@pytest.mark.parametrize(("fn", "good", "bad"), [
+    (_checked_count, (torch.tensor([1.0, 2.0, -1.0]),), (torch.tensor([1.0, -1.0]),)),
+    (_narrowed_mask, (torch.tensor([1.0, -1.0]),), (torch.tensor([-1.0, -2.0]),)),
+    (_size_in_range, (torch.tensor([2, 2]), torch.ones(5)), (torch.tensor([3, 3]), torch.ones(5))),
+    (_size_in_range, (torch.tensor([2, 2]), torch.ones(5)), (torch.tensor([-1, 0]), torch.ones(5))),
+    (_size_in_range, (torch.tensor([2, 2]), torch.ones(5)), (torch.tensor([0, 5]), torch.ones(8))),
+], ids=["check", "narrow", "above-size", "negative", "odd"])
+def test_facts_assumed_of_data_dependent_values_are_checked_when_the_graph_runs(
+        mode: str, fn, good, bad) -> None:
+    """`torch._check` of an `item()`, a kernel's bounds check on a data-dependent size: the
+    trace assumes them; the graph checks them, and raises where eager does."""
+    gm = make_fx(fn, mode)(*good)
+    assert torch.ops.aten._assert_scalar.default in _calls(gm)
+    torch.testing.assert_close(gm(*good), fn(*good))
+    with pytest.raises(RuntimeError):
+        fn(*bad)
+    with pytest.raises(RuntimeError, match="Runtime assertion failed for expression"):
+        gm(*bad)
+
+
+def test_a_check_is_placed_after_the_value_it_reads_and_written_once() -> None:
+    def fn(x):
+        n = x.sum().item()
+        torch.ops.aten._assert_scalar.default(n >= 2, "n >= 2")  # in the graph already
+        torch._check(n <= 9)
+        return x.cos() * n
+
+    gm = make_fx(fn, "fake")(torch.tensor([1, 2]))
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    asserts = [n for n in calls if n.target is torch.ops.aten._assert_scalar.default]
+    assert len(asserts) == 2 and calls.index(asserts[-1]) < _calls(gm).index(
+        torch.ops.aten.cos.default)
+    with pytest.raises(RuntimeError, match=r"u0 <= 9 \(at .*test_make_fx\.py:\d+ in fn\)"):
+        gm(torch.tensor([5, 5]))
+
+
+def test_a_graph_with_a_check_traces_again_with_its_check() -> None:
+    gm = make_fx(_checked_count, "fake")(torch.tensor([1.0, 2.0]))
+    again = make_fx(gm, "symbolic")(torch.tensor([1.0, 2.0]))
+    assert _calls(again).count(torch.ops.aten._assert_scalar.default) == 1
+    with pytest.raises(RuntimeError, match="Runtime assertion failed"):
+        again(torch.tensor([1.0, -1.0]))
+
+
 def test_branch_on_a_value_is_taken_in_real_mode() -> None:
     def fn(x):
         if x.sum() > 0:

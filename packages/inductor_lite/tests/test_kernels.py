@@ -520,6 +520,30 @@ def test_a_fallback_writing_into_a_shared_buffer_is_not_lowered(device):
         GraphLowering(gm).run()
 
 
+def test_runtime_asserts_are_checked_on_the_host(device):
+    # `torch._check` of a number read from a 0-d CPU tensor: the graph's `_assert_scalar` runs
+    # in the wrapper, before the kernel that takes the number, and raises as eager does
+    from fxtrace import make_fx
+
+    def fn(s, y):
+        v = s.item()
+        torch._check(v > 0)
+        torch._check((v < 100) | (v == 200))
+        return y * v
+    y = torch.arange(4.0, device=device)
+    gm = make_fx(fn, "fake")(torch.tensor(2.0), y)
+    compiled = compile_fx(gm, [torch.tensor(2.0), y])
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+    assert source(compiled).count("_assert_scalar") == 2
+    for v in (3.0, 200.0):
+        torch.testing.assert_close(compiled(torch.tensor(v), y), fn(torch.tensor(v), y))
+    for v in (-1.0, 150.0):
+        with pytest.raises(RuntimeError):
+            fn(torch.tensor(v), y)
+        with pytest.raises(RuntimeError, match="Runtime assertion failed for expression"):
+            compiled(torch.tensor(v), y)
+
+
 def test_cross_entropy_gathers_inside_a_reduction_kernel(device):
     x, t = torch.randn(16, 5, device=device), torch.randint(0, 5, (16,), device=device)
     compile_and_check(lambda x, t: (F.cross_entropy(x, t, reduction="none"), F.cross_entropy(x, t)),

@@ -44,9 +44,11 @@ from fakecore import (
     DataDependentError,
     FakeTensorMode,
     ShapeEnv,
+    ShapeGuard,
     SizeOrigin,
     UnsupportedFakeOpError,
 )
+from fxtrace.runtime_asserts import ASSERT_OPS, insert_runtime_asserts
 from guards import (
     DistinctObjects,
     Equals,
@@ -430,6 +432,12 @@ class OutputGraph:
                     user.args, user.kwargs = torch.fx.node.map_arg(
                         (user.args, user.kwargs),
                         lambda n, item=item, value=float(value): value if n is item else n)
+        # Facts assumed of data-dependent values (`torch._check(n >= 2)`, a kernel's bounds
+        # check): checked by the graph. (The frames they name are the compiled function's
+        # caller, not the traced line: dropped, here and for a backend's re-trace.)
+        asserts = self.shape_env.runtime_asserts
+        asserts[:] = [ShapeGuard(ra.expr) for ra in asserts]
+        insert_runtime_asserts(self.graph, asserts, val_key="example_value")
         _eliminate_dead_code(self.graph)
         if not returns_constants and not any(
                 n.op in ("call_function", "call_method", "get_attr") for n in self.graph.nodes):
@@ -570,10 +578,11 @@ def _graph_value(v: VariableTracker, example: bool) -> Any:
 
 
 def _is_impure(node: torch.fx.Node) -> bool:
-    """Whether dead-code elimination must keep the node: it writes, it draws random numbers,
-    or it makes a tensor from a symbolic number, whose value at run time may make it raise
+    """Whether dead-code elimination must keep the node: it checks a runtime assert, it writes,
+    it draws random numbers, or it makes a tensor from a symbolic number, whose value at run time may make it raise
     where the trace's did not (`x + k` with `k` past int64, `torch.zeros(n)` too large)."""
-    return _writes(node) or _draws_random_numbers(node, _name_of(node.target)) or (
+    return node.target in ASSERT_OPS or _writes(node) or _draws_random_numbers(
+        node, _name_of(node.target)) or (
         isinstance(node.meta.get("example_value"), torch.Tensor)
         and any(isinstance(arg.meta.get("example_value"), _SYMBOLIC_NUMBERS)
                 for arg in node.all_input_nodes))

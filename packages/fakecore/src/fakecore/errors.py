@@ -11,8 +11,8 @@ import sys
 
 # Frames of these top-level modules are machinery, not the user's program.
 _LIBRARY_MODULES = frozenset(
-    {"torch", "sympy", "contextlib", "functools", "fakecore", "fxtrace", "guards", "dynamo",
-     "inductor_lite"}
+    {"torch", "sympy", "contextlib", "functools", "typing_extensions", "fakecore", "fxtrace",
+     "guards", "dynamo", "inductor_lite"}
 )
 
 

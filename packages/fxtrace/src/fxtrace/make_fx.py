@@ -40,6 +40,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, SymNode, observe_sym_ops
 from fxtrace.module_stack import ModuleStack
 from fxtrace.proxy_mode import ProxyMode, after_inputs
+from fxtrace.runtime_asserts import insert_runtime_asserts
 
 TRACING_MODES = ("real", "fake", "symbolic")
 
@@ -147,6 +148,8 @@ class _Trace:
         if self.record_grad_mode:
             self._relative_to_callers_grad_mode(start_mode)
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
+        if self.shape_env is not None:  # facts assumed of data-dependent values: checked
+            insert_runtime_asserts(self.graph, self.shape_env.runtime_asserts)
         self.graph.eliminate_dead_code()  # e.g. detaches autograd made to save activations
         if self.lift_params:  # called as gm(*parameters_and_buffers, *args)
             lifted = ["p_" + name.replace(".", "_") for name in state]

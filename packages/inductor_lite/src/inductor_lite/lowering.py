@@ -306,6 +306,8 @@ class GraphLowering:
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
+        if node.target is aten._assert_scalar.default:  # a runtime assert: checked on the host
+            return self.extern(node, args, kwargs, fallback=False)
         if node.target is aten._local_scalar_dense.default:
             found = self.host_scalar(node, args[0])
             if found is not None:
@@ -351,8 +353,9 @@ class GraphLowering:
 
     def _symbolic_arith(self, node: torch.fx.Node, args: tuple) -> Any:
         """Size arithmetic on symbols (`sym_size`, `operator.mul`, ...) evaluates to sympy, and
-        so does arithmetic on a float read from the host (`lr * 0.5`) and a size made a float
-        (`sym_float(s0 * s1)`, the count a group norm divides by: kernels convert it)."""
+        so does arithmetic on a float read from the host (`lr * 0.5`), a size made a float
+        (`sym_float(s0 * s1)`, the count a group norm divides by: kernels convert it) and a
+        comparison of them (the condition of a runtime assert, which the wrapper checks)."""
         val = node.meta.get("val")
         if isinstance(val, (torch.SymInt, int)):
             expr = sym(val)
@@ -361,6 +364,8 @@ class GraphLowering:
                 # and flooring of a float are not generated (Piecewise, float `//`).
                 raise LoweringError(f"an integer computed from a float argument: {expr}")
             return expr
+        if isinstance(val, (torch.SymBool, bool)):  # a runtime assert's condition
+            return val.node.expr if isinstance(val, torch.SymBool) else sympy.sympify(val)
         if isinstance(val, torch.SymFloat):
             expr = val.node.expr
             if (expr.free_symbols <= set(self.host_scalars) and _float_arith(expr)) or (

@@ -190,6 +190,20 @@ class IndexPrinter(StrPrinter):
             text = f"{fn}({text}, {self._print(other)})"
         return text
 
+    # Conditions of runtime asserts, which the wrapper checks in Python (StrPrinter writes
+    # `Eq(a, b)`, and `~a` for not: -2, true, of a bool).
+    def _print_Relational(self, expr):
+        return f"({self._print(expr.lhs)} {expr.rel_op} {self._print(expr.rhs)})"
+
+    def _print_And(self, expr):
+        return "(" + " and ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Or(self, expr):
+        return "(" + " or ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Not(self, expr):
+        return f"(not {self._print(expr.args[0])})"
+
 
 @dataclass
 class Scope:

@@ -43,7 +43,7 @@ class WrapperCodegen:
         self.bound: set[sympy.Symbol] = set()  # size symbols call() has read off its inputs
 
     def expr(self, e: Any) -> str:
-        if isinstance(e, sympy.Expr):
+        if isinstance(e, (sympy.Expr, sympy.logic.boolalg.Boolean)):  # a size, a condition
             unknown = {str(s) for s in e.free_symbols} - {str(s) for s in self.bound}
             if unknown:
                 raise LoweringError(f"sizes {sorted(unknown)} are not known from the inputs "
@@ -69,7 +69,7 @@ class WrapperCodegen:
         if isinstance(a, (list, tuple)):
             inner = ", ".join(self.arg(x) for x in a)
             return f"[{inner}]" if isinstance(a, list) else f"({inner}{',' if len(a) == 1 else ''})"
-        if isinstance(a, sympy.Expr):
+        if isinstance(a, (sympy.Expr, sympy.logic.boolalg.Boolean)):
             return self.expr(a)
         if isinstance(a, float) and not math.isfinite(a):
             return f"float('{a}')"
