@@ -549,6 +549,64 @@ def test_failing_backend_falls_back_with_a_warning() -> None:
         strict(torch.zeros(1))
 
 
+def test_a_compiled_graph_that_raises_where_the_captured_graph_does_not_is_the_backends_fault(
+        ) -> None:
+    """A backend whose compiled graph raises at run time: the captured graph, run on the same
+    inputs, does not, so the error is the backend's (it was taken for the data's: the frame ran
+    eagerly on every call, silently, and `raise_backend_errors` did not raise)."""
+    calls = []
+
+    def raising(gm, inputs):
+        def run(*args):
+            calls.append(1)
+            raise ZeroDivisionError("kernel bug")
+        return run
+
+    compiled = dynamo.compile(lambda x: x + 1, backend=raising)
+    with pytest.warns(UserWarning, match="kernel bug, where the captured graph does not"):
+        assert compiled(torch.zeros(1)).item() == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once: the captured graph runs in its place now
+        assert compiled(torch.ones(1)).item() == 2
+    assert len(calls) == 1
+    strict = dynamo.compile(lambda x: x + 2, backend=raising, raise_backend_errors=True)
+    with pytest.raises(dynamo.BackendError, match="ZeroDivisionError: kernel bug"):
+        strict(torch.zeros(1))
+
+
+def test_an_error_of_the_data_still_runs_the_frame_eagerly_with_no_warning() -> None:
+    def pick(x, i):
+        return x[i] * 2
+
+    compiled = dynamo.compile(pick, backend=lambda gm, inputs: gm.forward.__call__,
+                              raise_backend_errors=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiled(torch.arange(3.0), 1).item() == 2
+        with pytest.raises(IndexError):  # the captured graph raises too: eager's error
+            compiled(torch.arange(3.0), torch.tensor(5))
+
+
+def test_every_builtin_compiled_has_a_cache_of_its_own(recwarn) -> None:
+    import operator
+
+    ops = [operator.add, operator.sub, operator.mul, operator.truediv, torch.add, torch.sub,
+           torch.mul, torch.maximum, torch.minimum, torch.atan2]
+    x, y = torch.rand(3) + 1, torch.rand(3) + 1
+    for op in ops:
+        torch.testing.assert_close(dynamo.compile(op)(x, y), op(x, y))
+    assert not [w for w in recwarn if "cache size limit" in str(w.message)]
+
+
+@pytest.mark.parametrize("mark", [dynamo.mark_dynamic, dynamo.mark_static])
+def test_marking_dims_refuses_what_is_not_a_tensor_and_dims(mark) -> None:
+    with pytest.raises(TypeError, match="marks a dim of a tensor, not of int"):
+        mark(3, 0)
+    for dims in (None, 1.0, "a", [0, "b"]):
+        with pytest.raises(TypeError, match="dim must be an int or a list of ints"):
+            mark(torch.ones(2, 2), dims)
+
+
 def test_a_backend_that_returns_no_callable_is_a_failing_backend() -> None:
     for returned in (None, 42):
         compiled = dynamo.compile(lambda x: x + 1, backend=lambda gm, inputs: returned)  # noqa: B023

@@ -586,3 +586,14 @@ def test_tracing_inside_an_active_fake_mode_uses_it(mode: str) -> None:
     assert torch.allclose(from_real(x), f(x))
     with torch._subclasses.FakeTensorMode(), pytest.raises(RuntimeError, match="inside a"):
         make_fx(f, tracing_mode=mode)(real)
+
+
+def test_an_output_that_is_an_object_is_refused_in_words() -> None:
+    """fx wrote such an output's repr into the graph's code: a SyntaxError, or a NameError when
+    the graph was called (a module)."""
+    for made in (lambda x: (x * 2, torch.nn.ReLU()), lambda x: (i for i in range(3)),
+                 lambda x: [x, object()]):
+        with pytest.raises(TypeError, match=r"returned .* object .*\(output leaf \d\)"):
+            make_fx(made)(torch.ones(2))
+    gm = make_fx(lambda x: (x + 1, None, 2.5, "s", torch.float16, slice(1, 2)))(torch.ones(2))
+    assert gm(torch.zeros(2))[1:] == (None, 2.5, "s", torch.float16, slice(1, 2))

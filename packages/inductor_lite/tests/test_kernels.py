@@ -779,6 +779,22 @@ def test_sparse_inputs_run_the_graph_as_it_came(device):
     torch.testing.assert_close(traced(a, b), fn(a, b))
 
 
+def test_meta_and_quantized_inputs_run_the_graph_as_it_came(device):
+    """Kernels cannot run on meta tensors (Triton raised "0 active drivers"), and quantized
+    ones have no meta tensors to trace with: both run the graph as it came, as sparse ones do;
+    a version made for the device does not take a meta tensor (get_device() is -1 on both)."""
+    fn = lambda a: a * 2 + 1  # noqa: E731
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [torch.ones(3, device=device)])
+    torch.testing.assert_close(compiled(torch.ones(3, device=device)), torch.full((3,), 3.0,
+                                                                                   device=device))
+    meta = compiled(torch.ones(3, device="meta"))
+    assert meta.device.type == "meta" and meta.shape == (3,)
+    quantized = torch.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.quint8)
+    dequantize = lambda q: q.dequantize() * 2  # noqa: E731
+    compiled = compile_fx(torch.fx.symbolic_trace(dequantize), [quantized])
+    torch.testing.assert_close(compiled(quantized), dequantize(quantized))
+
+
 def test_library_call_on_arguments_laid_out_as_traced(device):
     # GPT-2's attention: q, k, v are transposed views of one projection; the attention kernel's
     # output follows its query's layout, so its arguments must have the strides the trace saw

@@ -449,8 +449,8 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
 
 
 def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
-                effects: list[str], rerun: bool, grad_mode: bool, undo: tuple[str, ...]
-                ) -> list[str]:
+                effects: list[str], rerun: bool, grad_mode: bool, undo: tuple[str, ...],
+                on_error: Callable | None = None) -> list[str]:
     lines = ["def run(L, G):"]
     if graph_fn is not None:
         # What else the graph changed before it raised is put back too (`undone_on_error`)
@@ -472,19 +472,25 @@ def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
         lines += [f"    {line}" for line in before]
         lines += ["    try:", f"        {'___out = ' if builder.outputs else ''}___graph({args})",
                   "    except ___stop_recomputation:", "        raise",
-                  "    except Exception:", *[f"        {line}" for line in after],
+                  "    except Exception as ___graph_error:",
+                  *[f"        {line}" for line in after],
                   f"        ___set_grad_enabled({grad_mode})",
+                  # whose fault: the data's (the captured graph raises too) or the backend's
+                  *([f"        ___graph_failed(___graph_error, {args})"]
+                    if rerun and on_error is not None else []),
                   f"        {'return ___eagerly' if rerun else 'raise'}"]
     return lines + [f"    {line}" for line in [*builder.prelude, *effects, *builder.after_effects]]
 
 
 def make_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
                 result: str, effects: list[str], rerun: bool, grad_mode: bool,
-                undo: tuple[str, ...] = ()) -> tuple[Callable[[dict, dict], Any], str]:
-    """`run(L, G)`: the transformed frame, and its source."""
-    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode, undo)
+                undo: tuple[str, ...] = (), on_error: Callable | None = None
+                ) -> tuple[Callable[[dict, dict], Any], str]:
+    """`run(L, G)`: the transformed frame, and its source. `on_error(namespace, error,
+    *inputs)`: called where the backend's graph raised, before the frame runs eagerly."""
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode, undo, on_error)
     lines.append(f"    return {result}")
-    return _define(lines, graph_fn, builder)
+    return _define(lines, graph_fn, builder, on_error=on_error)
 
 
 def _compile_at(source: str, site: tuple[str, int, str] | None) -> types.CodeType:
@@ -507,24 +513,31 @@ def _compile_at(source: str, site: tuple[str, int, str] | None) -> types.CodeTyp
 
 
 def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
-            site: tuple[str, int, str] | None = None) -> tuple[Callable[[dict, dict], Any], str]:
+            site: tuple[str, int, str] | None = None, on_error: Callable | None = None
+            ) -> tuple[Callable[[dict, dict], Any], str]:
     """The function `run` that `lines` define, and its source."""
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = {"___graph": graph_fn, "___continue": Continue,
                                  "___done": _DONE, "___eagerly": RUN_EAGERLY,
                                  "___set_grad_enabled": torch._C._set_grad_enabled,
                                  "___open_blocks": open_blocks, "___close_blocks": close_blocks,
-                                 "___rng_state": _rng_state, "___set_rng_state": _set_rng_state,
+                                 "___rng_state": rng_state, "___set_rng_state": set_rng_state,
                                  "___stop_recomputation": _StopRecomputationError,
                                  "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
     if graph_fn is not None and builder.outputs:
         namespace["___graph"] = _checked_once(graph_fn, len(builder.outputs), namespace)
+    if on_error is not None:
+        namespace["___graph_failed"] = functools.partial(on_error, namespace)
     exec(_compile_at(source, site), namespace)
     run = namespace["run"]
     if site is not None:
         run.__code__ = run.__code__.replace(co_name=site[2], co_qualname=site[2])
     return run, source
+
+
+class BadGraphOutputs(TypeError):
+    """What a backend's compiled graph returned is not the graph's outputs."""
 
 
 def _checked_once(graph_fn: Callable, count: int, namespace: dict[str, Any]) -> Callable:
@@ -539,8 +552,9 @@ def _checked_once(graph_fn: Callable, count: int, namespace: dict[str, Any]) -> 
                 type(out).__qualname__
             message = (f"the backend's compiled graph returned {got}, not the graph's {count} "
                        "outputs in a list or tuple")
-            warn_user(f"dynamo: {message}; running the frame eagerly")
-            raise TypeError(message)
+            if "___graph_failed" not in namespace:  # (else it says so, or raises BackendError)
+                warn_user(f"dynamo: {message}; running the frame eagerly")
+            raise BadGraphOutputs(message)
         namespace["___graph"] = graph_fn
         return out
     return first_call
@@ -548,12 +562,13 @@ def _checked_once(graph_fn: Callable, count: int, namespace: dict[str, Any]) -> 
 
 def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
                       plan: dict[str, Any], effects: list[str], rerun: bool, grad_mode: bool,
-                      undo: tuple[str, ...] = (), site: tuple[str, int, str] | None = None
+                      undo: tuple[str, ...] = (), site: tuple[str, int, str] | None = None,
+                      on_error: Callable | None = None
                       ) -> tuple[Callable[[dict, dict], Any], str]:
     """`run(L, G)` for a frame with a graph break: the graph, the side effects so far, the step
     made for real, and the resume function's call. `site`: the user's file, line and function
     of the break, which the transformed frame stands for in tracebacks."""
-    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode, undo)
+    lines = _graph_call(graph_fn, inputs, builder, effects, rerun, grad_mode, undo, on_error)
     local_args = plan["locals"]
     step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
             "branch": lambda: f"___result = bool({plan['condition']})",
@@ -594,7 +609,7 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
     elif plan["kind"] == "for":
         lines += ["    if ___result is ___done:", f"        {then(plan['done'])}",
                   f"    {then(plan['next'], '___result')}"]
-    return _define(lines, graph_fn, builder, site)
+    return _define(lines, graph_fn, builder, site, on_error=on_error)
 
 
 _DONE = object()  # what `next` returns for an exhausted iterator
@@ -615,14 +630,14 @@ def fresh_exception(exc: BaseException) -> BaseException:
     return new
 
 
-def _rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:
+def rng_state() -> tuple[torch.Tensor, list[torch.Tensor] | None]:
     """The states of torch's default generators: the CPU's, and each CUDA device's once CUDA
     is initialised."""
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
     return torch.random.get_rng_state(), cuda
 
 
-def _set_rng_state(state: tuple[torch.Tensor, list[torch.Tensor] | None]) -> None:
+def set_rng_state(state: tuple[torch.Tensor, list[torch.Tensor] | None]) -> None:
     cpu, cuda = state
     torch.random.set_rng_state(cpu)
     if cuda is not None:

@@ -38,7 +38,15 @@ from dynamo.breaks import (
     warn_user,
 )
 from dynamo.bytecode import PY312
-from dynamo.codegen import ResultBuilder, make_break_runner, make_runner, replay
+from dynamo.codegen import (
+    BadGraphOutputs,
+    ResultBuilder,
+    make_break_runner,
+    make_runner,
+    replay,
+    rng_state,
+    set_rng_state,
+)
 from dynamo.exc import BackendError, Raised, Unsupported
 from dynamo.interpreter import Translator, _reachable, frame_values
 from dynamo.logs import logger
@@ -47,6 +55,7 @@ from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import IteratorVariable, OpaqueIteratorVariable
+from dynamo.variables.contexts import close_blocks, open_blocks
 from dynamo.variables.functions import Cell, ClosureCell, OpaqueFunctionVariable
 from dynamo.variables.objects import TorchFunctionVariable
 from guards import AttrSource, Equals, GetItemSource, GuardSet, LocalSource
@@ -240,9 +249,11 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
     inputs = [s for s, _, _ in output.inputs]
     rerun = gm is None or not mutates_inputs(gm.graph)
     undo = () if gm is None else undone_on_error(gm.graph)
+    on_error = None if compiled is None or compiled == gm.forward else \
+        _graph_failed(fn, gm, options)
     if result is not None:
         run, source = make_runner(compiled, inputs, builder, plan, effects, rerun,
-                                  output.initial_grad_mode, undo)
+                                  output.initial_grad_mode, undo, on_error=on_error)
     else:
         lineno = tracer.instructions[tracer.ip].lineno
         origin = getattr(fn, "_dynamo_resume_of", None)  # a resume function: the user's function
@@ -250,7 +261,8 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
         run, source = make_break_runner(compiled, inputs, builder, plan, effects, rerun,
                                         output.initial_grad_mode, undo,
                                         site=None if lineno is None else
-                                        (fn.__code__.co_filename, lineno, name))
+                                        (fn.__code__.co_filename, lineno, name),
+                                        on_error=on_error)
         # what the step made for real sees as its caller: the user's line (`warn_at`)
         BREAK_SITES[run.__code__] = (fn.__code__.co_filename, lineno, fn.__globals__)
     _add_phase(phases, "code generation", now)
@@ -288,6 +300,41 @@ def _compile_graph(fn: types.FunctionType, gm: torch.fx.GraphModule, output: Out
             raise BackendError(failed) from error
         warn_user(f"dynamo: {failed}; running the graph eagerly")
         return gm.forward
+
+
+def _graph_failed(fn: types.FunctionType, gm: torch.fx.GraphModule, options: Options
+                  ) -> Callable:
+    """What the runner calls where the backend's compiled graph raised (before the frame runs
+    eagerly): the captured graph itself runs on the same inputs. If it raises too, the error is
+    the data's (an index out of range), which the eager run meets where eager would. If it does
+    not, the backend is at fault: `raise_backend_errors` raises `BackendError`; otherwise one
+    warning, and the captured graph runs in the backend's place from then on (not the failing
+    graph and then the frame on every call). (Not `options` itself: its callbacks hold the
+    compiled function, and through it the module, which the cache would then keep alive.)"""
+    name = getattr(options.backend, "__name__", options.backend)
+    strict, qualname = options.raise_backend_errors, fn.__qualname__
+
+    def failed(namespace: dict, error: Exception, *args: Any) -> None:
+        rng = rng_state()
+        depth = open_blocks()
+        grad = torch.is_grad_enabled()
+        try:
+            gm.forward(*args)
+        except Exception:
+            return
+        finally:
+            close_blocks(depth)
+            set_rng_state(rng)
+            torch._C._set_grad_enabled(grad)
+        message = (f"backend {name!r} on the graph of {qualname}: {error}"
+                   if isinstance(error, BadGraphOutputs) else
+                   f"backend {name!r}: its compiled graph of {qualname} raised "
+                   f"{type(error).__name__}: {error}, where the captured graph does not")
+        if strict:
+            raise BackendError(message) from error
+        warn_user(f"dynamo: {message}; running the captured graph instead from now on")
+        namespace["___graph"] = gm.forward
+    return failed
 
 
 def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuilder,

@@ -133,17 +133,31 @@ def assume_constant_result(fn: Callable) -> Callable:
     return _marked(fn, "_dynamo_marked_constant")
 
 
+def _marked_dims(what: str, t: Any, dim: Any) -> list[int]:
+    """`dim` (an int or ints) as a list, checked: a clear TypeError for what `mark_dynamic`
+    cannot mark, instead of an AttributeError, or a string marked as its letters."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"dynamo.{what} marks a dim of a tensor, not of {type(t).__name__}")
+    dims = [dim] if isinstance(dim, int) else list(dim) if isinstance(
+        dim, (list, tuple, set, frozenset, range)) else None
+    if dims is None or not all(isinstance(d, int) for d in dims):
+        raise TypeError(f"dynamo.{what}: dim must be an int or a list of ints, not {dim!r}")
+    return dims
+
+
 def mark_dynamic(t: torch.Tensor, dim: int | list[int]) -> None:
     """Compile `t`'s size at `dim` as a symbol, whatever `dynamic` says."""
+    marked = _marked_dims("mark_dynamic", t, dim)
     dims = getattr(t, "_dynamo_dynamic_dims", set())
-    dims.update([dim] if isinstance(dim, int) else dim)
+    dims.update(marked)
     t._dynamo_dynamic_dims = dims  # type: ignore[attr-defined]
 
 
 def mark_static(t: torch.Tensor, dim: int | list[int]) -> None:
     """Keep `t`'s size at `dim` a constant, even with `dynamic=True`."""
+    marked = _marked_dims("mark_static", t, dim)
     dims = getattr(t, "_dynamo_static_dims", set())
-    dims.update([dim] if isinstance(dim, int) else dim)
+    dims.update(marked)
     t._dynamo_static_dims = dims  # type: ignore[attr-defined]
 
 
@@ -750,6 +764,9 @@ def _calling(builtin: Any) -> types.FunctionType:
         return builtin(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = getattr(builtin, "__name__", "builtin")
+    # A code object of its own: caches are per code, and every builtin compiled through one
+    # shared code filled one cache (the ninth builtin hit the cache limit and ran eagerly)
+    call.__code__ = call.__code__.replace(co_name=call.__name__, co_qualname=call.__name__)
     return call
 
 

@@ -45,6 +45,34 @@ from fxtrace.runtime_asserts import insert_runtime_asserts
 TRACING_MODES = ("real", "fake", "symbolic")
 
 
+# Values a graph's generated code can write as constants (by their repr, or a global fx
+# knows), besides tensors and symbolic numbers
+_CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, slice, range,
+                   type(Ellipsis), torch.dtype, torch.device, torch.memory_format, torch.layout)
+
+
+def _is_constant(value: Any) -> bool:
+    if isinstance(value, (set, frozenset)):
+        return all(_is_constant(v) for v in value)
+    if isinstance(value, slice):
+        return all(_is_constant(v) for v in (value.start, value.stop, value.step))
+    return type(value) in _CONSTANT_TYPES
+
+
+def _check_output_leaf(fn: Callable, index: int, value: Any) -> None:
+    """A clear error for an output the graph cannot return: an object (a generator, a function,
+    a module, an instance of a user class) is neither a graph value nor a constant its code can
+    write (fx wrote its repr into the code: a SyntaxError, or a NameError at the call)."""
+    if isinstance(value, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool)) or \
+            _is_constant(value):
+        return
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    raise TypeError(f"make_fx: {name} returned {type(value).__qualname__} object {value!r:.80} "
+                    f"(output leaf {index}); a traced function returns tensors, symbolic "
+                    "numbers and constants (None, numbers, strings, dtypes, devices, ...), in "
+                    "lists, tuples and dicts")
+
+
 def make_fx(
     fn: Callable,
     tracing_mode: str = "real",
@@ -145,6 +173,8 @@ class _Trace:
         finally:
             torch._C._set_grad_enabled(start_mode)  # tracing changes no global state
         flat_out, out_spec = tree_flatten(out)
+        for i, value in enumerate(flat_out):
+            _check_output_leaf(self.fn, i, value)
         if self.record_grad_mode:
             self._relative_to_callers_grad_mode(start_mode)
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])

@@ -265,8 +265,10 @@ class CompiledGraph:
 
     def _compile(self, inputs: list) -> tuple[Callable, Callable]:
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
-        if any(t.layout is not torch.strided for t in tensors):
-            log.warning("inductor_lite: running the graph eagerly: sparse inputs")
+        unusual = _unusual_inputs(tensors)
+        if unusual:
+            # (meta tensors have no data for kernels; sparse and quantized ones no lowering)
+            log.warning("inductor_lite: running the graph eagerly: %s inputs", unusual)
             counters["eager_graphs"] += 1
             return _layout_guard(inputs), self.eager
         state = list(self.state.values())
@@ -933,8 +935,10 @@ def _meta(value: Any) -> Any:
         return value
     if value.layout is not torch.strided:
         return value.detach().to("meta")
+    # (a quantized dtype has no meta tensors: its sizes and strides are what is compared)
     return torch.empty_strided([_hint(n) for n in value.shape], [_hint(n) for n in value.stride()],
-                               dtype=value.dtype, device="meta")
+                               dtype=torch.float32 if value.is_quantized else value.dtype,
+                               device="meta")
 
 
 def _hint(value: Any) -> Any:
@@ -990,10 +994,13 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: lis
         if not isinstance(t, torch.Tensor):
             continue
         env[f"dtype{i}"] = t.dtype  # dtypes are singletons
-        # get_device() is cheaper than .device: -1 on the CPU, the index on a GPU.
+        # get_device() is cheaper than .device: -1 on the CPU, the index on a GPU; -1 on the
+        # meta device too, which kernels cannot run on.
         index = -1 if t.device.type == "cpu" else t.device.index or 0
         device = (f"t.get_device() != {index}" if t.device.type in ("cpu", "cuda")
                   else f"t.device != device{i}")
+        if t.device.type == "cpu":
+            device = f"({device} or t.is_meta)"
         env[f"device{i}"] = t.device
         lines += [f"t = args[{i}]",
                   f"if not isinstance(t, Tensor) or t.dtype is not dtype{i} or {device}"
@@ -1049,12 +1056,30 @@ def _same_float(a: float, b: float) -> bool:
     return (a == b and math.copysign(1.0, a) == math.copysign(1.0, b)) or (a != a and b != b)
 
 
+def _unusual_inputs(tensors: list[torch.Tensor]) -> str:
+    """What the kernels cannot take among `tensors`, in words ('' when nothing)."""
+    kinds = []
+    if any(t.layout is not torch.strided for t in tensors):
+        kinds.append("sparse")
+    if any(t.is_quantized for t in tensors):
+        kinds.append("quantized")
+    if any(t.device.type == "meta" for t in tensors):
+        kinds.append("meta-device")
+    return " and ".join(kinds)
+
+
+def _kind(t: Any) -> Any:
+    if not isinstance(t, torch.Tensor):
+        return None
+    return t.layout, t.is_quantized, t.device.type == "meta"
+
+
 def _layout_guard(inputs: list) -> Callable[[tuple], bool]:
-    """The same tensor layouts (strided, sparse kinds) in the same places."""
-    layouts = [t.layout if isinstance(t, torch.Tensor) else None for t in inputs]
-    return lambda args: len(args) == len(layouts) and all(
-        (a.layout if isinstance(a, torch.Tensor) else None) is layout
-        for a, layout in zip(args, layouts))
+    """The same tensor layouts (strided, sparse kinds), quantization and meta device in the
+    same places."""
+    kinds = [_kind(t) for t in inputs]
+    return lambda args: len(args) == len(kinds) and all(
+        _kind(a) == kind for a, kind in zip(args, kinds))
 
 
 def _symbol(n: torch.SymInt) -> sympy.Expr:
