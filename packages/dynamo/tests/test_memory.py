@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import io
+import warnings
 import weakref
 
 import pytest
@@ -301,3 +302,27 @@ def test_the_parameters_keying_an_optimizers_state_are_freed(optimizer, backend)
         del model, opt, p, q
         gc.collect()
         assert [r() for r in params] == [None] * 4
+
+
+def test_a_sweep_over_models_without_a_collection_keeps_compiling() -> None:
+    # an optimizer is in a reference cycle: its parameters (keys of its state, held weakly
+    # by the entries) die only when the collector runs; the cache must not fill up first
+    def train(model, opt, x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+
+    compiled = dynamo.compile(train, backend="eager")
+    x = torch.randn(8, 4)
+    gc.disable()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "up to the cache size limit"
+            for _ in range(12):
+                model = torch.nn.Linear(4, 2)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+                for _ in range(2):
+                    compiled(model, opt, x)
+                del model, opt
+    finally:
+        gc.enable()

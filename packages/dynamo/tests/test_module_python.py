@@ -128,3 +128,23 @@ def test_torch_dynamo_is_compiling_is_true_while_tracing():
         return x + 1 if torch._dynamo.is_compiling() else x - 1
 
     assert dynamo.compile(f, fullgraph=True)(torch.zeros(1)).item() == 1.0
+
+
+def test_a_hooked_module_whose_class_defines_eq_is_not_hashed() -> None:
+    # a class with __eq__ and no __hash__ is unhashable: the hooks' forward installation
+    # must not hash the module
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.lin(x)
+
+        def __eq__(self, other):
+            return isinstance(other, M)
+
+    m = M()
+    m.register_forward_hook(lambda mod, args, out: out * 2)
+    x = torch.ones(1, 2)
+    assert torch.equal(dynamo.compile(m, backend="eager")(x), m(x))

@@ -443,3 +443,14 @@ def test_len_of_a_long_range_is_not_counted_one_by_one():
         return x + len(range(10**6))  # (seconds, and memory, when counted one by one)
 
     assert _same(_one_graph(f, torch.ones(1)), f(torch.ones(1)))
+
+
+def test_namedtuple_make_of_a_constant_from_the_frame() -> None:
+    Cfg = collections.namedtuple("Cfg", ["scale", "shift"])
+
+    def f(c, x):
+        return x * c._make([5.0, 1.0]).scale + c._make(iter((1.0, 2.0))).shift
+
+    x = torch.ones(2)
+    assert torch.equal(dynamo.compile(f, backend="eager", fullgraph=True)(Cfg(2.0, 1.0), x),
+                       f(Cfg(2.0, 1.0), x))

@@ -584,7 +584,7 @@ class OptimizedModule(torch.nn.Module):
         module = self._orig_mod
         if getattr(module, "_dynamo_disable", False):  # `dynamo.disable(module)`
             return module(*args, **kwargs)
-        if _forward_of(module) is not self._compiled_for and module not in _INSTALLED:
+        if _forward_of(module) is not self._compiled_for and id(module) not in _INSTALLED:
             # `module.forward = ...` since (not a compiled forward set for a call under way)
             self._compiled_for = _forward_of(module)
             self._compiled_forward = self._compile_forward(module)
@@ -637,15 +637,17 @@ class OptimizedModule(torch.nn.Module):
 # [calls under way, the forward set on the instance before (None: none)]. Threads calling at
 # once share one installation, which the last to leave takes back: each setting and restoring
 # its own took another thread's compiled forward for the module's own, and left it there.
-_INSTALLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Keyed by id, not by the module (a module whose class defines `__eq__` is unhashable): an entry
+# lives only while a call under way holds its module.
+_INSTALLED: dict[int, list] = {}
 _INSTALLED_LOCK = threading.Lock()
 
 
 def _install_forward(module: torch.nn.Module, forward: Callable) -> None:
     with _INSTALLED_LOCK:
-        installed = _INSTALLED.get(module)
+        installed = _INSTALLED.get(id(module))
         if installed is None:
-            _INSTALLED[module] = [1, module.__dict__.get("forward")]
+            _INSTALLED[id(module)] = [1, module.__dict__.get("forward")]
             module.forward = forward
         else:
             installed[0] += 1
@@ -653,11 +655,11 @@ def _install_forward(module: torch.nn.Module, forward: Callable) -> None:
 
 def _uninstall_forward(module: torch.nn.Module) -> None:
     with _INSTALLED_LOCK:
-        installed = _INSTALLED[module]
+        installed = _INSTALLED[id(module)]
         installed[0] -= 1
         if installed[0]:
             return
-        del _INSTALLED[module]
+        del _INSTALLED[id(module)]
         if installed[1] is None:
             module.__dict__.pop("forward", None)
         else:

@@ -14,6 +14,7 @@ twelve recompilations for one layer hit it. (torch.compile counts its limit so t
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Generic, TypeVar
 
 from guards.guard_kinds import Identity
@@ -54,6 +55,15 @@ class GuardedCache(Generic[V]):
         hold weakly) can never hold again: they are dropped first, counting towards no limit."""
         self.entries[:] = [(g, v) for g, v in self.entries if not g.gone()]
         same = [(g, v) for g, v in self.entries if f_locals is None or _same_objects(g, f_locals)]
+        if (len(same) >= self.limit or len(self.entries) >= self.total_limit) and \
+                any(g.holds_weakly() for g, _ in self.entries):
+            # What they hold may be garbage the collector has not freed yet: an optimizer is in
+            # a reference cycle, and with it the parameters keying its state (a sweep over
+            # models filled the cache with the dropped ones' entries, up to the limit)
+            gc.collect()
+            self.entries[:] = [(g, v) for g, v in self.entries if not g.gone()]
+            same = [(g, v) for g, v in self.entries
+                    if f_locals is None or _same_objects(g, f_locals)]
         if len(same) >= self.limit or len(self.entries) >= self.total_limit:
             message = f"the cache holds {self.limit} entries for these objects, its limit" \
                 if len(same) >= self.limit else \

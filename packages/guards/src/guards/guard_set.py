@@ -80,6 +80,11 @@ class GuardSet:
             self._pinned += [key.ref for key in _weak_keys(self.guards)]
         return any(ref() is None for ref in self._pinned)
 
+    def holds_weakly(self) -> bool:
+        """Whether these guards hold some object weakly (so that `gone` may come true)."""
+        self.gone()
+        return bool(self._pinned)
+
     def __len__(self) -> int:
         return len(self.guards)
 

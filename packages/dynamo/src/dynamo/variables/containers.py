@@ -128,7 +128,8 @@ class NamedTupleVariable(TupleVariable):
             return self.values[self.fields.index(name)]
         if name == "_fields":
             return ConstantVariable(self.fields)
-        if name in ("_replace", "_asdict") and hasattr(self.kind, "_fields"):
+        if name in ("_replace", "_asdict") and hasattr(self.kind, "_fields") or \
+                name == "_make" and _namedtuple_make(self.kind):
             from dynamo.variables.functions import BoundMethodVariable
 
             return BoundMethodVariable(self, name)
@@ -162,6 +163,13 @@ class NamedTupleVariable(TupleVariable):
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
         if name == "_asdict":
             return DictVariable(dict(zip(self.fields, self.values)))
+        if name == "_make" and len(args) == 1 and not kwargs:  # `cls._make(iterable)`
+            values = iterate(tx, args[0]).items(tx)
+            if len(values) != len(self.fields):
+                raise Raised(TypeError(f"Expected {len(self.fields)} arguments, got "
+                                       f"{len(values)}"), f"{self.kind.__qualname__}._make()")
+            return NamedTupleVariable(values, self.kind, self.fields,
+                                      class_source=self.class_source)
         if name == "_replace":
             unknown = set(kwargs) - set(self.fields)
             if unknown:
@@ -170,6 +178,16 @@ class NamedTupleVariable(TupleVariable):
             return NamedTupleVariable([kwargs.get(f, v) for f, v in zip(self.fields, self.values)],
                                       self.kind, self.fields, class_source=self.class_source)
         return super().call_method(tx, name, args, kwargs)
+
+
+def _namedtuple_make(kind: type) -> bool:
+    """Whether `kind._make` is the one `collections.namedtuple` made (`tuple.__new__` of the
+    items, which the trace cannot call), not a class's own."""
+    from dynamo.variables.objects import class_attribute
+
+    member = class_attribute(kind, "_make")[1]
+    return hasattr(kind, "_fields") and isinstance(member, classmethod) and \
+        getattr(member.__func__, "__module__", None) == "collections"
 
 
 def tuple_fields(value: tuple) -> tuple[str, ...]:
