@@ -537,3 +537,13 @@ def test_a_tuple_of_constants_is_compared_item_by_type_then_as_a_whole() -> None
     assert guard.check({"x": (1, 2.5, "a")}, {}) and guard.check({"x": tuple([1, 2.5, "a"])}, {})
     for other in ((1.0, 2.5, "a"), (True, 2.5, "a"), (1, 2.5), (1, 2.5, "b"), [1, 2.5, "a"]):
         assert not guard.check({"x": other}, {}), other
+
+
+def test_a_failed_dict_keys_guard_on_small_tensor_keys_is_one_line() -> None:
+    """A small tensor's repr spans lines (`Parameter containing:\ntensor(...)`): the recompile
+    log and the cache-limit warning promise a line per failing guard."""
+    bias = torch.nn.Parameter(torch.randn(3))
+    big = torch.nn.Parameter(torch.randn(4, 4))
+    for keys in ((bias,), (big, bias)):
+        reasons = GuardSet([DictKeys(LocalSource("d"), ())]).explain({"d": dict.fromkeys(keys)}, {})
+        assert len(reasons) == 1 and "\n" not in reasons[0] and "Parameter containing" in reasons[0]

@@ -140,8 +140,8 @@ def _show_keys(keys: tuple) -> str:
     def big(k: Any) -> bool:
         return isinstance(k, torch.Tensor) and k.numel() > 8
     if not any(map(big, keys)):
-        return _show(keys)
-    inner = ", ".join(_brief(k) if big(k) else _show(k) for k in keys)
+        return " ".join(_show(keys).split())  # a small tensor's repr spans lines
+    inner = ", ".join(_brief(k) if big(k) else " ".join(_show(k).split()) for k in keys)
     text = f"({inner},)" if len(keys) == 1 else f"({inner})"
     return text if len(text) <= _LONGEST else f"{text[:_LONGEST]}... ({len(keys)} items)"
 
