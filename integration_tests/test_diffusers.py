@@ -63,15 +63,18 @@ def test_text_conditioned_unet_is_one_graph() -> None:
     assert len(graphs) <= 2
 
 
-def test_vae_encode_and_decode() -> None:
+def _vae():
+    """A small AutoencoderKL (random weights) and its encoder's mean."""
     torch.manual_seed(0)
     vae = AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4, norm_num_groups=8,
                         down_block_types=("DownEncoderBlock2D",) * 2,
                         up_block_types=("UpDecoderBlock2D",) * 2, block_out_channels=(32, 64),
                         sample_size=16).eval()
+    return vae, lambda x: vae.encode(x).latent_dist.mean
 
-    def encode(x):
-        return vae.encode(x).latent_dist.mean
+
+def test_vae_encode_and_decode() -> None:
+    vae, encode = _vae()
 
     image, latents = torch.randn(1, 3, 16, 16), torch.randn(1, 4, 8, 8)
     with torch.no_grad():
@@ -87,18 +90,11 @@ def test_vae_encode_and_decode() -> None:
 def test_vae_encoder_under_aot_eager_runs_its_captured_graph() -> None:
     """A known gap, kept visible: the aten graph of the VAE's mid-block (the encoder's and the
     decoder's) raises at run time (`native_group_norm`: "Expected
-    X.is_contiguous(memory_format)"). A scalar op's real CPU
-    kernel keeps its input's stride on a size-1 dim where the meta kernel computes another, so
-    the real tensor's suggested memory format is not the one the trace saw. The frontend finds
+    X.is_contiguous(memory_format)"). A scalar op's real CPU kernel keeps its input's stride on
+    a size-1 dim where the meta kernel computes another, so the real tensor's suggested memory
+    format is not the one the trace saw. The frontend finds
     the captured graph does not raise, warns once, and runs the captured graph from then on."""
-    torch.manual_seed(0)
-    vae = AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4, norm_num_groups=8,
-                        down_block_types=("DownEncoderBlock2D",) * 2,
-                        up_block_types=("UpDecoderBlock2D",) * 2, block_out_channels=(32, 64),
-                        sample_size=16).eval()
-
-    def encode(x):
-        return vae.encode(x).latent_dist.mean
+    vae, encode = _vae()
 
     image = torch.randn(1, 3, 16, 16)
     compiled = dynamo.compile(encode, backend="aot_eager", fullgraph=True)

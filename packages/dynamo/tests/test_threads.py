@@ -10,6 +10,26 @@ import torch
 import dynamo
 
 
+def _in_threads(call, count: int = 4) -> list[Exception]:
+    """Run `call` in `count` threads released together; the exceptions they raised."""
+    errors: list[Exception] = []
+    barrier = threading.Barrier(count)
+
+    def run() -> None:
+        barrier.wait(30)
+        try:
+            call()
+        except Exception as error:  # noqa: BLE001 (returned to the test)
+            errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return errors
+
+
 def test_threads_missing_together_compile_once() -> None:
     """Threads that call with the same new inputs at once wait for one compilation: each
     compiled and added a copy of the entry, and three new shapes on four threads used up the
@@ -28,20 +48,8 @@ def test_threads_missing_together_compile_once() -> None:
     errors = []
     for n in range(3, 6):
         x = torch.randn(n)
-        barrier = threading.Barrier(4)
 
-        def call(x=x, barrier=barrier) -> None:
-            barrier.wait(30)
-            try:
-                torch.testing.assert_close(compiled(x), f(x))
-            except Exception as error:  # noqa: BLE001 (reported below)
-                errors.append(error)
-
-        threads = [threading.Thread(target=call) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        errors += _in_threads(lambda x=x: torch.testing.assert_close(compiled(x), f(x)))
     assert not errors, errors
     assert len(calls) == 3
     assert len(compiled.cache.entries) == 3 and not compiled._gave_up
@@ -56,21 +64,11 @@ def test_a_hooked_module_called_from_threads_keeps_its_forward() -> None:
     compiled = dynamo.compile(module)
     x = torch.randn(3, 4)
     expected = module(x)
-    errors = []
-    barrier = threading.Barrier(4)
 
-    def call() -> None:
-        barrier.wait(30)
-        try:
-            for _ in range(300):
-                torch.testing.assert_close(compiled(x), expected)
-        except Exception as error:  # noqa: BLE001 (reported below)
-            errors.append(error)
+    def calls() -> None:
+        for _ in range(300):
+            torch.testing.assert_close(compiled(x), expected)
 
-    threads = [threading.Thread(target=call) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    errors = _in_threads(calls)
     assert not errors, errors
     assert "forward" not in module.__dict__

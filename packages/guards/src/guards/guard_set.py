@@ -71,19 +71,22 @@ class GuardSet:
         self._check = None
         self._pinned = None
 
-    def gone(self) -> bool:
-        """Whether an object these guards hold weakly (`Identity`, `Alive`, a weak key) is
-        gone: then the check fails for good."""
+    def _weak_refs(self) -> list[weakref.ref]:
+        """The weak references these guards hold objects by (`Identity`, `Alive`, `TypeMatch`
+        of a class made at run time, weak keys), found once."""
         if self._pinned is None:
             self._pinned = [g.ref for g in self.guards if isinstance(g, Identity | Alive | TypeMatch)
                             and isinstance(g.ref, weakref.ref)]
             self._pinned += [key.ref for key in _weak_keys(self.guards)]
-        return any(ref() is None for ref in self._pinned)
+        return self._pinned
+
+    def gone(self) -> bool:
+        """Whether an object these guards hold weakly is gone: then the check fails for good."""
+        return any(ref() is None for ref in self._weak_refs())
 
     def holds_weakly(self) -> bool:
         """Whether these guards hold some object weakly (so that `gone` may come true)."""
-        self.gone()
-        return bool(self._pinned)
+        return bool(self._weak_refs())
 
     def __len__(self) -> int:
         return len(self.guards)

@@ -1018,12 +1018,12 @@ class TorchFunctionVariable(TrueVariable):
             # ran while tracing and was dropped as unused
             raise Unsupported(f"{_name(fn)}() of a torch context manager from the frame")
         if original in _RNN_OPS and not kwargs and len(args) == 9:
-            flags = _rnn_dropout_flags(args)
-            if flags is not None:  # see polyfills.rnn_by_layer
+            packed = _dropout_between_layers(args)
+            if packed is not None:  # see polyfills.rnn_by_layer
                 from dynamo.polyfills import rnn_by_layer
 
                 return UserFunctionVariable(rnn_by_layer).call(
-                    tx, [self, ConstantVariable(original is torch.lstm), ConstantVariable(flags),
+                    tx, [self, ConstantVariable(original is torch.lstm), ConstantVariable(packed),
                          *args], {})
         try:
             result = tx.output.call_function(fn, args, kwargs)
@@ -1091,10 +1091,11 @@ def _query_answer(result: VariableTracker) -> Any:
 _RNN_OPS = (torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu)
 
 
-def _rnn_dropout_flags(args: list) -> bool | None:
-    """For the arguments of an RNN op of several layers with dropout in training: whether
-    they are the packed overload's (`data, batch_sizes, hx, params, ...`) rather than the
-    padded one's (`input, hx, params, has_biases, ...`). None for any other call."""
+def _dropout_between_layers(args: list) -> bool | None:
+    """For the arguments of an RNN op of several layers with dropout in training (to be
+    traced a layer at a time): whether they are the packed overload's (`data, batch_sizes, hx,
+    params, ...`) rather than the padded one's (`input, hx, params, has_biases, ...`). None
+    for any other call."""
     has_biases = args[3]
     packed = not (has_biases.is_constant() and type(has_biases.as_constant()) is bool)
     num_layers, dropout, train = args[5:8] if packed else args[4:7]
