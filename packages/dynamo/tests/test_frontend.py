@@ -605,6 +605,11 @@ def test_marking_dims_refuses_what_is_not_a_tensor_and_dims(mark) -> None:
     for dims in (None, 1.0, "a", [0, "b"]):
         with pytest.raises(TypeError, match="dim must be an int or a list of ints"):
             mark(torch.ones(2, 2), dims)
+    import numpy as np
+
+    marked = torch.ones(2, 2)
+    mark(marked, np.int64(1))  # an int of numpy's is an int
+    assert 1 in getattr(marked, "_dynamo_dynamic_dims", getattr(marked, "_dynamo_static_dims", ()))
 
 
 def test_a_backend_that_returns_no_callable_is_a_failing_backend() -> None:

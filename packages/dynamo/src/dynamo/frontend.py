@@ -17,6 +17,7 @@ import contextlib
 import functools
 import inspect
 import logging
+import operator
 import sys
 import sysconfig
 import threading
@@ -138,11 +139,12 @@ def _marked_dims(what: str, t: Any, dim: Any) -> list[int]:
     cannot mark, instead of an AttributeError, or a string marked as its letters."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"dynamo.{what} marks a dim of a tensor, not of {type(t).__name__}")
-    dims = [dim] if isinstance(dim, int) else list(dim) if isinstance(
-        dim, (list, tuple, set, frozenset, range)) else None
-    if dims is None or not all(isinstance(d, int) for d in dims):
-        raise TypeError(f"dynamo.{what}: dim must be an int or a list of ints, not {dim!r}")
-    return dims
+    dims = list(dim) if isinstance(dim, (list, tuple, set, frozenset, range)) else [dim]
+    try:
+        return [operator.index(d) for d in dims]  # (a numpy int too)
+    except TypeError:
+        raise TypeError(f"dynamo.{what}: dim must be an int or a list of ints, not "
+                        f"{dim!r}") from None
 
 
 def mark_dynamic(t: torch.Tensor, dim: int | list[int]) -> None:
