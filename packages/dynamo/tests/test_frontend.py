@@ -598,6 +598,25 @@ def test_every_builtin_compiled_has_a_cache_of_its_own(recwarn) -> None:
     assert not [w for w in recwarn if "cache size limit" in str(w.message)]
 
 
+def test_a_builtin_compiled_again_reuses_its_cache() -> None:
+    from dynamo import frontend
+
+    compiles = []
+
+    def backend(gm, example_inputs):
+        compiles.append(gm)
+        return gm
+
+    x = torch.rand(3)
+    before = len(frontend._caches)
+    for _ in range(5):
+        torch.testing.assert_close(dynamo.compile(torch.cos, backend=backend)(x), x.cos())
+    assert len(compiles) == 1 and len(frontend._caches) == before + 1
+    tensors = [torch.rand(3) for _ in range(10)]  # one name, other builtins: told apart
+    for t in tensors:
+        torch.testing.assert_close(dynamo.compile(t.add, backend=backend)(x), t + x)
+
+
 @pytest.mark.parametrize("mark", [dynamo.mark_dynamic, dynamo.mark_static])
 def test_marking_dims_refuses_what_is_not_a_tensor_and_dims(mark) -> None:
     with pytest.raises(TypeError, match="marks a dim of a tensor, not of int"):

@@ -597,3 +597,18 @@ def test_an_output_that_is_an_object_is_refused_in_words() -> None:
             make_fx(made)(torch.ones(2))
     gm = make_fx(lambda x: (x + 1, None, 2.5, "s", torch.float16, slice(1, 2)))(torch.ones(2))
     assert gm(torch.zeros(2))[1:] == (None, 2.5, "s", torch.float16, slice(1, 2))
+
+
+def test_an_enum_output_is_a_constant() -> None:
+    """fx writes an enum member as its class's attribute: an output as before the check."""
+    import enum
+
+    class Mode(enum.Enum):
+        TRAIN = "train"
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    for mode in ("real", "symbolic"):
+        gm = make_fx(lambda x: (x + 1, Mode.TRAIN, Level.HIGH), tracing_mode=mode)(torch.ones(2))
+        assert gm(torch.zeros(2))[1:] == (Mode.TRAIN, Level.HIGH)

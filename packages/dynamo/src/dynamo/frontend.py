@@ -769,9 +769,21 @@ def _calling(builtin: Any) -> types.FunctionType:
 
     call.__name__ = call.__qualname__ = getattr(builtin, "__name__", "builtin")
     # A code object of its own: caches are per code, and every builtin compiled through one
-    # shared code filled one cache (the ninth builtin hit the cache limit and ran eagerly)
-    call.__code__ = call.__code__.replace(co_name=call.__name__, co_qualname=call.__name__)
+    # shared code filled one cache (the ninth builtin hit the cache limit and ran eagerly).
+    # One per builtin's name, made once: a code made at each `compile` was a cache of its own
+    # that nothing freed (`compile(torch.sin)` in a loop recompiled and leaked every time).
+    # (Builtins of one name, `x.add` and `y.add`, share it; the guards tell them apart.)
+    key = (type(builtin), getattr(builtin, "__module__", None),
+           getattr(builtin, "__qualname__", None) or call.__name__)
+    code = _BUILTIN_CODES.get(key)
+    if code is None:
+        code = _BUILTIN_CODES[key] = call.__code__.replace(co_name=call.__name__,
+                                                           co_qualname=call.__name__)
+    call.__code__ = code
     return call
+
+
+_BUILTIN_CODES: dict[tuple, types.CodeType] = {}
 
 
 def uncompiled(fn: Any) -> Any:

@@ -27,6 +27,7 @@ what running `fn` would.
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -56,7 +57,8 @@ def _is_constant(value: Any) -> bool:
         return all(_is_constant(v) for v in value)
     if isinstance(value, slice):
         return all(_is_constant(v) for v in (value.start, value.stop, value.step))
-    return type(value) in _CONSTANT_TYPES
+    # (an enum member fx writes as its class's attribute, `E.A`)
+    return type(value) in _CONSTANT_TYPES or isinstance(value, enum.Enum)
 
 
 def _check_output_leaf(fn: Callable, index: int, value: Any) -> None:
