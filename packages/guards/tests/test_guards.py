@@ -547,3 +547,14 @@ def test_a_failed_dict_keys_guard_on_small_tensor_keys_is_one_line() -> None:
     for keys in ((bias,), (big, bias)):
         reasons = GuardSet([DictKeys(LocalSource("d"), ())]).explain({"d": dict.fromkeys(keys)}, {})
         assert len(reasons) == 1 and "\n" not in reasons[0] and "Parameter containing" in reasons[0]
+
+
+def test_an_equal_looking_value_of_another_class_says_so() -> None:
+    import collections
+
+    def make():
+        return collections.namedtuple("Pair", "a b")(1.0, 2.0)  # a new class each time
+
+    reasons = GuardSet([Equals(LocalSource("p"), make())]).explain({"p": make()}, {})
+    assert reasons == ["L['p'] == Pair(a=1.0, b=2.0) failed: it is Pair(a=1.0, b=2.0), of "
+                       "another class named Pair"]

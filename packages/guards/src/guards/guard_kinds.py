@@ -390,6 +390,12 @@ class Equals(Guard):
     def describe(self) -> str:
         return f"{self.source} == {_show(self.value)}"
 
+    def failure(self, value: Any) -> str:
+        if type(value) is not type(self.value) and _show(value) == _show(self.value):
+            # (a named tuple whose class a factory makes anew: the same text, another class)
+            return f"it is {_brief(value)}, of another class named {type(value).__qualname__}"
+        return f"it is {_brief(value)}"
+
     def implies(self, other: Guard) -> bool:
         if other.sources != self.sources:
             return False
