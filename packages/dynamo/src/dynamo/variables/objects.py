@@ -990,8 +990,7 @@ class TorchFunctionVariable(TrueVariable):
                 raise Unsupported(f"{_name(fn)}() under a TorchDispatchMode")
             # none: the global-state guard keeps it so
             return ListVariable([]) if type(fn()) is list else ConstantVariable(fn())
-        if original in _COMPILING_QUERIES or _is_dynamo_is_compiling(original):
-            # libraries take their compile-friendly paths
+        if original in _COMPILING_QUERIES:  # libraries take their compile-friendly paths
             return ConstantVariable(True)
         if original in _UNSUPPORTED_TORCH:
             raise Unsupported(f"{_name(fn)}() inside a compiled frame")
@@ -1136,13 +1135,6 @@ _DISPATCH_MODE_QUERIES = (torch.utils._python_dispatch._get_current_dispatch_mod
                           torch._C._len_torch_dispatch_stack)
 _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
                       torch._utils.is_compiling)
-
-
-def _is_dynamo_is_compiling(fn: Any) -> bool:
-    """`torch._dynamo.is_compiling` (`torch._dynamo.external_utils.is_compiling`), known by
-    name: torch.compile's private package is not imported here."""
-    return isinstance(fn, types.FunctionType) and fn.__name__ == "is_compiling" and \
-        fn.__module__ == "torch._dynamo.external_utils"
 
 
 _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_default_dtype,
