@@ -95,10 +95,9 @@ def make_fx(
                             "positionally (or bind them with functools.partial)")
         if tracing_mode == "real":
             _refuse_fake_arguments(fn, args)
-        fake_mode = _fake_mode_of(args) if tracing_mode != "real" else None
-        adopted = False
-        if tracing_mode != "real":
-            fake_mode, adopted = _with_active_fake_mode(fake_mode, tracing_mode)
+            fake_mode, adopted = None, False
+        else:
+            fake_mode, adopted = _with_active_fake_mode(_fake_mode_of(args), tracing_mode)
         return _Trace(fn, tracing_mode, decomposition_table, record_module_stack,
                       lift_params, functionalize, fake_mode, record_grad_mode,
                       adopted).run(args)

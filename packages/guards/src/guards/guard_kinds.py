@@ -302,21 +302,16 @@ class Identity(Guard):
 
 def _what(target: Any, gone: bool) -> str:
     """Words for the object an identity guard names, read without running its code (no `repr`,
-    no attribute read through `__getattr__`): `the function scale`, `the Linear`."""
+    no attribute a module's `__getattr__` answers): `the function scale`, `the Linear object`."""
     if gone:
         return "the object (now freed)"
-    kind = type(target)
-    if isinstance(target, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
-        name = target.__dict__.get("__qualname__") if isinstance(target, type) else None
-        try:
-            name = name or getattr(target, "__qualname__", None) or target.__name__
-        except Exception:
-            name = None
-        if type(name) is str:
-            what = "module" if isinstance(target, types.ModuleType) else \
-                "class" if isinstance(target, type) else "function"
-            return f"the {what} {name}"
-    return f"the {kind.__qualname__} object" if type(kind.__qualname__) is str else "the object"
+    if isinstance(target, types.ModuleType):
+        return f"the module {vars(target).get('__name__', '?')}"
+    if isinstance(target, type):
+        return f"the class {target.__qualname__}"
+    if isinstance(target, types.FunctionType | types.BuiltinFunctionType):
+        return f"the function {target.__qualname__}"
+    return f"the {type(target).__qualname__} object"
 
 
 def _same_referent(a: Any, b: Any) -> bool:

@@ -251,11 +251,9 @@ def _simple_together(guards: list[Guard], names: dict[Source, str],
         elif kind == "is":
             lines.append(f"if not all(map(___is, {values}, "
                          f"{consts.name(tuple(g.value for g in some))})):")
-
-        else:
-            keys = consts.name(tuple(g.key for g in some))
-            if kind.endswith("weak"):  # each read from its reference
-                keys = f"map(___deref, {consts.name(tuple(g.key.ref for g in some))})"
+        else:  # (weak keys: each read from its reference)
+            keys = f"map(___deref, {consts.name(tuple(g.key.ref for g in some))})" \
+                if kind.endswith("weak") else consts.name(tuple(g.key for g in some))
             test = "any" if kind.startswith("not in") else "not all"
             lines.append(f"if {test}(map(___contains, {values}, {keys})):")
         lines.append("    return False")

@@ -58,9 +58,6 @@ class ConstantVariable(VariableTracker):
                 # A member whose value is a function (`RELU = partial(F.relu)`,
                 # `enum.member(torch.tanh)`): the value itself, traced when called, not a
                 # method of the member run for real on constants
-                from dynamo.variables.builder import wrap
-                from guards import AttrSource
-
                 source = AttrSource(self.source, "_value_") if self.source is not None else None
                 return wrap(tx, self.value._value_, source)
         if isinstance(self.value, tuple) and hasattr(type(self.value), "_fields"):
