@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import gc
 import io
 import warnings
@@ -12,6 +13,7 @@ import torch
 import torch.nn as nn
 
 import dynamo
+from dynamo.bytecode import clear_caches
 
 
 def _no_break(x):
@@ -326,3 +328,26 @@ def test_a_sweep_over_models_without_a_collection_keeps_compiling() -> None:
                 del model, opt
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("source", [
+    "def f(x):\n    return m(x) * 2\n",
+    "def f(x):\n    y = m(x)\n    print(end='', file=io.StringIO())\n    return y * 2\n",
+])
+def test_the_caches_of_code_that_is_gone_are_freed(source) -> None:
+    """A function made anew from new source (a notebook's cell run again, code `exec`'d in a
+    loop) has new code: its caches, and its resume functions, go with the old code."""
+    from dynamo import breaks, frontend
+    namespace = {"m": nn.Linear(8, 8), "io": io}
+    codes = []
+    for _ in range(4):
+        exec(builtins.compile(source, "<cell>", "exec"), namespace)
+        compiled = dynamo.compile(namespace["f"])
+        torch.testing.assert_close(compiled(torch.ones(2, 8)), namespace["f"](torch.ones(2, 8)))
+        codes.append(weakref.ref(namespace["f"].__code__))
+    del namespace["f"], compiled
+    clear_caches()  # (the instruction lists read so far hold their code, a bounded cache)
+    gc.collect()
+    assert [c() for c in codes] == [None] * 4
+    assert not any(key[0]() is None for key in frontend._caches)
+    assert not any(key[0]() is None for key in breaks._resume_functions)

@@ -226,6 +226,29 @@ def test_a_custom_function_that_marks_its_input_dirty_in_a_helper_runs_for_real(
         assert "marks an input dirty" in explained.breaks[0].reason
 
 
+class DoubleInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def test_a_custom_function_that_marks_its_input_dirty_says_so_at_its_break() -> None:
+    def f(x):
+        return DoubleInPlace.apply(x * 1) + 1
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    reason = dynamo.explain(f)(x).breaks[0].reason
+    assert "DoubleInPlace.apply" in reason and "marks an input dirty" in reason
+    with pytest.raises(dynamo.Unsupported, match="DoubleInPlace.apply.*marks an input dirty"):
+        dynamo.compile(f, backend="eager", fullgraph=True)(x)
+
+
 def test_a_defaultdicts_missing_key_is_not_added_by_a_later_call() -> None:
     import collections
 

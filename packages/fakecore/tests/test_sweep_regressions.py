@@ -115,6 +115,20 @@ def test_nested_and_quantized_tensors_are_refused_clearly(kind: str) -> None:
         FakeTensorMode().from_tensor(t)
 
 
+def test_ops_making_quantized_tensors_are_refused() -> None:
+    # quantize_per_tensor's meta kernel answers a float32 tensor, on which `dequantize()` is
+    # the identity: dynamo dropped it and returned the quantized tensor itself
+    from fakecore import UnsupportedFakeOpError
+
+    mode = FakeTensorMode()
+    x = mode.from_tensor(torch.randn(4))
+    for make in (lambda: torch.quantize_per_tensor(x, 0.1, 10, torch.quint8),
+                 lambda: torch.quantize_per_tensor_dynamic(x, torch.qint8, False),
+                 lambda: x.to(torch.qint8), lambda: torch.empty(3, dtype=torch.quint8)):
+        with mode, pytest.raises(UnsupportedFakeOpError, match="quantized tensor"):
+            make()
+
+
 def _meta(t: torch.Tensor) -> tuple:
     return tuple(t.shape), t.stride(), t.dtype
 

@@ -251,6 +251,18 @@ def test_random_ops(device):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_rand_stays_below_one(dtype, device):
+    # a float32 draw just below 1 rounds to 1.0 in half precision (one in 500 in bfloat16);
+    # eager's rand never gives 1.0
+    x = torch.ones(20000, device=device, dtype=dtype)
+    gm = torch.fx.symbolic_trace(lambda x: (torch.rand_like(x), torch.rand_like(x) * 2))
+    torch.manual_seed(0)
+    r, r2 = compile_fx(gm, [x])(x)
+    assert r.dtype == dtype and r.min() >= 0 and r.max() < 1 and r2.max() < 2
+    assert 0.45 < r.float().mean().item() < 0.55
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_computed_in_float32(dtype, device):
     x = torch.randn(8, 40, device=device, dtype=dtype)
     compiled = compile_and_check(lambda x: (x.softmax(-1), x * 2 + 1), x, atol=1e-2, rtol=1e-2)
@@ -415,6 +427,21 @@ def test_requires_grad_runs_eagerly_with_right_gradients(device):
     torch.testing.assert_close(gx, x.grad)
     torch.testing.assert_close(gw, w.grad)
     assert counters["eager_graphs"] == 1 and counters["kernels"] == 0
+
+
+def test_random_graph_without_grad_draws_as_with_grad(device):
+    # Reentrant activation checkpointing runs the forward without grad and recomputes it
+    # with grad from the same generator state: a dropout mask must be the same in both, or
+    # the gradients are those of another mask than the output's.
+    from torch.utils.checkpoint import checkpoint
+    w = torch.randn(6, 6, device=device, requires_grad=True)
+    gm = torch.fx.symbolic_trace(lambda x, w: F.dropout(x @ w, 0.5, training=True))
+    x = torch.randn(3, 6, device=device)
+    compiled = compile_fx(gm, [x, w])
+    out = checkpoint(compiled, x, w, use_reentrant=True)
+    out.sum().backward()
+    kept = (out != 0).to(x.dtype)
+    torch.testing.assert_close(w.grad, x.t() @ (kept * 2))
 
 
 def test_dump_folder(tmp_path, monkeypatch, device):

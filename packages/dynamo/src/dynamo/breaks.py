@@ -347,6 +347,33 @@ _NO_FALL_THROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "JUMP_FORWARD", "J
 _resume_functions: dict[tuple, types.FunctionType] = {}
 
 
+class _Origin:
+    """The function a resume function continues, as its code, globals and names: the code
+    held weakly, so that the table of resume functions keeps neither it nor (through the
+    cache keyed by it) its entries once the function's code is gone (a function made anew
+    from new source: a notebook's cell run again, code `exec`'d in a loop)."""
+
+    __slots__ = ("_code", "__globals__", "__name__", "__qualname__", "__weakref__")
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        self._code = weakref.ref(fn.__code__)
+        self.__globals__ = fn.__globals__
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+
+    @property
+    def __code__(self) -> types.CodeType:
+        code = self._code()
+        if code is None:  # (nothing can reach a resume function of it any more)
+            raise RuntimeError(f"the code of {self.__qualname__} is gone")
+        return code
+
+
+def _forget_resumes(code_id: int) -> None:
+    for key in [k for k in _resume_functions if k[1] == code_id]:
+        del _resume_functions[key]
+
+
 def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
                     local_names: tuple[str, ...]) -> types.FunctionType:
     """A function continuing `fn`'s code at instruction `index`, taking the non-NULL stack
@@ -360,9 +387,11 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
         fn = original
     # Code objects compare by value (not by file or globals): two functions of equal code in
     # two modules (one imported twice, a template run twice) must not share a resume function,
-    # which holds its function's globals. (The key holds the code, and the resume function
-    # holds `fn`'s globals, so neither id is reused while the entry lives.)
-    key = (fn.__code__, id(fn.__code__), id(fn.__globals__), index, nulls, local_names)
+    # which holds its function's globals. (The key holds the code weakly, and its entries go
+    # when the code does; the resume function holds `fn`'s globals, so neither id is reused
+    # while an entry lives.)
+    key = (weakref.ref(fn.__code__), id(fn.__code__), id(fn.__globals__), index, nulls,
+           local_names)
     found = _resume_functions.get(key)
     if found is None:  # (its closure is a placeholder: each call passes the caller's cells)
         try:
@@ -373,10 +402,11 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
         # must not keep what `fn`'s closure holds (a model, its tensors) alive.
         cells = tuple(types.CellType() for _ in fn.__code__.co_freevars) or None
         found = types.FunctionType(code, fn.__globals__, code.co_name, None, cells)
-        original = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, None, cells)
-        original.__qualname__ = fn.__qualname__
+        original = fn if type(fn) is _Origin else _Origin(fn)
         # the prologue: the stack, its parameters deleted, and a jump
         found._dynamo_resume_of = (original, len(nulls) + nulls.count(False) + 1)
+        if not any(k[1] == key[1] for k in _resume_functions):
+            weakref.finalize(fn.__code__, _forget_resumes, key[1])
         _resume_functions[key] = found
     return found
 

@@ -95,7 +95,9 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
                         for seen in report.breaks)]
                     described = [g.describe() for g in guards]
                     report.guards += described
-                    name = key[0].co_qualname + (f" (entry {i})" if len(cache.entries) > 1 else "")
+                    code = key[0]()  # (the key holds the code weakly)
+                    name = ("?" if code is None else code.co_qualname) + (
+                        f" (entry {i})" if len(cache.entries) > 1 else "")
                     report.guards_by_entry.append((name, described))
             report.eager = list(frontend._gave_up.values())
         finally:

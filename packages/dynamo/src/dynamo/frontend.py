@@ -261,11 +261,16 @@ class CompiledFunction:
         owner = id(self.bound_self) if self.bound_self is not None else None
         # Code objects compare by value: two functions of equal code with other globals (a
         # module imported twice, a template run twice) get caches of their own, since an
-        # entry holds its function's resume functions. (The key holds the code: its id is
-        # not reused while the cache lives.)
-        self._key = (fn.__code__, id(fn.__code__), id(fn.__globals__), owner, self.backend,
+        # entry holds its function's resume functions. The key holds the code weakly, and
+        # the cache goes with the code (a function made anew from new code, a notebook's cell
+        # run again, or `exec`'d source, must not leave its entries behind for good); its id
+        # is not reused while the code lives.
+        code_ref = weakref.ref(fn.__code__)
+        self._key = (code_ref, id(fn.__code__), id(fn.__globals__), owner, self.backend,
                      self.fullgraph, self.dynamic, self.raise_backend_errors,
                      self.capture_scalar_outputs, self.symbolic_ints)
+        if self._key not in _caches and self._key not in _gave_up:
+            weakref.finalize(fn.__code__, _forget, self._key)
         if owner is not None:  # its entries are of no use once it is gone: free them then
             try:
                 weakref.finalize(self.bound_self, _forget, self._key)

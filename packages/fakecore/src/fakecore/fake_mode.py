@@ -33,6 +33,10 @@ from fakecore.shape_env import ShapeEnv
 
 aten = torch.ops.aten
 _LIFT_OPS = (aten.lift_fresh.default, aten.lift_fresh_copy.default)
+# Quantized tensors carry a scale and zero point no fake tensor holds; the meta kernel of
+# `quantize_per_tensor` even answers a float32 tensor, on which `dequantize()` is the identity.
+_QUANTIZED_DTYPES = frozenset({torch.quint8, torch.qint8, torch.qint32, torch.quint4x2,
+                               torch.quint2x4})
 # Foreach ops whose fourth argument is a CPU tensor of scalars (an optimizer's step sizes), and
 # their overloads that take a list of numbers there.
 _SCALAR_LIST_SIBLINGS = {
@@ -181,6 +185,9 @@ class FakeTensorMode(TorchDispatchMode):
                 return out
         if func is aten.convolution.default:
             _check_transposed_channels(args, kwargs)
+        if any(isinstance(a, torch.dtype) and a in _QUANTIZED_DTYPES for a in flat):
+            raise UnsupportedFakeOpError(func, "it makes a quantized tensor, which fake tensors "
+                                               "cannot represent")
         out = self._run_meta_kernel(func, args, kwargs, flat)
         if func is aten.convolution.default:
             out = self._conv_layout(args, kwargs, out)

@@ -142,6 +142,12 @@ def _ops_under_grad(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
     return False
 
 
+def _draws_random(gm: torch.fx.GraphModule) -> bool:
+    """Whether an op of the aten graph draws random numbers."""
+    return any(isinstance(n.target, torch._ops.OpOverload)
+               and torch.Tag.nondeterministic_seeded in n.target.tags for n in gm.graph.nodes)
+
+
 def compile_fx(gm: torch.fx.GraphModule, example_inputs: list, *, mode: str | None = None,
                options: dict | None = None) -> Callable:
     """Compile `gm` for inputs like `example_inputs`; returns a callable taking the same inputs.
@@ -187,6 +193,9 @@ class CompiledGraph:
         self.strides = _frontend_strides(gm, example_inputs)  # (input, dim): symbolic strides
         self.read_scalars = False
         self.logged_training = False
+        # whether the compiled versions draw random numbers (Triton's stream, or the
+        # decompositions' draws: not the numbers the graph as it came draws)
+        self.draws_random = False
         nodes = list(gm.graph.nodes)
         # per grad mode at the call: whether an op of the graph runs with grad on
         self.ops_under_grad = {mode: _ops_under_grad(nodes, mode) for mode in (False, True)}
@@ -209,6 +218,13 @@ class CompiledGraph:
         return any(isinstance(t, torch.Tensor) and t.requires_grad for t in args) or any(
             t.requires_grad for t in self.state.values())
 
+    def _recorded_with_grad(self, args: tuple) -> bool:
+        """Whether the same call made with grad mode on would be one autograd records (and so
+        run as it came)."""
+        return self.ops_under_grad[True] and (
+            any(isinstance(t, torch.Tensor) and t.requires_grad for t in args)
+            or any(t.requires_grad for t in self.state.values()))
+
     def __call__(self, *args: Any) -> Any:
         if self._autograd_sees(args):
             if not self.logged_training:
@@ -219,9 +235,15 @@ class CompiledGraph:
             return self.eager(*args)
         for check, run in self.versions:
             if check(args):
-                return run(*args)
-        with _COMPILE_LOCK:
-            run = self._new_version(args)
+                break
+        else:
+            with _COMPILE_LOCK:
+                run = self._new_version(args)
+        if self.draws_random and self._recorded_with_grad(args):
+            # Reentrant activation checkpointing runs the forward without grad and recomputes
+            # it with grad, from the same generator state: both must draw the same numbers
+            # (a dropout's mask), and the call with grad runs the graph as it came.
+            return self.eager(*args)
         return run(*args)
 
     def _new_version(self, args: tuple) -> Callable:
@@ -291,6 +313,7 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.eager
+        self.draws_random |= _draws_random(aten_gm)
         host = host_nodes(aten_gm)
         if can_read_scalars and _reads_computed_floats(aten_gm, host):
             # A float read out of a tensor the kernels compute (`x.sum().item()`): its inputs'

@@ -1772,9 +1772,17 @@ def _random(lower: GraphLowering, kind: str) -> Pointwise:
     strides = contiguous_strides(size)
     cd = compute_dtype(val.dtype)
 
+    # A float32 number below 1 can round up to 1.0 in half precision (about one draw in 500 in
+    # bfloat16); eager's `rand` stays below 1 in every dtype: the largest value below 1 instead.
+    below_one = 1.0 - torch.finfo(val.dtype).eps / 2 if val.dtype in (
+        torch.float16, torch.bfloat16) and kind == "rand" else None
+
     def fn(idx):
         offset = sum((i * s for i, s in zip(idx, strides)), sympy.Integer(0))
-        return to_dtype(Value(kind, (seed, offset), torch.float32), cd)
+        v = Value(kind, (seed, offset), torch.float32)
+        if below_one is not None:
+            v = op("minimum", v, constant(below_one, torch.float32))
+        return to_dtype(v, cd)
     return Pointwise(size, val.dtype, val.device, fn)
 
 

@@ -426,11 +426,12 @@ class OpaqueFunctionVariable(VariableTracker):
     one that must not run while tracing (`what` says which): a call to it breaks the graph and
     is made for real."""
 
-    def __init__(self, fn: Any, source: Any = None, what: str = "a C function outside torch"
-                 ) -> None:
+    def __init__(self, fn: Any, source: Any = None, what: str = "a C function outside torch",
+                 name: str | None = None) -> None:
         self.fn = fn
         self.source = source
         self.what = what
+        self.name = name or getattr(fn, "__qualname__", fn)
 
     def python_type(self) -> type:
         return type(self.fn)
@@ -439,7 +440,7 @@ class OpaqueFunctionVariable(VariableTracker):
         return self.fn
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        raise Unsupported(f"calling {getattr(self.fn, '__qualname__', self.fn)}, {self.what}")
+        raise Unsupported(f"calling {self.name}, {self.what}")
 
 
 def is_numpy_foldable(value: Any) -> bool:

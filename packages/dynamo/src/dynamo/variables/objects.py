@@ -887,7 +887,10 @@ def function_apply(cls: type, source: Any = None) -> VariableTracker:
     forward = getattr(forward, "__func__", forward)
     if isinstance(forward, types.FunctionType) and "mark_dirty" not in forward.__code__.co_names:
         return TorchFunctionVariable(graph_apply(cls), source)
-    return OpaqueFunctionVariable(cls.apply, source)
+    why = ("its forward marks an input dirty (writes it in place)"
+           if isinstance(forward, types.FunctionType) else "its forward is not a Python function")
+    return OpaqueFunctionVariable(cls.apply, source, what=f"a custom autograd.Function: {why}",
+                                  name=f"{cls.__qualname__}.apply")
 
 
 @functools.cache
