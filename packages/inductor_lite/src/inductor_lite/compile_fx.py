@@ -233,10 +233,8 @@ class CompiledGraph:
                 counters["eager_graphs"] += 1
                 self.logged_training = True
             return self.eager(*args)
-        for check, run in self.versions:
-            if check(args):
-                break
-        else:
+        run = next((run for check, run in self.versions if check(args)), None)
+        if run is None:
             with _COMPILE_LOCK:
                 run = self._new_version(args)
         if self.draws_random and self._recorded_with_grad(args):
