@@ -173,13 +173,21 @@ def test_fullgraph_raises_with_the_reason_and_location() -> None:
 
 
 def test_cache_size_limit_falls_back_with_the_failing_guards() -> None:
-    compiled = dynamo.compile(lambda x, tag: x + int(tag[1:]))
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = dynamo.compile(lambda x, tag: x + int(tag[1:]), backend=backend)
     x = torch.zeros(1)
     with pytest.warns(UserWarning,
                       match="(?s)cache size limit.*L\\['tag'\\] == 't0' failed: it is 't8'"):
         for n in range(dynamo.frontend.CACHE_SIZE_LIMIT + 1):
             assert compiled(x, f"t{n}").item() == n
     assert compiled(x, "t100").item() == 100
+    # the call past the limit spent no backend work on an entry the cache had no room for
+    assert len(graphs) == dynamo.frontend.CACHE_SIZE_LIMIT
 
 
 def test_an_int_seen_to_change_is_compiled_as_a_symbol() -> None:

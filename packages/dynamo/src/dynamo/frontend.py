@@ -437,6 +437,12 @@ class CompiledFunction:
             log.debug("recompiling %s (%s:%s), the guards that failed:\n%s", _name(self.fn),
                       code.co_filename, code.co_firstlineno, "\n".join(
                           f"  entry {i}: {'; '.join(r)}" for i, r in enumerate(reasons)))
+        try:  # (the backend's work is not spent on an entry the cache has no room for)
+            self.cache.make_room(f_locals=f_locals, f_globals=f_globals)
+        except CacheLimitExceeded as error:
+            self._give_up(f"dynamo recompiled {_name(self.fn)} up to the cache size limit; "
+                          f"it runs eagerly from now on: {error}")
+            return None
         try:
             # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
             # tensors autograd saves) must not see the ops that tracing runs on fakes (under

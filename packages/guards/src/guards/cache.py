@@ -48,11 +48,17 @@ class GuardedCache(Generic[V]):
 
     def add(self, guards: GuardSet, value: V, *, f_locals: dict | None = None,
             f_globals: dict | None = None) -> None:
-        """Add an entry; past a limit, raise CacheLimitExceeded. The frame that missed, when
-        given, lets the message say why every entry failed for it, and sets the entries made
-        for other objects than its own apart from its share of the limit. Entries made for an
-        object that is gone (held weakly by an `Identity` or `Alive` guard, or a key its guards
-        hold weakly) can never hold again: they are dropped first, counting towards no limit."""
+        """Add an entry; past a limit, raise CacheLimitExceeded (see `make_room`)."""
+        self.make_room(f_locals=f_locals, f_globals=f_globals)
+        self.entries.append((guards, value))
+
+    def make_room(self, *, f_locals: dict | None = None, f_globals: dict | None = None) -> None:
+        """Raise CacheLimitExceeded if an entry for this frame would be past a limit (asked
+        before making the entry, which may be costly). The frame that missed, when given, lets
+        the message say why every entry failed for it, and sets the entries made for other
+        objects than its own apart from its share of the limit. Entries made for an object
+        that is gone (held weakly by an `Identity` or `Alive` guard, or a key its guards hold
+        weakly) can never hold again: they are dropped first, counting towards no limit."""
         self.entries[:] = [(g, v) for g, v in self.entries if not g.gone()]
         same = [(g, v) for g, v in self.entries if f_locals is None or _same_objects(g, f_locals)]
         if (len(same) >= self.limit or len(self.entries) >= self.total_limit) and \
@@ -74,7 +80,6 @@ class GuardedCache(Generic[V]):
                          for i, r in enumerate(reasons)]
                 message += "; for these inputs the guards that failed were:\n" + "\n".join(lines)
             raise CacheLimitExceeded(message)
-        self.entries.append((guards, value))
 
     def clear(self) -> None:
         self.entries.clear()
