@@ -153,3 +153,27 @@ def test_a_hooked_module_whose_class_defines_eq_is_not_hashed() -> None:
     m.register_forward_hook(lambda mod, args, out: out * 2)
     x = torch.ones(1, 2)
     assert torch.equal(dynamo.compile(m, backend="eager")(x), m(x))
+
+
+def test_a_module_s_dict_is_read_in_the_trace() -> None:
+    """`name in self.__dict__` (nn.Module.register_buffer's own check, which Hugging Face's
+    dynamic RoPE calls in its forward) is traced, not a break on 'the descriptor __dict__';
+    what the trace set on the module shows in it, and a later change recompiles."""
+    class M(torch.nn.Module):
+        def forward(self, x):
+            if "flag" in self.__dict__:
+                x = x + self.__dict__["flag"]
+            self.seen = 1
+            return x * 2, len([k for k in self.__dict__ if not k.startswith("_")])
+
+    m, x = M(), torch.ones(2)
+    compiled = dynamo.compile(m, fullgraph=True)
+    for flag in (None, 5.0, 7.0, None):
+        if flag is None:
+            m.__dict__.pop("flag", None)
+        else:
+            m.flag = flag
+        got = compiled(x)
+        del m.seen
+        want = m(x)
+        assert torch.equal(got[0], want[0]) and got[1] == want[1]

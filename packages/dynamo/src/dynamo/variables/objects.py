@@ -396,6 +396,12 @@ class NNModuleVariable(ObjectVariable):
             if source is not None:
                 tx.output.add_guard(ModuleTraining(source, module.training))
             return ConstantVariable(module.training)
+        if name == "__dict__" and source is not None:
+            # read only, as an object's (writing into it is refused by side_effects); what
+            # the trace set on the module shows over the real entries
+            real = wrap(tx, module.__dict__, AttrSource(source, "__dict__"))
+            written = tx.output.side_effects.attributes_set(self)
+            return real.overlaid(written) if written else real
         if name in module.__dict__.get("_parameters", {}):
             value = module._parameters[name]
             return wrap(tx, value, ParameterSource(source, name) if source else None)
