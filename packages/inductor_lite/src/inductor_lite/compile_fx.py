@@ -51,6 +51,7 @@ from .lowering import (
 )
 from .metrics import counters
 from .scheduler import Kernel, schedule
+from .traced_sizes import TracedSizes, symbol_expr
 from .wrapper import WrapperCodegen
 
 log = logging.getLogger("inductor_lite")
@@ -173,6 +174,9 @@ class CompiledGraph:
     `dynamic=True` passes float attributes such as layer norm's eps as such tensors, read with
     `.item()`) is traced again with those values as constants, which its guard then checks.
     After `MAX_VERSIONS` versions the graph runs as it came, for every later call.
+
+    A graph `make_fx` traced with symbolic sizes is checked first, at every call, against what
+    its trace assumed of the sizes (`TracedSizes`): a call that breaks it raises ValueError.
     """
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list) -> None:
@@ -189,6 +193,11 @@ class CompiledGraph:
         # What later calls are compared with (`_changed`): sizes and strides, not the data (the
         # example inputs are the frontend's real tensors, which this would keep alive).
         self.first = [_meta(v) for v in first]
+        # What a graph make_fx traced symbolically assumes of its inputs' sizes (no frontend's
+        # guards check it): checked at every call, the example inputs first.
+        self.traced_sizes = TracedSizes.of(gm)
+        if self.traced_sizes is not None:
+            self.traced_sizes.check(self.first)
         self.dynamic = _frontend_dynamic(gm, example_inputs)
         self.strides = _frontend_strides(gm, example_inputs)  # (input, dim): symbolic strides
         self.read_scalars = False
@@ -226,6 +235,8 @@ class CompiledGraph:
             or any(t.requires_grad for t in self.state.values()))
 
     def __call__(self, *args: Any) -> Any:
+        if self.traced_sizes is not None:
+            self.traced_sizes.check(args)
         if self._autograd_sees(args):
             if not self.logged_training:
                 log.info("inductor_lite: tensors require grad; the graph runs as it came "
@@ -998,11 +1009,11 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: lis
     later = []  # values that mention symbols: compared once every symbol is bound
     for i, v in enumerate(fakes):
         if isinstance(v, torch.SymInt):
-            if _symbol(v).is_Symbol and _symbol(v) not in names:
-                names[_symbol(v)] = f"a{i}"
+            if symbol_expr(v).is_Symbol and symbol_expr(v) not in names:
+                names[symbol_expr(v)] = f"a{i}"
                 lines.append(f"a{i} = args[{i}]")
             else:  # another int of the same symbol (equal ints share one), or an expression
-                later.append((f"args[{i}]", _symbol(v)))
+                later.append((f"args[{i}]", symbol_expr(v)))
         elif _is_int(v):
             lines.append(f"if type(args[{i}]) is not int or args[{i}] != {v}: return False")
         elif not isinstance(v, torch.Tensor):
@@ -1032,7 +1043,7 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: lis
         if offsets:
             lines.append(f"if t.storage_offset() != {int(t.storage_offset())}: return False")
         for what, values in (("size", t.shape), ("stride", t.stride())):
-            exprs = [_symbol(n) if isinstance(n, torch.SymInt) else sympy.Integer(n)
+            exprs = [symbol_expr(n) if isinstance(n, torch.SymInt) else sympy.Integer(n)
                      for n in values]
             if all(e.is_Integer for e in exprs):
                 lines.append(f"if {what}{i} != {tuple(int(e) for e in exprs)}: return False")
@@ -1101,8 +1112,3 @@ def _layout_guard(inputs: list) -> Callable[[tuple], bool]:
     kinds = [_kind(t) for t in inputs]
     return lambda args: len(args) == len(kinds) and all(
         _kind(a) == kind for a, kind in zip(args, kinds))
-
-
-def _symbol(n: torch.SymInt) -> sympy.Expr:
-    """The expression a SymInt was created as, also when a guard has since fixed its value."""
-    return getattr(n.node, "_expr", n.node.expr)
