@@ -69,7 +69,11 @@ from dynamo.variables.functions import (
     UserFunctionVariable,
     UserMethodVariable,
 )
-from dynamo.variables.generators import GeneratorVariable, StepIteratorVariable
+from dynamo.variables.generators import (
+    GeneratorVariable,
+    StepIteratorVariable,
+    UserIteratorVariable,
+)
 from dynamo.variables.objects import (
     BaseMethodVariable,
     NNModuleVariable,
@@ -268,6 +272,8 @@ class ResultBuilder:
             return f"{self.constant(functools.partial)}({', '.join(parts)})"
         if isinstance(v, (GeneratorVariable, StepIteratorVariable)) and not v.finished:
             raise v.unbuildable()
+        if isinstance(v, UserIteratorVariable):  # the user's iterator object itself
+            return self.expression(v.obj)
         if isinstance(v, DictIteratorVariable) and v.broken_now:
             return f"{self.constant(broken_dict_iterator)}({v.ordered})"
         if isinstance(v, IteratorVariable) and v.over_list is not None:

@@ -196,6 +196,9 @@ class BuiltinVariable(TrueVariable):
             args = [_as_number(a) for a in args]
         if _follows_operator(fn, args):
             return _user_operator(tx, fn, *args)
+        if fn in _UNARY_METHODS and len(args) == 1 and not kwargs and \
+                _traced_method(args[0], _UNARY_METHODS[fn]):
+            return args[0].call_method(tx, _UNARY_METHODS[fn], [], {})  # `-obj`: its `__neg__`
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None and getattr(builtins, fn.__name__, None) is fn:
             result = handler(tx, *args, **kwargs)
@@ -480,6 +483,11 @@ class BuiltinVariable(TrueVariable):
         return iterate(tx, obj)
 
     def _call_next(self, tx, it, *default, **_):
+        from dynamo.variables.generators import UserIteratorVariable
+        from dynamo.variables.user_objects import UserObjectVariable
+
+        if isinstance(it, UserObjectVariable) and it.defines_in_python("__next__"):
+            it = UserIteratorVariable(it)  # a user's iterator class: its `__next__`, inlined
         if not isinstance(it, IteratorVariable):
             raise Unsupported(f"next() on {it.words()}")
         value = it.next(tx)
@@ -528,6 +536,18 @@ class BuiltinVariable(TrueVariable):
             return DictIteratorVariable(obj, reverse=True)
         if isinstance(obj, DictViewVariable):
             return DictIteratorVariable(obj.dict, obj.view, reverse=True)
+        from dynamo.variables.user_objects import UserObjectVariable, builtin_base
+
+        if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) is object:
+            # as `reversed()` asks: the class's `__reversed__`, else the sequence protocol
+            if obj.defines("__reversed__"):
+                return iterate(tx, obj.call_method(tx, "__reversed__", [], {}))
+            if not (obj.defines("__len__") and obj.defines("__getitem__")):
+                message = f"'{obj.python_type().__name__}' object is not reversible"
+                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            count = obj.call_method(tx, "__len__", [], {}).as_constant()
+            return IteratorVariable([obj.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
+                                     for i in reversed(range(count))])
         return IteratorVariable(list(reversed(obj.items(tx))))
 
     def _call_list(self, tx, obj=None, **_):
@@ -750,6 +770,9 @@ _OPERATOR_METHODS = {
     operator.lt: ("__lt__", "__gt__"), operator.le: ("__le__", "__ge__"),
     operator.gt: ("__gt__", "__lt__"), operator.ge: ("__ge__", "__le__"),
 }
+# Unary operators and the special methods implementing them
+_UNARY_METHODS = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__",
+                  abs: "__abs__", operator.abs: "__abs__"}
 _SYMBOLS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 
 

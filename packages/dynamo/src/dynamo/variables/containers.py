@@ -8,6 +8,7 @@ effect: it is recorded (`side_effects`) and replayed on the real container after
 from __future__ import annotations
 
 import collections
+import collections.abc
 import operator
 import types
 from collections.abc import Callable
@@ -795,6 +796,13 @@ class IteratorVariable(VariableTracker):
             return DictIteratorVariable(value.dict, value.view)
         if isinstance(value, ConstantVariable) and type(value.value) is range:
             return RangeIteratorVariable(value.value)
+        if isinstance(value, UserObjectVariable) and builtin_base(value.python_type()) is object \
+                and value.defines_in_python("__iter__") \
+                and value.python_type().__iter__ is not collections.abc.Sequence.__iter__:
+            made = value.iterator(tx)  # the class's own `__iter__`: its items when asked
+            if isinstance(made, IteratorVariable):
+                return made
+            return IteratorVariable(made.items(tx))
         return IteratorVariable(value.items(tx))
 
     def python_type(self) -> type:

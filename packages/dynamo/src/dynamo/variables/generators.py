@@ -254,6 +254,42 @@ class StepIteratorVariable(LazyIteratorVariable):
         return self.generator.unbuildable()
 
 
+class UserIteratorVariable(LazyIteratorVariable):
+    """An instance of a user's iterator class (one written in Python with `__next__`), as
+    `iter()` of an object whose `__iter__` returns it: each item is its `__next__`, called
+    when the loop asks (so its side effects interleave with the loop's, and an endless one is
+    fine), until it raises StopIteration. Outside the trace it is that object itself."""
+
+    def __init__(self, obj: VariableTracker) -> None:
+        super().__init__([])
+        self.obj = obj
+
+    def _step(self, tx: Translator, sent: VariableTracker | None) -> VariableTracker | None:
+        try:
+            return self.obj.call_method(tx, "__next__", [], {})
+        except Raised as error:
+            if isinstance(error.exception, StopIteration):
+                return None
+            raise
+
+    def python_type(self) -> type:
+        return self.obj.python_type()
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        return self.obj.getattr(tx, name)
+
+    def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
+        return self.obj.call_method(tx, name, args, kwargs)
+
+    def unbuildable(self) -> Unsupported:
+        return Unsupported(f"an iterator over a {self.obj.python_type().__qualname__} taken in "
+                           "step with another (zip, enumerate, map, filter) cannot be rebuilt "
+                           "half-run outside the trace")
+
+    def __repr__(self) -> str:
+        return f"UserIteratorVariable({self.obj!r})"
+
+
 def lazy_map(tx: Translator, fn: Callable[[list[VariableTracker]], VariableTracker | None],
              iterables: list[VariableTracker]) -> IteratorVariable | None:
     """An iterator of `fn(row)` over the rows of `iterables` taken in step (rows for which `fn`

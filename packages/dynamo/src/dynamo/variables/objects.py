@@ -112,7 +112,10 @@ class ObjectVariable(VariableTracker):
             return AttrSource(TypeSource(self.source), name)
         return None
 
-    def _class_member(self, tx: Translator, name: str) -> VariableTracker:
+    def _class_member(self, tx: Translator, name: str, implicit: bool = False) -> VariableTracker:
+        """Member `name` of the object's class; `implicit`: looked up for a special method
+        that Python calls itself (`len(obj)`, `obj(...)`), which never sees the instance's
+        attributes, so none is guarded to be absent."""
         from dynamo.variables.builder import wrap
 
         cls = self.python_type()
@@ -120,7 +123,7 @@ class ObjectVariable(VariableTracker):
         if not found:
             raise Unsupported(f"{cls.__qualname__} has no attribute {name!r}")
         on_class = self._member_source(name)
-        self._guard_class_member(tx, name, member, on_class)
+        self._guard_class_member(tx, name, member, on_class, implicit)
         if isinstance(member, staticmethod):
             return self._member_function(tx, name, member.__func__, on_class, "__func__")
         if isinstance(member, classmethod):
@@ -198,7 +201,7 @@ class ObjectVariable(VariableTracker):
         return _class_dict_entry(TypeSource(self.source), self.python_type(), name)
 
     def _guard_class_member(self, tx: Translator, name: str, member: Any,
-                            on_class: Any) -> None:
+                            on_class: Any, implicit: bool = False) -> None:
         """What reading `name` from the class assumes: the class still holds this member (read
         at `on_class`), and no attribute of the instance shadows it (data descriptors cannot be
         shadowed). For modules (no `on_class`), as torch.compile does, only the shadowing is
@@ -217,7 +220,7 @@ class ObjectVariable(VariableTracker):
             else:
                 tx.output.add_guard(Identity.of(on_class, getattr(self.python_type(), name)))
         if self.source is not None and hasattr(self.value, "__dict__") and not hasattr(
-                type(member), "__set__"):
+                type(member), "__set__") and not implicit:
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
 
     def has_attribute(self, tx: Translator, name: str) -> bool:

@@ -174,13 +174,13 @@ class UserObjectVariable(ObjectVariable):
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         found, call = class_attribute(self.python_type(), "__call__")
         if found and isinstance(call, types.FunctionType):
-            return self._class_member(tx, "__call__").call(tx, args, kwargs)
+            return self._class_member(tx, "__call__", implicit=True).call(tx, args, kwargs)
         raise Unsupported(f"calling a {self.python_type().__qualname__}")
 
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
         """`obj.name(...)`; a special method is looked up on the class, as Python does."""
         if name.startswith("__") and name.endswith("__"):
-            return self._class_member(tx, name).call(tx, args, kwargs)
+            return self._class_member(tx, name, implicit=True).call(tx, args, kwargs)
         return self.getattr(tx, name).call(tx, args, kwargs)
 
     def truth(self, tx: Translator) -> bool:
@@ -198,7 +198,24 @@ class UserObjectVariable(ObjectVariable):
             count = self.call_method(tx, "__len__", [], {}).as_constant()
             return [self.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
                     for i in range(count)]
-        return self.call_method(tx, "__iter__", [], {}).items(tx)
+        return self.iterator(tx).items(tx)
+
+    def iterator(self, tx: Translator) -> VariableTracker:
+        """`iter(self)` by the class's own `__iter__`: the iterator it returns, whose items
+        are taken when asked (a generator made in the trace, or an instance of a user's class
+        with `__next__`: UserIteratorVariable), not up front."""
+        from dynamo.variables.generators import UserIteratorVariable
+
+        made = self.call_method(tx, "__iter__", [], {})
+        if isinstance(made, UserObjectVariable) and made.defines("__next__"):
+            if not made.defines_in_python("__next__"):
+                raise Unsupported(f"iterating over a {made.python_type().__qualname__} (its "
+                                  "__next__ is not written in Python)")
+            return UserIteratorVariable(made)
+        if isinstance(made, UserObjectVariable):
+            message = f"iter() returned non-iterator of type '{made.python_type().__name__}'"
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+        return made
 
     def base_items(self, tx: Translator) -> VariableTracker:
         """The items of a dict or list subclass's instance, as its inherited dict or list
@@ -304,6 +321,13 @@ class NewObjectVariable(UserObjectVariable):
         del self.attrs[name]
 
     def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        if not self.cls.__dictoffset__ and not _is_slot(class_attribute(self.cls, name)[1]):
+            # `__slots__` all the way up: no `__dict__` to hold it, as Python says
+            read_only = class_attribute(self.cls, name)[0]
+            message = (f"'{self.cls.__name__}' object attribute {name!r} is read-only"
+                       if read_only else
+                       f"'{self.cls.__name__}' object has no attribute {name!r}")
+            raise Raised(AttributeError(message), f"{message} (an AttributeError while tracing)")
         tx.output.side_effects.mutated(self)  # counted: a generator's items must not do this
         self.attrs[name] = value
 
