@@ -217,3 +217,42 @@ def test_a_view_is_faked_inside_its_own_mode() -> None:
     with mode:
         fake = mode.from_tensor(torch.randn(5, 5).t())
         assert torch.sin(fake).stride() == (1, 5)
+
+
+@pytest.mark.parametrize("shape_env", [None, ShapeEnv()], ids=["static", "shape_env"])
+def test_size_one_dims_get_the_cpu_kernels_strides(shape_env) -> None:
+    # The aten graph of diffusers' VAE raised in group norm ("Expected
+    # X.is_contiguous(memory_format)"): its input's size-1 batch dim had another stride in the
+    # fake than in the real tensor, which made the fake channels-last and the real one not, so
+    # the graph lacked the copy to a contiguous tensor. A view (its Python reference, run under
+    # a ShapeEnv) and a pointwise op with a number or a broadcast operand (their Python
+    # references take the channels-last shortcut that TensorIterator takes only for operands
+    # of one shape) gave it; so did the strides TensorIterator copies from dense inputs.
+    mode = FakeTensorMode(shape_env)
+    attention = torch.randn(1, 64, 64).transpose(1, 2)  # (1, 64, 64) with strides (4096, 1, 64)
+    h = attention.view(1, 64, 8, 8)
+    bias = torch.randn(1, 64, 1, 1)
+    odd = torch.empty_strided((3, 1, 4), (1, 7, 3)).normal_()
+    cases = [
+        (lambda a, h, b, o: a.view(1, 64, 8, 8), "view"),
+        (lambda a, h, b, o: h / 1.0, "division by a number"),
+        (lambda a, h, b, o: h * 2, "product with a number"),
+        (lambda a, h, b, o: torch.ops.aten.mul.Scalar(h, 2), "mul.Scalar"),
+        (lambda a, h, b, o: torch.where(h > 0, h, b), "where with a broadcast operand"),
+        (lambda a, h, b, o: h + b, "sum with a broadcast operand"),
+        (lambda a, h, b, o: h.relu(), "unary op"),
+        (lambda a, h, b, o: o.sigmoid(), "dense input"),
+        (lambda a, h, b, o: o.clamp_min(0.5), "dense input with a number"),
+        (lambda a, h, b, o: h.clone(memory_format=torch.contiguous_format), "clone"),
+    ]
+    fakes = [mode.from_tensor(t) for t in (attention, h, bias, odd)]
+    for fn, what in cases:
+        want = fn(attention, h, bias, odd)
+        with mode:
+            got = fn(*fakes)
+        assert got.stride() == want.stride(), what
+        assert got.is_contiguous(memory_format=torch.channels_last) == want.is_contiguous(
+            memory_format=torch.channels_last), what
+    with mode:
+        normed = torch.nn.functional.group_norm(fakes[1] / 1.0, 8)
+    assert normed.stride() == torch.nn.functional.group_norm(h / 1.0, 8).stride()

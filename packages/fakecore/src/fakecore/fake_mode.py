@@ -24,6 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 from torch.utils.weak import WeakIdKeyDictionary
 
+from fakecore import tensor_iterator
 from fakecore.conversion import CONSTANT_NUMEL, TensorConverter
 from fakecore.data_dependent import DATA_DEPENDENT_OPS, FakeImplCtx, memoized
 from fakecore.dispatch_cache import DispatchCache
@@ -191,6 +192,8 @@ class FakeTensorMode(TorchDispatchMode):
         out = self._run_meta_kernel(func, args, kwargs, flat)
         if func is aten.convolution.default:
             out = self._conv_layout(args, kwargs, out)
+        elif torch.Tag.pointwise in func.tags:
+            out = self._pointwise_layout(func, args, kwargs, out)
         if key is not None:
             self._cache.store(key, out, args)
         else:
@@ -224,6 +227,47 @@ class FakeTensorMode(TorchDispatchMode):
                     layout is torch.channels_last_3d and out.dim() == 5):
                 out = out.to(memory_format=layout)
         return out
+
+    def _pointwise_layout(self, func, args, kwargs, out):
+        """A pointwise op's new output laid out as the CPU kernel's TensorIterator lays it out,
+        for static CPU fakes: the meta kernels (Python references) can give a size-1 dim
+        another stride (`tensor_iterator`), and with it another suggested memory format."""
+        schema = func._schema
+        if schema.is_mutable or len(schema.returns) != 1 or not isinstance(out, FakeTensor) \
+                or not any(type(n) is int and n == 1 for n in out.shape):
+            # (only size-1 dims' strides are corrected; symbolic sizes are left as they are)
+            return out
+        # (a `.Scalar` overload with a `.Tensor` sibling runs that one on the number wrapped
+        # in a 0-d tensor: an operand, unlike `clamp_min`'s or `pow.Tensor_Scalar`'s number)
+        wrapped = func._overloadname == "Scalar" and hasattr(func.overloadpacket, "Tensor")
+        operands = []
+        for i, argument in enumerate(schema.arguments):
+            value = args[i] if i < len(args) else kwargs.get(argument.name)
+            if isinstance(argument.type, torch.TensorType) or (
+                    wrapped and isinstance(argument.type, torch.NumberType)):
+                operands.append(value)
+        if not all(isinstance(t, FakeTensor) and t.fake_device.type == "cpu"
+                   and t.layout is torch.strided or isinstance(t, (int, float, bool, complex))
+                   for t in operands) or not any(isinstance(t, FakeTensor) for t in operands):
+            return out
+        if _symbols([out, *operands]) or out.layout is not torch.strided or any(
+                out.untyped_storage()._cdata == t.untyped_storage()._cdata
+                for t in operands if isinstance(t, FakeTensor)):
+            return out
+        shape = list(torch.broadcast_shapes(*(t.shape for t in operands
+                                              if isinstance(t, FakeTensor))))
+        if list(out.shape) != shape:
+            return out
+        strides = tensor_iterator.output_strides(shape, operands)
+        if tuple(out.stride()) == strides or any(
+                size != 1 and stride != mine
+                for size, stride, mine in zip(shape, out.stride(), strides)):
+            # (only the strides of size-1 dims are corrected: the ops that do not lay their
+            # outputs out with TensorIterator, `clone` to a memory format, `masked_fill`, differ
+            # on others)
+            return out
+        with self:
+            return torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device)
 
     def _adopt_inputs(self, func, flat: list[Any]) -> list[Any]:
         """Check every tensor input is ours; convert real ones where that is allowed."""
@@ -289,8 +333,16 @@ class FakeTensorMode(TorchDispatchMode):
         meta = torch.device("meta")
         meta_args = tuple(meta if isinstance(a, torch.device) else a for a in args)
         meta_kwargs = {**kwargs, "device": meta} if "device" in kwargs else kwargs
+        # With static sizes, the C++ meta kernel even under a ShapeEnv: the Python dispatcher,
+        # on for symbolic sizes, would run the op's Python reference instead, which can give a
+        # size-1 dim another stride than the CPU kernel (a view of `(1, C, HW)` as `(1, C, H,
+        # W)`, a channels-last tensor divided by a number), so that a real tensor's suggested
+        # memory format is not the one the trace saw (group norm's input was not made
+        # contiguous in the aten graph, and the CPU kernel raised).
+        python_dispatcher = (torch._C._DisablePythonDispatcher()
+                             if self.shape_env is not None and not symbols else nullcontext())
         try:
-            with self.kernel_invocation():
+            with self.kernel_invocation(), python_dispatcher:
                 out = func(*meta_args, **meta_kwargs)
         except NotImplementedError as error:
             return self._decompose(func, args, kwargs, str(error))
