@@ -694,3 +694,28 @@ def test_a_property_of_an_enum_replaced_on_the_class(monkeypatch) -> None:
     mode = _Size.LARGE
     _stale_check(lambda x: x + mode.offset, (torch.ones(2),),
                  lambda: monkeypatch.setattr(_Size, "offset", property(lambda self: -7)))
+
+
+def test_enum_member_attribute_changed_recompiles() -> None:
+    """An attribute an enum member holds of its own (set by the enum's `__init__`) is guarded:
+    members are singletons, but their attributes may change."""
+
+    class Act(enum.Enum):
+        RELU = (1, 0.5)
+        GELU = (2, 1.5)
+
+        def __init__(self, code, scale):
+            self.scale = scale
+            self.table = {"k": 1}
+
+    def f(x, act):
+        return x * act.scale + act.table["k"]
+
+    x = torch.ones(2)
+    cf = dynamo.compile(f, backend="eager")
+    assert torch.equal(cf(x, Act.RELU), f(x, Act.RELU))
+    Act.RELU.scale = 10.0
+    assert torch.equal(cf(x, Act.RELU), f(x, Act.RELU))
+    Act.RELU.table["k"] = 100
+    assert torch.equal(cf(x, Act.RELU), f(x, Act.RELU))
+    assert torch.equal(cf(x, Act.GELU), f(x, Act.GELU))

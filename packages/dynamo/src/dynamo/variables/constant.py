@@ -60,6 +60,12 @@ class ConstantVariable(VariableTracker):
                 # method of the member run for real on constants
                 source = AttrSource(self.source, "_value_") if self.source is not None else None
                 return wrap(tx, self.value._value_, source)
+            if self.source is not None and name in getattr(self.value, "__dict__", {}) and \
+                    name not in ("_value_", "_name_", "__objclass__", "_sort_order_"):
+                # An attribute of the member's own (set by the enum's `__init__`, or later):
+                # members are singletons, but their attributes may change; read it through
+                # its source, guarded like any object's attribute, not baked in unguarded.
+                return wrap(tx, self.value.__dict__[name], AttrSource(self.source, name))
         if isinstance(self.value, tuple) and hasattr(type(self.value), "_fields"):
             # A named tuple of constants from the frame: the methods, properties, static and
             # class methods its class defines are traced (they may take tensors, read globals,
