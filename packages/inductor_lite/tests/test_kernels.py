@@ -2003,3 +2003,36 @@ def test_a_write_into_a_view_whose_symbolic_strides_overlap_later_gets_a_version
     compiled = compile_fx(torch.fx.symbolic_trace(into_temporary), [x, 4])
     for k in (4, 5, 2, 6, 2):
         torch.testing.assert_close(compiled(x, k), into_temporary(x, k))
+
+
+def test_inverse_hyperbolic_and_erfc_keep_fp32_precision(device):
+    # atanh near 0 (was 0 below 6e-8, as log((1 + x) / (1 - x)) rounds to log(1)), acosh near 1
+    # (x * x - 1 cancelled: 1000 ulps) and past 1.8e19 (x * x overflowed: inf), acos near 1,
+    # erfc's tail (exp(-z * z) of a rounded z * z: 1e-5 relative near 9)
+    small = torch.logspace(-12, -1, 200, device=device)
+    compile_and_check(lambda x: torch.atanh(x), torch.cat([small, -small, torch.tensor([-0.0], device=device)]),
+                      atol=0, rtol=1e-6)
+    compile_and_check(lambda x: torch.acosh(x), torch.cat([1 + small, torch.tensor([1e20, 3e38], device=device)]),
+                      atol=0, rtol=1e-6)
+    compile_and_check(lambda x: torch.acos(x), 1 - torch.logspace(-7, -1, 200, device=device), atol=0, rtol=1e-6)
+    compile_and_check(lambda x: torch.erfc(x), torch.linspace(3, 9, 200, device=device), atol=0, rtol=1e-6)
+    x = torch.tensor([-0.0, 1e-10, -1e-10], device=device)
+    got = compile_fx(torch.fx.symbolic_trace(lambda x: torch.atanh(x)), [x])(x)
+    assert torch.equal(torch.signbit(got), torch.signbit(torch.atanh(x)))
+
+
+def test_signed_zeros_of_clamp_fmax_fmin_and_cumsum(device):
+    # Eager's clamp keeps x where it equals a bound; fmax/fmin give their first operand where
+    # the two are equal; a cumsum starts from +0.0
+    nan = float("nan")
+    x = torch.tensor([-0.0, 0.0, -1.0, nan, 2.0], device=device)
+    lo = torch.tensor([0.0, -0.0, -0.0, 0.0, nan], device=device)
+    fns = [lambda x, lo: x.clamp(0, 1), lambda x, lo: x.clamp(min=-0.0, max=0.0),
+           lambda x, lo: x.clamp(min=lo), lambda x, lo: torch.nn.functional.relu6(x),
+           lambda x, lo: torch.fmax(x, lo), lambda x, lo: torch.fmin(x, lo),
+           lambda x, lo: torch.fmax(lo, x), lambda x, lo: x.view(1, 5).mul(0).cumsum(1)]
+    for fn in fns:
+        got = compile_fx(torch.fx.symbolic_trace(fn), [x, lo])(x, lo)
+        want = fn(x, lo)
+        torch.testing.assert_close(got, want, equal_nan=True)
+        assert torch.equal(torch.signbit(got), torch.signbit(want)), fn

@@ -833,10 +833,12 @@ def _where(lower, node, cond, a, b):
 @register(aten.clamp.default, aten.clamp.Tensor)
 def _clamp(lower, node, x, min=None, max=None):
     def body(v, lo, hi):
+        # Not maximum/minimum: eager's clamp keeps `x` where it equals a bound (the sign of
+        # a zero: `(-0.0).clamp(0, 1)` is -0.0) and propagates a NaN bound
         if lo is not None:
-            v = op("maximum", v, lo)
+            v = op("clamp_min", v, lo)
         if hi is not None:
-            v = op("minimum", v, hi)
+            v = op("clamp_max", v, hi)
         return v
     inputs = [x] + [b for b in (min, max) if b is not None]
 

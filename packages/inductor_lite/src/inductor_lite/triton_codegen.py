@@ -76,10 +76,12 @@ OPS = {
     "sinh": "helpers.sinh({0})", "hypot": "helpers.hypot({0}, {1})",
     "fmax": "helpers.fmax({0}, {1})", "fmin": "helpers.fmin({0}, {1})",
     "signbit": "helpers.signbit({0})", "copysign": "helpers.copysign({0}, {1})",
-    "asinh": "helpers.asinh({0})", "acosh": "tl.log({0} + tl.sqrt({0} * {0} - 1.0))",
-    "atanh": "0.5 * tl.log((1.0 + {0}) / (1.0 - {0}))", "atan": "helpers.atan({0})",
-    "asin": "helpers.atan2({0}, tl.sqrt(1.0 - {0} * {0}))",
-    "acos": "helpers.atan2(tl.sqrt(1.0 - {0} * {0}), {0})",
+    "asinh": "helpers.asinh({0})", "acosh": "helpers.acosh({0})",
+    "atanh": "helpers.atanh({0})", "atan": "helpers.atan({0})",
+    # (1 - x) * (1 + x), not 1 - x * x, which cancels near |x| = 1 (acos lost 500 ulps there)
+    "asin": "helpers.atan2({0}, tl.sqrt((1.0 - {0}) * (1.0 + {0})))",
+    "acos": "helpers.atan2(tl.sqrt((1.0 - {0}) * (1.0 + {0})), {0})",
+    "clamp_min": "helpers.clamp_min({0}, {1})", "clamp_max": "helpers.clamp_max({0}, {1})",
     "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
     "shift_left": "helpers.shift_left({0}, {1})", "shift_right": "helpers.shift_right({0}, {1})",
     "bitwise_not": "~{0}", "logical_not": "{0} == 0",
@@ -415,8 +417,10 @@ class KernelCodegen:
         v = self.value(body(node), scope)
         start = identity(kind, body(node).dtype)
         masked = self.emit(scope, None, f"tl.where(xmask & rmask, {v}, {start})")
-        result = self.results[node.buffer.name] = self.emit(scope, None,
-                                                            f"tl.cum{kind}({masked}, 1)")
+        text = f"tl.cum{kind}({masked}, 1)"
+        if kind == "sum" and body(node).dtype.is_floating_point:
+            text += " + 0.0"  # eager's sum starts from +0.0: a cumsum of -0.0s is 0.0
+        result = self.results[node.buffer.name] = self.emit(scope, None, text)
         if node.buffer.name in self.kernel.stored:
             self.store(node, scope, result)
 

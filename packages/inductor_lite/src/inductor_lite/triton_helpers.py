@@ -228,10 +228,32 @@ def asinh(x):
 
 
 @triton.jit
+def atanh(x):
+    # 0.5 * log1p(2a / (1 - a)) of a = |x|: exact near zero, where log((1 + x) / (1 - x))
+    # is 0 (atanh(1e-8) was 0); 1 - a is exact near 1
+    a = tl.abs(x)
+    return copysign(0.5 * log1p((2.0 * a) / (1.0 - a)), x)
+
+
+@triton.jit
+def acosh(x):
+    # log1p(t + sqrt(2t + t^2)) of t = x - 1 (exact near 1, where x^2 - 1 cancels); past
+    # 2^28, where x^2 overflows later, log(2x)
+    t = x - 1.0
+    near = log1p(t + tl.sqrt(2.0 * t + t * t))
+    return tl.where(x > 268435456.0, tl.log(x) + 0.6931471805599453, near)
+
+
+@triton.jit
 def erfc(x):
     # exp(-x^2) times a Chebyshev fit (Numerical Recipes' erfcc: relative error below 1.2e-7),
     # where 1 - erf(x) would lose every digit for large x
-    z = tl.abs(x)
+    # (in float64 for float32: exp(-z^2)'s relative error is that of z^2 rounded, times z^2
+    # (1e-5 near z = 9 in float32); the fit's own error is below float32's)
+    if x.dtype == tl.float32:
+        z = tl.abs(x).to(tl.float64)
+    else:
+        z = tl.abs(x)
     t = 1.0 / (1.0 + 0.5 * z)
     p = -0.82215223 + t * 0.17087277
     p = 1.48851587 + t * p
@@ -242,7 +264,7 @@ def erfc(x):
     p = 0.37409196 + t * p
     p = 1.00002368 + t * p
     r = t * tl.exp(-z * z - 1.26551223 + t * p)
-    return tl.where(x >= 0, r, 2.0 - r)
+    return tl.where(x >= 0, r, 2.0 - r).to(x.dtype)
 
 
 @triton.jit
@@ -269,12 +291,25 @@ def hypot(a, b):
 
 @triton.jit
 def fmax(a, b):
-    return tl.where(a != a, b, tl.where(either(a > b, b != b), a, b))
+    # `a` where the two are equal, as eager's (fmax(-0.0, 0.0) is -0.0)
+    return tl.where(either(a != a, b > a), b, a)
 
 
 @triton.jit
 def fmin(a, b):
-    return tl.where(a != a, b, tl.where(either(a < b, b != b), a, b))
+    return tl.where(either(a != a, b < a), b, a)
+
+
+@triton.jit
+def clamp_min(x, lo):
+    # As eager's clamp: x unless below the bound (x kept where equal: -0.0 stays -0.0), NaN
+    # where either is NaN
+    return tl.where(either(x < lo, lo != lo), lo, x)
+
+
+@triton.jit
+def clamp_max(x, hi):
+    return tl.where(either(x > hi, hi != hi), hi, x)
 
 
 @triton.jit
