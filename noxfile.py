@@ -7,6 +7,7 @@
     nox -s lint            ruff and the import-linter layering contracts
     nox -s conformance     the long OpInfo sweeps; they write docs/conformance.md
     nox -s bench           the benchmarks; they write docs/performance.md
+    nox -s fuzz            a long sweep of dynamo's stale-answer fuzzer (2000 seeds)
 
 TORCH_SPEC chooses the torch that environments get (default ``torch==2.13.0``, the CPU build on
 the development machines' disk). ``TORCH_SPEC=system`` builds environments on top of the
@@ -131,3 +132,13 @@ def bench(session: nox.Session) -> None:
     # a Hugging Face GPT-2 and a diffusers UNet in the dynamo benchmark
     _install(session, PACKAGES, TRANSFORMERS, DIFFUSERS)
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session(venv_params=VENV_PARAMS)
+def fuzz(session: nox.Session) -> None:
+    """A long sweep of dynamo's stale-answer fuzzer (packages/dynamo/tests/stale_fuzz.py): seeds
+    1000 to 2999 (tests/test_stale_fuzz.py samples 0 to 127); fails if a case fails. Other seeds:
+    `nox -s fuzz -- --start 50000 --n 500`."""
+    _install(session, _local_deps("dynamo"))
+    session.run("python", "packages/dynamo/tests/stale_fuzz.py",
+                *(session.posargs or ["--start", "1000", "--n", "2000"]))

@@ -239,3 +239,18 @@ def test_plain_ints_of_equal_value_get_symbols_of_their_own() -> None:
     assert str(n) != str(m)
     x = FakeTensorMode(shape_env=env).from_tensor(torch.randn(3, 3), dynamic_dims=[0, 1])
     assert str(x.shape[0]) == str(x.shape[1])
+
+
+@pytest.mark.parametrize("op", ["&", "|", "^", "<<", ">>"])
+def test_a_bit_operation_with_a_float_raises_pythons_type_error(op) -> None:
+    """Bit operations specialise their operands; a float among them is Python's TypeError (the
+    operand was truncated: `7.5 ^ s0` gave 3 for s0 = 4)."""
+    env = ShapeEnv()
+    s = _size(env, 4)
+    for left, right in ((7.5, s), (s, 7.5), (7.5, 4), (4, 7.5)):
+        with pytest.raises(TypeError) as raised:
+            eval(f"left {op} right")
+        left_type, right_type = (type(v).__name__.replace("SymInt", "int") for v in (left, right))
+        assert str(raised.value) == f"unsupported operand type(s) for {op}: " \
+                                    f"'{left_type}' and '{right_type}'"
+    assert eval(f"s {op} 1") == eval(f"4 {op} 1")

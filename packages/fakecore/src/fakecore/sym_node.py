@@ -163,10 +163,12 @@ _USER_OP: dict[str, Callable] = {
     "sym_acos": math.acos, "sym_atan": math.atan, "sym_log2": math.log2,
 }
 _CONNECTIVES = ("sym_and", "sym_or")
-# Bit operations have no useful symbolic form: they specialise their operands.
+# Bit operations have no useful symbolic form: they specialise their operands. Each with
+# Python's symbol for it (a float operand is Python's TypeError, not truncated).
 _CONCRETE_BINARY = {
-    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
-    "lshift": operator.lshift, "rshift": operator.rshift,
+    "bitwise_and": (operator.and_, "&"), "bitwise_or": (operator.or_, "|"),
+    "bitwise_xor": (operator.xor, "^"), "lshift": (operator.lshift, "<<"),
+    "rshift": (operator.rshift, ">>"),
 }
 
 
@@ -335,7 +337,11 @@ class SymNode:
                    for e in (expr < bound, expr > -bound) if e is not sympy.true)
 
     def _concrete_binary(self, name: str, other: SymNode) -> SymNode:
-        value = _CONCRETE_BINARY[name](self.guard_int("", 0), other.guard_int("", 0))
+        op, symbol = _CONCRETE_BINARY[name]
+        if float in (self.pytype, other.pytype):  # `7.5 ^ s0` (operands in the user's order)
+            raise TypeError(f"unsupported operand type(s) for {symbol}: "
+                            f"'{self.pytype.__name__}' and '{other.pytype.__name__}'")
+        value = op(self.guard_int("", 0), other.guard_int("", 0))
         return self.wrap_int(value)
 
     def sym_sum(self, terms: tuple[SymNode, ...]) -> SymNode:
