@@ -351,3 +351,20 @@ def test_the_caches_of_code_that_is_gone_are_freed(source) -> None:
     assert [c() for c in codes] == [None] * 4
     assert not any(key[0]() is None for key in frontend._caches)
     assert not any(key[0]() is None for key in breaks._resume_functions)
+
+
+def test_the_caches_of_code_that_is_gone_are_freed_without_clearing_instruction_lists() -> None:
+    """The instruction lists dynamo reads are cached for as long as their code lives (an
+    `lru_cache` held the code, and with it its caches, for 4096 more codes)."""
+    from dynamo import frontend
+    codes = []
+    for k in range(4):
+        namespace: dict = {}
+        exec(builtins.compile(f"f = lambda x: x * {k}\n", "<cell>", "exec"), namespace)
+        compiled = dynamo.compile(namespace["f"])
+        torch.testing.assert_close(compiled(torch.ones(2)), torch.full((2,), float(k)))
+        codes.append(weakref.ref(namespace["f"].__code__))
+        del namespace, compiled
+    gc.collect()
+    assert [c() for c in codes] == [None] * 4
+    assert not any(key[0]() is None for key in frontend._caches)

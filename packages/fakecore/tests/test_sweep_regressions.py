@@ -256,3 +256,34 @@ def test_size_one_dims_get_the_cpu_kernels_strides(shape_env) -> None:
     with mode:
         normed = torch.nn.functional.group_norm(fakes[1] / 1.0, 8)
     assert normed.stride() == torch.nn.functional.group_norm(h / 1.0, 8).stride()
+
+
+@pytest.mark.parametrize("name, fn, specs", [
+    ("clone", lambda a: a.clone(), [((1, 4, 2, 1), (4, 1, 4, 4))]),
+    ("clone 1d", lambda a: a.clone(), [((1,), (2,))]),
+    ("_to_copy", lambda a: a.half(), [((4, 1), (1, 4))]),
+    ("type_as", lambda a, b: a.type_as(b.double()), [((2, 1), (1, 2)), ((2, 1), (1, 1))]),
+    ("hardtanh", torch.nn.functional.hardtanh, [((1, 3, 1, 1), (1, 1, 3, 3))]),
+    ("relu6", torch.nn.functional.relu6, [((4, 1), (1, 4))]),
+    ("masked_fill", lambda a, b: a.masked_fill(b > 0, 1.0), [((4, 1), (1, 1)), ((4, 1), (1, 4))]),
+    ("lerp.Scalar", lambda a, b: torch.lerp(a, b, 0.3), [((3, 1, 1), (1, 1, 1)),
+                                                         ((3, 1, 1), (1, 3, 3))]),
+    ("clamp.Tensor", lambda a, b: torch.clamp(a, min=b), [((4, 1, 2, 3), (6, 1, 3, 1)),
+                                                          ((4, 1, 2, 3), (1, 4, 4, 8))]),
+])
+@pytest.mark.parametrize("with_shape_env", [False, True])
+def test_pointwise_outputs_not_laid_out_by_tensor_iterator_keep_the_kernels_strides(
+        name, fn, specs, with_shape_env) -> None:
+    # The size-1-dim correction is TensorIterator's: ops that allocate with `empty_like`
+    # (`clone`, `_to_copy`, `hardtanh`), clone contiguously (`masked_fill`), whose prims
+    # (`convert_element_type`) run under the mode, whose number is no operand (`lerp.Scalar`'s
+    # weight) or whose operand is optional (`clamp.Tensor`'s min) must keep the strides the
+    # CPU kernel gives (a wrong size-1 stride changes the suggested memory format: group norm
+    # of a `clone` raised in an aot_eager graph).
+    args = [torch.empty_strided(size, stride).normal_() for size, stride in specs]
+    real = fn(*args)
+    mode = FakeTensorMode(ShapeEnv()) if with_shape_env else FakeTensorMode()
+    fakes = [mode.from_tensor(a) for a in args]
+    with mode:
+        out = fn(*fakes)
+    assert out.stride() == real.stride(), name

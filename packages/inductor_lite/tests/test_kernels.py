@@ -442,6 +442,10 @@ def test_random_graph_without_grad_draws_as_with_grad(device):
     out.sum().backward()
     kept = (out != 0).to(x.dtype)
     torch.testing.assert_close(w.grad, x.t() @ (kept * 2))
+    # under inference mode nothing is recomputed with grad: the kernels run
+    compiled.eager = lambda *args: pytest.fail("the graph ran as it came")
+    with torch.inference_mode():
+        assert compiled(x, w).shape == (3, 6)
 
 
 def test_dump_folder(tmp_path, monkeypatch, device):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dis
 import functools
 import sys
+import weakref
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
@@ -45,7 +46,27 @@ _DIRECTIONAL = {
 _DIRECTIONAL["JUMP_BACKWARD_NO_INTERRUPT"] = "JUMP_BACKWARD"
 
 
-@functools.lru_cache(maxsize=4096)
+def _per_code(fn):
+    """`fn(code)`, cached for as long as `code` lives (an `lru_cache` would hold the code, and
+    with it the caches and resume functions that dynamo keys by it weakly: a function `exec`'d
+    anew, a notebook's cell run again, left its compiled entries behind)."""
+    cache: dict[int, tuple[weakref.ref, Any]] = {}
+
+    @functools.wraps(fn)
+    def cached(code: CodeType) -> Any:
+        found = cache.get(id(code))
+        if found is not None and found[0]() is code:
+            return found[1]
+        value = fn(code)
+        key = id(code)
+        cache[key] = (weakref.ref(code, lambda ref: cache.get(key, (None,))[0] is ref
+                                  and cache.pop(key)), value)
+        return value
+    cached.cache_clear = cache.clear
+    return cached
+
+
+@_per_code
 def instructions(code: CodeType) -> list[Instruction]:
     """The instructions of `code`, with jump targets as list indices (cached: treat as
     read-only)."""
@@ -85,7 +106,7 @@ class Handler:
     lasti: bool
 
 
-@functools.lru_cache(maxsize=4096)
+@_per_code
 def handlers(code: CodeType) -> tuple[Handler, ...]:
     """The exception table of `code` (cached: treat as read-only)."""
     where = {ins.offset: i for i, ins in enumerate(instructions(code))}

@@ -34,6 +34,12 @@ from fakecore.shape_env import ShapeEnv
 
 aten = torch.ops.aten
 _LIFT_OPS = (aten.lift_fresh.default, aten.lift_fresh_copy.default)
+# Pointwise ops whose CPU kernels allocate their output with `empty_like(self)` (a dense input's
+# strides kept as they are, size-1 dims' too), not by TensorIterator's rules (so do the ops
+# taking a `memory_format`: `clone`, `_to_copy`, the `*_like` factories), and ops whose output
+# is a contiguous clone (`masked_fill`: of self expanded to the mask's shape).
+_LIKE_SELF_OPS = frozenset({aten.hardtanh.default, aten.fill.Scalar, aten.fill.Tensor})
+_CONTIGUOUS_OPS = frozenset({aten.masked_fill.Scalar, aten.masked_fill.Tensor})
 # Quantized tensors carry a scale and zero point no fake tensor holds; the meta kernel of
 # `quantize_per_tensor` even answers a float32 tensor, on which `dequantize()` is the identity.
 _QUANTIZED_DTYPES = frozenset({torch.quint8, torch.qint8, torch.qint32, torch.quint4x2,
@@ -234,17 +240,26 @@ class FakeTensorMode(TorchDispatchMode):
         another stride (`tensor_iterator`), and with it another suggested memory format."""
         schema = func._schema
         if schema.is_mutable or len(schema.returns) != 1 or not isinstance(out, FakeTensor) \
-                or not any(type(n) is int and n == 1 for n in out.shape):
-            # (only size-1 dims' strides are corrected; symbolic sizes are left as they are)
+                or not any(type(n) is int and n == 1 for n in out.shape) \
+                or func.namespace != "aten" \
+                or any(a.name == "memory_format" for a in schema.arguments):
+            # (prims, such as the `convert_element_type` of `_to_copy`'s reference, and ops
+            # laying their output out as asked, keep the layout the reference gave them)
             return out
-        # (a `.Scalar` overload with a `.Tensor` sibling runs that one on the number wrapped
-        # in a 0-d tensor: an operand, unlike `clamp_min`'s or `pow.Tensor_Scalar`'s number)
+        # (only size-1 dims' strides are corrected; symbolic sizes are left as they are)
+        # (a `.Scalar` overload with a `.Tensor` sibling runs that one on its `other` wrapped
+        # in a 0-d tensor: an operand, unlike `clamp_min`'s or `pow.Tensor_Scalar`'s number,
+        # or `lerp.Scalar`'s weight, `alpha`)
         wrapped = func._overloadname == "Scalar" and hasattr(func.overloadpacket, "Tensor")
         operands = []
         for i, argument in enumerate(schema.arguments):
             value = args[i] if i < len(args) else kwargs.get(argument.name)
             if isinstance(argument.type, torch.TensorType) or (
-                    wrapped and isinstance(argument.type, torch.NumberType)):
+                    isinstance(argument.type, torch.OptionalType)
+                    and isinstance(argument.type.getElementType(), torch.TensorType)
+                    and value is not None) or (
+                    wrapped and argument.name == "other"
+                    and isinstance(argument.type, torch.NumberType)):
                 operands.append(value)
         if not all(isinstance(t, FakeTensor) and t.fake_device.type == "cpu"
                    and t.layout is torch.strided or isinstance(t, (int, float, bool, complex))
@@ -258,7 +273,16 @@ class FakeTensorMode(TorchDispatchMode):
                                               if isinstance(t, FakeTensor))))
         if list(out.shape) != shape:
             return out
-        strides = tensor_iterator.output_strides(shape, operands)
+        if func in _LIKE_SELF_OPS:  # `empty_like(self)`: a dense input's strides as they are
+            self_ = operands[0]
+            if list(self_.shape) != shape or not tensor_iterator.non_overlapping_and_dense(
+                    tuple(self_.shape), tuple(self_.stride())):
+                return out
+            strides = tuple(self_.stride())
+        elif func in _CONTIGUOUS_OPS:
+            strides = tuple(torch._prims_common.make_contiguous_strides_for(shape))
+        else:
+            strides = tensor_iterator.output_strides(shape, operands)
         if tuple(out.stride()) == strides or any(
                 size != 1 and stride != mine
                 for size, stride, mine in zip(shape, out.stride(), strides)):

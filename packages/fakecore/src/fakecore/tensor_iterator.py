@@ -37,7 +37,7 @@ def output_strides(shape: list[int], operands: list[Any]) -> tuple[int, ...]:
         if all(t.is_contiguous(memory_format=torch.channels_last) for t in inputs):
             return tuple(torch.empty(shape, device="meta",
                                      memory_format=torch.channels_last).stride())
-        if all(_non_overlapping_and_dense(*sizes_strides) for sizes_strides in tensors) and len(
+        if all(non_overlapping_and_dense(*sizes_strides) for sizes_strides in tensors) and len(
                 {strides for _, strides in tensors}) == 1:
             return tensors[0][1]
     # compute_strides: a broadcast dim has stride 0; reorder_dimensions: sort the dims from the
@@ -83,7 +83,7 @@ def output_strides(shape: list[int], operands: list[Any]) -> tuple[int, ...]:
     return tuple(result)
 
 
-def _non_overlapping_and_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+def non_overlapping_and_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     """c10's `compute_non_overlapping_and_dense`: size-1 dims do not count."""
     required = 1
     for dim in sorted((d for d in range(len(sizes)) if sizes[d] >= 2), key=lambda d: strides[d]):

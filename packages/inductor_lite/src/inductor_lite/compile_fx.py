@@ -248,10 +248,12 @@ class CompiledGraph:
         if run is None:
             with _COMPILE_LOCK:
                 run = self._new_version(args)
-        if self.draws_random and self._recorded_with_grad(args):
+        if self.draws_random and not torch.is_inference_mode_enabled() and \
+                self._recorded_with_grad(args):
             # Reentrant activation checkpointing runs the forward without grad and recomputes
             # it with grad, from the same generator state: both must draw the same numbers
-            # (a dropout's mask), and the call with grad runs the graph as it came.
+            # (a dropout's mask), and the call with grad runs the graph as it came. (Under
+            # inference mode nothing is recomputed with grad.)
             return self.eager(*args)
         return run(*args)
 
