@@ -373,3 +373,17 @@ def test_ints_that_change_as_symbols_in_sizes_orders_and_resizes() -> None:
     for a, b in (((5, 5), (5, 5)), ((3, 4), (3, 4)), ((4, 6), (3, 8))):
         x, y = torch.randn(a, device=DEVICE), torch.randn(b, device=DEVICE)
         torch.testing.assert_close(resize(x, y), resized(x, y))
+
+
+def test_a_symbolic_int_argument_keeps_one_version_for_every_value() -> None:
+    """dynamo's symbolic ints include 0, 1 and negatives: the re-trace makes such an int any
+    int (it was a size, at least 2, so 1, 0 and -1 each compiled another version)."""
+    compiled = dynamo.compile(lambda x, n: x * n + n // 2, backend="inductor_lite",
+                              dynamic=True, raise_backend_errors=True)
+    x = torch.randn(4, 6, device=DEVICE)
+    for n in (2, 3):  # (an int is a constant until it is seen to change)
+        torch.testing.assert_close(compiled(x, n), x * n + n // 2)
+    counters.clear()
+    for n in (7, 1, 0, 5, -1):
+        torch.testing.assert_close(compiled(x, n), x * n + n // 2)
+    assert counters["kernels"] == 0, dict(counters)

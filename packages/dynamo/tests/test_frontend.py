@@ -805,6 +805,17 @@ def test_automatic_dynamic_compiles_a_changing_size_once_more_then_reuses_it() -
     assert len(dynamo.compile(f, dynamic=False)(torch.randn(7, 4), y).shape) == 1
 
 
+def test_automatic_dynamic_dims_equal_at_the_recompilation_stay_apart() -> None:
+    # Both dims become symbols at the call of shape (4, 4): duck sizing tied them (one
+    # symbol, guarded equal), so (4, 6) compiled again. torch.compile ties only under
+    # dynamic=True.
+    compiled = dynamo.compile(lambda x: x * 2)
+    for shape in ((2, 3), (2, 5), (4, 4), (4, 6), (5, 7)):
+        x = torch.randn(*shape)
+        torch.testing.assert_close(compiled(x), x * 2)
+    assert len(compiled.cache) == 3
+
+
 def test_attributes_written_through_the_compiled_module_reach_the_original():
     class Scale(torch.nn.Module):
         def __init__(self):

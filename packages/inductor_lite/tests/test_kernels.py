@@ -395,6 +395,24 @@ def test_interpolate_by_a_scale_factor_over_symbolic_sizes_is_generated(device, 
         assert "hostf0 = " in source(compiled)
 
 
+def test_fractional_powers_of_sizes_are_host_floats(device):
+    """An attention scale of a symbolic head size (`d ** -0.5`, `d ** 0.5`, sdpa's default
+    scale): a float the wrapper computes in Python, as eager does (a fractional power cannot
+    be printed in a kernel; in the wrapper it was refused too, and the graph ran as aten)."""
+    def fn(q):
+        return (q / q.shape[-1] ** 0.5, q * q.shape[-1] ** -0.5,
+                F.scaled_dot_product_attention(q, q, q))
+
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [torch.randn(2, 3, 4, device=device)])
+    for shape in [(2, 3, 4), (3, 5, 7), (4, 6, 16)]:
+        q = torch.randn(*shape, device=device)
+        got, want = compiled(q), fn(q)
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+        torch.testing.assert_close(got[2], want[2])
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0, dict(counters)
+    assert "hostf0 = " in source(compiled)
+
+
 def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
     """`floor(1.7 * s)`: Python computes it in float64, index arithmetic could not match."""
     _interpolated_over_sizes(1.7, "nearest", device)
@@ -1027,23 +1045,25 @@ def test_scatters_write_into_a_copy(device, fn, args):
 
 
 def test_equal_int_arguments_sharing_a_symbol_are_both_checked(device):
-    # Ints that vary become symbols, and equal ones share one (duck sizing): a later call where
-    # they differ must not reuse that version.
+    # Ints that vary become symbols, each its own (no duck sizing): equal at the call that
+    # made them symbols, they are not assumed equal, so a later call where they differ is
+    # right and needs no other version.
     fn = lambda x, a, b: x * a + b  # noqa: E731
     x = torch.randn(4, device=device)
     compiled = compile_and_check(fn, x, 3, 3)
     torch.testing.assert_close(compiled(x, 4, 4), fn(x, 4, 4))
     torch.testing.assert_close(compiled(x, 5, 7), fn(x, 5, 7))
-    assert len(compiled.versions) == 3
+    assert len(compiled.versions) == 2
 
 
 # -- regressions -------------------------------------------------------------------------------
 
 def test_squared_symbolic_sizes_keep_their_parentheses(device):
-    # Square inputs share one symbol: the padded numel is (s0 + 1)**2, printed as a product.
-    fn = lambda x: F.pad(x, (1, 0, 1, 0)) * 2  # noqa: E731
-    compiled = compile_and_check(fn, torch.randn(3, 3, device=device))
-    x = torch.randn(5, 5, device=device)
+    # An outer product's dims are one symbol: the padded numel is (s0 + 1)**2, printed as a
+    # product.
+    fn = lambda x: F.pad(torch.outer(x, x), (1, 0, 1, 0)) * 2  # noqa: E731
+    compiled = compile_and_check(fn, torch.randn(3, device=device))
+    x = torch.randn(5, device=device)
     torch.testing.assert_close(compiled(x), fn(x))
     assert "((s0 + 1) * (s0 + 1))" in source(compiled)
 

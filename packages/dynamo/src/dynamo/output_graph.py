@@ -91,7 +91,11 @@ class OutputGraph:
         self.dynamic_numbers = dynamic_numbers or set()
         self.capture_scalar_outputs = capture_scalar_outputs
         self.symbolic_ints = symbolic_ints  # ints from the frame become symbols
-        self.shape_env = ShapeEnv()
+        # Duck sizing (equal sizes share a symbol) only under dynamic=True, as in torch.compile:
+        # dims made dynamic because they changed (automatic dynamic) or marked are symbols of
+        # their own, or two that happen to be equal at a recompilation (a batch of 4 and a
+        # length of 4) would be guarded equal and recompile at the next call.
+        self.shape_env = ShapeEnv(duck_shape=dynamic is True)
         self.fake_mode = FakeTensorMode(self.shape_env)
         self.dynamic = dynamic
         self.guards: list[Guard] = []

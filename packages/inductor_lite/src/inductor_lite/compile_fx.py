@@ -501,8 +501,13 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
            ) -> tuple[list, list]:
     """Fakes of the inputs (symbols where `dynamic` says, and strides of their own where
     `strides` does; the inputs of `scalars` with their value known) and of the state (static),
-    in one mode."""
-    shape_env = ShapeEnv()
+    in one mode.
+
+    Each symbolic size gets a symbol of its own (no duck sizing): sizes equal in this call
+    (a batch of 4 and a length of 4, an int argument equal to a dim) are not assumed equal, or
+    the version would be guarded on their equality and the next call compile another; where
+    the graph needs them equal, its trace guards that."""
+    shape_env = ShapeEnv(duck_shape=False)
     mode = FakeTensorMode(shape_env, allow_non_fake_inputs=True)
     fakes = []
     for i, value in enumerate(inputs):
@@ -514,11 +519,10 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
                 fake.constant = value.detach().clone()
             value = fake
         elif _is_int(value) and (i, None) in dynamic:
-            # A symbolic int a frontend passes is almost always a size (a sequence length):
-            # made one, it shares a symbol with the tensor dims of its value. A negative one
-            # (an offset) is any int, so one version serves every value.
-            value = shape_env.create_symint(value, SizeOrigin(None, "size" if value >= 0
-                                                              else "value"))
+            # A symbolic int a frontend passes is any int (0 and 1 included, as the frontend's
+            # symbol is): what the graph assumes of it (`n >= 0` where it is a size) its trace
+            # guards, so one version serves every value that meets that.
+            value = shape_env.create_symint(value, SizeOrigin(None, "value"))
         fakes.append(value)
     return fakes, [mode.from_tensor(t) for t in state]
 

@@ -170,6 +170,12 @@ class IndexPrinter(StrPrinter):
             return "(" + " * ".join([self.atom(base)] * int(exp)) + ")"
         if whole and -8 <= int(exp) < 0 and not base.is_integer:
             return "(1.0 / (" + " * ".join([self.atom(base)] * -int(exp)) + "))"
+        if not self.kernel and exp.is_number and exp.is_finite:
+            # the wrapper's Python, in float64 as eager computes it (`math.sqrt(x.shape[-1])`,
+            # `x.shape[-1] ** -0.5`: an attention scale of a symbolic head size)
+            if exp == sympy.Rational(1, 2):
+                return f"math.sqrt({self._print(base)})"
+            return f"({self.atom(base)} ** {float(exp)!r})"
         # Not expressible here (a fractional power of a float argument): the graph then runs
         # as its aten graph, as compile_fx does for any LoweringError.
         raise LoweringError(f"index power {expr}")
