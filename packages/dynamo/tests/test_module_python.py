@@ -1,9 +1,11 @@
 """The Python around models: module containers, hooks with keyword arguments, module
 attributes of Python modules."""
 
+import functools
 import math
 import sys
 import types
+import warnings
 
 import torch
 import torch.nn as nn
@@ -177,3 +179,42 @@ def test_a_module_s_dict_is_read_in_the_trace() -> None:
         del m.seen
         want = m(x)
         assert torch.equal(got[0], want[0]) and got[1] == want[1]
+
+
+def _cosine_distance(a, b):
+    return 1.0 - torch.nn.functional.cosine_similarity(a, b)
+
+
+def test_torch_python_given_a_callable_is_followed() -> None:
+    """`nn.TripletMarginWithDistanceLoss(distance_function=f)`: torch's Python handed a function
+    (the user's, a lambda made in the frame, a partial, torch's own builtin) calls it in the
+    trace; as an argument of a graph node it was a graph break."""
+    torch.manual_seed(0)
+    a, p, n = (torch.randn(4, 6, requires_grad=True) for _ in range(3))
+    for distance in (_cosine_distance, lambda x, y: (x - y).abs().sum(-1),
+                     functools.partial(torch.nn.functional.pairwise_distance, p=3.0),
+                     torch.nn.functional.pairwise_distance):
+        loss = nn.TripletMarginWithDistanceLoss(distance_function=distance, swap=True)
+        expected = loss(a, p, n)
+        got = dynamo.compile(loss, backend="aot_eager", fullgraph=True)(a, p, n)
+        torch.testing.assert_close(got, expected)
+        torch.testing.assert_close(torch.autograd.grad(got, a)[0],
+                                   torch.autograd.grad(expected, a)[0])
+
+    def f(a, p, n):
+        return torch.nn.functional.triplet_margin_with_distance_loss(
+            a, p, n, distance_function=lambda x, y: (x - y).pow(2).sum(-1), margin=0.5)
+
+    torch.testing.assert_close(dynamo.compile(f, fullgraph=True)(a, p, n), f(a, p, n))
+
+    # torch.func's transforms run the function under functorch's interpreters: not followed,
+    # a clean break (followed, their internals' calls became guards that raised)
+    def vmapped(x):
+        return torch.vmap(lambda r: r.sin() * 2)(x) + 1
+
+    x = torch.randn(4, 3)
+    assert "passing a function to a graph operation (vmap)" in \
+        dynamo.explain(vmapped)(x).breaks[0].reason
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.testing.assert_close(dynamo.compile(vmapped)(x), vmapped(x))

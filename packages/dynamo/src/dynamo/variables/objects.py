@@ -48,6 +48,7 @@ from dynamo.variables.contexts import (
 from dynamo.variables.functions import (
     TORCH_DISABLED,
     BoundMethodVariable,
+    NestedFunctionVariable,
     PartialVariable,
     UserFunctionVariable,
     UserMethodVariable,
@@ -961,6 +962,20 @@ class PythonModuleVariable(TrueVariable):
 _LIBRARIES = ("torch", "math", "operator", "builtins")
 
 
+# A callable handed to torch.nn's Python (a user's function, or torch's own): the function is
+# followed so that the callable is called in the trace (as a node's argument it was a break)
+_USER_CALLABLES = (UserFunctionVariable, NestedFunctionVariable, UserMethodVariable,
+                   PartialVariable)
+
+
+def _takes_functions(fn: types.FunctionType) -> bool:
+    """Whether `fn` is torch.nn's Python, which calls the functions it is given as plain
+    Python (`triplet_margin_with_distance_loss(distance_function=f)`); torch.func's
+    transforms (`vmap`, `grad`) run them under functorch's interpreters, which the trace
+    cannot follow: they break the graph."""
+    return (fn.__module__ or "").startswith("torch.nn.")
+
+
 class TorchFunctionVariable(TrueVariable):
     """A function of torch (or one marked `allow_in_graph`): a call becomes a graph node."""
 
@@ -1017,8 +1032,10 @@ class TorchFunctionVariable(TrueVariable):
                 fn.__code__.co_filename == TORCH_DISABLED
                 or getattr(original, "__module__", None) in _READS_GRADS or any(
                 isinstance(a, IteratorVariable | NNModuleVariable | UserObjectVariable)
-                for a in [*args, *kwargs.values()])):
-            # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`),
+                or isinstance(a, (TorchFunctionVariable, *_USER_CALLABLES))
+                and _takes_functions(fn) for a in [*args, *kwargs.values()])):
+            # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`,
+            # a user's function: `F.triplet_margin_with_distance_loss(distance_function=...)`),
             # or reading the `.grad` of the tensors it is given (a node would hide those reads
             # from the graph: lowered on fakes, they become fake constants): followed like the
             # user's code (a function torch keeps out of graphs, such as `checkpoint`, then
