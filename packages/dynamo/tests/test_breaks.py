@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 import warnings
 
 import pytest
@@ -325,6 +327,96 @@ def test_unpacking_an_object_the_trace_cannot_see_into_breaks_there() -> None:
                                starred(x, numbers))
     assert _compiled_without_eager_frames(too_many, x, numbers)[1] == too_many(x, numbers)[1]
     assert sink.getvalue() == "iter\n" * 2
+
+
+def test_an_attribute_read_through_super_that_cannot_be_traced_breaks_there() -> None:
+    # 3.12 reads `super().name` with LOAD_SUPER_ATTR: a getter that breaks is a graph break
+    # there (made for real), as 3.11's LOAD_ATTR on the super object is, not an eager frame
+    import io
+
+    sink = io.StringIO()
+
+    class Base:
+        @property
+        def scale(self):
+            print("scale", file=sink)
+            return 3.0
+
+        def shift(self, x):
+            print("shift", file=sink)
+            return x + 1
+
+    class Child(Base):
+        def zero(self, x):
+            return x * 2 + super().scale
+
+        def two(self, x):
+            return super().shift(x * 2) + super().scale
+
+        def caught(self, x):
+            try:
+                return x + super().missing
+            except AttributeError:
+                return x - 1
+
+    child, x = Child(), torch.randn(3)
+    for method in ("zero", "two", "caught"):
+        torch.testing.assert_close(
+            _compiled_without_eager_frames(getattr(child, method), x), getattr(child, method)(x))
+    assert sink.getvalue() == "scale\n" * 2 + "shift\nscale\n" * 2
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 syntax is Python 3.12's")
+def test_generics_and_type_statements_inside_the_frame_name_the_construct() -> None:
+    import dynamo
+
+    namespace = {"torch": torch}
+    exec(
+        "def generic(x):\n"
+        "    def inner[T](v: T) -> T:\n"
+        "        return v\n"
+        "    return inner(x) + 1\n"
+        "def bounded(x):\n"
+        "    def inner[T: int](v: T) -> T:\n"
+        "        return v\n"
+        "    return inner(x) + 1\n"
+        "def alias(x):\n"
+        "    type L = list[int]\n"
+        "    return x + 1\n", namespace)
+    expected = {"generic": "a PEP 695 type parameter", "bounded": "with a bound",
+                "alias": "a `type X = ...` statement"}
+    for name, words in expected.items():
+        with pytest.raises(dynamo.Unsupported, match=re.escape(words)):
+            dynamo.compile(namespace[name], backend="eager", fullgraph=True)(torch.ones(2))
+
+
+def test_warnings_from_a_script_run_as_main_draw_no_deprecation_warning(tmp_path) -> None:
+    # `__main__` of a script has a `__loader__` and no `__spec__`: handing its globals to
+    # warn_explicit draws 3.12's DeprecationWarning "Module globals is missing a
+    # __spec__.loader", an error where DeprecationWarnings are (eager warns and goes on)
+    import subprocess
+
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import warnings, torch, dynamo\n"
+        "def f(x):\n"
+        "    y = x + 1\n"
+        "    warnings.warn('from the user')\n"
+        "    return y\n"
+        "def g(x):\n"
+        "    y = x + 1\n"
+        "    del y\n"
+        "    return y\n"
+        "print(dynamo.compile(f, backend='eager')(torch.ones(2)).tolist())\n"
+        "try:\n"
+        "    dynamo.compile(g, backend='eager')(torch.ones(2))\n"
+        "except UnboundLocalError:\n"
+        "    print('unbound')\n")
+    done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", str(script)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[2.0,", "2.0]", "unbound"]
+    assert "from the user" in done.stderr and "could not capture g" in done.stderr
 
 
 def test_a_value_a_graph_operation_cannot_take_names_the_operation() -> None:

@@ -104,9 +104,12 @@ def _warn_explicit_at(site: tuple[str, int, dict], message: Any, category: type[
         warnings.warn_explicit, message, category, filename, lineno,
         module=module_globals.get("__name__", "<unknown>"),
         registry=module_globals.setdefault("__warningregistry__", {}), source=source)
-    if loader is None:
+    if loader is None or getattr(module_globals.get("__spec__"), "loader", None) is None:
         # a module with no loader (`types.ModuleType`, `exec` in a dict of its own): Python
-        # 3.12 refuses its globals, which would find no source line anyway
+        # 3.12 refuses its globals, which would find no source line anyway; one with a
+        # `__loader__` but no spec (`__main__` of a script) draws 3.12's DeprecationWarning
+        # "Module globals is missing a __spec__.loader" (Python's own warnings.warn passes no
+        # globals: the line is read from the file)
         warn()
         return
     try:
@@ -160,8 +163,8 @@ BRANCHES = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR
                       "JUMP_IF_TRUE_OR_POP"})
 BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", *BRANCHES,
                        "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
-                       "LOAD_ATTR", "STORE_ATTR", "FORMAT_VALUE", "UNPACK_SEQUENCE", "UNPACK_EX",
-                       *OPERATORS})
+                       "LOAD_ATTR", "LOAD_SUPER_ATTR", "STORE_ATTR", "FORMAT_VALUE",
+                       "UNPACK_SEQUENCE", "UNPACK_EX", *OPERATORS})
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -244,6 +247,16 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
         return 2, 1, operator.is_not if ins.arg else operator.is_
     if ins.opname == "LOAD_ATTR":
         return 1, 1, operator.attrgetter(ins.argval)
+    if ins.opname == "LOAD_SUPER_ATTR":  # 3.12's `super().name`: the global `super`, the
+        # class and the first argument on the stack, as CPython calls them (a `super` the
+        # module shadows is called with no arguments for the zero-argument form)
+        name, two_args = ins.argval, bool(ins.arg & 2)
+
+        def super_attr(global_super: Any, cls: Any, obj: Any) -> Any:
+            bound = global_super(cls, obj) if global_super is super or two_args \
+                else global_super()
+            return getattr(bound, name)
+        return 3, 1, super_attr
     if ins.opname == "STORE_ATTR":
         name = ins.argval
         return 2, 0, lambda value, obj: setattr(obj, name, value)

@@ -385,6 +385,8 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     if ins.opname not in ("CALL", "CALL_FUNCTION_EX", "FOR_ITER", "RAISE_VARARGS", *BRANCHES):
         count, pushes, function = operator_of(ins)
         below = stack[:len(stack) - count]
+        if ins.opname == "LOAD_SUPER_ATTR" and ins.arg & 1:  # a method's load: NULL, attribute
+            below = [*below, NullVariable()]
         return {"kind": "call", "callee": builder.constant(function),
                 "args": [builder.expression(v) for v in stack[len(stack) - count:]],
                 "locals": local_exprs, "pushes": pushes,

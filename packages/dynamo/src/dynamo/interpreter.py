@@ -625,7 +625,10 @@ class Translator:
                 self.stack[-1] = ExceptionVariable(RuntimeError("generator raised StopIteration"),
                                                    f"{self.code.co_name} raised StopIteration")
             return None
-        raise Unsupported(f"the intrinsic function number {ins.arg}")
+        raise Unsupported(_intrinsic(1, ins.arg))
+
+    def CALL_INTRINSIC_2(self, ins) -> None:  # 3.12: except* and PEP 695's bounded TypeVars
+        raise Unsupported(_intrinsic(2, ins.arg))
 
     def BINARY_SUBSCR(self, ins) -> None:
         self._apply(operator.getitem, self.popn(2))
@@ -1022,6 +1025,31 @@ class Translator:
 _MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
 
 
+# CPython 3.12's intrinsic functions the interpreter does not follow, by number
+# (Include/internal/pycore_intrinsics.h), and the construct each one makes
+_INTRINSICS = {
+    (1, 1): ("INTRINSIC_PRINT", "an expression statement of the interactive interpreter"),
+    (1, 2): ("INTRINSIC_IMPORT_STAR", "import *"),
+    (1, 4): ("INTRINSIC_ASYNC_GEN_WRAP", "an async generator"),
+    (1, 7): ("INTRINSIC_TYPEVAR", "a PEP 695 type parameter (`def f[T]`, `class C[T]`)"),
+    (1, 8): ("INTRINSIC_PARAMSPEC", "a PEP 695 type parameter (`[**P]`)"),
+    (1, 9): ("INTRINSIC_TYPEVARTUPLE", "a PEP 695 type parameter (`[*Ts]`)"),
+    (1, 10): ("INTRINSIC_SUBSCRIPT_GENERIC", "a PEP 695 generic class (`class C[T]`)"),
+    (1, 11): ("INTRINSIC_TYPEALIAS", "a `type X = ...` statement (PEP 695)"),
+    (2, 1): ("INTRINSIC_PREP_RERAISE_STAR", "except* (exception groups)"),
+    (2, 2): ("INTRINSIC_TYPEVAR_WITH_BOUND", "a PEP 695 type parameter with a bound (`[T: int]`)"),
+    (2, 3): ("INTRINSIC_TYPEVAR_WITH_CONSTRAINTS",
+             "a PEP 695 type parameter with constraints (`[T: (int, str)]`)"),
+    (2, 4): ("INTRINSIC_SET_FUNCTION_TYPE_PARAMS", "a PEP 695 generic function (`def f[T]`)"),
+}
+
+
+def _intrinsic(kind: int, number: int) -> str:
+    """The reason for an intrinsic function (CALL_INTRINSIC_1/2) the trace does not follow."""
+    name, construct = _INTRINSICS.get((kind, number), (f"number {number}", "not supported"))
+    return f"{construct} (Python 3.12's CALL_INTRINSIC_{kind} {name})"
+
+
 def _construct(opname: str) -> str:
     """The Python construct behind an instruction the interpreter does not follow."""
     for prefix, words in (
@@ -1032,6 +1060,7 @@ def _construct(opname: str) -> str:
         (("DELETE_", "LOAD_NAME", "STORE_NAME", "LOAD_CLASSDEREF", "LOAD_FROM_DICT"),
          "a name operation"),
         (("IMPORT_STAR",), "import *"),
+        (("CHECK_EG_MATCH",), "except* (exception groups)"),
     ):
         if opname.startswith(prefix):
             return words
