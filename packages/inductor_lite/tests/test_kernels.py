@@ -359,6 +359,38 @@ def test_static_graph_recompiles_symbolic_for_a_new_size(device):
     assert len(compiled.versions) == 2 and counters["graphs"] == 2
 
 
+def _view_rows(x, n):
+    return x.view(n, -1).sum(1)
+
+
+def _unflatten_rows(x, n):
+    return x.unflatten(0, (n, -1)).sum(0)
+
+
+@pytest.mark.parametrize("fn", [_view_rows, _unflatten_rows])
+def test_an_int_argument_of_zero_fails_the_guards_that_divide_by_it(device, fn):
+    # n is any int once it changed: the guards `12 % n == 0` must not raise at n = 0, which
+    # raises eager's error (from the trace of a version for it)
+    x = torch.randn(12, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x, 3])
+    for n in (3, 4, 6):
+        torch.testing.assert_close(compiled(x, n), fn(x, n))
+    with pytest.raises(RuntimeError, match=r"\[0, -1\]"):
+        compiled(x, 0)
+    torch.testing.assert_close(compiled(x, 2), fn(x, 2))
+
+
+def test_a_symbolic_bool_as_a_number_runs_as_aten(device):
+    from fxtrace import make_fx
+
+    x = torch.randn(9, device=device)
+    gm = make_fx(lambda x: x * (x.shape[0] ** 0.5 > 2.5), tracing_mode="symbolic")(x)
+    compiled = compile_fx(gm, [x])
+    for n in (9, 4):
+        y = torch.randn(n, device=device)
+        torch.testing.assert_close(compiled(y), y * (n ** 0.5 > 2.5))
+
+
 @pytest.mark.parametrize("norm", [lambda x: F.group_norm(x, 2), lambda x: F.instance_norm(x),
                                   lambda x: F.layer_norm(x, (x.shape[-1],))])
 def test_norms_over_a_symbolic_size_divide_by_it_in_the_kernel(device, norm):

@@ -1082,7 +1082,15 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: lis
     missing = {s for g in guards for s in g.free_symbols} - set(names)
     if missing:
         raise RuntimeError(f"shape guards mention symbols no input binds: {sorted(missing, key=str)}")
-    lines.append(f"return bool({value_of(sympy.And(*guards))})" if guards else "return True")
+    if guards:
+        # A guard may divide by a symbol (`Eq(12 % s0, 0)` of `x.view(n, -1)` with n an int
+        # argument, any int): sympy's order of the terms is not the trace's, which ruled out 0
+        # first (`Ne(s0, 0)`). A value the guards cannot be computed for (a divisor 0, a math
+        # domain error) is not one the trace saw: not this version's.
+        lines += ["try:", f"    return bool({value_of(sympy.And(*guards))})",
+                  "except (ArithmeticError, ValueError):", "    return False"]
+    else:
+        lines.append("return True")
     source = "def check(args):\n" + "".join(f"    {line}\n" for line in lines)
     exec(compile(source, "<inductor_lite guard>", "exec"), env)
     env["check"].source = source

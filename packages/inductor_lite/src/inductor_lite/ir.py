@@ -78,6 +78,9 @@ class LoweringError(Exception):
 def constant(value: Any, dtype: torch.dtype) -> Value:
     """`value` as `dtype`; a symbolic number (a size, a float read on the host) as the kernel
     argument it is (fp32 for floats, so not in float64 math)."""
+    if isinstance(value, sympy.Basic) and not isinstance(value, sympy.Expr) and \
+            value.free_symbols:  # a symbolic bool (`x * (x.shape[0] ** 0.5 > 2.5)`)
+        raise LoweringError(f"a symbolic bool as a number: {value}")
     if isinstance(value, sympy.Expr) and value.free_symbols:
         if not value.is_integer and dtype is torch.float64:
             raise LoweringError("a float argument in float64 math (kernels take it as fp32)")
