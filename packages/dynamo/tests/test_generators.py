@@ -687,3 +687,46 @@ def test_a_generator_the_frame_hands_out_lives_on() -> None:
     g.close()
     out[0].close()
     assert log == ["cleaned up", "cleaned up"]
+
+
+def test_a_stray_stop_iteration_and_throw_into_any_generator_act_as_in_eager() -> None:
+    """PEP 479's RuntimeError has the StopIteration as cause and context; `throw(ValueError)`
+    takes the class; a throw into a generator not started, or exhausted, raises out of
+    `throw()` itself and runs none of its body."""
+    seen = []
+
+    def stray():
+        yield 1
+        raise StopIteration
+
+    def counted():
+        seen.append("ran")
+        yield 1
+
+    def f(x):
+        try:
+            list(stray())
+        except RuntimeError as e:
+            seen.append((type(e.__cause__).__name__, type(e.__context__).__name__,
+                        e.__suppress_context__))
+        gen = counted()
+        try:
+            gen.throw(ValueError)
+        except ValueError as e:
+            seen.append(("class", type(e).__name__))
+        done = counted()
+        next(done)
+        next(done, None)
+        try:
+            done.throw(KeyError("k"))
+        except KeyError as e:
+            seen.append(("exhausted", e.args))
+        return x + 1
+
+    x = torch.ones(2)
+    f(x)
+    want, seen[:] = list(seen), []
+    out, graphs = _compiled(f, x)
+    torch.testing.assert_close(out, x + 1)
+    assert graphs == 1
+    assert seen == want

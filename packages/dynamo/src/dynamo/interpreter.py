@@ -622,7 +622,9 @@ class Translator:
         if ins.arg == 3:  # INTRINSIC_STOPITERATION_ERROR: PEP 479, in a generator's handler
             exc = self.stack[-1]
             if isinstance(exc.as_constant(), StopIteration):
-                self.stack[-1] = ExceptionVariable(RuntimeError("generator raised StopIteration"),
+                wrapped = RuntimeError("generator raised StopIteration")
+                wrapped.__cause__ = wrapped.__context__ = exc.as_constant()  # as CPython
+                self.stack[-1] = ExceptionVariable(wrapped,
                                                    f"{self.code.co_name} raised StopIteration")
             return None
         raise Unsupported(_intrinsic(1, ins.arg))

@@ -109,8 +109,10 @@ class GeneratorVariable(LazyIteratorVariable):
         except Raised as error:
             self.finished = True
             if isinstance(error.exception, StopIteration):  # PEP 479
-                raise Raised(RuntimeError("generator raised StopIteration"),
-                             f"the generator {self.name} raised StopIteration") from None
+                wrapped = RuntimeError("generator raised StopIteration")
+                # as CPython's _PyErr_FormatFromCause: the StopIteration is cause and context
+                wrapped.__cause__ = wrapped.__context__ = error.exception
+                raise Raised(wrapped, f"the generator {self.name} raised StopIteration") from None
             raise
         except Unsupported as error:
             self.finished = True
@@ -153,6 +155,19 @@ class GeneratorVariable(LazyIteratorVariable):
             self.finished = True
             return ConstantVariable(None)
         thrown = args[1] if len(args) == 3 else args[0] if len(args) == 1 else None  # 3.11: 3
+        if name == "throw" and thrown is not None and thrown.is_constant() and \
+                isinstance(thrown.as_constant(), type) and \
+                issubclass(thrown.as_constant(), BaseException) and len(args) == 1:
+            from dynamo.variables.builtins import make_exception
+            thrown = make_exception(thrown.as_constant(), [], {})  # `gen.throw(ValueError)`
+        if name == "throw" and (not self.started or self.finished) and thrown is not None \
+                and thrown.is_constant() and isinstance(thrown.as_constant(), BaseException):
+            # nothing runs: the exception comes out of throw() itself, and the generator ends
+            state = "exhausted" if self.finished else "just-started"
+            self.started = self.finished = True
+            error = thrown.as_constant()
+            raise Raised(error, f"{type(error).__name__} thrown into the {state} "
+                                f"generator {self.name}")
         if name == "throw" and self.started and not self.finished and thrown is not None \
                 and thrown.is_constant() and isinstance(thrown.as_constant(), BaseException):
             error = thrown.as_constant()
