@@ -368,3 +368,18 @@ def test_the_caches_of_code_that_is_gone_are_freed_without_clearing_instruction_
     gc.collect()
     assert [c() for c in codes] == [None] * 4
     assert not any(key[0]() is None for key in frontend._caches)
+
+
+def test_explain_keeps_neither_its_report_nor_the_result_alive() -> None:
+    # the recording backend is in the cache keys that the code's finalizers hold for as long
+    # as the code lives (for good: a module's forward)
+    layer = nn.Linear(3, 3)
+    reports, results = [], []
+    for fn, arg in ((_one_break, torch.randn(3)), (layer, torch.randn(3))):
+        report = dynamo.explain(fn)(arg)
+        assert report.graph_count >= 1
+        reports.append(weakref.ref(report))
+        results.append(weakref.ref(report.result))
+        del report
+    gc.collect()
+    assert [r() for r in reports + results] == [None] * 4

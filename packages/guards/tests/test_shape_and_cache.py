@@ -117,7 +117,7 @@ def test_cache_looks_up_in_order_and_explains_misses() -> None:
     assert cache.lookup({"x": torch.zeros(2)}, {}) == "tensor"
     assert cache.lookup({"x": 2}, {}) is None
     reasons = cache.miss_reasons({"x": 2}, {})
-    assert reasons[0] == ["L['x'] == 1 failed: it is 2"] and "it is a int" in reasons[1][0]
+    assert reasons[0] == ["L['x'] == 1 failed: it is 2"] and "it is an int" in reasons[1][0]
     with pytest.raises(CacheLimitExceeded, match=r"(?s)limit.*entry 0: L\['x'\] == 1 failed: it is 3"):
         cache.add(GuardSet([Equals(x, 3)]), "three", f_locals={"x": 3}, f_globals={})
     assert len(cache) == 2

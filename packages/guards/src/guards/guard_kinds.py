@@ -87,6 +87,12 @@ def _mutable_part(value: Any) -> Any:
     return None
 
 
+def a_type(cls: type) -> str:
+    """`cls`'s name with its article, for messages: "an int", "a Tensor"."""
+    name = cls.__qualname__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def plain_constant(value: Any) -> bool:
     """Whether `==` and a type check tell `value` from every other constant."""
     return type(value) in (int, str, bytes, torch.device) or (
@@ -590,7 +596,7 @@ class TensorMatch(Guard):
 
     def _mismatches(self, t: Any) -> list[str]:
         if type(t) is not self.type:
-            return [f"it is a {type(t).__qualname__}, not a {self.type.__qualname__}"]
+            return [f"it is {a_type(type(t))}, not {a_type(self.type)}"]
         found = [
             f"its {what} is {got}, not {want}"
             for what, want, got in (

@@ -37,6 +37,7 @@ from guards.guard_kinds import (
     Length,
     TensorMatch,
     TypeMatch,
+    a_type,
     plain_constant,
 )
 from guards.sources import GetItemSource, LocalSource, Source, WeakKey, item, key_expr, key_names
@@ -139,7 +140,7 @@ class GuardSet:
                     try:
                         why = guard.failure(*values)
                     except Exception as error:  # a value whose repr or len raises
-                        why = (f"it is a {type(values[0]).__qualname__}" if values else "?") + (
+                        why = (f"it is {a_type(type(values[0]))}" if values else "?") + (
                             f" (describing it raised {_error(error)})")
                     reasons.append(f"{guard.describe()} failed: {why}")
         return reasons
