@@ -3,6 +3,7 @@ side effects' identity, and grad mode across a break."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import subprocess
@@ -441,6 +442,32 @@ def test_log_records_print_once_when_the_application_has_a_handler(capfd) -> Non
         topic.handlers.clear()
     assert capfd.readouterr().err.count("graph break in _breaking: print()") == 1
 
+
+
+def _refused_break(x):
+    y = x + 1
+
+    def double():
+        nonlocal y
+        y = y * 2
+
+    double()
+    print(end="", file=io.StringIO())
+    return y
+
+
+def test_a_break_the_retrace_refuses_is_not_logged(caplog) -> None:
+    """The break is logged once the trace up to it is made: one the retrace refuses (a nested
+    function wrote the frame's cell) runs the frame eagerly, and no break happens."""
+    logs.configure("graph_breaks")
+    with caplog.at_level(logging.DEBUG, logger="dynamo.graph_breaks"), \
+            pytest.warns(UserWarning, match="runs eagerly"):
+        torch.testing.assert_close(dynamo.compile(_refused_break)(torch.ones(3)),
+                                   _refused_break(torch.ones(3)))
+    assert "graph break in _refused_break" not in caplog.text
+    with caplog.at_level(logging.DEBUG, logger="dynamo.graph_breaks"):
+        dynamo.compile(_breaking)(torch.ones(3))
+    assert "graph break in _breaking" in caplog.text
 
 _APPLICATION = """
 import logging, torch, dynamo

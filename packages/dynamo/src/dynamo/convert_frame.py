@@ -152,9 +152,6 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
         if why_not is not None:
             error.reason += f" ({why_not})"
             raise
-        log = logger("graph_breaks")
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("graph break in %s: %s", fn.__qualname__, error)
         retraced = time.perf_counter()
         try:
             entry = _convert(fn, f_locals, f_globals, options, error.index, opaque_generators,
@@ -162,6 +159,9 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
         except Unsupported:
             _add_phase(phases, "tracing up to the break again", retraced)
             raise
+        log = logger("graph_breaks")  # (once the trace up to it is made: the break is made)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("graph break in %s: %s", fn.__qualname__, error)
         # Kept as a record only: its traceback would keep the first trace, and the frame's
         # inputs, alive as long as the entry.
         error.__traceback__ = error.__context__ = None
