@@ -118,6 +118,31 @@ def test_compiled_under_an_outer_autocast_recompiles():
     assert compiled(x).dtype == torch.float32
 
 
+def test_a_block_without_dtype_follows_the_devices_autocast_dtype():
+    # torch.autocast("cpu") takes torch.get_autocast_dtype("cpu"): set_autocast_dtype after
+    # compiling must recompile, not keep the dtype the trace saw
+    def f(x):
+        with torch.autocast("cpu"):
+            return lin(x)
+
+    def g(x):  # an explicit dtype decides it: no guard needed, still right
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return lin(x)
+
+    compiled, compiled_g = dynamo.compile(f, backend="eager"), dynamo.compile(g, backend="eager")
+    x = torch.randn(2, 8)
+    before = torch.get_autocast_dtype("cpu")
+    try:
+        torch.set_autocast_dtype("cpu", torch.float16)
+        assert compiled(x).dtype == torch.float16 == f(x).dtype
+        assert compiled_g(x).dtype == torch.bfloat16
+        torch.set_autocast_dtype("cpu", torch.bfloat16)
+        assert compiled(x).dtype == torch.bfloat16 == f(x).dtype
+        assert compiled_g(x).dtype == torch.bfloat16
+    finally:
+        torch.set_autocast_dtype("cpu", before)
+
+
 @pytest.mark.parametrize("writes_an_input", [False, True])
 def test_aot_eager_under_an_outer_autocast_runs_its_graph(writes_an_input):
     """The frontend's trace fills the outer block's cache of casts with casts of fakes; the

@@ -1005,7 +1005,9 @@ class TorchFunctionVariable(TrueVariable):
         if fn in GRAD_MODES:
             return GradModeVariable.create(tx, fn, args)
         if isinstance(fn, type) and issubclass(fn, tuple(CONTEXTS.values())):
-            return StateContextVariable.create(fn, args, kwargs)
+            context = StateContextVariable.create(fn, args, kwargs)
+            self._guard_default_autocast_dtype(tx, fn, args, kwargs, context)
+            return context
         if original in _STATE_QUERIES or original in _FIXED_QUERIES:
             # the state at the frame's start is guarded (GlobalState), or cannot change
             return ConstantVariable(fn(*[a.as_constant() for a in args],
@@ -1082,6 +1084,26 @@ class TorchFunctionVariable(TrueVariable):
             raise Unsupported(f"{_name(fn)}(): a query of global state reached through no "
                               "source (its answer could not be guarded)")
         tx.output.add_guard(Equals(CallSource(where, args), answer))
+
+    def _guard_default_autocast_dtype(self, tx: Translator, cls: type, args, kwargs,
+                                      context: StateContextVariable) -> None:
+        """`torch.autocast("cpu")` without a dtype takes the device's autocast dtype now
+        (`torch.set_autocast_dtype`, or the block around it): guard it at the frame's start
+        unless an autocast block open in the trace decides it."""
+        mode = context.mode
+        if context.kind != "autocast" or not mode._enabled:
+            return
+        try:  # a subclass's default (torch.cpu.amp.autocast's bfloat16) is explicit too
+            bound = inspect.signature(cls).bind(*args, **kwargs)
+            bound.apply_defaults()
+            dtype = bound.arguments.get("dtype")
+        except (TypeError, ValueError):
+            dtype = None
+        if dtype is not None and not (isinstance(dtype, VariableTracker) and is_none(dtype)):
+            return  # given
+        if any(isinstance(m, AUTOCAST) for m, _ in tx.output.entered_contexts):
+            return
+        self._guard_answer(tx, torch.get_autocast_dtype, (mode.device,), mode.fast_dtype)
 
     def _block_query(self, tx: Translator, original: Any, args, kwargs) -> VariableTracker:
         """A query of the autocast or inference-mode state: answered as the trace has switched
