@@ -103,3 +103,23 @@ def test_vae_encoder_under_aot_eager_runs_its_aten_graph() -> None:
         warnings.simplefilter("error")
         torch.testing.assert_close(compiled(image), encode(image), rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(compiled(image * 2), encode(image * 2), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+def test_vae_aten_graphs_run_with_symbolic_sizes_at_batch_one(dynamic) -> None:
+    """The same with symbolic sizes (a second image size at batch 1, or dynamic=True): the
+    fakes of the attention's `view` and of the pointwise ops after it took their Python
+    references' strides for the size-1 batch dim, and group norm raised again."""
+    vae, encode = _vae()
+    # (the encoder at two sizes, the second call making them symbols; the decoder at one)
+    fn, channels, scale, sizes = (encode, 3, 1, (16, 24)) if dynamic is None else \
+        (vae.decode, 4, 2, (16,))
+    compiled = dynamo.compile(fn, backend="aot_eager", fullgraph=True, dynamic=dynamic,
+                              raise_backend_errors=True)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for size in sizes:
+            x = torch.randn(1, channels, size // scale, size // scale)
+            got, want = compiled(x), fn(x)
+            torch.testing.assert_close(getattr(got, "sample", got),
+                                       getattr(want, "sample", want), rtol=1e-4, atol=1e-4)

@@ -258,6 +258,41 @@ def test_size_one_dims_get_the_cpu_kernels_strides(shape_env) -> None:
     assert normed.stride() == torch.nn.functional.group_norm(h / 1.0, 8).stride()
 
 
+def test_size_one_dims_get_the_cpu_kernels_strides_with_symbolic_sizes() -> None:
+    # The same with symbolic sizes (dynamic=True, or the automatic-dynamic recompile of a VAE
+    # given a second image size at batch 1): the view's and the pointwise ops' Python
+    # references gave the size-1 batch dim the stride that makes the fake channels-last, and
+    # the aten graph's group norm raised again.
+    def attention_out(x):  # (1, C, H, W) -> (1, H*W, C) -> viewed back as (1, C, H, W)
+        b, c, h, w = x.shape
+        return x.reshape(b, c, h * w).transpose(1, 2).contiguous().transpose(1, 2).view(
+            b, c, h, w)
+
+    cases = [
+        (lambda x, b: attention_out(x), "view"),
+        (lambda x, b: attention_out(x) / 1.0, "division by a number"),
+        (lambda x, b: torch.ops.aten.mul.Scalar(attention_out(x), 2), "mul.Scalar"),
+        (lambda x, b: attention_out(x) + b, "sum with a broadcast operand"),
+        (lambda x, b: attention_out(x) + x, "sum with a contiguous operand"),
+        (lambda x, b: (attention_out(x) + x) / 1, "division of a sum by a number"),
+        (lambda x, b: x.contiguous(memory_format=torch.channels_last) * 2, "channels-last"),
+    ]
+    x, bias = torch.randn(1, 16, 6, 6), torch.randn(1, 16, 1, 1)
+    for fn, what in cases:
+        mode = FakeTensorMode(ShapeEnv())
+        fake_x, fake_bias = mode.from_tensor(x, dynamic_dims=(2, 3)), mode.from_tensor(bias)
+        want = fn(x, bias)
+        with mode:
+            got = fn(fake_x, fake_bias)
+            normed = torch.nn.functional.group_norm(got, 4)
+        assert [s.node.hint if isinstance(s, torch.SymInt) else s for s in got.stride()] == list(
+            want.stride()), what
+        assert [s.node.hint if isinstance(s, torch.SymInt) else s
+                for s in normed.stride()] == list(
+            torch.nn.functional.group_norm(want, 4).stride()), what
+        assert not mode.shape_env.guards, what
+
+
 @pytest.mark.parametrize("name, fn, specs", [
     ("clone", lambda a: a.clone(), [((1, 4, 2, 1), (4, 1, 4, 4))]),
     ("clone 1d", lambda a: a.clone(), [((1,), (2,))]),
@@ -287,3 +322,18 @@ def test_pointwise_outputs_not_laid_out_by_tensor_iterator_keep_the_kernels_stri
     with mode:
         out = fn(*fakes)
     assert out.stride() == real.stride(), name
+
+
+@pytest.mark.parametrize("with_shape_env", [False, True])
+def test_convolution_with_a_channels_last_1x1_weight_is_channels_last(with_shape_env) -> None:
+    # A 1x1 weight of a channels-last model, `(64, 32, 1, 1)` with strides `(32, 1, 32, 32)`,
+    # is contiguous too, but suggests channels-last, and the CPU kernel's output follows it:
+    # the fake was contiguous (diffusers' channels-last UNet's training graph raised in group
+    # norm, "Expected X.is_contiguous(memory_format)").
+    weight = torch.randn(64, 32, 1, 1).to(memory_format=torch.channels_last)
+    x = torch.randn(2, 32, 8, 8)
+    mode = FakeTensorMode(ShapeEnv()) if with_shape_env else FakeTensorMode()
+    fake_x, fake_weight = mode.from_tensor(x), mode.from_tensor(weight)
+    with mode:
+        out = torch.nn.functional.conv2d(fake_x, fake_weight)
+    assert out.stride() == torch.nn.functional.conv2d(x, weight).stride()

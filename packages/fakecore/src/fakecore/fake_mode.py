@@ -200,6 +200,8 @@ class FakeTensorMode(TorchDispatchMode):
             out = self._conv_layout(args, kwargs, out)
         elif torch.Tag.pointwise in func.tags:
             out = self._pointwise_layout(func, args, kwargs, out)
+        elif func in _VIEW_OPS:
+            out = self._view_layout(args, out)
         if key is not None:
             self._cache.store(key, out, args)
         else:
@@ -216,7 +218,11 @@ class FakeTensorMode(TorchDispatchMode):
         where those choices do not change the layout, it is not made (`_cpu_conv_backend`)."""
         bound = _conv_arguments(args, kwargs)
         x, weight = bound["input"], bound["weight"]
-        if x.is_contiguous() and weight.is_contiguous():
+        if x.is_contiguous() and weight.is_contiguous() and not any(
+                t.dim() in (4, 5) and torch._prims_common.suggest_memory_format(t)
+                is not torch.contiguous_format for t in (x, weight)):
+            # (a 1x1 weight with channels-last strides, `(O, I, 1, 1)` with `(I, 1, I, I)`, is
+            # contiguous too, but suggests channels-last, and the kernel follows it)
             return out
         with self:
             if x.dim() == 3:
@@ -234,6 +240,35 @@ class FakeTensorMode(TorchDispatchMode):
                 out = out.to(memory_format=layout)
         return out
 
+    def _view_layout(self, args, out):
+        """A `view` with symbolic sizes as the C++ kernel lays it out: its Python reference
+        (`_reshape_view_helper`, run for symbolic sizes) can keep another stride on a size-1 dim
+        than c10's `computeStride` gives it (`(1, C, H*W)` with strides `(C*H*W, 1, C)` viewed as
+        `(1, C, H, W)`: `C*H*W` where the kernel gives `C`), and with it another suggested
+        memory format. Static sizes run the C++ meta kernel already."""
+        self_ = args[0]
+        if not isinstance(out, FakeTensor) or not isinstance(self_, FakeTensor) \
+                or self_.layout is not torch.strided \
+                or not any(type(n) is int and n == 1 for n in out.shape):
+            return out
+        symbols = _symbols([out, self_])
+        if not symbols or self._decomposing or symbols & self.shape_env.unbacked_producers.keys():
+            # (inside a decomposition the reference's strides are kept, as for pointwise ops;
+            # data-dependent sizes: the reference decides size-obliviously)
+            return out
+        strides = tensor_iterator.view_strides(tuple(self_.shape), tuple(self_.stride()),
+                                               tuple(out.shape))
+        if strides is None or all(
+                _same(mine, given) for mine, given in zip(strides, out.stride())):
+            return out
+        if any(not (type(size) is int and size == 1) and not _same(mine, given)
+               for size, mine, given in zip(out.shape, strides, out.stride())):
+            return out  # (only the strides of size-1 dims are corrected)
+        strides = [mine if type(size) is int and size == 1 else stride
+                   for size, stride, mine in zip(out.shape, out.stride(), strides)]
+        with self:
+            return aten.as_strided.default(self_, out.shape, strides, out.storage_offset())
+
     def _pointwise_layout(self, func, args, kwargs, out):
         """A pointwise op's new output laid out as the CPU kernel's TensorIterator lays it out,
         for static CPU fakes: the meta kernels (Python references) can give a size-1 dim
@@ -246,7 +281,8 @@ class FakeTensorMode(TorchDispatchMode):
             # (prims, such as the `convert_element_type` of `_to_copy`'s reference, and ops
             # laying their output out as asked, keep the layout the reference gave them)
             return out
-        # (only size-1 dims' strides are corrected; symbolic sizes are left as they are)
+        # (only size-1 dims' strides are corrected; with symbolic sizes the layout rules'
+        # comparisons are decided as the kernel decides them, recording guards)
         # (a `.Scalar` overload with a `.Tensor` sibling runs that one on its `other` wrapped
         # in a 0-d tensor: an operand, unlike `clamp_min`'s or `pow.Tensor_Scalar`'s number,
         # or `lerp.Scalar`'s weight, `alpha`)
@@ -265,7 +301,14 @@ class FakeTensorMode(TorchDispatchMode):
                    and t.layout is torch.strided or isinstance(t, (int, float, bool, complex))
                    for t in operands) or not any(isinstance(t, FakeTensor) for t in operands):
             return out
-        if _symbols([out, *operands]) or out.layout is not torch.strided or any(
+        symbols = _symbols([out, *operands]) if self.shape_env is not None else set()
+        if symbols and (self._decomposing
+                        or symbols & self.shape_env.unbacked_producers.keys()):
+            # (inside a decomposition, run for symbolic sizes, the references' strides are
+            # kept: the decomposition builds its result's layout on them, as group norm's does;
+            # data-dependent sizes: no guard on them)
+            return out
+        if out.layout is not torch.strided or any(
                 out.untyped_storage()._cdata == t.untyped_storage()._cdata
                 for t in operands if isinstance(t, FakeTensor)):
             return out
@@ -283,13 +326,16 @@ class FakeTensorMode(TorchDispatchMode):
             strides = tuple(torch._prims_common.make_contiguous_strides_for(shape))
         else:
             strides = tensor_iterator.output_strides(shape, operands)
-        if tuple(out.stride()) == strides or any(
-                size != 1 and stride != mine
+        if all(_same(stride, mine) for stride, mine in zip(out.stride(), strides)) or any(
+                not (type(size) is int and size == 1) and not _same(stride, mine)
                 for size, stride, mine in zip(shape, out.stride(), strides)):
             # (only the strides of size-1 dims are corrected: the ops that do not lay their
             # outputs out with TensorIterator, `clone` to a memory format, `masked_fill`, differ
             # on others)
             return out
+        # (the other dims keep the strides, and expressions, the reference gave them)
+        strides = [mine if type(size) is int and size == 1 else stride
+                   for size, stride, mine in zip(shape, out.stride(), strides)]
         with self:
             return torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device)
 
@@ -502,6 +548,7 @@ def _has_decomposition(func) -> bool:
 # Ops whose meta kernel cannot know what the CPU kernel does and whose decomposition asks the
 # (fake) device: layer norm's saved statistics are float32 on CUDA, the input's dtype on CPU.
 _REF_FIRST = frozenset({aten.native_layer_norm.default})
+_VIEW_OPS = frozenset({aten.view.default, aten._unsafe_view.default})
 
 
 @functools.cache
@@ -569,6 +616,13 @@ def _zeros_like(t: FakeTensor) -> torch.Tensor:
 
 
 _BLOCKED = (torch.sparse_bsr, torch.sparse_bsc)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two sizes or strides have the same value at the symbols' hints (no guard is
+    recorded: this only tells which dims a layout correction would change)."""
+    hint = lambda v: v.node.hint if isinstance(v, torch.SymInt) else v  # noqa: E731
+    return hint(a) == hint(b)
 
 
 def _symbols(flat: list[Any]) -> set:

@@ -37,8 +37,8 @@ def output_strides(shape: list[int], operands: list[Any]) -> tuple[int, ...]:
         if all(t.is_contiguous(memory_format=torch.channels_last) for t in inputs):
             return tuple(torch.empty(shape, device="meta",
                                      memory_format=torch.channels_last).stride())
-        if all(non_overlapping_and_dense(*sizes_strides) for sizes_strides in tensors) and len(
-                {strides for _, strides in tensors}) == 1:
+        if all(non_overlapping_and_dense(*sizes_strides) for sizes_strides in tensors) and all(
+                strides == tensors[0][1] for _, strides in tensors):  # (SymInts do not hash)
             return tensors[0][1]
     # compute_strides: a broadcast dim has stride 0; reorder_dimensions: sort the dims from the
     # fastest-moving one (perm[0]) by the operands' strides, in turn
@@ -95,3 +95,39 @@ def non_overlapping_and_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) 
 
 def _contiguous(shape: list[int]) -> tuple[int, ...]:
     return tuple(torch.empty(shape, device="meta").stride())
+
+
+def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:
+    """The strides c10's `computeStride` (aten/src/ATen/TensorUtils.cpp) gives a view of a
+    tensor of `old_shape` and `old_strides` as `new_shape`, or None where it cannot view.
+    Sizes may be SymInts: their comparisons are decided (guarded) as the C++ kernel decides
+    them for real sizes; a size-1 dim gets the stride of the chunk it falls into."""
+    if not old_shape:
+        return (1,) * len(new_shape)
+    numel = 1
+    for size in old_shape:
+        numel = numel * size
+    if numel == 0:
+        return None  # (left to the reference)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel = tensor_numel * old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and old_strides[tensor_d - 1]
+                             != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel = view_numel * new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
