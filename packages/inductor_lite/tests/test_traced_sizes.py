@@ -110,3 +110,23 @@ def test_the_check_is_straight_line_and_frontends_graphs_have_none(device):
     gm = make_fx(lambda x, y: x + y, "symbolic")(torch.randn(8), torch.randn(8))
     gm.meta["shape_env"] = gm.shape_env
     assert compile_fx(gm, [torch.randn(8), torch.randn(8)]).traced_sizes is None
+
+
+def test_a_float_argument_held_as_a_constant_is_checked(device):
+    # make_fx traces a float argument as a constant (`x * 0.9`): the graph computes with it
+    # whatever it is given, so another value is refused (the sign of zero and NaN included)
+    def f(x, s):
+        return x * s if s > 0.5 else x * 3
+
+    x = torch.randn(4, device=device)
+    gm = make_fx(f, "symbolic")(x, 0.9)
+    compiled = compile_fx(gm, [x, 0.9])
+    torch.testing.assert_close(compiled(x, 0.9), f(x, 0.9))
+    for other in (0.1, 1, -0.9):
+        with pytest.raises(ValueError, match=r"input 1 \('s"):
+            compiled(x, other)
+    zero = compile_fx(make_fx(lambda x, s: x / (s + 1), "symbolic")(x, 0.0), [x, 0.0])
+    with pytest.raises(ValueError, match="traced with 0.0 there"):
+        zero(x, -0.0)
+    nan = compile_fx(make_fx(lambda x, s: x + s, "symbolic")(x, float("nan")), [x, float("nan")])
+    assert nan(x, float("nan")).isnan().all()

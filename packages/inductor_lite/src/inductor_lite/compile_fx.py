@@ -195,7 +195,7 @@ class CompiledGraph:
         self.first = [_meta(v) for v in first]
         # What a graph make_fx traced symbolically assumes of its inputs' sizes (no frontend's
         # guards check it): checked at every call, the example inputs first.
-        self.traced_sizes = TracedSizes.of(gm)
+        self.traced_sizes = TracedSizes.of(gm, first)
         if self.traced_sizes is not None:
             self.traced_sizes.check(self.first)
         self.dynamic = _frontend_dynamic(gm, example_inputs)

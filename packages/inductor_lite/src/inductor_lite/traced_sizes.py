@@ -48,8 +48,10 @@ class TracedSizes:
         self._failures = failures
 
     @classmethod
-    def of(cls, gm: torch.fx.GraphModule) -> TracedSizes | None:
-        """The sizes `gm` assumes, or None when it has nothing to check: a graph without
+    def of(cls, gm: torch.fx.GraphModule, example_inputs: list | None = None
+           ) -> TracedSizes | None:
+        """The sizes `gm` assumes (and the float and bool arguments of `example_inputs` it
+        holds as constants), or None when it has nothing to check: a graph without
         symbols of its own ShapeEnv (traced with static sizes: it is run as it came, sizes it
         fixed stay fixed), or a frontend's (`gm.meta["shape_env"]`: its guards check them)."""
         shape_env = getattr(gm, "shape_env", None)
@@ -63,7 +65,11 @@ class TracedSizes:
         if not any(ours(v) or isinstance(v, torch.Tensor) and any(map(ours, v.shape))
                    for v in vals):
             return None
-        return _traced_sizes(shape_env, [str(n.target) for n in placeholders], vals)
+        # a float (or bool) argument is a constant of the trace (no placeholder value): the
+        # graph computes with the example's value whatever it is given
+        consts = {i: e for i, (v, e) in enumerate(zip(vals, example_inputs or ()))
+                  if v is None and type(e) in (float, bool)}
+        return _traced_sizes(shape_env, [str(n.target) for n in placeholders], vals, consts)
 
     def check(self, args: Any) -> None:
         """Raise ValueError when `args` break an assumption of the trace."""
@@ -72,7 +78,8 @@ class TracedSizes:
             raise ValueError(f"compile_fx: {self._failures[failed](args)}")
 
 
-def _traced_sizes(shape_env: ShapeEnv, names: list[str], vals: list) -> TracedSizes:
+def _traced_sizes(shape_env: ShapeEnv, names: list[str], vals: list,
+                  consts: dict[int, Any] | None = None) -> TracedSizes:
     lines = [f"if len(args) != {len(vals)}: return 0"]
     failures: list[Callable[[tuple], str]] = [
         lambda args: f"the graph takes {len(vals)} inputs ({', '.join(names)}), got {len(args)}"]
@@ -112,6 +119,13 @@ def _traced_sizes(shape_env: ShapeEnv, names: list[str], vals: list) -> TracedSi
                 places += [(f"args[{i}].stride({d})", where(i, "stride", d),
                             lambda args, i=i, d=d: args[i].stride(d), symbol_expr(n), False)
                            for d, n in enumerate(v.stride()) if isinstance(n, torch.SymInt)]
+    for i, value in (consts or {}).items():
+        env[f"c{i}"] = repr(value)
+        # (repr tells every two floats apart, -0.0 from 0.0, and a NaN from none but a NaN)
+        fail(f"type(args[{i}]) is not {type(value).__name__} or repr(args[{i}]) != c{i}",
+             lambda args, i=i, value=value: f"{where(i)} is {args[i]!r}: the graph was traced "
+             f"with {value!r} there, a constant of the trace (make_fx traces a "
+             f"{type(value).__name__} argument as a constant); trace it again with this value")
     later = []  # sizes that are expressions of symbols: compared once every symbol is bound
     for code, place, read, expr, is_size in places:
         if expr.is_Symbol and expr not in bound:
