@@ -337,3 +337,17 @@ def test_convolution_with_a_channels_last_1x1_weight_is_channels_last(with_shape
     with mode:
         out = torch.nn.functional.conv2d(fake_x, fake_weight)
     assert out.stride() == torch.nn.functional.conv2d(x, weight).stride()
+
+
+def test_size_one_layout_correction_records_no_guard_on_a_broadcast_operands_sizes() -> None:
+    # `(B, C, 1, 1) + (C, 1, 1)`: the fast-path check compared the tuples of sizes of other
+    # lengths element by element, `B == C`, recording `B != C` (a recompile when the batch
+    # equals the channels, and that entry specialized to it).
+    x = torch.randn(2, 4, 1, 1)
+    mode = FakeTensorMode(ShapeEnv())
+    fake_x = mode.from_tensor(x, dynamic_dims=(0, 1))
+    with mode:
+        out = fake_x + torch.ones(fake_x.shape[1], 1, 1)
+    assert [s.node.hint if isinstance(s, torch.SymInt) else s for s in out.stride()] == list(
+        (x + torch.ones(4, 1, 1)).stride())
+    assert not mode.shape_env.guards

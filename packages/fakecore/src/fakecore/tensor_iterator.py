@@ -28,7 +28,10 @@ def output_strides(shape: list[int], operands: list[Any]) -> tuple[int, ...]:
     tensors = [(tuple(t.shape), tuple(t.stride())) if isinstance(t, torch.Tensor) else ((), ())
                for t in operands]
     ndim = len(shape)
-    if all(sizes == tuple(shape) for sizes, _ in tensors):
+    if all(len(sizes) == ndim and sizes == tuple(shape) for sizes, _ in tensors):
+        # (lengths first: a tuple comparison compares the leading sizes of tuples of other
+        # lengths too, and with symbolic sizes records a guard, `B != C` for `(B, C, 1, 1)`
+        # and `(C, 1, 1)`)
         # fast_set_up: operands of one shape, all contiguous, all channels-last, or all dense
         # with the same strides
         inputs = [t for t in operands if isinstance(t, torch.Tensor)]
