@@ -762,3 +762,23 @@ def test_a_call_with_wrong_arguments_says_what_python_says() -> None:
         dynamo.compile(f, fullgraph=True)(torch.ones(1))
     with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
         dynamo.compile(f)(torch.ones(1))
+
+
+def test_errors_of_list_methods_are_caught_by_the_frames_handler() -> None:
+    """`[1, 2].index(5)` and `[].pop()` raise eager's ValueError and IndexError in the trace,
+    which the frame's own `except` catches (under fullgraph they were unsupported cases)."""
+    def f(x, items):
+        try:
+            where = items.index(5)
+        except ValueError as error:
+            where = len(str(error))
+        stack = []
+        try:
+            stack.pop()
+        except IndexError:
+            where += 100
+        return x + where
+
+    x = torch.ones(2)
+    for items in ([1, 2], [5, 1]):
+        torch.testing.assert_close(dynamo.compile(f, fullgraph=True)(x, items), f(x, items))

@@ -78,7 +78,10 @@ class SequenceVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(self.length(tx))
         if name == "index" and all(a.is_constant() for a in args) and self.is_constant():
-            return ConstantVariable(self.as_constant().index(*[a.as_constant() for a in args]))
+            try:
+                return ConstantVariable(self.as_constant().index(*[a.as_constant() for a in args]))
+            except ValueError as error:  # the frame's `except ValueError` may catch it
+                raise Raised(error, f"{self.kind.__name__}.index(): {error}") from None
         if name == "index" and len(args) == 1:
             return ConstantVariable(self._index(tx, args[0]))
         if name == "count" and self.is_constant() and args[0].is_constant():
@@ -319,7 +322,10 @@ class ListVariable(SequenceVariable):
         elif name == "insert":
             values.insert(args[0].as_constant(), args[1])
         elif name == "pop":
-            return values.pop(*[as_index(tx, a) for a in args])
+            try:
+                return values.pop(*[as_index(tx, a) for a in args])
+            except IndexError as error:  # the frame's `except IndexError` may catch it
+                raise Raised(error, f"list.pop(): {error}") from None
         elif name == "clear":
             values.clear()
         elif name == "reverse":
