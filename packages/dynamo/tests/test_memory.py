@@ -371,8 +371,8 @@ def test_the_caches_of_code_that_is_gone_are_freed_without_clearing_instruction_
 
 
 def test_explain_keeps_neither_its_report_nor_the_result_alive() -> None:
-    # the recording backend is in the cache keys that the code's finalizers hold for as long
-    # as the code lives (for good: a module's forward)
+    # the recording backend is in the cache keys, which the code's and the module's
+    # finalizers held for as long as those lived (for good: a module's forward)
     layer = nn.Linear(3, 3)
     reports, results = [], []
     for fn, arg in ((_one_break, torch.randn(3)), (layer, torch.randn(3))):

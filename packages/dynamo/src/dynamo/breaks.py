@@ -41,7 +41,7 @@ from typing import Any
 import bytecode as bc
 from torch.nn.modules import module as _modules
 
-from dynamo.bytecode import PY312, Instruction, handlers, instructions
+from dynamo.bytecode import PY312, Instruction, drop_when_freed, handlers, instructions
 from dynamo.exc import Unsupported
 from dynamo.operators import BINARY, COMPARE
 
@@ -382,11 +382,6 @@ class _Origin:
         return code
 
 
-def _forget_resumes(code_id: int) -> None:
-    for key in [k for k in _resume_functions if k[1] == code_id]:
-        del _resume_functions[key]
-
-
 def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
                     local_names: tuple[str, ...]) -> types.FunctionType:
     """A function continuing `fn`'s code at instruction `index`, taking the non-NULL stack
@@ -418,8 +413,7 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
         original = fn if type(fn) is _Origin else _Origin(fn)
         # the prologue: the stack, its parameters deleted, and a jump
         found._dynamo_resume_of = (original, len(nulls) + nulls.count(False) + 1)
-        if not any(k[1] == key[1] for k in _resume_functions):
-            weakref.finalize(fn.__code__, _forget_resumes, key[1])
+        drop_when_freed(fn.__code__, 1, _resume_functions)
         _resume_functions[key] = found
     return found
 

@@ -66,6 +66,29 @@ def _per_code(fn):
     return cached
 
 
+def drop_when_freed(obj: Any, position: int, *tables: dict) -> None:
+    """Once `obj` is freed, drop the entries of `tables` whose keys hold `id(obj)` at
+    `position`: compiled entries and resume functions go with their code object (a function
+    made anew from new source, a notebook's cell run again), a module's own entries with the
+    module. The finalizer holds the id and the tables only, not the keys (they hold backends,
+    and what those hold). TypeError for an object without weak references."""
+    watch = (id(obj), position, *map(id, tables))
+    if watch not in _WATCHED:
+        weakref.finalize(obj, _drop, watch, tables)
+        _WATCHED.add(watch)
+
+
+_WATCHED: set[tuple[int, ...]] = set()  # (object, position, tables) with a finalizer, by id
+
+
+def _drop(watch: tuple[int, ...], tables: tuple[dict, ...]) -> None:
+    _WATCHED.discard(watch)
+    object_id, position = watch[:2]
+    for table in tables:
+        for key in [k for k in table if k[position] == object_id]:
+            del table[key]
+
+
 @_per_code
 def instructions(code: CodeType) -> list[Instruction]:
     """The instructions of `code`, with jump targets as list indices (cached: treat as

@@ -75,14 +75,9 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         report = ExplainOutput()
-        # The backend is part of each cache key, which the code's `weakref.finalize` holds
-        # as long as the code lives (for good, for a module's `forward`): it must not keep
-        # the report (its graphs, the call's result) alive past this run.
-        sink = [report.graphs]
 
         def recording(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
-            if sink:
-                sink[0].append(gm)
+            report.graphs.append(gm)
             return gm.forward
 
         saved = dict(frontend._caches), dict(frontend._gave_up)
@@ -106,7 +101,6 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
                     report.guards_by_entry.append((name, described))
             report.eager = list(frontend._gave_up.values())
         finally:
-            sink.clear()
             frontend._caches.clear()
             frontend._gave_up.clear()
             frontend._caches.update(saved[0])

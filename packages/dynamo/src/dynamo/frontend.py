@@ -32,7 +32,7 @@ from torch.utils._device import DeviceContext
 
 from dynamo.backends import Backend, lookup_backend
 from dynamo.breaks import RUN_EAGERLY, Continue, warn_user
-from dynamo.bytecode import clear_caches
+from dynamo.bytecode import clear_caches, drop_when_freed
 from dynamo.convert_frame import CacheEntry, Options, convert_frame, is_checkpoint
 from dynamo.exc import Unsupported
 from dynamo.logs import logger
@@ -54,12 +54,6 @@ _generation = [0]
 
 def _changed() -> None:
     _generation[0] += 1
-
-
-def _forget(key: tuple) -> None:
-    """Drop the cache of `key` (its object is gone; a new one with its id gets a new cache)."""
-    _caches.pop(key, None)
-    _gave_up.pop(key, None)
 
 
 def reset() -> None:
@@ -269,11 +263,10 @@ class CompiledFunction:
         self._key = (code_ref, id(fn.__code__), id(fn.__globals__), owner, self.backend,
                      self.fullgraph, self.dynamic, self.raise_backend_errors,
                      self.capture_scalar_outputs, self.symbolic_ints)
-        if self._key not in _caches and self._key not in _gave_up:
-            weakref.finalize(fn.__code__, _forget, self._key)
+        drop_when_freed(fn.__code__, 1, _caches, _gave_up)
         if owner is not None:  # its entries are of no use once it is gone: free them then
             try:
-                weakref.finalize(self.bound_self, _forget, self._key)
+                drop_when_freed(self.bound_self, 3, _caches, _gave_up)
             except TypeError:  # an object without weak references lives on in its cache
                 pass
         self._generation = -1  # the tables are read on first use

@@ -58,7 +58,7 @@ from dynamo.variables.functions import (
     NestedFunctionVariable,
     OpaqueFunctionVariable,
 )
-from dynamo.variables.generators import GeneratorVariable
+from dynamo.variables.generators import GeneratorVariable, stop_iteration_error
 from dynamo.variables.objects import (
     PythonModuleVariable,
     SuperVariable,
@@ -622,9 +622,7 @@ class Translator:
         if ins.arg == 3:  # INTRINSIC_STOPITERATION_ERROR: PEP 479, in a generator's handler
             exc = self.stack[-1]
             if isinstance(exc.as_constant(), StopIteration):
-                wrapped = RuntimeError("generator raised StopIteration")
-                wrapped.__cause__ = wrapped.__context__ = exc.as_constant()  # as CPython
-                self.stack[-1] = ExceptionVariable(wrapped,
+                self.stack[-1] = ExceptionVariable(stop_iteration_error(exc.as_constant()),
                                                    f"{self.code.co_name} raised StopIteration")
             return None
         raise Unsupported(_intrinsic(1, ins.arg))

@@ -248,8 +248,7 @@ class FakeTensorMode(TorchDispatchMode):
         memory format. Static sizes run the C++ meta kernel already."""
         self_ = args[0]
         if not isinstance(out, FakeTensor) or not isinstance(self_, FakeTensor) \
-                or self_.layout is not torch.strided \
-                or not any(type(n) is int and n == 1 for n in out.shape):
+                or self_.layout is not torch.strided or not _has_size_one(out.shape):
             return out
         symbols = _symbols([out, self_])
         if not symbols or self._decomposing or symbols & self.shape_env.unbacked_producers.keys():
@@ -258,16 +257,11 @@ class FakeTensorMode(TorchDispatchMode):
             return out
         strides = tensor_iterator.view_strides(tuple(self_.shape), tuple(self_.stride()),
                                                tuple(out.shape))
-        if strides is None or all(
-                _same(mine, given) for mine, given in zip(strides, out.stride())):
+        corrected = None if strides is None else _size_one_corrected(out, strides)
+        if corrected is None:
             return out
-        if any(not (type(size) is int and size == 1) and not _same(mine, given)
-               for size, mine, given in zip(out.shape, strides, out.stride())):
-            return out  # (only the strides of size-1 dims are corrected)
-        strides = [mine if type(size) is int and size == 1 else stride
-                   for size, stride, mine in zip(out.shape, out.stride(), strides)]
         with self:
-            return aten.as_strided.default(self_, out.shape, strides, out.storage_offset())
+            return aten.as_strided.default(self_, out.shape, corrected, out.storage_offset())
 
     def _pointwise_layout(self, func, args, kwargs, out):
         """A pointwise op's new output laid out as the CPU kernel's TensorIterator lays it out,
@@ -275,8 +269,7 @@ class FakeTensorMode(TorchDispatchMode):
         another stride (`tensor_iterator`), and with it another suggested memory format."""
         schema = func._schema
         if schema.is_mutable or len(schema.returns) != 1 or not isinstance(out, FakeTensor) \
-                or not any(type(n) is int and n == 1 for n in out.shape) \
-                or func.namespace != "aten" \
+                or not _has_size_one(out.shape) or func.namespace != "aten" \
                 or any(a.name == "memory_format" for a in schema.arguments):
             # (prims, such as the `convert_element_type` of `_to_copy`'s reference, and ops
             # laying their output out as asked, keep the layout the reference gave them)
@@ -326,18 +319,11 @@ class FakeTensorMode(TorchDispatchMode):
             strides = tuple(torch._prims_common.make_contiguous_strides_for(shape))
         else:
             strides = tensor_iterator.output_strides(shape, operands)
-        if all(_same(stride, mine) for stride, mine in zip(out.stride(), strides)) or any(
-                not (type(size) is int and size == 1) and not _same(stride, mine)
-                for size, stride, mine in zip(shape, out.stride(), strides)):
-            # (only the strides of size-1 dims are corrected: the ops that do not lay their
-            # outputs out with TensorIterator, `clone` to a memory format, `masked_fill`, differ
-            # on others)
+        corrected = _size_one_corrected(out, strides)
+        if corrected is None:
             return out
-        # (the other dims keep the strides, and expressions, the reference gave them)
-        strides = [mine if type(size) is int and size == 1 else stride
-                   for size, stride, mine in zip(shape, out.stride(), strides)]
         with self:
-            return torch.empty_strided(out.shape, strides, dtype=out.dtype, device=out.device)
+            return torch.empty_strided(out.shape, corrected, dtype=out.dtype, device=out.device)
 
     def _adopt_inputs(self, func, flat: list[Any]) -> list[Any]:
         """Check every tensor input is ours; convert real ones where that is allowed."""
@@ -616,6 +602,26 @@ def _zeros_like(t: FakeTensor) -> torch.Tensor:
 
 
 _BLOCKED = (torch.sparse_bsr, torch.sparse_bsc)
+
+
+def _has_size_one(shape: Any) -> bool:
+    """Whether a dim of `shape` is (statically) of size 1."""
+    return any(type(n) is int and n == 1 for n in shape)
+
+
+def _size_one_corrected(out: torch.Tensor, strides: Any) -> list | None:
+    """`out`'s strides with those of its size-1 dims taken from `strides` (the kernel's), the
+    other dims keeping theirs (and the expressions the reference gave them); None where that
+    changes nothing, or where `strides` differs on another dim too: only size-1 dims are
+    corrected (ops that do not lay their outputs out as the rules say, `clone` to a memory
+    format, differ on others)."""
+    given = out.stride()
+    if all(map(_same, given, strides)) or any(
+            not (type(size) is int and size == 1) and not _same(g, w)
+            for size, g, w in zip(out.shape, given, strides)):
+        return None
+    return [w if type(size) is int and size == 1 else g
+            for size, g, w in zip(out.shape, given, strides)]
 
 
 def _same(a: Any, b: Any) -> bool:

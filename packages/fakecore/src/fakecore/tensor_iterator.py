@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch._prims_common import make_channels_last_strides_for, make_contiguous_strides_for
 
 
 def output_strides(shape: list[int], operands: list[Any]) -> tuple[int, ...]:
@@ -36,10 +37,9 @@ def output_strides(shape: list[int], operands: list[Any]) -> tuple[int, ...]:
         # with the same strides
         inputs = [t for t in operands if isinstance(t, torch.Tensor)]
         if all(t.is_contiguous() for t in inputs):
-            return _contiguous(shape)
+            return tuple(make_contiguous_strides_for(shape))
         if all(t.is_contiguous(memory_format=torch.channels_last) for t in inputs):
-            return tuple(torch.empty(shape, device="meta",
-                                     memory_format=torch.channels_last).stride())
+            return tuple(make_channels_last_strides_for(shape))
         if all(non_overlapping_and_dense(*sizes_strides) for sizes_strides in tensors) and all(
                 strides == tensors[0][1] for _, strides in tensors):  # (SymInts do not hash)
             return tensors[0][1]
@@ -76,7 +76,7 @@ def output_strides(shape: list[int], operands: list[Any]) -> tuple[int, ...]:
             elif comparison < 0:
                 break
     if perm == list(range(ndim - 1, -1, -1)):
-        return _contiguous(shape)
+        return tuple(make_contiguous_strides_for(shape))
     # allocate_or_resize_outputs: strides compatible with the permuted shape, put back in order
     result = [0] * ndim
     next_stride = 1
@@ -94,10 +94,6 @@ def non_overlapping_and_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) 
             return False
         required *= sizes[dim]
     return True
-
-
-def _contiguous(shape: list[int]) -> tuple[int, ...]:
-    return tuple(torch.empty(shape, device="meta").stride())
 
 
 def view_strides(old_shape: tuple, old_strides: tuple, new_shape: tuple) -> tuple | None:

@@ -51,7 +51,7 @@ from .lowering import (
 )
 from .metrics import counters
 from .scheduler import Kernel, schedule
-from .traced_sizes import TracedSizes, symbol_expr
+from .traced_sizes import TracedSizes, lambdified, symbol_expr
 from .wrapper import WrapperCodegen
 
 log = logging.getLogger("inductor_lite")
@@ -214,25 +214,19 @@ class CompiledGraph:
             with _COMPILE_LOCK:
                 self.versions.append(self._compile(first))
 
-    def _autograd_sees(self, args: Any) -> bool:
-        """Whether autograd must record this call: a tensor requires grad and some op runs with
-        grad mode on (as the call starts, or as the graph turns it: an optimizer's step turns
-        it off before its first op), or the graph asks for gradients itself
-        (`requires_grad_()`, a factory with `requires_grad=True`). Such a call runs the graph
-        as it came, whose ops autograd knows, until compiled training exists."""
+    def _autograd_sees(self, args: Any, grad_mode: bool | None = None) -> bool:
+        """Whether autograd must record this call (made with `grad_mode`, by default the one
+        now): a tensor requires grad and some op runs with grad mode on (as the call starts, or
+        as the graph turns it: an optimizer's step turns it off before its first op), or the
+        graph asks for gradients itself (`requires_grad_()`, a factory with
+        `requires_grad=True`). Such a call runs the graph as it came, whose ops autograd knows,
+        until compiled training exists."""
         if self.asks_for_grad:
             return True
-        if not self.ops_under_grad[torch.is_grad_enabled()]:
+        if not self.ops_under_grad[torch.is_grad_enabled() if grad_mode is None else grad_mode]:
             return False
         return any(isinstance(t, torch.Tensor) and t.requires_grad for t in args) or any(
             t.requires_grad for t in self.state.values())
-
-    def _recorded_with_grad(self, args: tuple) -> bool:
-        """Whether the same call made with grad mode on would be one autograd records (and so
-        run as it came)."""
-        return self.ops_under_grad[True] and (
-            any(isinstance(t, torch.Tensor) and t.requires_grad for t in args)
-            or any(t.requires_grad for t in self.state.values()))
 
     def __call__(self, *args: Any) -> Any:
         if self.traced_sizes is not None:
@@ -249,7 +243,7 @@ class CompiledGraph:
             with _COMPILE_LOCK:
                 run = self._new_version(args)
         if self.draws_random and not torch.is_inference_mode_enabled() and \
-                self._recorded_with_grad(args):
+                self._autograd_sees(args, grad_mode=True):
             # Reentrant activation checkpointing runs the forward without grad and recomputes
             # it with grad, from the same generator state: both must draw the same numbers
             # (a dropout's mask), and the call with grad runs the graph as it came. (Under
@@ -1007,10 +1001,7 @@ def _guard(fakes: list, shape_env: ShapeEnv, scalars: dict[int, Any], state: lis
                for a in sympy.preorder_traversal(expr)):  # plain arithmetic: written inline
             inline = expr.xreplace({s: sympy.Symbol(names[s]) for s in expr.free_symbols})
             return f"({inline})"
-        fn = f"e{len(env)}"
-        symbols = sorted(expr.free_symbols, key=str)
-        env[fn] = sympy.lambdify(symbols, expr, modules="math")
-        return f"{fn}({', '.join(names[s] for s in symbols)})"
+        return lambdified(expr, names, env)
 
     later = []  # values that mention symbols: compared once every symbol is bound
     for i, v in enumerate(fakes):

@@ -23,6 +23,15 @@ def symbol_expr(n: torch.SymInt) -> sympy.Expr:
     return getattr(n.node, "_expr", n.node.expr)
 
 
+def lambdified(expr: sympy.Basic, variables: dict[sympy.Symbol, str], env: dict) -> str:
+    """Python computing `expr` from the variables holding its symbols: a call of the function
+    sympy makes of it, put into `env` (the namespace of the generated check)."""
+    fn = f"e{len(env)}"
+    symbols = sorted(expr.free_symbols, key=str)
+    env[fn] = sympy.lambdify(symbols, expr, modules="math")
+    return f"{fn}({', '.join(variables[s] for s in symbols)})"
+
+
 class TracedSizes:
     """What a graph traced with symbolic sizes by `make_fx` (no frontend's guards check it)
     assumes of its inputs' sizes: the placeholders' values and the trace's ShapeEnv
@@ -39,9 +48,8 @@ class TracedSizes:
     a rank and a read per input dim, a comparison per shared or specialised dim, one per
     symbol's bound and one call for all the guards."""
 
-    def __init__(self, names: list[str], source: str, env: dict[str, Any],
+    def __init__(self, source: str, env: dict[str, Any],
                  failures: list[Callable[[tuple], str]]) -> None:
-        self.names = names
         self.source = source
         exec(compile(source, "<inductor_lite traced sizes>", "exec"), env)
         self._first_failure = env["first_failure"]
@@ -150,10 +158,7 @@ def _traced_sizes(shape_env: ShapeEnv, names: list[str], vals: list,
             later.append((code, place, read, expr))
 
     def value_of(expr: sympy.Basic) -> str:
-        fn = f"e{len(env)}"
-        symbols = sorted(expr.free_symbols, key=str)
-        env[fn] = sympy.lambdify(symbols, expr, modules="math")
-        return f"{fn}({', '.join(bound[s][0] for s in symbols)})"
+        return lambdified(expr, {s: variable for s, (variable, _, _) in bound.items()}, env)
 
     for code, place, read, expr in later:
         if expr.free_symbols <= bound.keys():
@@ -193,4 +198,4 @@ def _traced_sizes(shape_env: ShapeEnv, names: list[str], vals: list,
         fail("not holds", assumptions)
     lines.append("return None")
     source = "def first_failure(args):\n" + "".join(f"    {line}\n" for line in lines)
-    return TracedSizes(names, source, env, failures)
+    return TracedSizes(source, env, failures)

@@ -109,10 +109,8 @@ class GeneratorVariable(LazyIteratorVariable):
         except Raised as error:
             self.finished = True
             if isinstance(error.exception, StopIteration):  # PEP 479
-                wrapped = RuntimeError("generator raised StopIteration")
-                # as CPython's _PyErr_FormatFromCause: the StopIteration is cause and context
-                wrapped.__cause__ = wrapped.__context__ = error.exception
-                raise Raised(wrapped, f"the generator {self.name} raised StopIteration") from None
+                raise Raised(stop_iteration_error(error.exception),
+                             f"the generator {self.name} raised StopIteration") from None
             raise
         except Unsupported as error:
             self.finished = True
@@ -267,6 +265,14 @@ class StepIteratorVariable(LazyIteratorVariable):
 
     def unbuildable(self) -> Unsupported:
         return self.generator.unbuildable()
+
+
+def stop_iteration_error(stop: StopIteration) -> RuntimeError:
+    """PEP 479's RuntimeError for a StopIteration raised inside a generator, with it as cause
+    and context, as CPython's `_PyErr_FormatFromCause` makes it."""
+    error = RuntimeError("generator raised StopIteration")
+    error.__cause__ = error.__context__ = stop
+    return error
 
 
 class UserIteratorVariable(LazyIteratorVariable):

@@ -321,13 +321,14 @@ class NewObjectVariable(UserObjectVariable):
         del self.attrs[name]
 
     def _store(self, tx: Translator, name: str, value: VariableTracker) -> None:
-        if not self.cls.__dictoffset__ and not _is_slot(class_attribute(self.cls, name)[1]):
-            # `__slots__` all the way up: no `__dict__` to hold it, as Python says
-            read_only = class_attribute(self.cls, name)[0]
-            message = (f"'{self.cls.__name__}' object attribute {name!r} is read-only"
-                       if read_only else
-                       f"'{self.cls.__name__}' object has no attribute {name!r}")
-            raise Raised(AttributeError(message), f"{message} (an AttributeError while tracing)")
+        if not self.cls.__dictoffset__:  # `__slots__` all the way up: no `__dict__`
+            found, member = class_attribute(self.cls, name)
+            if not _is_slot(member):  # nowhere to hold it, as Python says
+                message = (f"'{self.cls.__name__}' object attribute {name!r} is read-only"
+                           if found else
+                           f"'{self.cls.__name__}' object has no attribute {name!r}")
+                raise Raised(AttributeError(message),
+                             f"{message} (an AttributeError while tracing)")
         tx.output.side_effects.mutated(self)  # counted: a generator's items must not do this
         self.attrs[name] = value
 
