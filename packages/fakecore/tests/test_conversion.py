@@ -175,6 +175,17 @@ def test_tensors_sharing_a_storage_without_a_view_relation_share_a_fake_storage(
     assert _storage(mode.from_tensor(torch.randn(4, 6))) != _storage(fake_x)
 
 
+def test_a_grad_is_as_dynamic_as_its_tensor() -> None:
+    # a static grad, assigned to a fake of a symbolic size, specialised that size (Eq(5, s0))
+    env = ShapeEnv()
+    mode = FakeTensorMode(env)
+    weight = torch.nn.Parameter(torch.randn(5, 3))
+    weight.grad = torch.randn(5, 3)
+    fake = mode.from_tensor(weight, dynamic_dims=(0,))
+    assert isinstance(fake.shape[0], torch.SymInt) and fake.grad.shape == fake.shape
+    assert env.guards == []
+
+
 def test_a_view_made_under_no_grad_is_a_leaf_as_in_eager() -> None:
     p = torch.nn.Parameter(torch.randn(5, 5))
     with torch.no_grad():

@@ -113,6 +113,19 @@ def test_the_cache_keys_on_the_default_dtype() -> None:
         torch.set_default_dtype(previous)
 
 
+def test_the_cache_keeps_apart_what_a_decomposition_computed() -> None:
+    # mish's decomposition (run for symbolic sizes) calls softplus on the same input, whose
+    # layout is then the reference's (no size-1 correction inside a decomposition): a later
+    # softplus of its own must not get that record
+    real = torch.randn(2, 1, 4, 5).to(memory_format=torch.channels_last)
+    mode = FakeTensorMode(ShapeEnv())
+    x = mode.from_tensor(real, dynamic_dims=(0, 2, 3))
+    with mode:
+        torch.nn.functional.mish(x)
+        out = torch.nn.functional.softplus(x)
+    assert _layout(out) == _layout(torch.nn.functional.softplus(real))
+
+
 def test_views_from_the_cache_keep_the_conjugate_and_negative_bits() -> None:
     real = torch.randn(2, 3, dtype=torch.cfloat)
     mode = FakeTensorMode()

@@ -100,7 +100,10 @@ class TensorConverter:
         elif not t.is_leaf and fake.is_leaf and not t._is_view():
             fake = self._non_leaf(fake)
         if t.is_leaf and t.grad is not None:  # only leaves keep a .grad
-            fake.grad = self.convert(t.grad, (), None)
+            # (its dims as dynamic as the tensor's, as PyTorch's converter gives a grad its
+            # tensor's symbolic context: a static grad, assigned, specialised them to its sizes)
+            dims = dynamic_dims if t.grad.shape == t.shape else ()
+            fake.grad = self.convert(t.grad, dims, None)
         return fake
 
     def _make_layout(

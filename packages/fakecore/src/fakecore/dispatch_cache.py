@@ -75,8 +75,10 @@ class DispatchCache:
         self._entries: dict[tuple, tuple] = {}
         self._kinds: dict[Any, tuple[str, int] | None] = {}
 
-    def key(self, func: Any, args: tuple, kwargs: dict) -> tuple | None:
-        """The cache key of this call, or None if it must run the kernel."""
+    def key(self, func: Any, args: tuple, kwargs: dict, context: tuple = ()) -> tuple | None:
+        """The cache key of this call, or None if it must run the kernel. `context`: the
+        mode's state that changes what the call gives (whether it runs inside a
+        decomposition)."""
         if func not in self._kinds:
             self._kinds[func] = _output_kind(func)
         if self._kinds[func] is None:
@@ -84,7 +86,7 @@ class DispatchCache:
         try:
             # Factories without a dtype make tensors of the default dtype.
             return (func, torch.get_default_dtype(), _freeze(args),
-                    _freeze(tuple(sorted(kwargs.items()))))
+                    _freeze(tuple(sorted(kwargs.items()))), context)
         except Uncacheable:
             return None
 

@@ -185,7 +185,10 @@ class FakeTensorMode(TorchDispatchMode):
             # cached (as in PyTorch): each call's data-dependent size is a symbol of its own.
             with torch._library.fake_impl.set_ctx_getter(lambda: FakeImplCtx(self, func)), self:
                 return fake_impl(*args, **kwargs)
-        key = self._cache.key(func, args, kwargs)
+        # (inside a decomposition the layout corrections are skipped and an op met again in its
+        # own decomposition runs its meta kernel: such results are keyed apart)
+        key = self._cache.key(func, args, kwargs,
+                              (bool(self._decomposing), func in self._decomposing))
         if key is not None:
             out = self._cache.lookup(self, key, args)
             if out is not None:
