@@ -454,3 +454,69 @@ def test_namedtuple_make_of_a_constant_from_the_frame() -> None:
     x = torch.ones(2)
     assert torch.equal(dynamo.compile(f, backend="eager", fullgraph=True)(Cfg(2.0, 1.0), x),
                        f(Cfg(2.0, 1.0), x))
+
+
+def test_the_c_functions_with_python_twins_are_themselves_as_values():
+    """`functools.reduce`, `itertools.count` read as values (returned, stored, given to
+    `isinstance`, called for real) are the C originals, not dynamo's twins."""
+    def f(x, out):
+        out.append(functools.reduce)
+        c = itertools.count(3)
+        return x + 1, heapq.heappush, type(functools.reduce).__name__, \
+            isinstance(c, itertools.count), isinstance(itertools.islice(c, 2), itertools.count), \
+            isinstance(operator.itemgetter(1), operator.itemgetter), \
+            isinstance(operator.itemgetter(1), operator.attrgetter)
+
+    out = []
+    _, push, *rest = _one_graph(f, torch.ones(1), out)
+    assert out == [functools.reduce] and push is heapq.heappush
+    assert rest == ["builtin_function_or_method", True, False, True, False]
+
+    def g(x):
+        c = itertools.count(3)
+        next(c)
+        return x + 1, c  # a break: made for real
+
+    _, c = dynamo.compile(g, backend="eager")(torch.ones(1))
+    assert type(c) is itertools.count and next(c) == 4
+
+
+def test_itertools_take_their_iterables_and_check_their_arguments_when_made():
+    def f(x, a, d):
+        p, c, m = itertools.product(a, repeat=2), itertools.combinations(a, 2), \
+            itertools.permutations(a, 2)
+        r = itertools.combinations_with_replacement(a, 2)
+        a.append(3)
+        z = itertools.zip_longest(d, [1])
+        d["new"] = 1
+        try:
+            list(z)
+            changed = ""
+        except RuntimeError as error:
+            changed = str(error)
+        try:
+            itertools.islice(a, -1)
+            negative = ""
+        except ValueError as error:
+            negative = str(error)
+        return x + 1, list(p), list(c), list(m), changed, negative, list(r)
+
+    result = _one_graph(f, torch.ones(1), [1, 2], {"a": 1})
+    assert _same(result, f(torch.ones(1), [1, 2], {"a": 1}))
+    assert len(result[1]) == 4 and result[4] and result[5]
+
+
+def test_errors_of_dict_list_set_and_deque_methods_are_eagers():
+    """A missing key or item, an empty container: eager's exception, which the frame's own
+    `except` catches (under fullgraph these were unsupported cases)."""
+    bodies = ["del d['a']", "d.pop('a')", "{}.popitem()", "collections.OrderedDict().popitem()",
+              "collections.OrderedDict(b=1).move_to_end('a')", "del l[5]", "l.remove(9)",
+              "s.remove(9)", "collections.deque().pop()", "collections.deque([1]).remove(5)"]
+    for body in bodies:
+        namespace = {"collections": collections}
+        exec(f"def f(x, d, l, s):\n    try:\n        {body}\n"
+             f"    except (KeyError, IndexError, ValueError) as e:\n"
+             f"        return x + 1, type(e).__name__, str(e)\n    return x, '', ''\n", namespace)
+        f = namespace["f"]
+        args = lambda: (torch.ones(1), {"b": 1}, [1, 2], {1})  # noqa: E731
+        assert _same(_one_graph(f, *args()), f(*args())), body

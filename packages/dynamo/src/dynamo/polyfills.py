@@ -4,8 +4,9 @@
 `bisect.bisect_right` are written in C: the tracer
 cannot step through their bodies, so a call to one would be a graph break. (One twin stands
 for a torch object instead: the profiler's `record_function`, a no-op in a compiled frame.) Each has a plain
-Python twin here with the same behaviour (the lazy itertools are generators, so their items are
-made when the loop takes them, as in C), and the builder hands the tracer the twin instead,
+Python twin here with the same behaviour (the lazy itertools check their arguments and take
+their iterables when made, then make their items with a generator, when the loop takes them,
+as in C), and the builder hands the tracer the twin instead,
 after guarding that the name still means the C original (`POLYFILLS`).
 """
 
@@ -42,10 +43,38 @@ def chain_from_iterable(iterables: Iterable[Iterable]) -> Iterator:
 chain.from_iterable = chain_from_iterable  # type: ignore[attr-defined]
 
 
+# The iterators below check their arguments and take `iter()` of their iterables (`tuple()`
+# of the pools of `product`, `combinations`, `permutations`) when they are made, as the C
+# ones do: a list appended to after `product(a, a)` is made does not change its items, and
+# `islice(it, -1)` raises at once. The items are then made by a generator.
+
+
+def _bound(value: Any, message: str, least: int) -> int | None:
+    """An argument of `islice`: None, or an int at least `least` (else C's ValueError)."""
+    if value is None:
+        return None
+    try:
+        index = operator.index(value)
+    except TypeError:
+        index = least - 1
+    if index < least:
+        raise ValueError(message)
+    return index
+
+
 def islice(iterable: Iterable, *bounds: int | None) -> Iterator:
-    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, None)[:3]
-    start, step = start or 0, step or 1
-    iterator = iter(iterable)
+    if not 1 <= len(bounds) <= 3:
+        raise TypeError(f"islice expected at most 4 arguments, got {len(bounds) + 1}")
+    start, stop, step = (None, bounds[0], None) if len(bounds) == 1 else (*bounds, None)[:3]
+    stop = _bound(stop, "Stop argument for islice() must be None or an integer: "
+                  "0 <= x <= sys.maxsize.", 0)
+    start = _bound(start, "Indices for islice() must be None or an integer: "
+                   "0 <= x <= sys.maxsize.", 0) or 0
+    step = _bound(step, "Step for islice() must be a positive integer or None.", 1) or 1
+    return _islice(iter(iterable), start, stop, step)
+
+
+def _islice(iterator: Iterator, start: int, stop: int | None, step: int) -> Iterator:
     index = 0
     while stop is None or index < stop:
         try:
@@ -59,6 +88,10 @@ def islice(iterable: Iterable, *bounds: int | None) -> Iterator:
 
 def accumulate(iterable: Iterable, func: Callable | None = None, *,
                initial: Any = None) -> Iterator:
+    return _accumulate(iter(iterable), func, initial)
+
+
+def _accumulate(iterable: Iterator, func: Callable | None, initial: Any) -> Iterator:
     started = initial is not None
     total = initial
     if started:
@@ -72,7 +105,12 @@ def accumulate(iterable: Iterable, func: Callable | None = None, *,
 
 
 def zip_longest(*iterables: Iterable, fillvalue: Any = None) -> Iterator[tuple]:
-    iterators = [iter(iterable) for iterable in iterables]
+    return _zip_longest([iter(iterable) for iterable in iterables], fillvalue)
+
+
+def _zip_longest(iterators: list[Iterator], fillvalue: Any) -> Iterator[tuple]:
+    if not iterators:
+        return
     done = [False] * len(iterators)
     while True:
         row = []
@@ -90,8 +128,14 @@ def zip_longest(*iterables: Iterable, fillvalue: Any = None) -> Iterator[tuple]:
 
 
 def product(*iterables: Iterable, repeat: int = 1) -> Iterator[tuple]:
+    if repeat < 0:
+        raise ValueError("repeat argument cannot be negative")
+    return _product([tuple(iterable) for iterable in iterables] * repeat)
+
+
+def _product(pools: list[tuple]) -> Iterator[tuple]:
     rows: list[tuple] = [()]
-    for pool in [tuple(iterable) for iterable in iterables] * repeat:
+    for pool in pools:
         rows = [row + (item,) for row in rows for item in pool]
     yield from rows
 
@@ -99,14 +143,23 @@ def product(*iterables: Iterable, repeat: int = 1) -> Iterator[tuple]:
 def combinations(iterable: Iterable, r: int) -> Iterator[tuple]:
     if r < 0:
         raise ValueError("r must be non-negative")
-    pool = tuple(iterable)
+    return _combinations(tuple(iterable), r)
 
+
+def combinations_with_replacement(iterable: Iterable, r: int) -> Iterator[tuple]:
+    if r < 0:
+        raise ValueError("r must be non-negative")
+    return _combinations(tuple(iterable), r, again=1)
+
+
+def _combinations(pool: tuple, r: int, again: int = 0) -> Iterator[tuple]:
+    """Picks of `r` items in pool order; `again` 1 lets an item be picked again."""
     def pick(start: int, left: int) -> Iterator[tuple]:
         if left == 0:
             yield ()
             return
-        for i in range(start, len(pool) - left + 1):
-            for rest in pick(i + 1, left - 1):
+        for i in range(start, len(pool) - (left - 1) * (1 - again)):
+            for rest in pick(i + 1 - again, left - 1):
                 yield (pool[i], *rest)
 
     yield from pick(0, r)
@@ -116,7 +169,10 @@ def permutations(iterable: Iterable, r: int | None = None) -> Iterator[tuple]:
     if r is not None and r < 0:
         raise ValueError("r must be non-negative")
     pool = tuple(iterable)
-    size = len(pool) if r is None else r
+    return _permutations(pool, len(pool) if r is None else r)
+
+
+def _permutations(pool: tuple, size: int) -> Iterator[tuple]:
 
     def arrange(used: tuple[int, ...]) -> Iterator[tuple]:
         if len(used) == size:
@@ -131,7 +187,10 @@ def permutations(iterable: Iterable, r: int | None = None) -> Iterator[tuple]:
 
 
 def pairwise(iterable: Iterable) -> Iterator[tuple]:
-    iterator = iter(iterable)
+    return _pairwise(iter(iterable))
+
+
+def _pairwise(iterator: Iterator) -> Iterator[tuple]:
     try:
         previous = next(iterator)
     except StopIteration:
@@ -142,11 +201,19 @@ def pairwise(iterable: Iterable) -> Iterator[tuple]:
 
 
 def starmap(function: Callable, iterable: Iterable) -> Iterator:
+    return _starmap(function, iter(iterable))
+
+
+def _starmap(function: Callable, iterable: Iterator) -> Iterator:
     for args in iterable:
         yield function(*args)
 
 
 def takewhile(predicate: Callable, iterable: Iterable) -> Iterator:
+    return _takewhile(predicate, iter(iterable))
+
+
+def _takewhile(predicate: Callable, iterable: Iterator) -> Iterator:
     for item in iterable:
         if not predicate(item):
             return
@@ -154,7 +221,10 @@ def takewhile(predicate: Callable, iterable: Iterable) -> Iterator:
 
 
 def dropwhile(predicate: Callable, iterable: Iterable) -> Iterator:
-    iterator = iter(iterable)
+    return _dropwhile(predicate, iter(iterable))
+
+
+def _dropwhile(predicate: Callable, iterator: Iterator) -> Iterator:
     for item in iterator:
         if not predicate(item):
             yield item
@@ -177,6 +247,10 @@ def count(start: Any = 0, step: Any = 1) -> Iterator:
 
 
 def cycle(iterable: Iterable) -> Iterator:
+    return _cycle(iter(iterable))
+
+
+def _cycle(iterable: Iterator) -> Iterator:
     saved = []
     for item in iterable:
         yield item
@@ -186,19 +260,30 @@ def cycle(iterable: Iterable) -> Iterator:
 
 
 def compress(data: Iterable, selectors: Iterable) -> Iterator:
+    return _compress(iter(data), iter(selectors))
+
+
+def _compress(data: Iterator, selectors: Iterator) -> Iterator:
     for item, selected in zip(data, selectors):
         if selected:
             yield item
 
 
 def filterfalse(predicate: Callable | None, iterable: Iterable) -> Iterator:
+    return _filterfalse(predicate, iter(iterable))
+
+
+def _filterfalse(predicate: Callable | None, iterable: Iterator) -> Iterator:
     for item in iterable:
         if not (bool(item) if predicate is None else predicate(item)):
             yield item
 
 
 def groupby(iterable: Iterable, key: Callable | None = None) -> Iterator[tuple[Any, Iterator]]:
-    iterator = iter(iterable)
+    return _groupby(iter(iterable), key)
+
+
+def _groupby(iterator: Iterator, key: Callable | None) -> Iterator[tuple[Any, Iterator]]:
     head: list = [_END, None, 0]  # the next item, its key, the number of the group it is in
 
     def take() -> None:
@@ -421,7 +506,9 @@ def record_function(name: str, args: str | None = None) -> contextlib.nullcontex
 POLYFILLS: dict[Any, Callable] = {
     itertools.chain: chain, itertools.islice: islice, itertools.accumulate: accumulate,
     itertools.zip_longest: zip_longest, itertools.product: product,
-    itertools.combinations: combinations, itertools.permutations: permutations,
+    itertools.combinations: combinations,
+    itertools.combinations_with_replacement: combinations_with_replacement,
+    itertools.permutations: permutations,
     itertools.pairwise: pairwise, itertools.starmap: starmap, itertools.takewhile: takewhile,
     itertools.dropwhile: dropwhile, itertools.repeat: repeat, itertools.count: count,
     itertools.cycle: cycle, itertools.compress: compress, itertools.filterfalse: filterfalse,

@@ -64,6 +64,7 @@ from dynamo.variables.functions import (
     NumpyFunctionVariable,
     OpaqueFunctionVariable,
     PartialVariable,
+    PolyfilledFunctionVariable,
     UserFunctionVariable,
     UserMethodVariable,
     is_numpy_foldable,
@@ -295,7 +296,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return CachedFunctionVariable(value, inner, source)
     if callable(value) and _polyfill(value) is not None:  # itertools.chain, functools.reduce
         _guard(tx, source, Identity.of, value)
-        return UserFunctionVariable(_polyfill(value))  # no source: the twin is ours, constant
+        # no source: the twin is ours, constant; as a value it is the original
+        return PolyfilledFunctionVariable(_polyfill(value), value)
     if isinstance(value, torch._library.custom_ops.CustomOpDef):
         # `@torch.library.custom_op`: the graph calls the op it defines (fx names nodes after
         # their target's `__name__`, which a CustomOpDef lacks)

@@ -1067,6 +1067,9 @@ def instance_check(tx: Translator, obj: VariableTracker, classes: VariableTracke
         parts = classes.items(tx) if type(cls) is tuple else \
             [wrap_constant_result(c) for c in cls.__args__]
         return any(instance_check(tx, obj, part) for part in parts)
+    if isinstance(cls, type) and _made_by_twin_of(obj, cls):
+        return True  # `itertools.count(3)`, `operator.itemgetter(1)`: their twin's generator
+        # or function stands for the C object
     kind = obj.python_type()
     if kind is cls:
         return True
@@ -1094,6 +1097,24 @@ def instance_check(tx: Translator, obj: VariableTracker, classes: VariableTracke
     except Unsupported as error:
         raise Unsupported(f"isinstance() with {cls.__qualname__}: its metaclass's "
                           f"{check.__qualname__} could not be traced ({error.reason})") from None
+
+
+def _made_by_twin_of(obj: VariableTracker, cls: type) -> bool:
+    """Whether `obj` is what the Python twin (`polyfills.py`) of the C class `cls` made: the
+    generator of `itertools.count`'s, the function `operator.itemgetter`'s returns."""
+    from dynamo.polyfills import POLYFILLS
+    from dynamo.polyfills import __file__ as polyfills_file
+
+    try:
+        twin = POLYFILLS.get(cls)
+    except TypeError:
+        return False
+    code = getattr(getattr(obj, "frame", None), "code", None) or getattr(obj, "code", None)
+    if twin is None or not isinstance(code, types.CodeType) or \
+            code.co_filename != polyfills_file:
+        return False
+    return code.co_qualname in (twin.__name__, f"_{twin.__name__}") or \
+        code.co_qualname.startswith(f"{twin.__name__}.<locals>.")
 
 
 def protocol_instancecheck(tx: Translator, cls: type, obj: VariableTracker) -> bool:

@@ -341,10 +341,18 @@ class ListVariable(SequenceVariable):
             else:
                 values[index] = args[1]
         elif name == "__delitem__":
-            del values[as_index(tx, args[0])]
+            try:
+                del values[as_index(tx, args[0])]
+            except IndexError as error:  # the frame's `except IndexError` may catch it
+                raise Raised(error, f"del of a list's item: {error}") from None
         elif name == "remove" and args[0].is_constant():
             constants = [v.as_constant() if v.is_constant() else object() for v in values]
-            del values[constants.index(args[0].as_constant())]
+            item = args[0].as_constant()
+            if item not in constants:  # the frame's `except ValueError` may catch it
+                error = ValueError(f"{item!r} is not in deque" if self.kind is collections.deque
+                                   else "list.remove(x): x not in list")
+                raise Raised(error, f"{self.kind.__name__}.remove(): {error}")
+            del values[constants.index(item)]
         else:
             raise Unsupported(f"list.{name}()")
         return ConstantVariable(None)
@@ -374,16 +382,16 @@ class DequeVariable(ListVariable):
         values = self.values
         if name == "copy":
             return DequeVariable(list(values), maxlen=self.maxlen)
-        if name not in ("appendleft", "popleft", "extendleft", "rotate"):
+        if name not in ("appendleft", "popleft", "extendleft", "rotate", "pop"):
             result = super()._mutate(tx, name, args, kwargs)
             if self.maxlen is not None and len(values) > self.maxlen:  # grown at the right
                 del values[:len(values) - self.maxlen]
             return result
         tx.output.side_effects.mutated(self)
-        if name == "popleft":
+        if name in ("popleft", "pop") and not args:
             if not values:
-                raise Raised(IndexError("pop from an empty deque"), "popleft() of an empty deque")
-            return values.pop(0)
+                raise Raised(IndexError("pop from an empty deque"), f"{name}() of an empty deque")
+            return values.pop(0 if name == "popleft" else -1)
         if name == "rotate":
             steps = as_index(tx, args[0]) if args else 1
             if values:
@@ -671,16 +679,22 @@ class DictVariable(VariableTracker):
                 return entries.pop(key)
             if len(args) > 1:
                 return args[1]
-            raise Unsupported(f"dict.pop({key_value(key)!r}) of a missing key")
+            raise Raised(KeyError(key_value(key)), f"dict.pop({key_value(key)!r}) of a missing key")
         elif name == "setdefault":
             return entries.setdefault(dict_key(args[0], tx),
                                       args[1] if len(args) > 1 else ConstantVariable(None))
         elif name == "__delitem__":
-            del entries[dict_key(args[0], tx)]
+            key = dict_key(args[0], tx)
+            if key not in entries:  # the frame's `except KeyError` may catch it
+                raise Raised(KeyError(key_value(key)), f"del of a missing key {key_value(key)!r}")
+            del entries[key]
         elif name == "clear":
             entries.clear()
         elif name == "move_to_end" and self.kind is collections.OrderedDict:
             key = dict_key(args[0], tx)
+            if key not in entries:
+                raise Raised(KeyError(key_value(key)), f"move_to_end() of a missing key "
+                             f"{key_value(key)!r}")
             value = entries.pop(key)
             last = args[1] if len(args) > 1 else kwargs.get("last", ConstantVariable(True))
             if last.as_constant():
@@ -689,7 +703,11 @@ class DictVariable(VariableTracker):
                 entries = {key: value, **entries}
                 self._entries.clear()
                 self._entries.update(entries)
-        elif name == "popitem" and entries:
+        elif name == "popitem" and not entries:
+            error = KeyError("dictionary is empty" if self.kind is collections.OrderedDict
+                             else "popitem(): dictionary is empty")
+            raise Raised(error, f"popitem() of an empty {self.kind.__name__}")
+        elif name == "popitem":
             last = args[0] if args else kwargs.get("last", ConstantVariable(True))
             key = next(reversed(entries)) if last.as_constant() else next(iter(entries))
             return TupleVariable([key_variable(key), entries.pop(key)])
@@ -729,6 +747,8 @@ class SetVariable(VariableTracker):
                     "intersection", "difference", "symmetric_difference", "__len__", "copy"):
             result = getattr(self.values, name)(*constants)
             return SetVariable(result) if isinstance(result, set) else ConstantVariable(result)
+        if name == "remove" and constants[0] not in self.values:  # `except KeyError` may catch it
+            raise Raised(KeyError(constants[0]), f"set.remove() of a missing item {constants[0]!r}")
         tx.output.side_effects.mutated(self)
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update", "symmetric_difference_update"):

@@ -219,6 +219,28 @@ class UserFunctionVariable(TrueVariable):
         return f"UserFunctionVariable({self.fn.__qualname__})"
 
 
+class PolyfilledFunctionVariable(UserFunctionVariable):
+    """A C function of the standard library (`functools.reduce`, `itertools.count`,
+    `operator.itemgetter`) whose Python twin (`polyfills.py`) is inlined when it is called. As
+    a value it is the C original: returned, stored, handed to `isinstance` or called for real
+    at a graph break, it is the original, not dynamo's twin."""
+
+    def __init__(self, twin: types.FunctionType, original: Any) -> None:
+        super().__init__(twin)
+        self.original = original
+
+    def python_type(self) -> type:
+        return type(self.original)
+
+    def as_constant(self) -> Any:
+        return self.original
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return ConstantVariable(getattr(self.original, name))
+        return super().getattr(tx, name)
+
+
 class ClosureCell:
     """A cell of a real function's closure; its contents are read through a source."""
 
