@@ -782,3 +782,83 @@ def test_errors_of_list_methods_are_caught_by_the_frames_handler() -> None:
     x = torch.ones(2)
     for items in ([1, 2], [5, 1]):
         torch.testing.assert_close(dynamo.compile(f, fullgraph=True)(x, items), f(x, items))
+
+
+class _Holder:
+    kind = "class"
+
+
+def _deleting(x, o):
+    del o.a
+    before = hasattr(o, "a")
+    del o.kind  # the instance's own: the class's shows again
+    try:
+        del o.missing
+    except AttributeError:
+        before = (before, "missing")
+    o.made = 1
+    del o.made  # made in the trace: nothing left to delete for real
+    return x + 1, before, o.kind
+
+
+def test_del_of_an_attribute_of_an_object_from_the_frame_is_replayed() -> None:
+    """`del obj.name` is recorded (later reads in the trace see the class's member, `hasattr`
+    says no, a second `del` raises AttributeError) and made after the graph (it ran the frame
+    eagerly)."""
+
+    def make():
+        o = _Holder()
+        o.a, o.kind = 1, "instance"
+        return o
+
+    graphs = []
+    compiled = dynamo.compile(_deleting, backend=lambda gm, inputs: graphs.append(gm) or gm,
+                              fullgraph=True)
+    for _ in range(2):
+        o, expected_o = make(), make()
+        assert compiled(torch.ones(1), o)[1:] == _deleting(torch.ones(1), expected_o)[1:] == \
+            ((False, "missing"), "class")
+        assert vars(o) == vars(expected_o) == {}
+    assert len(graphs) == 1
+    with pytest.raises(AttributeError), pytest.warns(UserWarning, match="missing attribute"):
+        dynamo.compile(_deleting, backend="eager")(torch.ones(1), _Holder())  # as eager
+
+
+class _Logged:
+    def __delattr__(self, name):
+        self.log.append(name)
+        object.__delattr__(self, name)
+
+
+def test_del_through_a_classs_own_delattr_runs_it_once() -> None:
+    o = _Logged()
+    o.log, o.a = [], 1
+    dynamo.compile(_deleting_a, backend="eager", fullgraph=True)(torch.ones(1), o)
+    assert o.log == ["a"] and not hasattr(o, "a")
+
+
+def _deleting_a(x, o):
+    del o.a
+    return x * 2
+
+
+def _deleting_global(x):
+    global _DELETED_GLOBAL
+    y = x * _DELETED_GLOBAL
+    del _DELETED_GLOBAL
+    try:
+        del _DELETED_GLOBAL
+    except NameError:
+        y = y + 1
+    return y
+
+
+def test_del_of_a_global_is_replayed() -> None:
+    global _DELETED_GLOBAL
+    compiled = dynamo.compile(_deleting_global, backend="eager", fullgraph=True)
+    for value in (2.0, 3.0):
+        _DELETED_GLOBAL = value
+        assert torch.equal(compiled(torch.ones(1)), torch.tensor([value + 1]))
+        assert "_DELETED_GLOBAL" not in globals()
+    with pytest.raises(NameError), pytest.warns(UserWarning, match="is not defined"):
+        dynamo.compile(_deleting_global, backend="eager")(torch.ones(1))  # as eager

@@ -719,3 +719,14 @@ def test_enum_member_attribute_changed_recompiles() -> None:
     Act.RELU.table["k"] = 100
     assert torch.equal(cf(x, Act.RELU), f(x, Act.RELU))
     assert torch.equal(cf(x, Act.GELU), f(x, Act.GELU))
+
+
+def _shadowed(x):
+    return abs(x) + 1
+
+
+def test_a_global_made_later_that_shadows_a_builtin(monkeypatch) -> None:
+    """A name found among the builtins is guarded missing from the globals: a global of that
+    name defined after compiling is seen (torch.compile keeps using the builtin)."""
+    _stale_check(_shadowed, (-torch.ones(2),),
+                 lambda: monkeypatch.setitem(globals(), "abs", lambda t: t * 100))

@@ -24,7 +24,7 @@ from torch.utils.checkpoint import _StopRecomputationError
 from dynamo.breaks import RUN_EAGERLY, Continue, warn_user
 from dynamo.exc import Unsupported
 from dynamo.interpreter import DeferredAttribute
-from dynamo.side_effects import SideEffects
+from dynamo.side_effects import DELETED, SideEffects
 from dynamo.sources import float_tensor
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable
@@ -435,6 +435,9 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
             writes.append(f"{where}.clear()")
             writes.append(f"{where}.update({temp})")
     for kind, target, name, value in effects.writes.values():
+        if value is DELETED:
+            writes.append(_deletion(builder, kind, target, name))
+            continue
         temp = f"___new{len(values)}"
         values.append(f"{temp} = {builder.expression(value)}")
         if kind == "attr":
@@ -452,6 +455,16 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
         else:
             writes.append(f"{builder.constant(target)}.cell_contents = {temp}")
     return values + writes
+
+
+def _deletion(builder: ResultBuilder, kind: str, target: Any, name: str) -> str:
+    """The line that makes `del target.name` (past a `__delattr__` of the class's own: the
+    trace already ran it) or `del globals[name]` real."""
+    if kind == "global":
+        return f"del {builder.constant(target)}[{name!r}]"
+    deleter = builder.constant(object.__delattr__) if target.defines_in_python(
+        "__delattr__") else "delattr"
+    return f"{deleter}({builder.expression(target)}, {name!r})"
 
 
 def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,

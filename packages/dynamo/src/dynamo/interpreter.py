@@ -29,8 +29,8 @@ from dynamo.bytecode import PY312, instructions
 from dynamo.exc import Raised, Unsupported
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
-from dynamo.side_effects import MISSING
-from dynamo.sources import globals_source
+from dynamo.side_effects import DELETED, MISSING
+from dynamo.sources import globals_dict_source, globals_source
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
 from dynamo.variables.builtins import (
@@ -66,7 +66,7 @@ from dynamo.variables.objects import (
 )
 from dynamo.variables.tensor import TensorVariable
 from dynamo.variables.user_objects import UserObjectVariable
-from guards import GlobalSource, LocalSource
+from guards import DictContains, GlobalSource, LocalSource
 
 MAX_INLINE_DEPTH = 32
 MAX_INSTRUCTIONS = 1_000_000
@@ -406,9 +406,9 @@ class Translator:
     def load_global(self, name: str) -> VariableTracker:
         g = self.f_globals
         written = self.output.side_effects.load("global", g, name)
-        if written is not MISSING:
+        if written is not MISSING and written is not DELETED:
             return written
-        if name in g:
+        if name in g and written is not DELETED:
             if g is self.output.f_globals:
                 source: Any = GlobalSource(name)
             else:
@@ -416,8 +416,12 @@ class Translator:
             return wrap(self, g[name], source)
         b = g.get("__builtins__", builtins)
         table = b if isinstance(b, dict) else vars(b)
+        if written is MISSING:  # a global of that name, made later, would shadow a builtin
+            self.output.add_guard(DictContains(globals_dict_source(g, self.output.f_globals),
+                                               name, False))
         if name not in table:
-            raise Unsupported(f"name {name!r} is not defined")
+            raise Raised(NameError(f"name {name!r} is not defined"),
+                         f"name {name!r} is not defined")
         return wrap(self, table[name], None)
 
     def load_cell(self, name: str) -> VariableTracker:
@@ -507,6 +511,18 @@ class Translator:
 
     def STORE_GLOBAL(self, ins) -> None:
         self.output.side_effects.store("global", self.f_globals, ins.argval, self.pop())
+
+    def DELETE_GLOBAL(self, ins) -> None:
+        g, name = self.f_globals, ins.argval
+        written = self.output.side_effects.load("global", g, name)
+        there = name in g  # before the graph runs: guarded
+        if written is not DELETED:  # (a deletion guarded it already)
+            self.output.add_guard(DictContains(globals_dict_source(g, self.output.f_globals),
+                                               name, there))
+        if written is DELETED or written is MISSING and not there:
+            raise Raised(NameError(f"name {name!r} is not defined"),
+                         f"del of the undefined global {name!r}")
+        self.output.side_effects.delete("global", g, name, there)
 
     def LOAD_DEREF(self, ins) -> None:
         self.push(self.load_cell(ins.argval))

@@ -19,6 +19,7 @@ from dynamo.variables.base import VariableTracker
 from guards import AttrSource
 
 MISSING = object()  # what `load` returns for a location nothing was written to
+DELETED = object()  # what `load` returns for a location the trace deleted (`del obj.name`)
 
 
 class SideEffects:
@@ -48,13 +49,24 @@ class SideEffects:
         # lands in `__dict__` where Python would put it).
         self.writes[(kind, id(target), name)] = (kind, target, name, value)
 
+    def delete(self, kind: str, target: Any, name: Any, there: bool) -> None:
+        """Record `del target.name` (kind "attr") or `del target[name]` for a globals dict
+        ("global"); `there`: whether the real location holds a value before the graph runs
+        (if not, the name was only written in the trace, and nothing is left to replay)."""
+        self.changes += 1
+        if there:
+            self.writes[(kind, id(target), name)] = (kind, target, name, DELETED)
+        else:
+            self.writes.pop((kind, id(target), name), None)
+
     def attributes_set(self, target: Any) -> dict[str, VariableTracker]:
-        """The attributes of `target` (a tracker) set so far, by name, in order."""
+        """The attributes of `target` (a tracker) set (or `DELETED`) so far, by name, in
+        order."""
         return {name: value for kind, t, name, value in self.writes.values()
                 if kind == "attr" and t is target}
 
     def load(self, kind: str, target: Any, name: Any) -> Any:
-        """The value recorded for a location, or `MISSING`."""
+        """The value recorded for a location, `DELETED`, or `MISSING`."""
         found = self.writes.get((kind, id(target), name))
         return MISSING if found is None else found[3]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from guards import ChainedSource, GetItemSource, Source, key_expr
+from guards import AttrSource, ChainedSource, GetItemSource, Source, key_expr
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,43 @@ class GlobalsDictSource(Source):
 def globals_source(g: dict, name: str) -> Source:
     """Global `name` of a function inlined from globals `g` that are not the frame's: through
     `sys.modules` when `g` is the dict of the module it names, else through `g` itself."""
-    module = g.get("__name__")
-    if type(module) is str and getattr(sys.modules.get(module), "__dict__", None) is g:
+    module = _module_named_by(g)
+    if module is not None:
         return ModuleGlobalSource(module, name)
     return GetItemSource(GlobalsDictSource(g), name)
+
+
+def globals_dict_source(g: dict, frame_globals: dict) -> Source:
+    """The globals dict `g` itself: the frame's (`G`), a module's `__dict__`, or `g`."""
+    if g is frame_globals:
+        return FrameGlobalsSource()
+    module = _module_named_by(g)
+    if module is not None:
+        return AttrSource(ModuleSource(module), "__dict__")
+    return GlobalsDictSource(g)
+
+
+def _module_named_by(g: dict) -> str | None:
+    module = g.get("__name__")
+    if type(module) is str and getattr(sys.modules.get(module), "__dict__", None) is g:
+        return module
+    return None
+
+
+@dataclass(frozen=True)
+class FrameGlobalsSource(Source):
+    """The frame's globals dict itself: where a name the code found among the builtins must
+    stay missing."""
+
+    @property
+    def expr(self) -> str:
+        return "G"
+
+    def access(self, base_expr: str) -> str:
+        return self.expr
+
+    def fetch(self, f_locals: dict, f_globals: dict) -> Any:
+        return f_globals
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import torch
 from torch.nn.modules import module as nn_module
 
 from dynamo.exc import NotAGraphValue, Raised, Unsupported
-from dynamo.side_effects import MISSING
+from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
 from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none, subclassed_literal_value
@@ -172,7 +172,8 @@ class ObjectVariable(VariableTracker):
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
-        return wrap(tx, member, on_class if custom else self._attr_source(name) or on_class)
+        return wrap(tx, member, on_class if custom or self._deleted(tx, name) else
+                    self._attr_source(name) or on_class)
 
     def call_setter(self, tx: Translator, name: str, setter: property,
                     value: VariableTracker) -> None:
@@ -221,12 +222,14 @@ class ObjectVariable(VariableTracker):
             else:
                 tx.output.add_guard(Identity.of(on_class, getattr(self.python_type(), name)))
         if self.source is not None and hasattr(self.value, "__dict__") and not hasattr(
-                type(member), "__set__") and not implicit:
+                type(member), "__set__") and not implicit and not self._deleted(tx, name):
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
         """`hasattr`, guarded: an attribute the instance holds must stay (it may be deleted),
         one it lacks must stay missing (it may be added); one found on the class is not."""
+        if self._deleted(tx, name):  # only the class may have it now
+            return class_attribute(type(self.value), name)[0]
         if tx.output.side_effects.load("attr", self, name) is not MISSING:
             return True
         found = hasattr(self.value, name)
@@ -241,10 +244,15 @@ class ObjectVariable(VariableTracker):
         """Where an attribute set on the instance lands."""
         return ("__dict__",) if hasattr(self.value, "__dict__") else ()
 
+    def _deleted(self, tx: Translator, name: str) -> bool:
+        """Whether the trace deleted the instance's attribute `name` (what the real dict held
+        before is guarded; it still holds it until the graph has run)."""
+        return tx.output.side_effects.load("attr", self, name) is DELETED
+
     def _guard_absent(self, tx: Translator, name: str) -> None:
         """The instance has no attribute `name`: guarded to stay so (a code path taken because
         of it, `__getattr__` or an `except AttributeError`, depends on it)."""
-        if self.source is not None:
+        if self.source is not None and not self._deleted(tx, name):
             for where in self._instance_dicts():
                 tx.output.add_guard(DictContains(AttrSource(self.source, where), name, False))
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import torch
 
 from dynamo.exc import Raised, Unsupported
-from dynamo.side_effects import MISSING
+from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import ItemsCopySource, items_copy
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
@@ -32,7 +32,7 @@ from dynamo.variables.objects import (
     UserClassVariable,
     class_attribute,
 )
-from guards import AttrSource, GetItemSource, TypeSource
+from guards import AttrSource, DictContains, GetItemSource, TypeSource
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -89,14 +89,19 @@ class UserObjectVariable(ObjectVariable):
         from dynamo.variables.builder import wrap
 
         written = tx.output.side_effects.load("attr", self, name)
-        if written is not MISSING:
+        if written is not MISSING and written is not DELETED:
             return written
         instance = getattr(self.value, "__dict__", {})
+        if written is DELETED:  # as if the instance's dict did not hold it
+            instance = {}
         if name == "__dict__" and isinstance(instance, dict):  # read only (side_effects)
             real = wrap(tx, instance, self._attr_source(name))
             written = tx.output.side_effects.attributes_set(self)
             if not written:
                 return real
+            if DELETED in written.values():
+                raise Unsupported(f"reading the __dict__ of a {self.python_type().__qualname__} "
+                                  "after deleting one of its attributes")
             # What it holds now: the attributes set while tracing over the real ones (a view
             # for reading; writing into it, like into the real one, is refused).
             return real.overlaid(written)
@@ -148,8 +153,22 @@ class UserObjectVariable(ObjectVariable):
             self.generic_delattr(tx, name)
 
     def generic_delattr(self, tx: Translator, name: str) -> None:
-        raise Unsupported(f"deleting {name!r} of a {self.python_type().__qualname__} from "
-                          "outside the trace")
+        """`object.__delattr__(obj, name)` of an attribute in the instance's dict: recorded,
+        and deleted for real after the graph."""
+        member = class_attribute(self.python_type(), name)[1]
+        instance = getattr(self.value, "__dict__", None)
+        if self.source is None or not isinstance(instance, dict) or \
+                hasattr(type(member), "__set__") or hasattr(type(member), "__delete__"):
+            raise Unsupported(f"deleting {name!r} of a {self.python_type().__qualname__} (a "
+                              "descriptor, a slot or an object with no __dict__)")
+        written = tx.output.side_effects.load("attr", self, name)
+        there = name in instance  # before the graph runs: guarded
+        if written is not DELETED:  # (a deletion guarded it already)
+            tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, there))
+        if written is DELETED or written is MISSING and not there:
+            raise Raised(AttributeError(name), f"del of the missing attribute {name!r} of a "
+                         f"{self.python_type().__qualname__}")
+        tx.output.side_effects.delete("attr", self, name, there)
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         """`object.__setattr__(obj, name, value)`: a property's setter, or the instance's
