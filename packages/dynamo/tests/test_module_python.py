@@ -59,6 +59,69 @@ def test_pre_hook_with_kwargs_writes_in_place():
     assert got_seen == expected_seen == [["scale"]] * 3
 
 
+class _Raises(nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 2:
+            raise ValueError("too long")
+        return x + 1
+
+
+class _Catches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _Raises()
+
+    def forward(self, x):
+        try:
+            return self.inner(x) * 2
+        except ValueError:
+            return x - 1
+
+
+def test_always_call_forward_hooks_run_when_the_call_raises():
+    """`Module.__call__` runs the `always_call=True` forward hooks (given None for the
+    output) before the error of `forward` or of a hook leaves it, also when the traced code
+    catches that error; the other hooks do not run, and one already run does not run again."""
+    def run(compile_):
+        m = _Catches()
+        log = []
+        m.inner.register_forward_hook(lambda mod, args, out: log.append(("plain", out is None)))
+        m.inner.register_forward_hook(
+            lambda mod, args, kwargs, out: log.append(("always", out is None)),
+            with_kwargs=True, always_call=True)
+        cm = compile_(m)
+        outs = [cm(torch.ones(2, 3)), cm(torch.ones(5, 3)), cm(torch.ones(2, 3))]
+        return outs, log
+
+    def run_hook_raises(compile_):
+        m = _Catches()
+        log = []
+
+        def bad(mod, args, out):
+            log.append("bad")
+            raise ValueError("from a hook")
+        m.inner.register_forward_hook(lambda mod, args, out: log.append("first") or out * 3,
+                                      always_call=True)
+        m.inner.register_forward_hook(bad)
+        m.inner.register_forward_hook(lambda mod, args, out: log.append(("last", out.sum().item()
+                                                                         if out is not None else None)),
+                                      always_call=True)
+        return [compile_(m)(torch.ones(2, 3))], log
+
+    for case in (run, run_hook_raises):
+        expected, expected_log = case(lambda m: m)
+        for backend in ("eager", "aot_eager"):
+            got, got_log = case(lambda m, backend=backend: dynamo.compile(m, backend=backend))
+            for e, g in zip(expected, got):
+                torch.testing.assert_close(g, e)
+            assert got_log == expected_log, (case.__name__, backend)
+    assert run(lambda m: m)[1] == [("plain", False), ("always", False), ("always", True),
+                                   ("plain", False), ("always", False)]
+    # the caught error is traced: one graph
+    _, log = run(lambda m: dynamo.compile(m, fullgraph=True))
+    assert len(log) == 5
+
+
 def test_parameter_dict_contains_iter_get():
     pd = nn.ParameterDict({"u": nn.Parameter(torch.ones(3))})
 
@@ -218,3 +281,40 @@ def test_torch_python_given_a_callable_is_followed() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         torch.testing.assert_close(dynamo.compile(vmapped)(x), vmapped(x))
+
+
+class _Prints(nn.Module):
+    def forward(self, x):
+        print("a graph break inside the slice")
+        return x + 1
+
+
+def test_a_sequential_slice_live_at_a_graph_break_is_rebuilt(capsys):
+    """A Sequential's (or ModuleList's) slice on the stack at a graph break, or returned, is
+    made as eager makes it (its modules under their names), not a reason to run the frame
+    eagerly."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seq = nn.Sequential(nn.Linear(4, 4), _Prints(), nn.Linear(4, 4))
+            self.ml = nn.ModuleList([nn.Linear(4, 4), _Prints()])
+
+        def forward(self, x):
+            part = self.ml[1:]
+            for mod in part:
+                x = mod(x)
+            return self.seq[1:](x.sin()), self.seq[::2], part
+
+    torch.manual_seed(0)
+    m = M()
+    x = torch.randn(2, 4)
+    expected = m(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no frame runs eagerly
+        compiled = dynamo.compile(m)
+        for _ in range(2):
+            got = compiled(x)
+            torch.testing.assert_close(got[0], expected[0])
+            for g, e in zip(got[1:], expected[1:]):
+                assert type(g) is type(e) and list(g._modules) == list(e._modules)
+                assert all(a is b for a, b in zip(g, e))

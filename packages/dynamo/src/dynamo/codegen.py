@@ -76,6 +76,7 @@ from dynamo.variables.generators import (
 )
 from dynamo.variables.objects import (
     BaseMethodVariable,
+    ModuleChainVariable,
     NNModuleVariable,
     PythonModuleVariable,
     SuperVariable,
@@ -168,6 +169,8 @@ class ResultBuilder:
             return self.read(v.source)
         if isinstance(v, _MADE_ONCE_IF_NEW) or (
                 isinstance(v, BaseMethodVariable) and v.obj is not None):
+            return self._made_once(v)
+        if isinstance(v, ModuleChainVariable):  # a slice of a Sequential or ModuleList
             return self._made_once(v)
         if isinstance(v, DeferredAttribute):  # read for real where it is used
             return f"getattr({self.expression(v.obj)}, {v.name!r})"
@@ -266,6 +269,12 @@ class ResultBuilder:
             return text
         if isinstance(v, SetVariable):
             return self.constant(set(v.values)) + ".copy()"
+        if isinstance(v, ModuleChainVariable):  # made as eager makes it
+            kind, parts = v.rebuilt()
+            if issubclass(kind, torch.nn.Sequential):
+                named = ", ".join(f"({name!r}, {self.expression(m)})" for name, m in parts)
+                return f"{self.constant(kind)}({self.constant(collections.OrderedDict)}([{named}]))"
+            return f"{self.constant(kind)}([{', '.join(self.expression(m) for m in parts)}])"
         if isinstance(v, PartialVariable):
             parts = [self.expression(v.fn), *(self.expression(a) for a in v.args),
                      *(f"{k}={self.expression(a)}" for k, a in v.kwargs.items())]

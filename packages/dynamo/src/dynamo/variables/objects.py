@@ -609,7 +609,8 @@ class NNModuleVariable(ObjectVariable):
             if isinstance(key, slice):
                 picked = [child for _, child in children[key]]
                 if isinstance(module, (torch.nn.Sequential, torch.nn.ModuleList)):
-                    return ModuleChainVariable(picked, type(module))
+                    return ModuleChainVariable(picked, type(module),
+                                               [name for name, _ in children[key]])
                 return ListVariable(picked)
             return children[key][1]
         if isinstance(module, torch.nn.ModuleDict) and name in ("keys", "values", "items"):
@@ -662,41 +663,73 @@ class NNModuleVariable(ObjectVariable):
         # one kwargs dict, as `Module.__call__` has: what a hook writes into it in place is
         # what `forward` and the later hooks get
         kwargs_dict = DictVariable(kwargs)
-        for hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
-            if with_kwargs:
-                result = hook.call(tx, [self, TupleVariable(args), kwargs_dict], {})
-                if not is_none(result):
-                    if not (isinstance(result, TupleVariable) and len(result.items(tx)) == 2):
-                        raise Unsupported("a forward pre-hook with kwargs that returns other "
-                                          "than an (args, kwargs) pair")
-                    args, kwargs_dict = result.items(tx)
-                    args = args.items(tx)
+        forward_hooks = self._hooks(tx, "_forward_hooks")
+        always = self._always_called(tx) if forward_hooks else set()
+        called: set = set()  # the always-called hooks already run
+        output: VariableTracker = ConstantVariable(None)
+        try:
+            for _, hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
+                if with_kwargs:
+                    result = hook.call(tx, [self, TupleVariable(args), kwargs_dict], {})
+                    if not is_none(result):
+                        if not (isinstance(result, TupleVariable) and len(result.items(tx)) == 2):
+                            raise Unsupported("a forward pre-hook with kwargs that returns other "
+                                              "than an (args, kwargs) pair")
+                        args, kwargs_dict = result.items(tx)
+                        args = args.items(tx)
+                else:
+                    result = hook.call(tx, [self, TupleVariable(args)], {})
+                    if not is_none(result):
+                        args = result.items(tx) if isinstance(result, TupleVariable) else [result]
+            if not isinstance(kwargs_dict, DictVariable):
+                raise Unsupported("a forward pre-hook that returns keyword arguments other than "
+                                  "a dict")
+            kwargs = dict(kwargs_dict.entries)
+            if forward is not None:
+                output = forward.call(tx, args, kwargs)
+            elif module.__dict__.get("forward") is not None:
+                output = wrap(tx, module.__dict__["forward"], self._attr_source("forward")).call(
+                    tx, args, kwargs)
             else:
-                result = hook.call(tx, [self, TupleVariable(args)], {})
+                output = self._class_member(tx, "forward").call(tx, args, kwargs)
+            for key, hook, with_kwargs in forward_hooks:
+                if key in always:
+                    called.add(key)
+                hook_args = [self, TupleVariable(args), *([kwargs_dict] if with_kwargs
+                                                          else []), output]
+                result = hook.call(tx, hook_args, {})
                 if not is_none(result):
-                    args = result.items(tx) if isinstance(result, TupleVariable) else [result]
-        if not isinstance(kwargs_dict, DictVariable):
-            raise Unsupported("a forward pre-hook that returns keyword arguments other than "
-                              "a dict")
-        kwargs = dict(kwargs_dict.entries)
-        if forward is not None:
-            output = forward.call(tx, args, kwargs)
-        elif module.__dict__.get("forward") is not None:
-            output = wrap(tx, module.__dict__["forward"], self._attr_source("forward")).call(
-                tx, args, kwargs)
-        else:
-            output = self._class_member(tx, "forward").call(tx, args, kwargs)
-        for hook, with_kwargs in self._hooks(tx, "_forward_hooks"):
-            hook_args = [self, TupleVariable(args), *([kwargs_dict] if with_kwargs
-                                                      else []), output]
-            result = hook.call(tx, hook_args, {})
-            if not is_none(result):
-                output = result
+                    output = result
+        except Raised:
+            # `Module.__call__` runs the `always_call=True` forward hooks not run yet before the
+            # error leaves it (given the output so far: None if `forward` raised)
+            for key, hook, with_kwargs in forward_hooks:
+                if key not in always or key in called:
+                    continue
+                hook_args = [self, TupleVariable(args), *([kwargs_dict] if with_kwargs
+                                                          else []), output]
+                try:
+                    result = hook.call(tx, hook_args, {})
+                except Raised:  # eager warns and silences it
+                    raise Unsupported("a forward hook with always_call=True that raises while "
+                                      "the module's call raises") from None
+                if not is_none(result):
+                    output = result
+            raise
         return output
 
-    def _hooks(self, tx: Translator, kind: str) -> list[tuple[VariableTracker, bool]]:
-        """The module's hooks of `kind` (`_forward_hooks`, `_forward_pre_hooks`), in order, and
-        whether each takes the keyword arguments; guarded: the same keys, the same functions."""
+    def _always_called(self, tx: Translator) -> set:
+        """The keys of the module's `always_call=True` forward hooks (guarded)."""
+        always = self.value._forward_hooks_always_called
+        where = self._attr_source("_forward_hooks_always_called")
+        if where is not None:
+            tx.output.add_guard(DictKeys(where, tuple(always)) if always else Length(where, 0))
+        return set(always)
+
+    def _hooks(self, tx: Translator, kind: str) -> list[tuple[Any, VariableTracker, bool]]:
+        """The module's hooks of `kind` (`_forward_hooks`, `_forward_pre_hooks`), in order: key,
+        hook, and whether it takes the keyword arguments; guarded: the same keys, the same
+        functions."""
         from dynamo.variables.builder import wrap
 
         hooks = getattr(self.value, kind)
@@ -709,7 +742,7 @@ class NNModuleVariable(ObjectVariable):
         if where is not None:
             tx.output.add_guard(DictKeys(self._attr_source(f"{kind}_with_kwargs"),
                                          tuple(with_kwargs)))
-        return [(wrap(tx, hook, where and GetItemSource(where, key)), key in with_kwargs)
+        return [(key, wrap(tx, hook, where and GetItemSource(where, key)), key in with_kwargs)
                 for key, hook in hooks.items()]
 
 
@@ -739,9 +772,18 @@ class ModuleChainVariable(VariableTracker):
     a ModuleList (a ModuleList too in eager: `isinstance` says so)."""
 
     def __init__(self, modules: list[VariableTracker],
-                 kind: type = torch.nn.Sequential) -> None:
+                 kind: type = torch.nn.Sequential, names: list[str] | None = None) -> None:
         self.modules = modules
         self.kind = kind
+        self.names = names  # a Sequential's slice keeps its modules' names, as in eager
+
+    def rebuilt(self) -> tuple[type, Any]:
+        """How eager makes the slice: `kind(OrderedDict(named modules))` for a Sequential,
+        `kind([modules])` for a ModuleList (`(kind, list of (name, module) or of modules)`)."""
+        if issubclass(self.kind, torch.nn.Sequential):
+            names = self.names or [str(i) for i in range(len(self.modules))]
+            return self.kind, list(zip(names, self.modules))
+        return self.kind, list(self.modules)
 
     def python_type(self) -> type:
         return self.kind
@@ -754,8 +796,10 @@ class ModuleChainVariable(VariableTracker):
             return ConstantVariable(len(self.modules))
         if name == "__getitem__" and len(args) == 1:
             key = as_index(tx, args[0])
-            return ModuleChainVariable(self.modules[key], self.kind) \
-                if isinstance(key, slice) else self.modules[key]
+            if not isinstance(key, slice):
+                return self.modules[key]
+            return ModuleChainVariable(self.modules[key], self.kind,
+                                       None if self.names is None else self.names[key])
         return super().call_method(tx, name, args, kwargs)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
