@@ -122,6 +122,34 @@ def test_a_fused_step_takes_a_changing_learning_rate_as_a_tensor(make) -> None:
     assert len(graphs) <= 3
 
 
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_a_train_step_over_a_plain_leaf_tensor_under_dynamic_sizes(dynamic) -> None:
+    """A leaf tensor that is not a Parameter (a latent optimised directly) has dynamic dims,
+    and so has its `.grad`: its fake reused the tensor's symbols only after a fix (a symbol
+    with no source made the shape guards raise TypeError)."""
+    def step(z, target, opt):
+        opt.zero_grad()
+        loss = (z - target).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    counted, graphs = counting_backend("eager")
+    compiled = dynamo.compile(step, backend=counted, dynamic=dynamic)
+    for n in (4, 6, 7):
+        z, ref = torch.zeros(n, requires_grad=True), torch.zeros(n, requires_grad=True)
+        opt = torch.optim.SGD([z], lr=0.1, momentum=0.9)
+        ref_opt = torch.optim.SGD([ref], lr=0.1, momentum=0.9)
+        target = torch.arange(n, dtype=torch.float32)
+        for _ in range(3):
+            torch.testing.assert_close(compiled(z, target, opt), step(ref, target, ref_opt))
+        torch.testing.assert_close(z, ref)
+    x = torch.randn(3, requires_grad=True)
+    x.grad = torch.ones(3)
+    grad_twice = dynamo.compile(lambda t: t.grad * 2, backend="eager", dynamic=dynamic)
+    torch.testing.assert_close(grad_twice(x), torch.full((3,), 2.0))
+
+
 def test_a_new_parameter_object_gets_its_own_state() -> None:
     """The state is found by the parameter's identity: a parameter replaced by another of the
     same shape (a reloaded layer) must not be updated with the old one's state."""

@@ -181,9 +181,13 @@ def test_a_grad_is_as_dynamic_as_its_tensor() -> None:
     mode = FakeTensorMode(env)
     weight = torch.nn.Parameter(torch.randn(5, 3))
     weight.grad = torch.randn(5, 3)
-    fake = mode.from_tensor(weight, dynamic_dims=(0,))
+    fake = mode.from_tensor(weight, dynamic_dims=(0,), source="w")
     assert isinstance(fake.shape[0], torch.SymInt) and fake.grad.shape == fake.shape
     assert env.guards == []
+    # the grad's sizes are the tensor's own symbols, whose origin is the tensor's source: no
+    # symbol (nor duck-sized origin) without a source, which no guard could check
+    assert fake.grad.shape[0] is fake.shape[0] or str(fake.grad.shape[0]) == str(fake.shape[0])
+    assert all(o.source == "w" for origins in env.var_to_origins.values() for o in origins)
 
 
 def test_a_view_made_under_no_grad_is_a_leaf_as_in_eager() -> None:

@@ -53,7 +53,10 @@ class TensorConverter:
         self._prune_at = 64  # its size when the entries of freed storages are next dropped
 
     def convert(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
-                dynamic_strides: tuple[int, ...] = ()) -> FakeTensor:
+                dynamic_strides: tuple[int, ...] = (), sizes_of: FakeTensor | None = None
+                ) -> FakeTensor:
+        """`sizes_of`: a fake whose sizes the dynamic dims take (a grad's are its tensor's)
+        instead of symbols of their own."""
         if isinstance(t, FakeTensor):
             if t.fake_mode is not self.mode:
                 raise ValueError("this FakeTensor belongs to another FakeTensorMode")
@@ -71,7 +74,7 @@ class TensorConverter:
         if found is not None:  # (with the sizes it got then: aliases stay aliases)
             return found
         if t.layout is torch.strided:
-            fake = self._make(t, dynamic_dims, source, dynamic_strides)
+            fake = self._make(t, dynamic_dims, source, dynamic_strides, sizes_of)
         elif t.layout in SPARSE_LAYOUTS and not dynamic_dims and not dynamic_strides:
             fake = FakeTensor(self.mode, _sparse_meta(t), t.device)
         else:
@@ -88,10 +91,11 @@ class TensorConverter:
         return fake
 
     def _make(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
-              dynamic_strides: tuple[int, ...] = ()) -> FakeTensor:
+              dynamic_strides: tuple[int, ...] = (), sizes_of: FakeTensor | None = None
+              ) -> FakeTensor:
         # An inference tensor's fake is one, and a normal tensor's fake is not, wherever made.
         with torch.inference_mode(t.is_inference()):
-            fake = self._make_layout(t, dynamic_dims, source, dynamic_strides)
+            fake = self._make_layout(t, dynamic_dims, source, dynamic_strides, sizes_of)
             if t.requires_grad and not fake.requires_grad:  # a view made a leaf that needs grad
                 fake.requires_grad_(True)
         if isinstance(t, torch.nn.Parameter):
@@ -101,16 +105,20 @@ class TensorConverter:
             fake = self._non_leaf(fake)
         if t.is_leaf and t.grad is not None:  # only leaves keep a .grad
             # (its dims as dynamic as the tensor's, as PyTorch's converter gives a grad its
-            # tensor's symbolic context: a static grad, assigned, specialised them to its sizes)
-            dims = dynamic_dims if t.grad.shape == t.shape else ()
-            fake.grad = self.convert(t.grad, dims, None)
+            # tensor's symbolic context: a static grad, assigned, specialised them to its sizes;
+            # they are the tensor's own symbols, not new ones with no source, which nobody
+            # could guard: dynamo's shape guards raised TypeError on them)
+            same = t.grad.shape == t.shape
+            fake.grad = self.convert(t.grad, dynamic_dims if same else (), None,
+                                     sizes_of=fake if same else None)
         return fake
 
     def _make_layout(
         self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
-        dynamic_strides: tuple[int, ...] = ()
+        dynamic_strides: tuple[int, ...] = (), sizes_of: FakeTensor | None = None
     ) -> FakeTensor:
-        sizes, strides, offset = self._symbolic_layout(t, dynamic_dims, source, dynamic_strides)
+        sizes, strides, offset = self._symbolic_layout(t, dynamic_dims, source, dynamic_strides,
+                                                       sizes_of)
         symbolic_strides = any(isinstance(s, torch.SymInt) for s in strides)
         mode = self.mode
         if t._is_view() and not symbolic_strides:
@@ -175,7 +183,8 @@ class TensorConverter:
         return out if same else leaf
 
     def _symbolic_layout(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
-                         dynamic_strides: tuple[int, ...] = ()):
+                         dynamic_strides: tuple[int, ...] = (),
+                         sizes_of: FakeTensor | None = None):
         """Sizes (SymInts at `dynamic_dims`), strides (SymInts at `dynamic_strides`, else in
         terms of the symbols where dense), and the storage offset."""
         sizes: list[int | torch.SymInt] = list(t.shape)
@@ -185,7 +194,8 @@ class TensorConverter:
         env = self.mode.shape_env
         for d in dynamic_dims:
             d = d % t.dim()  # (in range: checked by `convert`)
-            sizes[d] = env.create_symint(t.shape[d], SizeOrigin(source, "size", d))
+            sizes[d] = (sizes_of.shape[d] if sizes_of is not None
+                        else env.create_symint(t.shape[d], SizeOrigin(source, "size", d)))
         own = {d % t.dim() for d in dynamic_strides}
         # A dense stride is written as the product of sizes inside it, so that it follows the
         # sizes when they change.
