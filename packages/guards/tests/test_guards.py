@@ -258,6 +258,39 @@ def test_equal_constants_of_other_types_are_not_merged_away() -> None:
         assert len(gs) == 2 and not gs.check({"x": value}, {})
 
 
+def test_zeros_of_either_sign_differ_for_float_subclasses_and_other_numbers() -> None:
+    # np.float64 is a float subclass, np.float32 and Decimal are not floats: `==` says their
+    # -0.0 and 0.0 are equal, and `math.copysign(1.0, t[0])` of a tuple guarded whole told them
+    # apart (a stale entry returned the other sign's result)
+    import decimal
+
+    import numpy as np
+
+    class MyFloat(float):
+        pass
+
+    for negative, positive in ((np.float64(-0.0), np.float64(0.0)), (MyFloat(-0.0), MyFloat(0.0)),
+                               (np.float32(-0.0), np.float32(0.0)),
+                               (decimal.Decimal("-0"), decimal.Decimal("0")),
+                               (np.complex64(complex(0, -0.0)), np.complex64(0))):
+        for a, b in ((negative, positive), ((negative,), (positive,)),
+                     (frozenset([negative]), frozenset([positive]))):
+            guards = GuardSet([Equals(X, a)])
+            assert guards.check({"x": a}, {}) and Equals(X, a).holds(a)
+            assert not guards.check({"x": b}, {}) and not Equals(X, a).holds(b)
+            assert "failed" in guards.explain({"x": b}, {})[0]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("layout", [torch.jagged, torch.strided])
+def test_a_nested_tensor_is_refused_by_a_tensor_match(layout) -> None:
+    # a jagged tensor's sizes hold a nested int (`j1`) that the check read as a name: a guard
+    # that never held, though explain said it did; a strided one's shape raised an internal error
+    t = torch.nested.nested_tensor([torch.ones(2, 3), torch.ones(4, 3)], layout=layout)
+    with pytest.raises(TypeError, match="nested tensor"):
+        TensorMatch.of(X, t)
+
+
 def test_equal_frozensets_that_iterate_in_another_order_differ() -> None:
     one_nine, nine_one = frozenset([1, 9]), frozenset([9, 1])
     assert one_nine == nine_one and list(one_nine) != list(nine_one)

@@ -11,6 +11,7 @@ GuardSet can drop guards that others already cover.
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import sys
 import types
@@ -52,10 +53,18 @@ def exact(value: Any) -> Any:
     by its id, and so is a weak key while its object lives (`GuardSet` checks that first)."""
     if isinstance(value, torch.Tensor):  # (first: an optimizer's state has hundreds)
         return object, id(value)
-    if type(value) is float:
-        return float, value.hex()
-    if type(value) is complex:
-        return complex, value.real.hex(), value.imag.hex()
+    if isinstance(value, float):  # np.float64 and other subclasses too: `==` says -0.0 == 0.0
+        return type(value), float.hex(value)
+    if isinstance(value, complex):
+        return type(value), float.hex(value.real), float.hex(value.imag)
+    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Integral):
+        # other numbers that `==` finds equal at zeros of either sign (np.float32, Decimal),
+        # with their signs too; a NaN of theirs is itself only
+        try:
+            z = complex(value)
+        except (TypeError, ValueError, OverflowError):
+            return type(value), value
+        return type(value), value, math.copysign(1.0, z.real), math.copysign(1.0, z.imag)
     if isinstance(value, frozenset):
         return type(value), frozenset(map(exact, value))
     if isinstance(value, (range, slice)):  # (slices are unhashable before Python 3.12)
@@ -582,6 +591,10 @@ class TensorMatch(Guard):
     @staticmethod
     def of(source: Source, t: torch.Tensor, dynamic_dims: tuple[int, ...] = (),
            dynamic_strides: tuple[int, ...] = ()) -> TensorMatch:
+        if t.is_nested:  # (a jagged one's sizes hold a nested int, `j1`, with no literal: the
+            # check read it as a name and never held; a strided one's `shape` raises)
+            raise TypeError(f"TensorMatch.of({source}, ...): a nested tensor ({t.layout}) has "
+                            "no sizes to match")
         for d in (*dynamic_dims, *dynamic_strides):
             if not -t.dim() <= d < t.dim():
                 raise IndexError(f"dynamic dim {d} is out of range for a tensor of {t.dim()} "
