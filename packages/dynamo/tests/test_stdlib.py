@@ -520,3 +520,15 @@ def test_errors_of_dict_list_set_and_deque_methods_are_eagers():
         f = namespace["f"]
         args = lambda: (torch.ones(1), {"b": 1}, [1, 2], {1})  # noqa: E731
         assert _same(_one_graph(f, *args()), f(*args())), body
+
+
+def test_a_partials_parts_and_a_defaultdicts_factory_are_read():
+    def f(x, p, d):
+        q = functools.partial(torch.add, alpha=2)
+        made = collections.defaultdict(list)
+        return (p.func(x, *p.args, **p.keywords) + q.func(x, x, **q.keywords), len(q.args),
+                made.default_factory, d.default_factory)
+
+    args = (torch.ones(2), functools.partial(torch.mul, 3.0), collections.defaultdict(int))
+    result = _one_graph(f, *args)
+    assert _same(result, f(*args)) and result[2:] == (list, int)

@@ -623,6 +623,11 @@ class DictVariable(VariableTracker):
     def truth(self, tx: Translator) -> bool:
         return bool(self._entries)
 
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name == "default_factory" and self.kind is collections.defaultdict:
+            return self.default_factory or ConstantVariable(None)
+        return super().getattr(tx, name)
+
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         k = dict_key(key, tx)
         if not self.has_key(k):

@@ -418,6 +418,15 @@ class PartialVariable(TrueVariable):
     def python_type(self) -> type:
         return functools.partial
 
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name == "func":
+            return self.fn
+        if name == "args":
+            return TupleVariable(list(self.args))
+        if name == "keywords":
+            return DictVariable(dict(self.kwargs))
+        return super().getattr(tx, name)
+
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.fn.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
 
