@@ -184,6 +184,21 @@ def test_facts_assumed_of_data_dependent_values_are_checked_at_run_time(backend,
         gm(bad)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_split_by_captured_lengths_of_a_dynamic_input(backend) -> None:
+    # split_with_sizes asserts `s0 == u0 + u1 + u2` at run time: no replacement of the input's
+    # size by data-dependent symbols (its shape guard raised ValueError out of the call)
+    def f(x, lengths):
+        return torch.split(x * 2, lengths.tolist())
+
+    compiled = dynamo.compile(f, backend=backend, dynamic=True, capture_scalar_outputs=True)
+    for x, lengths in ((torch.arange(7.0), [2, 4, 1]), (torch.arange(5.0), [2, 2, 1])):
+        for got, want in zip(compiled(x, torch.tensor(lengths)), f(x, torch.tensor(lengths))):
+            torch.testing.assert_close(got, want)
+    with pytest.raises(RuntimeError, match="split_with_sizes"):
+        compiled(torch.arange(7.0), torch.tensor([2, 2, 1]))
+
+
 def test_break_in_a_callee_compiles_the_callee_on_its_own() -> None:
     def helper(t):
         t = t + 1

@@ -304,6 +304,13 @@ class ShapeEnv:
             self.var_to_range[sym] = ValueRange(value, value)
         elif sym in value.free_symbols:
             return
+        elif sym in self.var_to_val and any(s not in self.var_to_val
+                                            for s in value.free_symbols):
+            # A backed symbol (an input's size) equal to an expression of data-dependent
+            # symbols (`split(x, t.tolist())` asserts `s0 == u0 + u1 + u2` at run time): no
+            # replacement, as in torch's ShapeEnv; the replacement would be a shape guard on
+            # values no input binds, and the fact is checked by the graph's runtime assert.
+            return
         self.replacements = {
             k: v.xreplace({sym: value}) for k, v in self.replacements.items()
         }
