@@ -730,3 +730,29 @@ def test_a_global_made_later_that_shadows_a_builtin(monkeypatch) -> None:
     name defined after compiling is seen (torch.compile keeps using the builtin)."""
     _stale_check(_shadowed, (-torch.ones(2),),
                  lambda: monkeypatch.setitem(globals(), "abs", lambda t: t * 100))
+
+
+def _reads_abs(x):
+    return abs(x) + 1
+
+
+def test_a_builtin_replaced_after_compiling(monkeypatch) -> None:
+    """The builtin a name was found to be is guarded itself (`builtins.abs = ...`), as
+    torch.compile guards it."""
+    import builtins
+
+    _stale_check(_reads_abs, (-torch.ones(2),),
+                 lambda: monkeypatch.setattr(builtins, "abs", lambda t: t * 100))
+
+
+def test_a_custom_builtins_dict_changed_after_compiling() -> None:
+    """Code `exec`'d with a `__builtins__` dict of its own reads its builtins from it: an entry
+    changed after compiling is seen."""
+    import builtins
+
+    table = dict(vars(builtins))
+    table["abs"] = lambda t: t + 7
+    namespace = {"__builtins__": table}
+    exec("def f(x):\n    return abs(x) + 1\n", namespace)
+    _stale_check(namespace["f"], (-torch.ones(2),),
+                 lambda: table.__setitem__("abs", lambda t: t * 100))

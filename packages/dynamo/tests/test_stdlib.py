@@ -532,3 +532,37 @@ def test_a_partials_parts_and_a_defaultdicts_factory_are_read():
     args = (torch.ones(2), functools.partial(torch.mul, 3.0), collections.defaultdict(int))
     result = _one_graph(f, *args)
     assert _same(result, f(*args)) and result[2:] == (list, int)
+
+
+def test_remove_past_an_item_that_may_equal_it_is_not_answered_while_tracing():
+    """`l.remove(3)` past a symbolic size (which may be 3), an object with an `__eq__` of its
+    own or a tensor: not a ValueError decided while tracing (a graph break; eager's answer)."""
+    class Equal:
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+    def f(x, items):
+        try:
+            items.remove(3)
+        except ValueError:
+            return x - 1, len(items)
+        return x + 1, len(items)
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    for n in (3, 4, 3):
+        assert _same(compiled(torch.ones(1), [n, 5]), f(torch.ones(1), [n, 5]))
+    assert _same(compiled(torch.ones(1), [Equal(), 5]), f(torch.ones(1), [Equal(), 5]))
+
+    def g(x):
+        items = [x.shape[0], 5]
+        try:
+            items.remove(3)
+        except ValueError:
+            return x - 1, len(items)
+        return x + 1, len(items)
+
+    compiled = dynamo.compile(g, backend="eager", dynamic=True)
+    for n in (3, 4, 3):
+        assert _same(compiled(torch.ones(n)), g(torch.ones(n)))

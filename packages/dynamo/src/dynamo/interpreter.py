@@ -30,7 +30,7 @@ from dynamo.exc import Raised, Unsupported
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import DELETED, MISSING
-from dynamo.sources import globals_dict_source, globals_source
+from dynamo.sources import builtins_source, globals_dict_source, globals_source
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
 from dynamo.variables.builtins import (
@@ -66,7 +66,7 @@ from dynamo.variables.objects import (
 )
 from dynamo.variables.tensor import TensorVariable
 from dynamo.variables.user_objects import UserObjectVariable
-from guards import DictContains, GlobalSource, LocalSource
+from guards import DictContains, GetItemSource, GlobalSource, Identity, LocalSource
 
 MAX_INLINE_DEPTH = 32
 MAX_INSTRUCTIONS = 1_000_000
@@ -419,10 +419,16 @@ class Translator:
         if written is MISSING:  # a global of that name, made later, would shadow a builtin
             self.output.add_guard(DictContains(globals_dict_source(g, self.output.f_globals),
                                                name, False))
+        # the builtin itself is guarded too (`builtins.abs = ...`, a custom `__builtins__`
+        # dict changed after compiling), as torch.compile guards it
+        where = builtins_source(table)
         if name not in table:
+            self.output.add_guard(DictContains(where, name, False))
             raise Raised(NameError(f"name {name!r} is not defined"),
                          f"name {name!r} is not defined")
-        return wrap(self, table[name], None)
+        value = table[name]
+        self.output.add_guard(Identity.of(GetItemSource(where, name), value))
+        return wrap(self, value, None)
 
     def load_cell(self, name: str) -> VariableTracker:
         cell = self.cells.get(name)

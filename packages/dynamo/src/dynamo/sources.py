@@ -9,6 +9,7 @@ A function inlined from another module reads that module's globals, not the fram
 
 from __future__ import annotations
 
+import builtins
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +125,14 @@ def globals_dict_source(g: dict, frame_globals: dict) -> Source:
     if module is not None:
         return AttrSource(ModuleSource(module), "__dict__")
     return GlobalsDictSource(g)
+
+
+def builtins_source(table: dict) -> Source:
+    """The builtins dict `table` that a function's globals name (their `__builtins__`):
+    the `builtins` module's `__dict__`, or a dict of the code's own (`exec` given one)."""
+    if table is builtins.__dict__:
+        return AttrSource(ModuleSource("builtins"), "__dict__")
+    return GlobalsDictSource(table)
 
 
 def _module_named_by(g: dict) -> str | None:

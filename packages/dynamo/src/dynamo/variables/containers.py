@@ -346,13 +346,13 @@ class ListVariable(SequenceVariable):
             except IndexError as error:  # the frame's `except IndexError` may catch it
                 raise Raised(error, f"del of a list's item: {error}") from None
         elif name == "remove" and args[0].is_constant():
-            constants = [v.as_constant() if v.is_constant() else object() for v in values]
             item = args[0].as_constant()
-            if item not in constants:  # the frame's `except ValueError` may catch it
+            index = _index_of_constant(values, item, self.kind)
+            if index is None:  # the frame's `except ValueError` may catch it
                 error = ValueError(f"{item!r} is not in deque" if self.kind is collections.deque
                                    else "list.remove(x): x not in list")
                 raise Raised(error, f"{self.kind.__name__}.remove(): {error}")
-            del values[constants.index(item)]
+            del values[index]
         else:
             raise Unsupported(f"list.{name}()")
         return ConstantVariable(None)
@@ -760,6 +760,29 @@ class SetVariable(VariableTracker):
             getattr(self.values, name)(*constants)
             return ConstantVariable(None)
         raise Unsupported(f"set.{name}()")
+
+
+def _index_of_constant(values: list[VariableTracker], item: Any, kind: type) -> int | None:
+    """Where the first item equal to constant `item` is, as Python compares them in order; an
+    item that is no constant and may compare equal (a symbolic size, a tensor, an object with
+    an `__eq__` of its own) cannot be answered while tracing."""
+    for index, v in enumerate(values):
+        if v.is_constant():
+            if v.as_constant() == item:
+                return index
+        elif not _compares_by_identity(v):
+            raise Unsupported(f"{kind.__name__}.remove() past an item that may equal {item!r}")
+    return None
+
+
+def _compares_by_identity(v: VariableTracker) -> bool:
+    """Whether `v == c` is `v is c` for any constant c: a non-constant whose class keeps
+    object's `__eq__` (a module, a function, a plain object) never equals a constant."""
+    try:
+        kind = v.python_type()
+    except Exception:
+        return False
+    return getattr(kind, "__eq__", None) is object.__eq__
 
 
 class SliceVariable(VariableTracker):
