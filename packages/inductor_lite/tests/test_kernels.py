@@ -196,6 +196,20 @@ def test_gather_and_scatter_of_a_0d_tensor_by_a_1d_index(device):
         compile_and_check(fn, x, i)
 
 
+def test_index_select_index_add_and_gather_by_a_0d_index(device):
+    # a 0-d index keeps the dim (of size 1) in index_select and index_add, and reads one
+    # element of a 1-d tensor in gather; an index computed in the graph reaches the kernels
+    x = torch.tensor([[0.0, 5, 1, 2], [3, 0, 1, 1], [1, 1, 1, 1]], device=device)
+    s = torch.arange(1.0, 5.0, device=device).reshape(1, 4)
+
+    def fn(x, s):
+        i = x[:, 0].argmax()
+        return (x.index_select(0, i), x.index_select(1, i), x.index_add(0, i, s),
+                x[0].gather(0, i))
+    compile_and_check(fn, x, s)
+    assert counters["fallbacks"] == 0
+
+
 def test_indexing(device):
     x = torch.randn(10, 6, device=device)
     idx = torch.tensor([3, 0, -1, 9], device=device)

@@ -115,6 +115,16 @@ def _foreach_with_scalars_(combine: Callable, xs: list, t1: list, t2: list,
         x.copy_(new)
 
 
+def _index_add_0d_index(decomposition: Callable, x: torch.Tensor, dim: int,
+                        index: torch.Tensor, source: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    """torch's `index_add` decomposition with a 0-d index made 1-d: it indexes by the 0-d
+    index as it is, which drops the dim eager keeps (of size 1), so `index_put` would get a
+    source of more dims than its indexing result."""
+    if index.ndim == 0:
+        index = index.unsqueeze(0)
+    return decomposition(x, dim, index, source, **kwargs)
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
@@ -122,6 +132,8 @@ def decompositions() -> dict:
         packet, inplace = getattr(aten, f"_foreach_{name}"), getattr(aten, f"_foreach_{name}_")
         table[packet.Tensor] = functools.partial(_foreach_with_scalars, combine)
         table[inplace.Tensor] = functools.partial(_foreach_with_scalars_, combine)
+    for op in (aten.index_add.default, aten.index_add_.default):
+        table[op] = functools.partial(_index_add_0d_index, table[op])
     table[aten._fused_rms_norm.default] = _rms_norm
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]

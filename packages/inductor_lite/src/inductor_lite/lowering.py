@@ -1384,6 +1384,10 @@ def _broadcast_shapes(shapes: Sequence[Sequence[sympy.Expr]]) -> tuple[sympy.Exp
 def _index_select(lower, node, x, dim, index):
     if not x.size:
         raise LoweringError("index_select of a 0-d tensor")
+    if not index.size:  # a 0-d index keeps the dim, of size 1 (unlike `x[i]`)
+        load_index = loader(index)
+        index = Pointwise((sympy.Integer(1),), index.dtype, index.device,
+                          lambda idx: load_index([]))
     indices = [None] * len(x.size)
     indices[dim % len(x.size)] = index
     return _index(lower, node, x, indices, wraps=False)
@@ -1397,14 +1401,15 @@ def _embedding(lower, node, weight, indices, *_):
 @register(aten.gather.default)
 def _gather(lower, node, x, dim, index, *, sparse_grad=False):
     val = lower.node.meta["val"]
-    if not x.size and index.size:
-        raise LoweringError("gather from a 0-d tensor by a 1-d index")
+    if not x.size:
+        raise LoweringError("gather from a 0-d tensor")
     dim = dim % max(len(x.size), 1)
     load_index = loader(index)
     load = loader(x)
 
     def fn(idx):
-        full = list(idx)
+        # a 0-d index of a 1-d tensor (its only other case of unequal ranks) reads one element
+        full = list(idx) if index.size else [sympy.Integer(0)] * len(x.size)
         full[dim] = _indirect(to_dtype(load_index(idx), torch.int64), x.size[dim],
                               wraps=False)
         return load(full)
@@ -1491,6 +1496,8 @@ def _index_put(lower, node, x, indices, values, accumulate=False):
             i is not None for i in indices):
         raise LoweringError("index_put with a mask (data-dependent) or no index tensor")
     size, where = _advanced_index(x, list(indices) + [None] * (len(x.size) - len(indices)))
+    if is_tensor(values) and len(values.size) > len(size):
+        raise LoweringError("index_put with values of more dims than the indexed result")
     value = broadcast_loader(values, size, compute_dtype(lower.node.meta["val"].dtype))
     return _scatter_into_copy(lower, x, size, where, value, accumulate)
 
