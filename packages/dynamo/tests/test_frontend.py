@@ -285,6 +285,70 @@ def test_a_disabled_module_or_builtin_runs_as_it_is() -> None:
                                x + torch.get_num_threads())
 
 
+def test_disable_of_what_compile_returned_runs_what_it_wraps_as_it_is() -> None:
+    """As `torch.compiler.disable(torch.compile(f))`: marking the wrapper itself was no mark
+    its calls read (it went on compiling)."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    class Seven(nn.Module):
+        def forward(self, x):
+            return x * 7
+
+    class Holder:
+        def scale(self, x):
+            return x * 2
+
+    x = torch.randn(3)
+    for fn, expected in ((lambda x: x.cos() + 1, x.cos() + 1), (Seven(), x * 7),
+                         (Holder().scale, x * 2)):
+        disabled = dynamo.disable(dynamo.compile(fn, backend=backend))
+        torch.testing.assert_close(disabled(x), expected)
+        assert not graphs
+        with pytest.raises(dynamo.Unsupported, match="marked dynamo.disable"):
+            dynamo.compile(lambda x, d=disabled: d(x), fullgraph=True)(x)
+
+
+def test_compile_refuses_options_of_the_wrong_type() -> None:
+    """`dynamic=0` compiled as None (automatic dynamic), `dynamic=1` as True without its duck
+    sizing, `fullgraph="no"` as fullgraph: a TypeError instead (torch.compile refuses a
+    dynamic that is not a bool too)."""
+    for options in ({"dynamic": 0}, {"dynamic": "yes"}, {"fullgraph": "no"},
+                    {"raise_backend_errors": 1}, {"capture_scalar_outputs": None}):
+        name = next(iter(options))
+        with pytest.raises(TypeError, match=f"dynamo.compile: {name} must be"):
+            dynamo.compile(lambda x: x + 1, **options)
+        with pytest.raises(TypeError, match=f"dynamo.compile: {name} must be"):
+            dynamo.compile(**options)  # (as a decorator: at once)
+    for dynamic in (None, True, False):
+        torch.testing.assert_close(dynamo.compile(lambda x: x + 1, dynamic=dynamic)(
+            torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_explain_leaves_other_compiled_functions_alone() -> None:
+    """explain used to set every cache aside for its run and put them back: a compiled
+    function called meanwhile (another thread's, here one called for real at a break) lost
+    the entries it made, and they were in the report."""
+    compiled = dynamo.compile(lambda x: x.sin() * 2)
+
+    @dynamo.disable
+    def elsewhere(x):
+        return compiled(x)
+
+    def explained(x):
+        return elsewhere(x.cos()) + 1
+
+    x = torch.randn(3)
+    report = dynamo.explain(explained)(x)
+    assert all(name.split(".<locals>.")[1].startswith("explained")  # (not the lambda's)
+               for name, _ in report.guards_by_entry), str(report)
+    assert len(compiled.cache.entries) == 1  # made during the explained call, and kept
+    torch.testing.assert_close(report.result, x.cos().sin() * 2 + 1)
+
+
 def test_load_state_dict_takes_torch_compiles_keys() -> None:
     """A checkpoint saved from torch.compile's wrapper has `_orig_mod.` keys."""
     model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
@@ -967,6 +1031,60 @@ def test_compile_takes_a_partial_and_a_callable_object() -> None:
 
     for obj in (Static(), Compiled(3.0)):  # (a TypeError, where torch.compile takes both)
         torch.testing.assert_close(dynamo.compile(obj)(x), obj(x))
+
+
+def test_a_compiled_partial_or_callable_object_is_what_it_wraps() -> None:
+    """`explain` of, `compile` of, and a compiled frame calling, what `compile` returned for a
+    partial or a callable object: the partial or object itself (dynamo's own wrappers around
+    them were traced: `compile` itself, at the object's first call, six breaks inside the
+    frontend, `Unsupported` under fullgraph; explain found no graphs)."""
+    import functools
+
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def __call__(self, x):
+            y = x.sin()
+            print(end="")
+            return y * self.factor
+
+    def scale(x, factor):
+        y = x.sin()
+        print(end="")
+        return y * factor
+
+    x = torch.randn(3)
+    for make in (lambda: Scale(2.0), lambda: functools.partial(scale, factor=2.0)):
+        report = dynamo.explain(dynamo.compile(make()))(x)
+        assert (report.graph_count, report.graph_break_count) == (2, 1), str(report)
+        assert all(b.filename == __file__ for b in report.breaks), str(report)
+        graphs = []
+        compiled = dynamo.compile(make())
+        again = dynamo.compile(compiled, backend=lambda gm, _, g=graphs: g.append(gm) or gm.forward)
+        torch.testing.assert_close(again(x), x.sin() * 2.0)  # what it wraps, this backend
+        assert len(graphs) == 2
+
+    class Plain:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def __call__(self, x):
+            return x.sin() * self.factor
+
+    obj = Plain(2.0)
+    inner = dynamo.compile(obj)  # never called on its own
+
+    def outer(x):
+        return inner(x) + 1
+
+    graphs = []
+    compiled = dynamo.compile(outer, backend=lambda gm, _: graphs.append(gm) or gm.forward,
+                              fullgraph=True)
+    torch.testing.assert_close(compiled(x), x.sin() * 2.0 + 1)
+    obj.factor = 3.0  # read through the object: guarded
+    torch.testing.assert_close(compiled(x), x.sin() * 3.0 + 1)
+    assert len(graphs) == 2
 
 
 def test_a_function_carrying_a_signature_is_bound_by_its_code() -> None:

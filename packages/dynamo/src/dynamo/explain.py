@@ -2,8 +2,9 @@
 
 Runs the call once, compiled with a backend that only records, and reports the graphs it
 captured (with their ops), every graph break (reason and user file:line), the functions that
-ran eagerly and why, and the guards of every entry. Caches are set aside for the run and put
-back afterwards, so explaining a function does not disturb its compiled state.
+ran eagerly and why, and the guards of every entry. The run's caches are keyed by its own
+backend and dropped afterwards: explaining a function disturbs neither its compiled state nor
+other threads' compiled calls.
 """
 
 from __future__ import annotations
@@ -80,14 +81,20 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
             report.graphs.append(gm)
             return gm.forward
 
-        saved = dict(frontend._caches), dict(frontend._gave_up)
-        frontend._caches.clear()
-        frontend._gave_up.clear()
-        frontend._changed()
+        # The caches of this run are those keyed by its backend, `recording` (resume functions
+        # and callees compiled at breaks inherit it); the other caches stay as they are (they
+        # used to be set aside and put back: another thread's compiled calls lost the entries
+        # they made meanwhile, and the report listed them)
+        def ours(key: tuple) -> bool:
+            return key[4] is recording
+
         try:
             compiled = frontend.compile(fn, backend=recording)
             report.result = compiled(*args, **kwargs)
-            for key, cache in frontend._caches.items():
+            with frontend._COMPILE_LOCK:  # (no other thread adds a cache meanwhile)
+                caches = [(k, c) for k, c in list(frontend._caches.items()) if ours(k)]
+                report.eager = [why for k, why in list(frontend._gave_up.items()) if ours(k)]
+            for key, cache in caches:
                 for i, (guards, entry) in enumerate(cache.entries):
                     report.breaks += [b for b in entry.breaks if all(
                         (b.reason, b.filename, b.lineno) != (seen.reason, seen.filename,
@@ -99,13 +106,11 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
                     name = ("?" if code is None else code.co_qualname) + (
                         f" (entry {i})" if len(cache.entries) > 1 else "")
                     report.guards_by_entry.append((name, described))
-            report.eager = list(frontend._gave_up.values())
         finally:
-            frontend._caches.clear()
-            frontend._gave_up.clear()
-            frontend._caches.update(saved[0])
-            frontend._gave_up.update(saved[1])
-            frontend._changed()
+            with frontend._COMPILE_LOCK:
+                for table in (frontend._caches, frontend._gave_up):
+                    for key in [k for k in list(table) if ours(k)]:
+                        del table[key]
         return report
 
     return run

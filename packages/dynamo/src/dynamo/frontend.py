@@ -77,7 +77,10 @@ def _marked(fn: Callable, mark: str) -> Callable:
 
 def disable(fn: Callable) -> Callable:
     """Never compile `fn` (a function or an nn.Module); inside a compiled frame, calling it
-    stops the capture (part 1)."""
+    stops the capture (part 1). Given what `compile` returned, what it wraps, run as it is
+    (as `torch.compiler.disable(torch.compile(f))`; marking the wrapper left it compiling)."""
+    if not isinstance(fn, types.FunctionType):  # (`uncompiled` comes later in this module)
+        fn = uncompiled(fn)
     return _marked(fn, "_dynamo_disable")
 
 
@@ -739,6 +742,11 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
     options = {"fullgraph": fullgraph, "dynamic": dynamic,
                "raise_backend_errors": raise_backend_errors,
                "capture_scalar_outputs": capture_scalar_outputs}
+    for name, value in options.items():  # (`dynamic=0` was None's automatic dynamic, `1`
+        # True's without its duck sizing, and `fullgraph="no"` fullgraph)
+        if not (isinstance(value, bool) or value is None and name == "dynamic"):
+            allowed = "True, False or None" if name == "dynamic" else "True or False"
+            raise TypeError(f"dynamo.compile: {name} must be {allowed}, not {value!r}")
     if sys.version_info[:2] not in PYTHONS:
         raise RuntimeError(f"dynamo.compile supports Python 3.11 and 3.12, not "
                            f"{sys.version.split()[0]}: its bytecode differs")
@@ -793,9 +801,12 @@ _BUILTIN_CODES: dict[tuple, types.CodeType] = {}
 def uncompiled(fn: Any) -> Any:
     """The function (or bound method) a `CompiledFunction` compiles, also one bound as the
     method of an instance (`obj.step` of an `@compile`d method), the module an
-    `OptimizedModule` wraps; anything else as it is."""
+    `OptimizedModule` wraps, the partial or callable object `compile` was given; anything else
+    as it is."""
     if isinstance(fn, OptimizedModule):
         return fn._orig_mod
+    if type(fn) is functools.partial and fn.func in (_call_partial, _call_object):
+        return fn.args[0]  # `compile` of a partial or of a callable object: that partial, object
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, CompiledFunction):
         return types.MethodType(fn.__func__.fn, fn.__self__)
     if isinstance(fn, CompiledFunction):

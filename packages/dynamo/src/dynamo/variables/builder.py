@@ -262,8 +262,16 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, TypeMatch, types.MethodType)
         return BoundMethodVariable(wrap(tx, value.__self__, _child(source, AttrSource,
                                                                    "__self__")), "clone")
-    from dynamo.frontend import CompiledFunction, OptimizedModule
+    from dynamo.frontend import CompiledFunction, OptimizedModule, _call_object
 
+    if type(value) is functools.partial and value.func is _call_object:
+        # `compile` of a callable object (its class's `__call__` compiled at the call): the
+        # object itself, traced in the caller's graph (tracing `_call_object` traced our own
+        # frontend: `compile` itself, at its first call)
+        _guard(tx, source, Identity.of, value)
+        inner = wrap(tx, value.args[0], _child(_child(source, AttrSource, "args"),
+                                               GetItemSource, 0))
+        return inner if source is None else CompiledVariable(value, source, inner)
     if isinstance(value, OptimizedModule) or type(value) is CompiledFunction:
         # compiled code called by compiled code (a compiled model in a compiled training
         # step): the module or function it wraps, traced in the caller's graph, as
