@@ -869,6 +869,15 @@ def test_automatic_dynamic_compiles_a_changing_size_once_more_then_reuses_it() -
     assert len(dynamo.compile(f, dynamic=False)(torch.randn(7, 4), y).shape) == 1
 
 
+def test_reset_forgets_the_sizes_seen_to_change() -> None:
+    compiled = dynamo.compile(lambda x: x * 2)
+    for rows in (2, 3):
+        compiled(torch.randn(rows))
+    dynamo.reset()
+    compiled(torch.randn(4))  # static again, as torch.compile after torch._dynamo.reset()
+    assert not compiled.cache.entries[0][0].check({"x": torch.randn(5)}, {})
+
+
 def test_automatic_dynamic_dims_equal_at_the_recompilation_stay_apart() -> None:
     # Both dims become symbols at the call of shape (4, 4): duck sizing tied them (one
     # symbol, guarded equal), so (4, 6) compiled again. torch.compile ties only under

@@ -48,7 +48,7 @@ _caches: dict[tuple, GuardedCache] = {}
 _gave_up: dict[tuple, str] = {}
 # Held while a frame is compiled (re-entered by a compilation that compiles another frame).
 _COMPILE_LOCK = threading.RLock()
-# Bumped whenever the two tables above are replaced; wrappers re-read them when it changes.
+# Bumped by `reset`; wrappers then re-read the two tables above and forget what they saw.
 _generation = [0]
 
 
@@ -57,7 +57,8 @@ def _changed() -> None:
 
 
 def reset() -> None:
-    """Forget every compiled entry (the next call of every compiled function recompiles)."""
+    """Forget every compiled entry (the next call of every compiled function recompiles,
+    its sizes and numbers static again until they change)."""
     _caches.clear()
     _gave_up.clear()
     clear_caches()
@@ -293,6 +294,8 @@ class CompiledFunction:
         self._generation = _generation[0]
         self._cache = _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
         self._gave_up = self._key in _gave_up
+        for seen in (self._automatic_dynamic, self._dynamic_strides, self._dynamic_numbers):
+            seen.clear()  # after a `reset`, sizes and numbers start static again, as in torch
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         if self.bound_self is not None:
