@@ -571,3 +571,44 @@ def test_a_map_whose_function_cannot_be_rebuilt_is_refused() -> None:
         return x + len(out), out
 
     _agree(over_generator, lambda: (_x(), 3), breaks=None)
+
+
+def test_reversed_tensor_is_flip() -> None:
+    """`reversed(t)` is `Tensor.__reversed__`: `t.flip(0)`, or `t` itself when 0-d (it was a
+    list iterator over the rows)."""
+    for dynamic in (False, True):
+        dynamo.reset()
+        f = dynamo.compile(lambda x: reversed(x), backend="eager", fullgraph=True,
+                           dynamic=dynamic)
+        x = torch.randn(4, 2)
+        out = f(x)
+        assert type(out) is torch.Tensor and torch.equal(out, x.flip(0))
+        zero_d = torch.tensor(3.0)
+        assert f(zero_d) is zero_d
+        g = dynamo.compile(lambda x: [r * 2 for r in reversed(x)], backend="eager",
+                           fullgraph=True, dynamic=dynamic)
+        assert all(torch.equal(a, b) for a, b in zip(g(x), [r * 2 for r in x.flip(0)]))
+
+
+def test_len_and_iteration_of_a_0d_tensor_raise_eagers_type_error() -> None:
+    """`len(t)` and iterating a 0-d tensor raise eager's TypeError in the trace, which the
+    frame's `try` catches (len was an internal error: `size(0)` of the fake)."""
+    def f(x):
+        try:
+            return len(x)
+        except TypeError as error:
+            return str(error)
+
+    def g(x):
+        try:
+            a, = x
+            return a
+        except TypeError:
+            return x * 2
+
+    zero_d = torch.tensor(1.0)
+    for fn in (f, g):
+        dynamo.reset()
+        out = dynamo.compile(fn, backend="eager", fullgraph=True)(zero_d)
+        expected = fn(zero_d)
+        assert out == expected if isinstance(expected, str) else torch.equal(out, expected)

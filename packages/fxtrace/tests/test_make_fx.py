@@ -612,3 +612,16 @@ def test_an_enum_output_is_a_constant() -> None:
     for mode in ("real", "symbolic"):
         gm = make_fx(lambda x: (x + 1, Mode.TRAIN, Level.HIGH), tracing_mode=mode)(torch.ones(2))
         assert gm(torch.zeros(2))[1:] == (Mode.TRAIN, Level.HIGH)
+
+
+def test_an_overload_named_by_a_keyword_compiles() -> None:
+    """`x.random_(0, 10)` is `aten.random_.from`: fx wrote it as `torch.ops.aten.random_.from`,
+    a SyntaxError when the graph's code was compiled."""
+    f = lambda x: x.clone().random_(2, 10) * x  # noqa: E731
+    for mode in ("real", "fake", "symbolic"):
+        x = torch.randn(3, 4)
+        gm = make_fx(f, tracing_mode=mode)(x)
+        torch.manual_seed(0)
+        expected = f(x)
+        torch.manual_seed(0)
+        assert torch.equal(gm(x), expected)

@@ -384,6 +384,9 @@ class BuiltinVariable(TrueVariable):
         if isinstance(obj, DictVariable):
             return ConstantVariable(len(obj.items(tx)))
         if isinstance(obj, TensorVariable):
+            if obj.fake.dim() == 0:  # eager's TypeError, which the frame's `try` may catch
+                raise Raised(TypeError("len() of a 0-d tensor"),
+                             "len() of a 0-d tensor (a TypeError while tracing)")
             return obj.call_method(tx, "size", [ConstantVariable(0)], {})
         return obj.call_method(tx, "__len__", [], {})
 
@@ -536,6 +539,11 @@ class BuiltinVariable(TrueVariable):
             return DictIteratorVariable(obj, reverse=True)
         if isinstance(obj, DictViewVariable):
             return DictIteratorVariable(obj.dict, obj.view, reverse=True)
+        if isinstance(obj, TensorVariable):
+            # `Tensor.__reversed__`: the tensor itself when 0-d, else `flip(0)` (a tensor, not
+            # an iterator over its rows)
+            return obj if obj.fake.dim() == 0 else \
+                obj.call_method(tx, "flip", [ConstantVariable(0)], {})
         from dynamo.variables.user_objects import UserObjectVariable, builtin_base
 
         if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) is object:

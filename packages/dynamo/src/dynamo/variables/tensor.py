@@ -155,8 +155,11 @@ class TensorVariable(VariableTracker):
             tx.output.add_guard(Equals(where(self.source), value))
 
     def items(self, tx: Translator) -> list[VariableTracker]:
-        if not self.fake.dim():
-            raise Unsupported("iterating over a 0-d tensor")
+        if not self.fake.dim():  # eager's TypeError, which the frame's `try` may catch
+            from dynamo.exc import Raised
+
+            raise Raised(TypeError("iteration over a 0-d tensor"),
+                         "iterating over a 0-d tensor (a TypeError while tracing)")
         length = int(self.fake.shape[0])  # a symbolic length is specialised (a guard)
         return [tx.output.call_function(operator.getitem, [self, ConstantVariable(i)], {})
                 for i in range(length)]
