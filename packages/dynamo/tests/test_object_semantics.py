@@ -1400,3 +1400,21 @@ def test_hasattr_of_properties_and_slots_asks_them() -> None:
                 t + hinted.size_hint if hasattr(hinted, "size_hint") else t)
 
     _agree(f, (torch.zeros(2), Hinted()), backend="eager", fullgraph=True)
+
+
+def test_isinstance_of_a_legacy_tensor_type_is_answered_in_the_trace() -> None:
+    """`isinstance(t, torch.LongTensor)` (diffusers' Euler schedulers ask it of the timestep):
+    a tensor of that dtype on the CPU, not a graph break (torch.tensortype answers in C)."""
+    def f(t, x):
+        long_or_int = isinstance(t, torch.IntTensor) or isinstance(t, torch.LongTensor)
+        return x + 1, (long_or_int, isinstance(t, (torch.FloatTensor, int)),
+                       isinstance(t, torch.cuda.LongTensor), isinstance(2.5, torch.FloatTensor))
+
+    x = torch.zeros(2)
+    _agree(f, *[(t, x) for t in (torch.tensor(3), torch.tensor(3.0),
+                                 torch.tensor(3, dtype=torch.int32),
+                                 torch.tensor(3.0, dtype=torch.float64), 5, 5.0,
+                                 nn.Parameter(torch.zeros(2)))])
+    for t in (torch.tensor(3), 5):
+        dynamo.reset()
+        assert dynamo.compile(f, fullgraph=True)(t, x)[1] == f(t, x)[1]

@@ -1010,8 +1010,26 @@ def sort_values(tx: Translator, values: list[VariableTracker], key: VariableTrac
 # ----- isinstance, as Python answers it (Objects/abstract.c) ------------------------------------
 
 _TYPE_INSTANCECHECK = type.__instancecheck__
+_LEGACY_TENSOR_TYPE = type(torch.FloatTensor)  # `torch.tensortype`
 _PROTOCOL_INSTANCECHECK = type(typing.Protocol).__instancecheck__
 _OBJECT_CLASS = object.__dict__["__class__"]
+
+
+def legacy_tensor_instancecheck(cls: Any, obj: VariableTracker) -> bool:
+    """`isinstance(x, torch.LongTensor)` (a legacy tensor type, whose metaclass answers in C:
+    diffusers' Euler schedulers ask it of the timestep): a tensor of its dtype, on its kind of
+    device (`torch.cuda.*`: CUDA, else CPU) and layout (`torch.sparse.*`: sparse), as C's
+    `Tensor_instancecheck`; anything that is not a tensor, False. A tensor's dtype, device and
+    layout are fixed in the trace (an input's guard checks them)."""
+    if isinstance(obj, TensorVariable):
+        fake = obj.fake
+        return (fake.dtype == cls.dtype
+                and fake.device.type == ("cuda" if cls.is_cuda else "cpu")
+                and fake.layout == (torch.sparse_coo if cls.is_sparse else torch.strided))
+    kind = obj.python_type()
+    if isinstance(kind, type) and not issubclass(kind, torch.Tensor):
+        return False
+    raise Unsupported(f"isinstance() with {cls.__qualname__} of a {kind!r}")
 
 
 # `abc.get_cache_token()`, asked by each check: a number that changes whenever a class is
@@ -1093,6 +1111,8 @@ def instance_check(tx: Translator, obj: VariableTracker, classes: VariableTracke
         return abc_instancecheck(tx, cls, obj)
     if check is _PROTOCOL_INSTANCECHECK and getattr(cls, "_is_runtime_protocol", False):
         return protocol_instancecheck(tx, cls, obj)
+    if type(cls) is _LEGACY_TENSOR_TYPE:
+        return legacy_tensor_instancecheck(cls, obj)
     if not isinstance(check, types.FunctionType):
         raise Unsupported(f"isinstance() with {cls.__qualname__}, whose metaclass "
                           f"{type(cls).__qualname__} answers it in C")
