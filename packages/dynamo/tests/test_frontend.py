@@ -1312,3 +1312,33 @@ def test_tolist_of_a_symbolic_length_with_captured_scalars_specialises_the_lengt
                               capture_scalar_outputs=True)
     for x in (torch.tensor([1., 2.]), torch.tensor([3., 4.]), torch.tensor([3., 4., 5.])):
         torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_disable_of_what_compile_returned_leaves_it_compiling() -> None:
+    """`disable(compile(f))` marked `f` itself: the compiled `g` (and every compilation of `f`)
+    ran eagerly from then on; `disable(compile(obj))` set an attribute on the user's object.
+    torch.compiler.disable(g) leaves g compiling."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    class Scale:
+        def __call__(self, x):
+            return x * 3
+
+    def f(x):
+        return x.sin() + 1
+
+    x = torch.randn(3)
+    obj = Scale()
+    for fn, expected in ((f, x.sin() + 1), (obj, x * 3)):
+        compiled = dynamo.compile(fn, backend=backend)
+        disabled = dynamo.disable(compiled)
+        torch.testing.assert_close(disabled(x), expected)
+        assert not graphs
+        torch.testing.assert_close(compiled(x), expected)
+        assert len(graphs) == 1
+        graphs.clear()
+    assert "_dynamo_disable" not in vars(obj) and not hasattr(f, "_dynamo_disable")

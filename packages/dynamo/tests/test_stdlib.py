@@ -566,3 +566,41 @@ def test_remove_past_an_item_that_may_equal_it_is_not_answered_while_tracing():
     compiled = dynamo.compile(g, backend="eager", dynamic=True)
     for n in (3, 4, 3):
         assert _same(compiled(torch.ones(n)), g(torch.ones(n)))
+
+
+def test_a_partials_keywords_is_its_own_dict_and_a_partial_of_one_is_flattened():
+    """`p.keywords` read in the trace was a copy: `p.keywords[k] = v` changed nothing (a stale
+    answer, where eager calls with v); `partial(p, ...)` kept `p` as its `func`."""
+    def mul(x, k=1, j=0):
+        return x * k + j
+
+    def f(x, p):
+        p.keywords["k"] = 5
+        made = functools.partial(mul, k=2)
+        made.keywords["j"] = 1
+        q = functools.partial(made, k=3)
+        return p(x), made(x), q.func is mul, q.keywords, p.keywords is p.keywords
+
+    args = lambda: (torch.ones(2), functools.partial(mul, k=2))  # noqa: E731
+    eager_args, compiled_args = args(), args()
+    result = _one_graph(f, *compiled_args)
+    assert _same(result, f(*eager_args)) and result[2:] == (True, {"k": 3, "j": 1}, True)
+    assert compiled_args[1].keywords == {"k": 5}  # the frame's partial changed for real
+
+
+def test_remove_finds_the_item_itself_before_comparing():
+    """`list.remove(n)` finds `n` by identity first, as Python does: a nan (never `==` to
+    itself) was not found in the trace (eager's ValueError, the frame's `except` taken)."""
+    import math
+
+    def f(x):
+        n = float("nan")
+        items = [1, n, math.nan]
+        try:
+            items.remove(n)
+            items.remove(math.nan)
+        except ValueError:
+            return x - 100
+        return x + len(items)
+
+    assert _same(_one_graph(f, torch.ones(2)), f(torch.ones(2)))

@@ -625,3 +625,20 @@ def test_an_overload_named_by_a_keyword_compiles() -> None:
         expected = f(x)
         torch.manual_seed(0)
         assert torch.equal(gm(x), expected)
+
+
+def test_a_graph_with_an_overload_named_by_a_keyword_pickles() -> None:
+    """(A local stand-in function as its target made `pickle`/`torch.save` of the
+    GraphModule raise ObjNotFoundError.)"""
+    import copy
+    import pickle
+
+    f = lambda x: x.clone().random_(2, 10) * x  # noqa: E731
+    x = torch.randn(3, 4)
+    gm = make_fx(f, tracing_mode="symbolic")(x)
+    for again in (pickle.loads(pickle.dumps(gm)), copy.deepcopy(gm)):
+        torch.manual_seed(0)
+        expected = f(x)
+        torch.manual_seed(0)
+        assert torch.equal(again(x), expected)
+    assert "torch.ops.aten.random_(" in pickle.loads(pickle.dumps(gm)).code

@@ -81,7 +81,13 @@ def disable(fn: Callable) -> Callable:
     stops the capture (part 1). Given what `compile` returned, what it wraps, run as it is
     (as `torch.compiler.disable(torch.compile(f))`; marking the wrapper left it compiling)."""
     if not isinstance(fn, types.FunctionType):  # (`uncompiled` comes later in this module)
-        fn = uncompiled(fn)
+        inner = uncompiled(fn)
+        if inner is not fn and not isinstance(inner, torch.nn.Module):
+            # a function of its own that calls it: marking the function (or object) itself
+            # stopped `fn`, and every other compilation of it, compiling (torch's `disable`
+            # wraps, too)
+            return _marked(_calling(inner), "_dynamo_disable")
+        fn = inner
     return _marked(fn, "_dynamo_disable")
 
 

@@ -274,30 +274,13 @@ class _Trace:
         for node in self.graph.nodes:
             if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) \
                     and keyword.iskeyword(node.target._overloadname):
-                node.target = _keyword_overload(node.target)
+                # (`aten.random_.from`, of `x.random_(0, 10)`: fx would write
+                # `torch.ops.aten.random_.from(...)`, a SyntaxError; the packet picks the
+                # same overload from the arguments)
+                node.target = node.target.overloadpacket
         gm = torch.fx.GraphModule(root, self.graph, class_name=_class_name(self.fn))
         gm.shape_env = self.shape_env
         return gm
-
-
-_KEYWORD_OVERLOADS: dict = {}
-
-
-def _keyword_overload(op: torch._ops.OpOverload) -> Callable:
-    """A stand-in target for an overload named by a Python keyword (`aten.random_.from`,
-    `aten.random.from`: `x.random_(0, 10)`). fx writes an OpOverload as its qualified name,
-    `torch.ops.aten.random_.from(...)`, a SyntaxError when the graph's code is compiled; a
-    function of this module is a global of the generated code under a name of its own. It
-    calls the overload, which it keeps as `op`."""
-    if op not in _KEYWORD_OVERLOADS:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return op(*args, **kwargs)
-
-        call.__name__ = call.__qualname__ = \
-            f"{op._schema.name.split('::')[-1]}_{op._overloadname}"
-        call.op = op
-        _KEYWORD_OVERLOADS[op] = call
-    return _KEYWORD_OVERLOADS[op]
 
 
 def _fake_mode_of(args: tuple) -> FakeTensorMode | None:

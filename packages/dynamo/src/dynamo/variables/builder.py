@@ -358,7 +358,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         fn = wrap(tx, value.func, _child(source, AttrSource, "func"))
         args = wrap(tx, value.args, _child(source, AttrSource, "args")).items(tx)
         keywords = wrap(tx, value.keywords, _child(source, AttrSource, "keywords"))
-        return PartialVariable(fn, args, dict(keywords.entries), source)
+        made = PartialVariable(fn, args, {}, source, keywords=keywords)
+        made.flattens = not getattr(value, "__dict__", None)
+        return made
     if isinstance(value, type):
         _guard(tx, source, Identity.of, value)
         return UserClassVariable(value, source)

@@ -768,7 +768,8 @@ def _index_of_constant(values: list[VariableTracker], item: Any, kind: type) -> 
     an `__eq__` of its own) cannot be answered while tracing."""
     for index, v in enumerate(values):
         if v.is_constant():
-            if v.as_constant() == item:
+            value = v.as_constant()
+            if value is item or value == item:  # (identity first, as Python: a nan found)
                 return index
         elif not _compares_by_identity(v):
             raise Unsupported(f"{kind.__name__}.remove() past an item that may equal {item!r}")

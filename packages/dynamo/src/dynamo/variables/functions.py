@@ -406,14 +406,21 @@ class BoundMethodVariable(TrueVariable):
 
 
 class PartialVariable(TrueVariable):
-    """`functools.partial(fn, *args, **kwargs)`."""
+    """`functools.partial(fn, *args, **kwargs)`. Its `keywords` is one dict, read at each call:
+    `p.keywords[k] = v` in the trace (or replayed on a frame partial's) changes what it calls."""
 
     def __init__(self, fn: VariableTracker, args: list[VariableTracker],
-                 kwargs: dict[str, VariableTracker], source: Any = None) -> None:
+                 kwargs: dict[str, VariableTracker], source: Any = None,
+                 keywords: DictVariable | None = None) -> None:
         self.fn = fn
         self.args = args
-        self.kwargs = kwargs
+        self.keywords = DictVariable(dict(kwargs)) if keywords is None else keywords
         self.source = source
+        self.flattens = True  # a partial of it is made of its parts (it has no `__dict__`)
+
+    @property
+    def kwargs(self) -> dict[str, VariableTracker]:
+        return dict(self.keywords.entries)
 
     def python_type(self) -> type:
         return functools.partial
@@ -424,7 +431,7 @@ class PartialVariable(TrueVariable):
         if name == "args":
             return TupleVariable(list(self.args))
         if name == "keywords":
-            return DictVariable(dict(self.kwargs))
+            return self.keywords
         return super().getattr(tx, name)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:

@@ -888,6 +888,12 @@ class UserClassVariable(VariableTracker):
                     values.append(ConstantVariable(defaults[f]))
             return NamedTupleVariable(values, cls, tuple(cls._fields), class_source=self.source)
         if cls is functools.partial:
+            inner = args[0]
+            if isinstance(inner, PartialVariable) and inner.flattens:
+                # a partial of a partial (with no `__dict__`) is flattened, as Python makes it
+                # (`.func`, `.args` and `.keywords` are read)
+                return PartialVariable(inner.fn, [*inner.args, *args[1:]],
+                                       {**inner.kwargs, **kwargs})
             return PartialVariable(args[0], list(args[1:]), dict(kwargs))
         if cls is collections.deque:
             iterable, maxlen = (*args, None, None)[:2] if args else (kwargs.get("iterable"),
