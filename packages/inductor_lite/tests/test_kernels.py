@@ -208,6 +208,12 @@ def test_index_select_index_add_and_gather_by_a_0d_index(device):
                 x[0].gather(0, i))
     compile_and_check(fn, x, s)
     assert counters["fallbacks"] == 0
+    # a source of fewer dims than the tensor, which eager refuses, is refused too (the
+    # decomposition broadcast it)
+    v, scalar = torch.zeros(4, device=device), torch.tensor(7.0, device=device)
+    gm = torch.fx.symbolic_trace(lambda v, s: v.index_add(0, torch.tensor(2, device=device), s))
+    with pytest.raises(RuntimeError, match="source"):
+        compile_fx(gm, [v, scalar])
 
 
 def test_indexing(device):

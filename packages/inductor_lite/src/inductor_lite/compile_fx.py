@@ -121,6 +121,9 @@ def _index_add_0d_index(decomposition: Callable, x: torch.Tensor, dim: int,
     index as it is, which drops the dim eager keeps (of size 1), so `index_put` would get a
     source of more dims than its indexing result."""
     if index.ndim == 0:
+        if source.ndim != x.ndim:  # what eager refuses, the decomposition would broadcast
+            raise RuntimeError(f"index_add: a source of {source.ndim} dims for a tensor of "
+                               f"{x.ndim}")
         index = index.unsqueeze(0)
     return decomposition(x, dim, index, source, **kwargs)
 
