@@ -168,3 +168,8 @@ def test_a_symbolic_size_with_a_numpy_scalar_is_numpys_arithmetic() -> None:
         dynamo.reset()
         got, want = dynamo.compile(f, backend="eager", dynamic=True)(x, s), f(x, s)
         assert type(got) is type(want) and got == want
+
+
+def test_a_c_method_of_an_array_is_named_as_one_in_the_break() -> None:
+    report = dynamo.explain(lambda x, a: x + len(a))(torch.ones(2), np.ones(3))
+    assert [b.reason for b in report.breaks] == ["the method ndarray.__len__, written in C"]

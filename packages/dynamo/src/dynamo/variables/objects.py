@@ -170,6 +170,8 @@ class ObjectVariable(VariableTracker):
             if literal is not None:
                 return ConstantVariable(literal).getattr(tx, name)
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
+            if isinstance(member, _C_METHODS):  # (numpy's `ndarray.__len__`)
+                raise Unsupported(f"the method {cls.__qualname__}.{name}, written in C")
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
         return wrap(tx, member, on_class if custom or self._deleted(tx, name) else
@@ -264,6 +266,10 @@ BUILTIN_BASES = (object, dict, collections.OrderedDict, list)
 # Builtin types whose methods, read unbound from the type (`str.isalnum(c)`,
 # `set.difference(a, b)`: einops' parser), are the methods of their first argument.
 VALUE_BASES = (str, bytes, int, float, complex, tuple, set, frozenset)
+
+
+_C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType,
+              types.ClassMethodDescriptorType)
 
 
 def python_descriptor(member: Any) -> bool:
