@@ -180,6 +180,38 @@ class IndexPrinter(StrPrinter):
         # as its aten graph, as compile_fx does for any LoweringError.
         raise LoweringError(f"index power {expr}")
 
+    # Functions of sizes the wrapper computes in Python as floats (`math.log2(n)` is
+    # `log(s0)/log(2)`, `math.cos(n)` is `cos(s0)`: fakecore's sym_* functions): `math`'s.
+    # StrPrinter wrote their bare names, a NameError when `call` ran.
+    _MATH_FUNCTIONS = frozenset({"log", "exp", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+                                 "asin", "acos", "atan", "asinh", "acosh", "atanh"})
+
+    def _print_Function(self, expr):
+        name = type(expr).__name__
+        if self.kernel:
+            return super()._print_Function(expr)
+        if name in self._MATH_FUNCTIONS and len(expr.args) == 1:
+            return f"math.{name}({self._print(expr.args[0])})"
+        # Anything else would be a NameError in `call`: the graph runs as its aten graph.
+        raise LoweringError(f"no Python for the function {expr} of sizes")
+
+    def _print_Mul(self, expr):
+        # `math.log2(n)` is `log(s0)/log(2)` in sympy: printed as `math.log2`, whose value is
+        # eager's (`math.log(n) / math.log(2)` is off by an ulp for a third of the sizes).
+        inverse = sympy.Pow(sympy.log(2), -1)
+        if not self.kernel and inverse in expr.args:
+            logs = [f for f in expr.args if isinstance(f, sympy.log)]
+            if len(logs) == 1:
+                rest = sympy.Mul(*[f for f in expr.args if f is not logs[0] and f != inverse])
+                text = f"math.log2({self._print(logs[0].args[0])})"
+                return text if rest == 1 else f"({self.atom(rest)} * {text})"
+        return super()._print_Mul(expr)
+
+    def _print_Abs(self, expr):
+        if self.kernel:
+            return super()._print_Function(expr)
+        return f"abs({self._print(expr.args[0])})"
+
     def _print_FloatTrueDiv(self, expr):  # `1 / s` of a float argument (fakecore's, torch's)
         return f"({self.atom(expr.args[0])} / {self.atom(expr.args[1])})"
 
