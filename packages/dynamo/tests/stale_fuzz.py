@@ -4,7 +4,9 @@ A seed makes a case: a function `f(x, d=3, *, kw=2.0)` whose body reads state th
 between calls (globals of many types, an object and its class, an nn.Module with a submodule
 and hooks, dicts, lists and an alias of one, closure cells, defaults, tensor properties, an
 enum, named tuples, frozen dataclasses, helper functions and partials, another module's
-globals), mixes the values into a tensor through branches, loops and arithmetic, sometimes
+globals; and, drawn after those, a partial's args and keywords, a defaultdict's factory, numpy
+and float-subclass zeros, itertools, builtins a global shadows, attributes and a global the
+body deletes), mixes the values into a tensor through branches, loops and arithmetic, sometimes
 breaks the graph (a print, a sink whose `write` changes state, a branch on a tensor's value)
 and sometimes writes state itself; and a list of steps, each a few statements that change
 that state between calls. The case runs twice, eagerly and compiled, each in its own
@@ -45,7 +47,8 @@ import dynamo.frontend
 # The source of a case's namespace; the body of `f` replaces __BODY__. `r` collects values the
 # body reads, `acc` is the tensor it returns.
 NAMESPACE_SOURCE = r'''
-import collections, dataclasses, enum, functools, io, math, operator, sys, types
+import collections, dataclasses, enum, functools, io, itertools, math, operator, sys, types
+import numpy as np
 import torch
 import torch.nn as nn
 SINK = io.StringIO()
@@ -129,6 +132,13 @@ exec("val = 2\ndef oh(a):\n    return a * val\n", OM.__dict__)
 oh = OM.oh
 gdk = {1: 'one', 2.5: 'x'}
 ga = gl
+class F(float):
+    pass
+gz = 0.0
+gx = 1.5
+gpa = functools.partial(h1, 2, k=3)
+gdd = collections.defaultdict(int, {'a': 1})
+git = iter(gl)
 class MutatingSink:
     def write(self, s):
         if s.strip():
@@ -152,7 +162,7 @@ def _make():
     c1 = 1.5
     c2 = [1, 2]
     def f(x, d=3, *, kw=2.0):
-        global gi, gl, gd, gs
+        global gi, gl, gd, gs, gx
         r = []
         acc = x * 1.0
 __BODY__
@@ -170,7 +180,8 @@ f, set_c1, set_c2, get_c2 = _make()
 '''
 
 # The namespace's state a step may change, by root: the names above, plus "cls" (the classes'
-# attributes), "h" (the helper functions), "X" (the tensor argument), "grad" (grad mode).
+# attributes), "h" (the helper functions), "X" (the tensor argument), "grad" (grad mode), and
+# the builtins of SHADOWS (a global of that name).
 # Each read or write names the roots whose change may change what it does.
 
 READS: list[tuple[str, set[str]]] = [
@@ -268,6 +279,52 @@ UNARY_PREFIXES = ["abs(", "int(", "float(", "round(", "math.floor(", "math.ceil(
                   "(-", "(not ", "bool(", "math.trunc(", "operator.index(", "divmod(7, ",
                   "pow(2, ", "str(", "hash(", "math.isfinite(", "math.copysign(1.0, ",
                   "(lambda v: v * 2)(", "math.log2("]
+
+# Newer kinds of state (generated after the others, see `generate`): a global and instance
+# attributes the body deletes (`factor` also a class attribute), zeros of numpy and of a float
+# subclass, a partial's arguments, a defaultdict's factory, itertools over a list and a global
+# iterator; and builtins that a global comes to shadow (`SHADOWS`, what the step binds).
+NEW_READS: list[tuple[str, set[str]]] = [
+    ("(gx if 'gx' in globals() else -1.0)", {"gx"}), ("globals().get('gx', 0.5)", {"gx"}),
+    ("getattr(obj, 'extra', 0.75)", {"obj"}), ("(1 if hasattr(obj, 'extra') else 0)", {"obj"}),
+    ("obj.factor", {"obj", "cls"}), ("(1 if 'factor' in obj.__dict__ else 0)", {"obj"}),
+    ("math.copysign(1.0, gz)", {"gz"}), ("math.copysign(2.0, -gz)", {"gz"}),
+    ("math.copysign(1.0, gz * 3)", {"gz"}), ("(1 if isinstance(gz, F) else 0)", {"gz"}),
+    ("(1 if type(gz) is float else 0)", {"gz"}), ("(abs(gz) + gz)", {"gz"}),
+    ("(1 if gz == 0 else 2)", {"gz"}),
+    ("gpa.args[0]", {"gpa"}), ("len(gpa.args)", {"gpa"}), ("gpa.keywords.get('k', 0)", {"gpa"}),
+    ("len(gpa.keywords)", {"gpa"}), ("(1 if gpa.func is h1 else 0)", {"gpa"}),
+    ("gpa()", {"gpa", "h"}), ("sum(gpa.args)", {"gpa"}),
+    ("gdd.get('q', 0.5)", {"gdd"}), ("len(gdd)", {"gdd"}), ("(1 if 'q' in gdd else 0)", {"gdd"}),
+    ("(1 if gdd.default_factory is int else 0)", {"gdd"}),
+    ("(gdd.default_factory() if gdd.default_factory is not None else -1)", {"gdd"}),
+    ("sum(itertools.islice(gl, 2))", {"gl"}), ("sum(itertools.chain(gl, gt))", {"gl", "gt"}),
+    ("len(list(itertools.combinations(gl, 2)))", {"gl"}),
+    ("list(itertools.accumulate(gl, initial=0))[-1]", {"gl"}),
+    ("next(itertools.cycle(gl), -1)", {"gl"}), ("len(list(itertools.pairwise(gl)))", {"gl"}),
+    ("next(itertools.dropwhile(lambda v: v < 2, gl), 0)", {"gl"}),
+    ("sum(a * b for a, b in zip(gl, itertools.count(1)))", {"gl"}),
+    ("len(list(itertools.zip_longest(gl, gt)))", {"gl", "gt"}),
+    ("sum(itertools.starmap(operator.mul, itertools.product(gl, repeat=2)))", {"gl"}),
+    ("abs(gi)", {"gi"}), ("len(gl)", {"gl"}), ("min(gl, default=0)", {"gl"}), ("max(gt, default=1)", {"gt"}),
+    ("round(gf)", {"gf"}), ("(1 if isinstance(gf, float) else 0)", {"gf"}),
+]
+NEW_WRITES: list[tuple[str, set[str]]] = [
+    ("if hasattr(obj, 'extra'):\n    del obj.extra", {"obj"}),
+    ("if 'factor' in obj.__dict__:\n    del obj.factor", {"obj"}),
+    # raises AttributeError where only the class has it
+    ("if hasattr(obj, 'factor'):\n    del obj.factor", {"obj", "cls"}),
+    ("if 'gx' in globals():\n    del gx", {"gx"}), ("gx = gi * 2", {"gx", "gi"}),
+    ("obj.factor = gi", {"obj", "gi"}), ("obj.extra = gf", {"obj", "gf"}),
+    ("acc = acc + gdd['q']", {"gdd"}), ("gdd['a'] = gdd['a'] + 1", {"gdd"}),
+    ("gpa.keywords['k'] = len(gl)", {"gpa", "gl"}),
+    ("acc = acc + next(git, -1)", {"git", "gl"}),
+    ("for v in itertools.islice(git, 2):\n    acc = acc + v", {"git", "gl"}),
+]
+# (the shadowing `len` still grows with the list: a loop that stops at `len(gl) > 8` stops)
+SHADOWS = {"abs": "lambda v: 42", "len": "lambda v: v.__len__() + 1", "min": "max", "max": "lambda *a, **k: -1",
+           "round": "math.floor", "sum": "lambda v, *a: -5", "int": "float",
+           "isinstance": "lambda o, c: False", "hasattr": "lambda o, n: True"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -444,6 +501,53 @@ def _mutation(rng: random.Random) -> Mutation:
     return rng.choice(choices)
 
 
+def _new_snippet(rng: random.Random, writes: bool) -> tuple[str, set[str]]:
+    """A piece of f's body of the newer kinds, and the roots it reads."""
+    if writes and rng.random() < 0.4:
+        statement, roots = rng.choice(NEW_WRITES)
+        return statement, roots | {"WRITE"}
+    read, roots = rng.choice(NEW_READS)
+    if rng.random() < 0.3:
+        return f"if {read}:\n    acc = acc + 1\nelse:\n    acc = acc * 2", roots
+    if rng.random() < 0.2:
+        return f"print({read}, file=SINK)", roots
+    return rng.choice([f"r.append({read})", f"acc = acc + {read}"]), roots
+
+
+def _new_mutation(rng: random.Random) -> Mutation:
+    num = rng.choice(["0", "1", "2", "3", "-1", "0.5", "2.5", "True", "7", "1.25"])
+    name = rng.choice(list(SHADOWS))
+    factory = rng.choice(["int", "float", "bool", "None", "lambda: 2.5", f"lambda: {num}"])
+    zero = rng.choice(["0.0", "-0.0", "np.float64(-0.0)", "np.float64(0.0)", "np.float32(-0.0)",
+                       "F(-0.0)", "F(0.0)", "np.float64(0.5)", "F(-1.5)", "np.int64(0)"])
+    choices = [
+        Mutation(f"{name} = {SHADOWS[name]}", name), Mutation(f"globals().pop('{name}', None)", name),
+        Mutation(f"gx = {num}", "gx"), Mutation("globals().pop('gx', None)", "gx"),
+        Mutation(f"obj.extra = {num}", "obj"), Mutation(f"obj.factor = {num}", "obj"),
+        Mutation("obj.__dict__.pop('extra', None)", "obj"),
+        Mutation("obj.__dict__.pop('factor', None)", "obj"),
+        Mutation(f"gz = {zero}", "gz"), Mutation("gz = type(gz)(gz)", "gz", no_op=True),
+        Mutation(f"gpa = functools.partial(h1, {num}, k={num})", "gpa"),
+        Mutation(f"gpa = functools.partial(h2, {num})", "gpa"),
+        Mutation(f"gpa = functools.partial(h1, k={num})", "gpa"),
+        Mutation(f"gpa = functools.partial(gpa, k={num})", "gpa"),
+        Mutation(f"gpa = functools.partial(gpa, {num})", "gpa"),
+        Mutation(f"gpa.keywords['k'] = {num}", "gpa"), Mutation("gpa.keywords.pop('k', None)", "gpa"),
+        Mutation("gpa = functools.partial(gpa.func, *gpa.args, **gpa.keywords)", "gpa",
+                 no_op=True),
+        Mutation(f"gdd.default_factory = {factory}", "gdd"),
+        Mutation(f"gdd = collections.defaultdict({factory})", "gdd"),
+        Mutation("gdd.pop('q', None)", "gdd"), Mutation(f"gdd['q'] = {num}", "gdd"),
+        Mutation("gdd = collections.defaultdict(gdd.default_factory, gdd)", "gdd", no_op=True),
+        Mutation("git = iter(gl)", "git"), Mutation("git = itertools.chain(gl, gt)", "git"),
+        Mutation("git = itertools.cycle(gl)", "git"), Mutation("git = itertools.islice(gl, 1, None)", "git"),
+        Mutation(f"git = itertools.count({num})", "git"), Mutation("git = itertools.accumulate(gl)", "git"),
+        Mutation(f"gl.append({num})", "gl"), Mutation("gl.clear()", "gl"),
+        Mutation(f"gl[:] = [{num}, 3]", "gl"), Mutation("gl.reverse()", "gl"),
+    ]
+    return rng.choice(choices)
+
+
 def generate(seed: int) -> Case:
     """The case of `seed`."""
     rng = random.Random(seed)
@@ -453,7 +557,17 @@ def generate(seed: int) -> Case:
     snippets = [_snippet(rng, writes, arithmetic) for _ in range(count)]
     steps = tuple(tuple(_mutation(rng) for _ in range(rng.choice([0, 1, 1, 1, 2, 3])))
                   for _ in range(rng.randint(3, 8)))
+    # The newer kinds come from a generator of their own, after the others: a seed keeps the
+    # snippets and changes it had before they were added (the seeds of fixed bugs that
+    # test_stale_fuzz.py samples), and some seeds get none.
+    more = random.Random(f"{seed} more")
+    if more.random() < 0.6:
+        snippets += [_new_snippet(more, writes) for _ in range(more.randint(1, 3))]
+        steps = tuple(step + tuple(_new_mutation(more) for _ in range(more.choice([0, 1, 1, 2])))
+                      for step in steps)
     reads = frozenset().union(*(roots for _, roots in snippets))
+    reads |= {name for name in SHADOWS  # a builtin read by name (not a method: `x.sum()`)
+              if any(re.search(rf"(?<![.\w]){name}\b", s) for s, _ in snippets)}
     return Case(seed=seed, dynamic=rng.choice([None, None, True, False]),
                 body=tuple(snippet for snippet, _ in snippets), reads=reads - {"WRITE"},
                 writes="WRITE" in reads, steps=steps)
@@ -467,7 +581,8 @@ def _source(case: Case) -> str:
 # ----- running ------------------------------------------------------------------------------
 
 MODULE_PREFIX = "stale_fuzz_case_"  # the modules a case makes (in sys.modules while it runs)
-SNAPSHOT = ["ga", "gi", "gf", "gb", "gs", "gt", "gl", "gd", "gn", "gmode", "obj", "mod", "X", "gdk"]
+SNAPSHOT = ["ga", "gi", "gf", "gb", "gs", "gt", "gl", "gd", "gn", "gmode", "obj", "mod", "X", "gdk",
+            "gx", "gz", "gdd"]
 
 
 class CompileCounter:
@@ -503,7 +618,8 @@ def _comparable(value: object, depth: int = 0) -> object:
     if isinstance(value, dict):
         return ("dict", [(_comparable(k, depth), _comparable(v, depth)) for k, v in value.items()])
     if isinstance(value, float):
-        return ("float", "nan") if math.isnan(value) else ("float", value, math.copysign(1, value))
+        kind = type(value).__name__  # float, a numpy float or a subclass
+        return (kind, "nan") if math.isnan(value) else (kind, value, math.copysign(1, value))
     if isinstance(value, (int, str, complex, type(None), enum.Enum)):
         return (type(value).__name__, repr(value))
     if isinstance(value, torch.nn.Module):

@@ -604,3 +604,17 @@ def test_remove_finds_the_item_itself_before_comparing():
         return x + len(items)
 
     assert _same(_one_graph(f, torch.ones(2)), f(torch.ones(2)))
+
+
+def test_a_partial_read_by_the_trace_is_still_flattened_by_partial():
+    # `partial(p, k=1)` of a partial `p` is made over `p.func` unless `p` has a `__dict__`;
+    # the trace made one (inspect.getattr_static of the allow_in_graph mark), so a partial
+    # wrapped after a call was a partial of a partial, and its `.func`/`.args` not eager's
+    def h(a, k=2):
+        return a * k
+
+    p = functools.partial(h, 2, k=3)
+    compiled = dynamo.compile(lambda x: (x + 1, p.func, p.args, p()), backend="eager")
+    compiled(torch.ones(1))
+    wrapped = functools.partial(p, k=0.5)
+    assert (wrapped.func, wrapped.args, wrapped.keywords) == (h, (2,), {"k": 0.5})

@@ -311,8 +311,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         # their target's `__name__`, which a CustomOpDef lacks)
         _guard(tx, source, Identity.of, value)
         return TorchFunctionVariable(value._opoverload, source)
-    if _is_torch_function(value) or inspect.getattr_static(value, "_dynamo_allow_in_graph",
-                                                           False):
+    if _is_torch_function(value) or _marked_allowed(value):
         _guard(tx, source, Identity.of, value)
         return TorchFunctionVariable(value, source)
     method = BaseMethodVariable.of(value)  # `object.__setattr__`, `dict.__setitem__`
@@ -359,7 +358,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         args = wrap(tx, value.args, _child(source, AttrSource, "args")).items(tx)
         keywords = wrap(tx, value.keywords, _child(source, AttrSource, "keywords"))
         made = PartialVariable(fn, args, {}, source, keywords=keywords)
-        made.flattens = not getattr(value, "__dict__", None)
+        # flattened by a partial made of it only without a `__dict__`: read from its
+        # `__reduce__` (reading `__dict__` would make one, and stop Python flattening it)
+        made.flattens = not value.__reduce__()[2][3]
         return made
     if isinstance(value, type):
         _guard(tx, source, Identity.of, value)
@@ -463,6 +464,15 @@ def _dict_key_kind(key: Any) -> bool:
     if type(key) is tuple:
         return all(map(_dict_key_kind, key))
     return is_literal(key) or by_identity(key)
+
+
+def _marked_allowed(value: Any) -> bool:
+    """Marked by `allow_in_graph`. A partial's mark is read by plain getattr (it has no
+    `__getattr__`): `inspect.getattr_static` would give it a `__dict__`, and CPython does not
+    flatten a partial that has one (`partial(p, k=1).func` would be `p`, not `p.func`)."""
+    if type(value) is functools.partial:
+        return bool(getattr(value, "_dynamo_allow_in_graph", False))
+    return bool(inspect.getattr_static(value, "_dynamo_allow_in_graph", False))
 
 
 def _polyfill(value: Any) -> Any:
