@@ -756,3 +756,22 @@ def test_a_custom_builtins_dict_changed_after_compiling() -> None:
     exec("def f(x):\n    return abs(x) + 1\n", namespace)
     _stale_check(namespace["f"], (-torch.ones(2),),
                  lambda: table.__setitem__("abs", lambda t: t * 100))
+
+
+def _with_a_function_live_at_a_break(x, k, flag):
+    scale = (lambda v, k=k: v * k) if flag else (lambda v: v * 3)
+    y = x.sum().item()  # a break while `scale` is live
+    return scale(x + y)
+
+
+def test_a_function_made_in_the_frame_and_live_at_a_break_is_told_by_its_code() -> None:
+    """A lambda made anew on each call and handed to the resume function was guarded by
+    identity: the code after the break compiled on every call, without end (entries for gone
+    functions are dropped). It is guarded by its code (and its defaults when read)."""
+    graphs = []
+    compiled = dynamo.compile(_with_a_function_live_at_a_break,
+                              backend=lambda gm, _: graphs.append(gm) or gm.forward)
+    for k, flag in [(2, True)] * 6 + [(3, True), (3, False), (2, True), (3, False)]:
+        x = torch.ones(2)
+        assert torch.equal(compiled(x, k, flag), _with_a_function_live_at_a_break(x, k, flag))
+    assert len(graphs) <= 6

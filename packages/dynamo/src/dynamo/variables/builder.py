@@ -339,7 +339,18 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, Identity.of, value)
         return BuiltinVariable(value)
     if isinstance(value, types.FunctionType):
-        _guard(tx, source, Identity.of, value)
+        if source is not None and _made_per_call(value):
+            # A function the code makes anew on each call (a `lambda` or nested `def` live at
+            # a graph break): what it is, not which object (an identity guard recompiled the
+            # resume function on every call): its code, globals and names, no attributes of
+            # its own; defaults and closure cells are guarded when the trace reads them.
+            _guard(tx, source, TypeMatch, types.FunctionType)
+            for attr in ("__code__", "__globals__"):
+                _guard(tx, AttrSource(source, attr), Identity.of, getattr(value, attr))
+            _guard(tx, AttrSource(source, "__qualname__"), Equals, value.__qualname__)
+            _guard(tx, AttrSource(source, "__dict__"), Length, 0)
+        else:
+            _guard(tx, source, Identity.of, value)
         return UserFunctionVariable(value, source)
     if isinstance(value, types.MethodType):
         _guard(tx, source, TypeMatch, types.MethodType)
@@ -464,6 +475,13 @@ def _dict_key_kind(key: Any) -> bool:
     if type(key) is tuple:
         return all(map(_dict_key_kind, key))
     return is_literal(key) or by_identity(key)
+
+
+def _made_per_call(fn: types.FunctionType) -> bool:
+    """Whether `fn` was made inside another function (its code a constant of that function's,
+    so each call makes a new function of the same code) and has no attributes of its own (no
+    marks, no `__wrapped__`): it may be told by its code."""
+    return "<locals>" in fn.__qualname__ and not fn.__dict__
 
 
 def _marked_allowed(value: Any) -> bool:
