@@ -9,6 +9,7 @@ runs a kernel's program instances one by one in Python.
 
 from __future__ import annotations
 
+import math
 import os
 
 DEVICE = os.environ.get("INDUCTOR_LITE_TEST_DEVICE", "cpu")
@@ -387,3 +388,35 @@ def test_a_symbolic_int_argument_keeps_one_version_for_every_value() -> None:
     for n in (7, 1, 0, 5, -1):
         torch.testing.assert_close(compiled(x, n), x * n + n // 2)
     assert counters["kernels"] == 0, dict(counters)
+
+
+def test_math_functions_of_sizes_are_host_floats() -> None:
+    """`math.log2(n)` (ALiBi's slopes of a head count), `math.cos(n)` of a symbolic size: floats
+    the wrapper computes with `math`'s functions (it wrote `log(s0)/log(2)`, a NameError when
+    `call` ran), `log2` as eager computes it, to the bit."""
+    def fn(x):
+        n = x.shape[0]
+        return x * math.log2(n), x * (3 * math.log2(n + 1)), x * math.cos(n), x * math.tanh(n)
+
+    compiled = dynamo.compile(fn, backend="inductor_lite", dynamic=True, raise_backend_errors=True)
+    for n in [3, 5, 8, 11]:
+        x = torch.randn(n, dtype=torch.float64, device=DEVICE)
+        for got, want in zip(compiled(x), fn(x)):
+            assert torch.equal(got, want)
+    assert counters["eager_graphs"] == 0, dict(counters)
+
+
+def test_floor_ceil_and_abs_of_sizes_in_a_kernel_follow_python() -> None:
+    """Triton's `//` rounds toward zero: `ceil(s0 / 3)` came out as its floor, the floor of a
+    negative value as its truncation; `Abs(...)` and `log(...)` of sizes were NameErrors in
+    the kernel (a function of `math` there runs the graph as its aten graph)."""
+    fns = [lambda x: x + math.ceil(x.shape[0] / 3),
+           lambda x: x + math.floor((x.shape[0] - 10) / 3),
+           lambda x: x * abs(x.shape[0] - x.shape[1]),
+           lambda x: x * math.floor(math.log2(x.shape[0]))]
+    for fn in fns:
+        compiled = dynamo.compile(fn, backend="inductor_lite", dynamic=True,
+                                  raise_backend_errors=True)
+        for rows in (7, 4):
+            x = torch.zeros(rows, 2, device=DEVICE)
+            torch.testing.assert_close(compiled(x), fn(x))

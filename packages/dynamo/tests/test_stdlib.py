@@ -618,3 +618,21 @@ def test_a_partial_read_by_the_trace_is_still_flattened_by_partial():
     compiled(torch.ones(1))
     wrapped = functools.partial(p, k=0.5)
     assert (wrapped.func, wrapped.args, wrapped.keywords) == (h, (2,), {"k": 0.5})
+
+
+def _scaled(x, a=1, b=2):
+    return x * a + b
+
+
+def test_a_partial_given_a_dict_after_compiling_is_no_longer_flattened():
+    """Python flattens `partial(p, ...)` into p's parts only while p has no `__dict__`: an
+    attribute set on p after compiling is guarded, not a stale True."""
+    p = functools.partial(_scaled, a=3)
+
+    def f(x):
+        return functools.partial(p, b=10).func is _scaled, x + 1
+
+    compiled = dynamo.compile(f, backend="eager")
+    assert compiled(torch.ones(1))[0] is True
+    p.tag = 1
+    assert compiled(torch.ones(1))[0] is f(torch.ones(1))[0] is False

@@ -4,8 +4,6 @@ Graphs are captured with torch.fx.symbolic_trace and compiled by compile_fx; on 
 run through Triton's interpreter (conftest.py).
 """
 
-import math
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -465,24 +463,6 @@ def test_fractional_powers_of_sizes_are_host_floats(device):
         torch.testing.assert_close(got[2], want[2])
     assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0, dict(counters)
     assert "hostf0 = " in source(compiled)
-
-
-def test_math_functions_of_sizes_are_host_floats(device):
-    """`math.log2(n)` (ALiBi's slopes of a head count), `math.cos(n)` of a symbolic size: floats
-    the wrapper computes with `math`'s functions (it wrote `log(s0)/log(2)`, a NameError when
-    `call` ran), `log2` as eager computes it, to the bit."""
-    import dynamo
-
-    def fn(x):
-        n = x.shape[0]
-        return x * math.log2(n), x * (3 * math.log2(n + 1)), x * math.cos(n), x * math.tanh(n)
-
-    compiled = dynamo.compile(fn, backend="inductor_lite", dynamic=True, raise_backend_errors=True)
-    for n in [3, 5, 8, 11]:
-        x = torch.randn(n, dtype=torch.float64, device=device)
-        for got, want in zip(compiled(x), fn(x)):
-            assert torch.equal(got, want)
-    assert counters["eager_graphs"] == 0, dict(counters)
 
 
 def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
@@ -2132,3 +2112,4 @@ def test_signed_zeros_of_clamp_fmax_fmin_and_cumsum(device):
         want = fn(x, lo)
         torch.testing.assert_close(got, want, equal_nan=True)
         assert torch.equal(torch.signbit(got), torch.signbit(want)), fn
+

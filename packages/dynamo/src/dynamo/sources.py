@@ -10,6 +10,7 @@ A function inlined from another module reads that module's globals, not the fram
 from __future__ import annotations
 
 import builtins
+import functools
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -197,6 +198,24 @@ def items_copy(kind: type, value: Any) -> Any:
     if kind is list:
         return list.copy(value)
     return dict(zip(kind.keys(value), kind.values(value)))
+
+
+@dataclass(frozen=True)
+class PartialFlattensSource(ChainedSource):
+    """Whether the `functools.partial` at the base has no `__dict__` (none was ever made:
+    CPython flattens `partial(p, ...)` into `p`'s parts only then). Read from its
+    `__reduce__`, which does not make one, as reading `p.__dict__` would."""
+
+    def access(self, base_expr: str) -> str:
+        return f"(__import__('functools').partial.__reduce__({base_expr})[2][3] is None)"
+
+    def step(self, value: Any) -> Any:
+        return partial_flattens(value)
+
+
+def partial_flattens(value: Any) -> bool:
+    """Whether `functools.partial(value, ...)` is made of `value`'s parts (it has no dict)."""
+    return functools.partial.__reduce__(value)[2][3] is None
 
 
 @dataclass(frozen=True)

@@ -153,13 +153,20 @@ class IndexPrinter(StrPrinter):
         inner = self.atom(a) if div == 1 else f"({self.atom(a)} // {self.atom(div)})"
         return f"({inner} % {self.atom(mod)})"
 
+    def _floor_of(self, num, den) -> str:
+        # Triton's `//` rounds toward zero: in a kernel, a numerator or denominator that may
+        # be negative floors through the helper (the wrapper's Python `//` floors already)
+        if self.kernel and not (num.is_nonnegative and den.is_positive):
+            return f"helpers.floordiv({self._print(num)}, {self._print(den)})"
+        return f"({self.atom(num)} // {self.atom(den)})"
+
     def _print_floor(self, expr):
         num, den = sympy.fraction(sympy.together(expr.args[0]))
-        return f"({self.atom(num)} // {self.atom(den)})"
+        return self._floor_of(num, den)
 
     def _print_ceiling(self, expr):
         num, den = sympy.fraction(sympy.together(expr.args[0]))
-        return f"(-((-{self.atom(num)}) // {self.atom(den)}))"
+        return f"(-{self._floor_of(-num, den)})"
 
     def _print_Pow(self, expr):
         base, exp = expr.args
@@ -189,6 +196,10 @@ class IndexPrinter(StrPrinter):
     def _print_Function(self, expr):
         name = type(expr).__name__
         if self.kernel:
+            if name in self._MATH_FUNCTIONS:
+                # (`floor(log(s0)/log(2))`, an int a kernel reads: a bare `log` was a
+                # NameError when the kernel ran) the graph runs as its aten graph
+                raise LoweringError(f"the function {expr} of sizes in a kernel")
             return super()._print_Function(expr)
         if name in self._MATH_FUNCTIONS and len(expr.args) == 1:
             return f"math.{name}({self._print(expr.args[0])})"
@@ -208,8 +219,8 @@ class IndexPrinter(StrPrinter):
         return super()._print_Mul(expr)
 
     def _print_Abs(self, expr):
-        if self.kernel:
-            return super()._print_Function(expr)
+        if self.kernel:  # (`Abs(...)` was a NameError when the kernel ran)
+            return f"tl.abs({self._print(expr.args[0])})"
         return f"abs({self._print(expr.args[0])})"
 
     def _print_FloatTrueDiv(self, expr):  # `1 / s` of a float argument (fakecore's, torch's)

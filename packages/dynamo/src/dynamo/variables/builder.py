@@ -25,7 +25,7 @@ import torch
 
 from dynamo.exc import Unsupported
 from dynamo.polyfills import POLYFILLS
-from dynamo.sources import SetItemsSource
+from dynamo.sources import PartialFlattensSource, SetItemsSource, partial_flattens
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, class_override, is_builtin_callable
 from dynamo.variables.constant import (
@@ -371,7 +371,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         made = PartialVariable(fn, args, {}, source, keywords=keywords)
         # flattened by a partial made of it only without a `__dict__`: read from its
         # `__reduce__` (reading `__dict__` would make one, and stop Python flattening it)
-        made.flattens = not value.__reduce__()[2][3]
+        # (CPython tests for no dict, not an empty one; guarded: `p.tag = 1` after compiling
+        # stops Python flattening a partial of it)
+        made.flattens = partial_flattens(value)
+        if source is not None:
+            tx.output.add_guard(Equals(PartialFlattensSource(source), made.flattens))
         return made
     if isinstance(value, type):
         _guard(tx, source, Identity.of, value)
