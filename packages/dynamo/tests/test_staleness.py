@@ -775,3 +775,29 @@ def test_a_function_made_in_the_frame_and_live_at_a_break_is_told_by_its_code() 
         x = torch.ones(2)
         assert torch.equal(compiled(x, k, flag), _with_a_function_live_at_a_break(x, k, flag))
     assert len(graphs) <= 6
+
+
+
+_FIRST_MADE = None
+
+
+def _comparing_with_the_first_made(x):
+    global _FIRST_MADE
+    fn = lambda v: v  # noqa: E731
+    if _FIRST_MADE is None:
+        _FIRST_MADE = fn
+    y = x.sum().item()  # a break while `fn` is live
+    return x + y + (fn is _FIRST_MADE) * 10 + (fn == _FIRST_MADE) * 100 + \
+        {_FIRST_MADE: 1000}.get(fn, 0)
+
+
+def test_functions_made_per_call_compared_by_identity_are_pinned() -> None:
+    """Told by their code, the first call's function and a later one pass each other's guards:
+    where the code asks which object one is (`is`, `==`, a dict key), its identity is guarded
+    (the later calls answered True, as the first)."""
+    global _FIRST_MADE
+    compiled = dynamo.compile(_comparing_with_the_first_made, backend="eager")
+    got = [compiled(torch.ones(1)).item() for _ in range(3)]
+    _FIRST_MADE = None
+    assert got == [_comparing_with_the_first_made(torch.ones(1)).item() for _ in range(3)] \
+        == [1112.0, 2.0, 2.0]

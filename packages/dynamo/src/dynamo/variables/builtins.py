@@ -752,6 +752,9 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
 
     if isinstance(a, UserFunctionVariable | TorchFunctionVariable) and \
             isinstance(b, UserFunctionVariable | TorchFunctionVariable):
+        for v in (a, b):
+            if isinstance(v, UserFunctionVariable):
+                v.pin(tx)
         return a.fn is b.fn  # each guarded by identity (when it has a source)
     try:
         if a.python_type() is not b.python_type():

@@ -123,6 +123,13 @@ class UserFunctionVariable(TrueVariable):
     def as_constant(self) -> Any:
         return self.fn
 
+    def pin(self, tx: Translator) -> None:
+        """Guard that this is the very function object: where the code asks which object it is
+        (`is`, `==`, a dict key), not only what it does (a function made per call is guarded
+        by its code alone, `builder._made_per_call`)."""
+        if self.source is not None:
+            tx.output.add_guard(Identity.of(self.source, self.fn))
+
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
 
