@@ -420,3 +420,16 @@ def test_floor_ceil_and_abs_of_sizes_in_a_kernel_follow_python() -> None:
         for rows in (7, 4):
             x = torch.zeros(rows, 2, device=DEVICE)
             torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_floor_of_a_quotient_by_a_size_not_known_nonzero_runs_as_aten() -> None:
+    """`s0 / (1 - s1)`: a float quotient (FloatTrueDiv), its floor in a kernel was `float // 1`
+    (a TypeError when the kernel ran): the graph runs as its aten graph."""
+    fns = [lambda x: x + math.floor(x.shape[0] / (1 - x.shape[1])),
+           lambda x: x + math.ceil(x.shape[0] / (1 - x.shape[1]))]
+    for fn in fns:
+        compiled = dynamo.compile(fn, backend="inductor_lite", dynamic=True,
+                                  raise_backend_errors=True)
+        for shape in ((7, 2), (4, 3)):
+            x = torch.zeros(shape, device=DEVICE)
+            torch.testing.assert_close(compiled(x), fn(x))

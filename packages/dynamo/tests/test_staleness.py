@@ -801,3 +801,30 @@ def test_functions_made_per_call_compared_by_identity_are_pinned() -> None:
     _FIRST_MADE = None
     assert got == [_comparing_with_the_first_made(torch.ones(1)).item() for _ in range(3)] \
         == [1112.0, 2.0, 2.0]
+
+
+def _made_by(k):
+    def scale(v):
+        return v * k
+    return scale
+
+
+_REGISTERED = {"h": _made_by(2)}
+
+
+def test_which_function_made_per_call_is_asked_is_guarded_by_identity() -> None:
+    """A function made per call is guarded by its code: where the code asks which object it is
+    (`is`, `==`, a dict key, a set, `in`, `list.index`), the answer holds for that object only."""
+    a, b = _REGISTERED["h"], _made_by(2)
+    fns = [
+        lambda x, fn: x + (1 if fn is _REGISTERED["h"] else 0),
+        lambda x, fn: x + (1 if fn == a else 0),
+        lambda x, fn: x + {a: 1, b: 2}[fn],
+        lambda x, fn: x + len({fn, a}),
+        lambda x, fn: x + (1 if fn in [a] else 0),
+        lambda x, fn: x + [a, b].index(fn),
+    ]
+    for fn in fns:
+        compiled = dynamo.compile(fn, backend="eager")
+        for f in (a, b, a):
+            assert torch.equal(compiled(torch.ones(2), f), fn(torch.ones(2), f))

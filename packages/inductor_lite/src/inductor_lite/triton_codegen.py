@@ -156,6 +156,10 @@ class IndexPrinter(StrPrinter):
     def _floor_of(self, num, den) -> str:
         # Triton's `//` rounds toward zero: in a kernel, a numerator or denominator that may
         # be negative floors through the helper (the wrapper's Python `//` floors already)
+        if self.kernel and not (num.is_integer and den.is_integer):
+            # (`floor(s0 / (1 - s1))`: a FloatTrueDiv, a divisor not known nonzero; a float
+            # in `//` or the helper was a TypeError when the kernel ran) the aten graph runs
+            raise LoweringError(f"the floor of {num / den} of sizes in a kernel")
         if self.kernel and not (num.is_nonnegative and den.is_positive):
             return f"helpers.floordiv({self._print(num)}, {self._print(den)})"
         return f"({self.atom(num)} // {self.atom(den)})"

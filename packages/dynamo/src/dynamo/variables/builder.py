@@ -349,8 +349,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
                 _guard(tx, AttrSource(source, attr), Identity.of, getattr(value, attr))
             _guard(tx, AttrSource(source, "__qualname__"), Equals, value.__qualname__)
             _guard(tx, AttrSource(source, "__dict__"), Length, 0)
-        else:
-            _guard(tx, source, Identity.of, value)
+            made = UserFunctionVariable(value, source)
+            made.pin_identity = lambda: _guard(tx, source, Identity.of, value)
+            return made
+        _guard(tx, source, Identity.of, value)
         return UserFunctionVariable(value, source)
     if isinstance(value, types.MethodType):
         _guard(tx, source, TypeMatch, types.MethodType)

@@ -726,6 +726,12 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     return hasattr(obj.python_type(), name)
 
 
+def _fn_identity(v: VariableTracker) -> Any:
+    from dynamo.variables.functions import UserFunctionVariable
+
+    return v.identity() if isinstance(v, UserFunctionVariable) else v.fn
+
+
 def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """`a is b` for two trackers. The answer about an object from the frame holds for that very
     object only, so it is guarded by identity (unless the types alone decide it)."""
@@ -752,10 +758,8 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
 
     if isinstance(a, UserFunctionVariable | TorchFunctionVariable) and \
             isinstance(b, UserFunctionVariable | TorchFunctionVariable):
-        for v in (a, b):
-            if isinstance(v, UserFunctionVariable):
-                v.pin(tx)
-        return a.fn is b.fn  # each guarded by identity (when it has a source)
+        # each guarded by identity (when it has a source; one made per call, now)
+        return _fn_identity(a) is _fn_identity(b)
     try:
         if a.python_type() is not b.python_type():
             return False  # the type guards already pin this answer

@@ -448,11 +448,8 @@ def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
     """The Python key a tracker stands for (a symbolic int is decided, under a guard). Given
     `tx`, an object from the frame compared by identity is a key too (an `ObjectKey`, its
     identity guarded); a set's elements (no `tx`) are constants only."""
-    from dynamo.variables.functions import UserFunctionVariable
     from dynamo.variables.tensor import concrete_int
 
-    if tx is not None and isinstance(key, UserFunctionVariable):
-        key.pin(tx)  # a dict keyed by functions finds the very object
     try:
         return concrete_int(key)
     except Unsupported:

@@ -15,6 +15,7 @@ import inspect
 import os
 import sys
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch._compile
@@ -116,19 +117,23 @@ class UserFunctionVariable(TrueVariable):
         # its own (a module's method: not guarded, but what its closure holds is reached with
         # a source, so that a container it changes is changed for real)
         self.cells_source = cells_source
+        # A function made per call is guarded by its code, not identity (builder.py): where
+        # the trace answers by which object it is (`fn is g`, `fn == g`, a dict key, `in`),
+        # this adds the identity guard (set by the builder; None once added or not needed)
+        self.pin_identity: Callable[[], None] | None = None
 
     def python_type(self) -> type:
         return types.FunctionType
 
-    def as_constant(self) -> Any:
+    def identity(self) -> types.FunctionType:
+        """The function object, for an answer that depends on which object it is."""
+        pin, self.pin_identity = self.pin_identity, None
+        if pin is not None:
+            pin()
         return self.fn
 
-    def pin(self, tx: Translator) -> None:
-        """Guard that this is the very function object: where the code asks which object it is
-        (`is`, `==`, a dict key), not only what it does (a function made per call is guarded
-        by its code alone, `builder._made_per_call`)."""
-        if self.source is not None:
-            tx.output.add_guard(Identity.of(self.source, self.fn))
+    def as_constant(self) -> Any:
+        return self.identity()
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
