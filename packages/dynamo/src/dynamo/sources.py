@@ -9,7 +9,6 @@ A function inlined from another module reads that module's globals, not the fram
 
 from __future__ import annotations
 
-import builtins
 import functools
 import sys
 from dataclasses import dataclass
@@ -129,10 +128,10 @@ def globals_dict_source(g: dict, frame_globals: dict) -> Source:
 
 
 def builtins_source(table: dict) -> Source:
-    """The builtins dict `table` that a function's globals name (their `__builtins__`):
-    the `builtins` module's `__dict__`, or a dict of the code's own (`exec` given one)."""
-    if table is builtins.__dict__:
-        return AttrSource(ModuleSource("builtins"), "__dict__")
+    """The builtins dict `table` that a function's globals name (their `__builtins__`): the
+    `builtins` module's `__dict__` or a dict of the code's own (`exec` given one), held as
+    the dict itself (a check reads it as a constant, not through `sys.modules`: a resume
+    step of a loop checks it on every iteration)."""
     return GlobalsDictSource(table)
 
 
