@@ -596,6 +596,9 @@ def test_backends_by_name_callable_and_registry() -> None:
         dynamo.register_backend(5, bare_recording)
     with pytest.raises(TypeError, match="must be callable"):
         dynamo.register_backend("three", 3)
+    with pytest.raises(ValueError, match="'eager' is already registered"):
+        dynamo.register_backend("eager", bare_recording)  # (torch refuses it too)
+    dynamo.register_backend("bare_recording", bare_recording)  # the same one again: fine
 
 
 def test_a_backend_whose_graph_returns_something_else_is_named() -> None:

@@ -24,7 +24,8 @@ _REGISTRY: dict[str, Backend] = {}
 
 def register_backend(name: str | Backend, backend: Backend | None = None) -> Any:
     """Register `backend` under `name` (usable as a decorator: `@register_backend("name")`,
-    or bare, `@register_backend`, as torch's, under the function's own name)."""
+    or bare, `@register_backend`, as torch's, under the function's own name); a name taken by
+    another backend (`"eager"`) is refused."""
     if callable(name) and backend is None:
         name, backend = name.__name__, name
     if not isinstance(name, str):
@@ -33,6 +34,9 @@ def register_backend(name: str | Backend, backend: Backend | None = None) -> Any
     def add(fn: Backend) -> Backend:
         if not callable(fn):
             raise TypeError(f"register_backend: backend {name!r} must be callable, not {fn!r}")
+        if _REGISTRY.get(name, fn) is not fn:  # (as torch refuses a duplicate name)
+            raise ValueError(f"register_backend: a backend named {name!r} is already "
+                             "registered")
         _REGISTRY[name] = fn
         return fn
 
