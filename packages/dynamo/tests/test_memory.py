@@ -383,3 +383,54 @@ def test_explain_keeps_neither_its_report_nor_the_result_alive() -> None:
         del report
     gc.collect()
     assert [r() for r in reports + results] == [None] * 4
+
+
+def test_code_execd_with_builtins_of_its_own_leaves_them_behind() -> None:
+    """The guard on a builtin that code `exec`'d with a `__builtins__` dict of its own reads
+    that dict through the globals: held as a constant, the key table kept it for good."""
+    class Marker:
+        pass
+
+    marker = Marker()
+    table = dict(builtins.__dict__, marker=marker)
+    namespace = {"__builtins__": table}
+    exec("def f(x):\n    return abs(x) * 2\n", namespace)
+    compiled = dynamo.compile(namespace["f"], backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), x.abs() * 2)
+    table["abs"] = lambda t: -t  # still guarded: the new builtin is seen
+    torch.testing.assert_close(compiled(x), -x * 2)
+    held = weakref.ref(marker)
+    del marker, table, namespace, compiled
+    gc.collect()
+    assert held() is None
+
+
+def test_functions_from_execd_namespaces_leave_them_behind() -> None:
+    """A nested function of `exec`'d code live at a break (told by its identity: a guard on its
+    globals would hold them), and a builtin read by an inlined function of such code (no guard
+    that the namespace stays without a global of that name): the namespaces are freed."""
+    class Marker:
+        pass
+
+    source = ("def factory(k):\n    def g(t):\n        return t * k\n    return g\n"
+              "def h(x):\n    return abs(x) * 2\n")
+
+    def user(x, g, h):
+        y = g(x) + h(x)
+        print(end="", file=io.StringIO())  # a break while `g` is live
+        return g(y)
+
+    compiled = dynamo.compile(user, backend="eager")
+    held = []
+    for _ in range(3):
+        marker = Marker()
+        namespace = {"marker": marker}
+        exec(source, namespace)
+        x = torch.ones(2)
+        torch.testing.assert_close(compiled(x, namespace["factory"](2.0), namespace["h"]),
+                                   user(x, namespace["factory"](2.0), namespace["h"]))
+        held.append(weakref.ref(marker))
+        del marker, namespace
+    gc.collect()
+    assert [r() for r in held] == [None] * 3

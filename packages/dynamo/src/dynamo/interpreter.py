@@ -30,7 +30,12 @@ from dynamo.exc import Raised, Unsupported
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import DELETED, MISSING
-from dynamo.sources import builtins_source, globals_dict_source, globals_source
+from dynamo.sources import (
+    GlobalsDictSource,
+    builtins_source,
+    globals_dict_source,
+    globals_source,
+)
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
 from dynamo.variables.builtins import (
@@ -416,12 +421,14 @@ class Translator:
             return wrap(self, g[name], source)
         b = g.get("__builtins__", builtins)
         table = b if isinstance(b, dict) else vars(b)
-        if written is MISSING:  # a global of that name, made later, would shadow a builtin
-            self.output.add_guard(DictContains(globals_dict_source(g, self.output.f_globals),
-                                               name, False))
+        namespace = globals_dict_source(g, self.output.f_globals)
+        if written is MISSING and not isinstance(namespace, GlobalsDictSource):
+            # a global of that name, made later, would shadow a builtin (not guarded in a
+            # namespace no module owns, `exec`'d code inlined: the guard would keep it alive)
+            self.output.add_guard(DictContains(namespace, name, False))
         # the builtin itself is guarded too (`builtins.abs = ...`, a custom `__builtins__`
         # dict changed after compiling), as torch.compile guards it
-        where = builtins_source(table)
+        where = builtins_source(table, g, self.output.f_globals)
         if name not in table:
             self.output.add_guard(DictContains(where, name, False))
             raise Raised(NameError(f"name {name!r} is not defined"),

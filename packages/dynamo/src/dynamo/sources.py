@@ -9,6 +9,7 @@ A function inlined from another module reads that module's globals, not the fram
 
 from __future__ import annotations
 
+import builtins
 import functools
 import sys
 from dataclasses import dataclass
@@ -111,7 +112,7 @@ class GlobalsDictSource(Source):
 def globals_source(g: dict, name: str) -> Source:
     """Global `name` of a function inlined from globals `g` that are not the frame's: through
     `sys.modules` when `g` is the dict of the module it names, else through `g` itself."""
-    module = _module_named_by(g)
+    module = module_named_by(g)
     if module is not None:
         return ModuleGlobalSource(module, name)
     return GetItemSource(GlobalsDictSource(g), name)
@@ -121,21 +122,26 @@ def globals_dict_source(g: dict, frame_globals: dict) -> Source:
     """The globals dict `g` itself: the frame's (`G`), a module's `__dict__`, or `g`."""
     if g is frame_globals:
         return FrameGlobalsSource()
-    module = _module_named_by(g)
+    module = module_named_by(g)
     if module is not None:
         return AttrSource(ModuleSource(module), "__dict__")
     return GlobalsDictSource(g)
 
 
-def builtins_source(table: dict) -> Source:
-    """The builtins dict `table` that a function's globals name (their `__builtins__`): the
-    `builtins` module's `__dict__` or a dict of the code's own (`exec` given one), held as
-    the dict itself (a check reads it as a constant, not through `sys.modules`: a resume
-    step of a loop checks it on every iteration)."""
-    return GlobalsDictSource(table)
+def builtins_source(table: dict, g: dict, frame_globals: dict) -> Source:
+    """The builtins dict `table` that globals `g` name (their `__builtins__`). The `builtins`
+    module's `__dict__` is held as the dict itself (a check reads it as a constant, not
+    through `sys.modules`: a resume step of a loop checks it on every iteration); a dict of
+    the code's own (`exec` given one) is read through `g`, as the code reads it: held as a
+    constant, the key table would keep it alive for good after the code is gone."""
+    if table is builtins.__dict__:
+        return GlobalsDictSource(table)
+    source: Source = GetItemSource(globals_dict_source(g, frame_globals), "__builtins__")
+    return source if isinstance(g["__builtins__"], dict) else AttrSource(source, "__dict__")
 
 
-def _module_named_by(g: dict) -> str | None:
+def module_named_by(g: dict) -> str | None:
+    """The name of the module in `sys.modules` whose dict `g` is, or None."""
     module = g.get("__name__")
     if type(module) is str and getattr(sys.modules.get(module), "__dict__", None) is g:
         return module

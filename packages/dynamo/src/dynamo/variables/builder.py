@@ -25,7 +25,12 @@ import torch
 
 from dynamo.exc import Unsupported
 from dynamo.polyfills import POLYFILLS
-from dynamo.sources import PartialFlattensSource, SetItemsSource, partial_flattens
+from dynamo.sources import (
+    PartialFlattensSource,
+    SetItemsSource,
+    module_named_by,
+    partial_flattens,
+)
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, class_override, is_builtin_callable
 from dynamo.variables.constant import (
@@ -485,9 +490,11 @@ def _dict_key_kind(key: Any) -> bool:
 
 def _made_per_call(fn: types.FunctionType) -> bool:
     """Whether `fn` was made inside another function (its code a constant of that function's,
-    so each call makes a new function of the same code) and has no attributes of its own (no
-    marks, no `__wrapped__`): it may be told by its code."""
-    return "<locals>" in fn.__qualname__ and not fn.__dict__
+    so each call makes a new function of the same code), has no attributes of its own (no
+    marks, no `__wrapped__`) and a module's globals (an `exec`'d namespace, held by the guard,
+    would never be freed): it may be told by its code."""
+    return "<locals>" in fn.__qualname__ and not fn.__dict__ and \
+        module_named_by(fn.__globals__) is not None  # (a guard holds its globals strongly)
 
 
 def _marked_allowed(value: Any) -> bool:
