@@ -862,3 +862,12 @@ def test_del_of_a_global_is_replayed() -> None:
         assert "_DELETED_GLOBAL" not in globals()
     with pytest.raises(NameError), pytest.warns(UserWarning, match="is not defined"):
         dynamo.compile(_deleting_global, backend="eager")(torch.ones(1))  # as eager
+
+
+def test_a_set_of_functions_built_across_a_break_is_refused_in_words() -> None:
+    def f(x):
+        s = {v for v in [torch.relu, torch.sin] if print("", end="") is None}
+        return x + (torch.relu in s)
+
+    with pytest.warns(UserWarning, match="adding to a set of items that are not constants"):
+        assert torch.equal(dynamo.compile(f, backend="eager")(torch.ones(1)), f(torch.ones(1)))

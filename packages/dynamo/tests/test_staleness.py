@@ -828,3 +828,24 @@ def test_which_function_made_per_call_is_asked_is_guarded_by_identity() -> None:
         compiled = dynamo.compile(fn, backend="eager")
         for f in (a, b, a):
             assert torch.equal(compiled(torch.ones(2), f), fn(torch.ones(2), f))
+
+
+def _in_a_set(t):
+    return t
+
+
+def test_a_function_is_found_in_a_set_of_functions() -> None:
+    """`fn in {fn}` and `list(s)[0] is fn`: the set's items are constants, the function a
+    tracker of its own; the two are compared by which object the function is (it was False)."""
+    a, b = _REGISTERED["h"], _made_by(2)
+    fns = [
+        lambda x, fn: x + (1 if _in_a_set in {_in_a_set} else 0),
+        lambda x, fn: x + (1 if _in_a_set in set([_in_a_set, torch.relu]) else 0),
+        lambda x, fn: x + (1 if list({_in_a_set})[0] is _in_a_set else 0),
+        lambda x, fn: x + (1 if fn in {a} else 0),
+        lambda x, fn: x + (1 if next(iter({a})) == fn else 0),
+    ]
+    for fn in fns:
+        compiled = dynamo.compile(fn, backend="eager", fullgraph=True)
+        for f in (a, b, a):
+            assert torch.equal(compiled(torch.ones(2), f), fn(torch.ones(2), f))

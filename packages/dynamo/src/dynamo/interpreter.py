@@ -741,11 +741,18 @@ class Translator:
 
     def SET_ADD(self, ins) -> None:
         value = dict_key(self.pop())
-        self._building(ins.arg).values.add(value)
+        self._building_set(ins.arg).values.add(value)
 
     def SET_UPDATE(self, ins) -> None:
         values = [dict_key(v) for v in self.pop().items(self)]
-        self._building(ins.arg).values.update(values)
+        self._building_set(ins.arg).values.update(values)
+
+    def _building_set(self, depth: int) -> SetVariable:
+        container = self._building(depth)
+        if not isinstance(container, SetVariable):  # handed over by a break, of non-constants
+            raise Unsupported("adding to a set of items that are not constants (functions, "
+                              "objects), handed over by a graph break")
+        return container
 
     def MAP_ADD(self, ins) -> None:
         key, value = self.popn(2)

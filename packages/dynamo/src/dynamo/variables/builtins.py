@@ -756,10 +756,15 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
         return a.as_constant() is b.as_constant()
     from dynamo.variables.objects import TorchFunctionVariable
 
-    if isinstance(a, UserFunctionVariable | TorchFunctionVariable) and \
-            isinstance(b, UserFunctionVariable | TorchFunctionVariable):
+    functions = UserFunctionVariable | TorchFunctionVariable
+    if isinstance(a, functions) and isinstance(b, functions):
         # each guarded by identity (when it has a source; one made per call, now)
         return _fn_identity(a) is _fn_identity(b)
+    if isinstance(a, functions) and b.is_constant() or \
+            isinstance(b, functions) and a.is_constant():
+        # a function against a constant (an item of a set of constants: `fn in {fn}`)
+        fn, constant = (a, b) if isinstance(a, functions) else (b, a)
+        return _fn_identity(fn) is constant.as_constant()
     try:
         if a.python_type() is not b.python_type():
             return False  # the type guards already pin this answer
