@@ -376,10 +376,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         args = wrap(tx, value.args, _child(source, AttrSource, "args")).items(tx)
         keywords = wrap(tx, value.keywords, _child(source, AttrSource, "keywords"))
         made = PartialVariable(fn, args, {}, source, keywords=keywords)
-        # flattened by a partial made of it only without a `__dict__`: read from its
-        # `__reduce__` (reading `__dict__` would make one, and stop Python flattening it)
-        # (CPython tests for no dict, not an empty one; guarded: `p.tag = 1` after compiling
-        # stops Python flattening a partial of it)
+        # Python flattens a partial made of it into its parts only while it has no `__dict__`
+        # at all (read from `__reduce__`: reading `__dict__` would make one); guarded, as
+        # `p.tag = 1` after compiling changes that
         made.flattens = partial_flattens(value)
         if source is not None:
             tx.output.add_guard(Equals(PartialFlattensSource(source), made.flattens))
