@@ -180,3 +180,22 @@ def test_random_input_changes_with_graph_breaks(changes, dynamic) -> None:
             assert net.seen == expected_seen
     finally:
         OFFSET = old_offset
+
+
+def _tagged(x):
+    return (x + 1 if hasattr(x, "tag") else x - 1) * getattr(x, "scale", 1.0)
+
+
+def test_attributes_of_an_input_tensor_and_its_storage_are_eagers() -> None:
+    """`hasattr`/`getattr(x, name, default)` of an attribute set on an input tensor asked the
+    fake (never there: always the default), `x.__hash__()` was the fake's id, and `is_shared()`
+    the fake's storage's answer: each is now a graph break, answered for real."""
+    x = torch.ones(3)
+    x.tag, x.scale = 1, 3.0
+    shared = torch.ones(3).share_memory_()
+    cases = [(_tagged, (x,)), (_tagged, (torch.ones(3),)),
+             (lambda t: t + (hash(t) == torch.Tensor.__hash__(t)), (x,)),
+             (lambda t: t + (t.__hash__() == hash(t)), (x,)),
+             (lambda t: t + (1 if t.is_shared() else 0), (shared,))]
+    for fn, args in cases:
+        assert torch.equal(dynamo.compile(fn, backend="eager")(*args), fn(*args))

@@ -64,6 +64,8 @@ from guards import (
 )
 
 _SYM = (torch.SymInt, torch.SymFloat, torch.SymBool)
+# `hash()` of a tensor, however it is called (a method node's target is its name)
+_HASHES = (hash, torch.Tensor.__hash__, "__hash__")
 
 
 # torch's fused optimizer steps: each takes its learning rate as a float or as a tensor
@@ -362,11 +364,12 @@ class OutputGraph:
             if type(value) is not tuple:
                 return NamedTupleVariable(items, type(value), tuple_fields(value))
             return TupleVariable(items)
-        if (isinstance(value, (str, bytes)) or node.target is hash) and any(
+        if (isinstance(value, (str, bytes)) or node.target in _HASHES) and any(
                 isinstance(a.meta.get("example_value"), torch.Tensor)
                 for a in node.all_input_nodes):
             # `str(t)`, `repr(t)`, `"%s" % t`: the fake tensor's text, not the tensor's values;
-            # `hash(t)`: the fake's identity, not the tensor's
+            # `hash(t)` (`t.__hash__()`, `Tensor.__hash__(t)`): the fake's identity, not the
+            # tensor's
             what = getattr(node.target, "__name__", node.target)
             raise NotAGraphValue(f"{what}() of a tensor (its values and identity are not "
                                  "known while tracing)")

@@ -714,7 +714,13 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     if obj.is_constant():
         return hasattr(obj.as_constant(), name)
     if isinstance(obj, TensorVariable):
-        return hasattr(obj.fake, name)
+        if hasattr(obj.python_type(), name):  # the class's: a method, property or slot
+            return True
+        if obj.source is None:  # made in the trace: setting an attribute on it is a break
+            return False
+        # an instance attribute (`x.tag`) lives on the real tensor, not on its fake, and may
+        # come and go between calls: not traced (a graph break, as reading one is)
+        raise Unsupported(f"hasattr() of tensor attribute {name!r}")
     if isinstance(obj, UserFunctionVariable):  # its own attributes live in its __dict__
         try:
             obj.getattr(tx, name)  # guarded, present or absent

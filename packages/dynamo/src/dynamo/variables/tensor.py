@@ -38,7 +38,9 @@ _METADATA_METHODS = frozenset({
 _DATA_DEPENDENT = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__",
                              "data_ptr"})
 _UNSUPPORTED = frozenset({"backward", "register_hook", "retain_grad", "untyped_storage",
-                          "storage", "__array__"})
+                          "storage", "__array__",
+                          # properties of the real storage, which a fake tensor's lacks
+                          "is_shared", "is_pinned"})
 
 
 def _in_place(name: str) -> bool:
