@@ -173,3 +173,17 @@ def test_a_symbolic_size_with_a_numpy_scalar_is_numpys_arithmetic() -> None:
 def test_a_c_method_of_an_array_is_named_as_one_in_the_break() -> None:
     report = dynamo.explain(lambda x, a: x + len(a))(torch.ones(2), np.ones(3))
     assert [b.reason for b in report.breaks] == ["the method ndarray.__len__, written in C"]
+
+
+def test_numpy_scalar_arithmetic_numpy_would_warn_on_runs_for_real() -> None:
+    """`np.float64(1.0) / np.float64(0.0)` was computed once while tracing: its warning came on
+    the first call only, and a later `np.seterr(divide="raise")` was not seen (a stale 2.0)."""
+    def f(x):
+        return x + float(np.float64(1.0) / np.float64(0.0) == np.inf)
+
+    compiled = dynamo.compile(f, backend="eager")
+    for _ in range(2):
+        with pytest.warns(RuntimeWarning, match="divide by zero"):
+            assert torch.equal(compiled(torch.ones(1)), f(torch.ones(1)))
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        compiled(torch.ones(1))

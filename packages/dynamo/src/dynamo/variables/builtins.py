@@ -15,6 +15,7 @@ import functools
 import itertools
 import math
 import operator
+import sys
 import types
 import typing
 from collections.abc import Iterator
@@ -211,6 +212,20 @@ class BuiltinVariable(TrueVariable):
         if fn in (operator.add, operator.mul) and any(_holds_containers(a) for a in args):
             return _sequence_arith(tx, fn, *args)  # `[[1]] * 2`: one inner list, twice
         if fn in PURE and all(a.is_constant() for a in [*args, *kwargs.values()]):
+            consts = [a.as_constant() for a in [*args, *kwargs.values()]]
+            if any(is_numpy_number(c) for c in consts):
+                # numpy's arithmetic warns or raises by `np.seterr`, read at run time: where
+                # it would (`np.float64(1) / 0`), computed for real at a break
+                np = sys.modules["numpy"]
+                try:
+                    with np.errstate(all="raise"):
+                        fn(*[a.as_constant() for a in args],
+                           **{k: v.as_constant() for k, v in kwargs.items()})
+                except FloatingPointError as error:
+                    raise Unsupported(f"{getattr(fn, '__name__', fn)} of numpy scalars that "
+                                      f"numpy would warn on ({error})") from None
+                except Exception:
+                    pass
             try:
                 value = fn(*[a.as_constant() for a in args],
                            **{k: v.as_constant() for k, v in kwargs.items()})
