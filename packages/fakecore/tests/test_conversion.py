@@ -197,3 +197,11 @@ def test_a_view_made_under_no_grad_is_a_leaf_as_in_eager() -> None:
     fake = FakeTensorMode().from_tensor(view)
     assert (fake.is_leaf, fake.grad_fn, fake.requires_grad, fake._is_view()) == (
         view.is_leaf, None, view.requires_grad, True)
+
+
+def test_a_grad_that_no_longer_matches_its_tensor_is_refused_in_words() -> None:
+    weight = torch.nn.Parameter(torch.randn(4, 8))
+    weight.grad = torch.randn(4, 8)
+    weight.data = torch.randn(6, 8)  # eager allows it; the fake cannot hold that grad
+    with pytest.raises(ValueError, match=r"\.grad no longer matches it"):
+        FakeTensorMode().from_tensor(weight)

@@ -109,8 +109,14 @@ class TensorConverter:
             # they are the tensor's own symbols, not new ones with no source, which nobody
             # could guard: dynamo's shape guards raised TypeError on them)
             same = t.grad.shape == t.shape
-            fake.grad = self.convert(t.grad, dynamic_dims if same else (), None,
-                                     sizes_of=fake if same else None)
+            grad = self.convert(t.grad, dynamic_dims if same else (), None,
+                                sizes_of=fake if same else None)
+            try:
+                fake.grad = grad
+            except RuntimeError as error:  # its `.data` replaced since the grad was made
+                raise ValueError(f"cannot fake a tensor whose .grad no longer matches it "
+                                 f"(its .data was replaced after the grad was made): "
+                                 f"{error}") from None
         return fake
 
     def _make_layout(
