@@ -49,7 +49,7 @@ from dynamo.variables.containers import (
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
-from guards import AttrSource, DistinctObjects, Equals, Identity
+from guards import AttrSource, DictContains, DistinctObjects, Equals, Identity
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -731,11 +731,14 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     if isinstance(obj, TensorVariable):
         if hasattr(obj.python_type(), name):  # the class's: a method, property or slot
             return True
-        if obj.source is None:  # made in the trace: setting an attribute on it is a break
+        real = tx.output.input_value(obj.source) if obj.source is not None else None
+        if real is None:  # made in the trace: setting an attribute on it is a break
             return False
-        # an instance attribute (`x.tag`) lives on the real tensor, not on its fake, and may
-        # come and go between calls: not traced (a graph break, as reading one is)
-        raise Unsupported(f"hasattr() of tensor attribute {name!r}")
+        # an instance attribute (`x.tag`) lives on the real tensor, not on its fake: asked
+        # of the real one, guarded (it may come and go between calls)
+        present = name in real.__dict__
+        tx.output.add_guard(DictContains(AttrSource(obj.source, "__dict__"), name, present))
+        return present
     if isinstance(obj, UserFunctionVariable):  # its own attributes live in its __dict__
         try:
             obj.getattr(tx, name)  # guarded, present or absent
