@@ -187,3 +187,9 @@ def test_numpy_scalar_arithmetic_numpy_would_warn_on_runs_for_real() -> None:
             assert torch.equal(compiled(torch.ones(1)), f(torch.ones(1)))
     with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
         compiled(torch.ones(1))
+
+
+def test_numpy_scalar_underflow_numpy_ignores_stays_in_the_graph() -> None:
+    f = lambda x: x * (np.float32(1e-30) * np.float32(1e-30))  # noqa: E731
+    assert torch.equal(dynamo.compile(f, backend="eager", fullgraph=True)(torch.ones(3)),
+                       f(torch.ones(3)))

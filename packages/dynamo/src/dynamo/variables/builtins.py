@@ -218,7 +218,10 @@ class BuiltinVariable(TrueVariable):
                 # it would (`np.float64(1) / 0`), computed for real at a break
                 np = sys.modules["numpy"]
                 try:
-                    with np.errstate(all="raise"):
+                    # underflow is not warned on by numpy's default (`under='ignore'`):
+                    # raised on only where the user asked for it
+                    under = "ignore" if np.geterr()["under"] == "ignore" else "raise"
+                    with np.errstate(all="raise", under=under):
                         fn(*[a.as_constant() for a in args],
                            **{k: v.as_constant() for k, v in kwargs.items()})
                 except FloatingPointError as error:
