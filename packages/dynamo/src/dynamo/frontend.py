@@ -78,8 +78,9 @@ def _marked(fn: Callable, mark: str) -> Callable:
 
 def disable(fn: Callable) -> Callable:
     """Never compile `fn` (a function or an nn.Module); inside a compiled frame, calling it
-    stops the capture (part 1). Given what `compile` returned, what it wraps, run as it is
-    (as `torch.compiler.disable(torch.compile(f))`; marking the wrapper left it compiling)."""
+    stops the capture (part 1). Given what `compile` returned, a new function that runs what
+    it wraps as it is (as torch's `disable` of a compiled function does); the compiled one
+    keeps compiling."""
     if not isinstance(fn, types.FunctionType):  # (`uncompiled` comes later in this module)
         inner = uncompiled(fn)
         if inner is not fn and not isinstance(inner, torch.nn.Module):
