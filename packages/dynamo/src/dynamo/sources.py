@@ -212,7 +212,7 @@ class PartialFlattensSource(ChainedSource):
     `__reduce__`, which does not make one, as reading `p.__dict__` would."""
 
     def access(self, base_expr: str) -> str:
-        return f"(__import__('functools').partial.__reduce__({base_expr})[2][3] is None)"
+        return f"{key_expr(partial_flattens)}({base_expr})"
 
     def step(self, value: Any) -> Any:
         return partial_flattens(value)

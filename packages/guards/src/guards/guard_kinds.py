@@ -46,11 +46,16 @@ class Constants:
         return found
 
 
+_AS_THEMSELVES = frozenset((str, int, bool, bytes, type(None)))
+
+
 def exact(value: Any) -> Any:
     """A key two constants share only when they are the same constant: `1`, `1.0` and `True`
     differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too. An
     object found by identity (a tensor, a dict key: its `==` compares elements) is itself only,
     by its id, and so is a weak key while its object lives (`GuardSet` checks that first)."""
+    if type(value) in _AS_THEMSELVES:  # (first: a dict's keys, checked at each call)
+        return type(value), value
     if isinstance(value, torch.Tensor):  # (first: an optimizer's state has hundreds)
         return object, id(value)
     if isinstance(value, float):  # np.float64 and other subclasses too: `==` says -0.0 == 0.0

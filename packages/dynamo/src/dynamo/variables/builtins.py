@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import builtins
 import collections
+import contextlib
 import functools
 import itertools
 import math
@@ -212,28 +213,19 @@ class BuiltinVariable(TrueVariable):
         if fn in (operator.add, operator.mul) and any(_holds_containers(a) for a in args):
             return _sequence_arith(tx, fn, *args)  # `[[1]] * 2`: one inner list, twice
         if fn in PURE and all(a.is_constant() for a in [*args, *kwargs.values()]):
-            consts = [a.as_constant() for a in [*args, *kwargs.values()]]
-            if any(is_numpy_number(c) for c in consts):
-                # numpy's arithmetic warns or raises by `np.seterr`, read at run time: where
-                # it would (`np.float64(1) / 0`), computed for real at a break
-                np = sys.modules["numpy"]
-                try:
-                    # underflow is not warned on by numpy's default (`under='ignore'`):
-                    # raised on only where the user asked for it
-                    under = "ignore" if np.geterr()["under"] == "ignore" else "raise"
-                    with np.errstate(all="raise", under=under):
-                        fn(*[a.as_constant() for a in args],
-                           **{k: v.as_constant() for k, v in kwargs.items()})
-                except FloatingPointError as error:
+            positional = [a.as_constant() for a in args]
+            keywords = {k: v.as_constant() for k, v in kwargs.items()}
+            on_numpy = any(map(is_numpy_number, [*positional, *keywords.values()]))
+            try:
+                with _numpy_raising() if on_numpy else contextlib.nullcontext():
+                    value = fn(*positional, **keywords)
+            except Exception as error:
+                if on_numpy and isinstance(error, FloatingPointError):
+                    # numpy's arithmetic warns or raises by `np.seterr`, read at run time:
+                    # where it would (`np.float64(1) / 0`), computed for real at a break
                     raise Unsupported(f"{getattr(fn, '__name__', fn)} of numpy scalars that "
                                       f"numpy would warn on ({error})") from None
-                except Exception:
-                    pass
-            try:
-                value = fn(*[a.as_constant() for a in args],
-                           **{k: v.as_constant() for k, v in kwargs.items()})
-            except Exception as error:  # the user's code raises here
-                raise Raised(error, f"{getattr(fn, '__name__', fn)}() raised "
+                raise Raised(error,  # the user's code raises here f"{getattr(fn, '__name__', fn)}() raised "
                              f"{type(error).__name__}: {error}") from None
             from dynamo.variables.builder import wrap_constant_result
 
@@ -717,6 +709,14 @@ def _own_contains(obj: VariableTracker) -> bool:
     if not isinstance(obj, NNModuleVariable) or isinstance(obj.value, torch.nn.ModuleDict):
         return False
     return isinstance(class_attribute(type(obj.value), "__contains__")[1], types.FunctionType)
+
+
+def _numpy_raising() -> Any:
+    """numpy's error handling raising where it would warn; on underflow only where the user
+    asked for that (numpy's default ignores it: `np.float32(1e-30) ** 2` is 0.0, silently)."""
+    np = sys.modules["numpy"]
+    return np.errstate(all="raise", under="ignore" if np.geterr()["under"] == "ignore"
+                       else "raise")
 
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
