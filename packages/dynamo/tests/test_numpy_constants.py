@@ -193,3 +193,11 @@ def test_numpy_scalar_underflow_numpy_ignores_stays_in_the_graph() -> None:
     f = lambda x: x * (np.float32(1e-30) * np.float32(1e-30))  # noqa: E731
     assert torch.equal(dynamo.compile(f, backend="eager", fullgraph=True)(torch.ones(3)),
                        f(torch.ones(3)))
+
+
+def test_numpy_ufunc_underflow_numpy_ignores_stays_in_the_graph() -> None:
+    """`np.exp(np.float32(-200))` underflows to 0.0, which numpy ignores by default: the ufunc
+    path raised on it and broke the graph."""
+    f = lambda x: x + np.exp(np.float32(-200.0))  # noqa: E731
+    assert torch.equal(dynamo.compile(f, backend="eager", fullgraph=True)(torch.ones(3)),
+                       f(torch.ones(3)))

@@ -16,7 +16,6 @@ import functools
 import itertools
 import math
 import operator
-import sys
 import types
 import typing
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ import torch
 from dynamo.exc import Raised, Unsupported
 from dynamo.sources import CallSource, ModuleSource
 from dynamo.variables.base import TrueVariable, VariableTracker
-from dynamo.variables.constant import ConstantVariable, is_none, is_numpy_number
+from dynamo.variables.constant import ConstantVariable, is_none, is_numpy_number, numpy_raising
 from dynamo.variables.containers import (
     DictIteratorVariable,
     DictVariable,
@@ -217,7 +216,7 @@ class BuiltinVariable(TrueVariable):
             keywords = {k: v.as_constant() for k, v in kwargs.items()}
             on_numpy = any(map(is_numpy_number, [*positional, *keywords.values()]))
             try:
-                with _numpy_raising() if on_numpy else contextlib.nullcontext():
+                with numpy_raising() if on_numpy else contextlib.nullcontext():
                     value = fn(*positional, **keywords)
             except Exception as error:
                 if on_numpy and isinstance(error, FloatingPointError):
@@ -709,14 +708,6 @@ def _own_contains(obj: VariableTracker) -> bool:
     if not isinstance(obj, NNModuleVariable) or isinstance(obj.value, torch.nn.ModuleDict):
         return False
     return isinstance(class_attribute(type(obj.value), "__contains__")[1], types.FunctionType)
-
-
-def _numpy_raising() -> Any:
-    """numpy's error handling raising where it would warn; on underflow only where the user
-    asked for that (numpy's default ignores it: `np.float32(1e-30) ** 2` is 0.0, silently)."""
-    np = sys.modules["numpy"]
-    return np.errstate(all="raise", under="ignore" if np.geterr()["under"] == "ignore"
-                       else "raise")
 
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:

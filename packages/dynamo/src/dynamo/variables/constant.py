@@ -197,6 +197,14 @@ def is_numpy_number(value: Any) -> bool:
     return isinstance(value, numpy_number_types())
 
 
+def numpy_raising() -> Any:
+    """numpy's error handling raising where it would warn; on underflow only where the user
+    asked for that (numpy's default ignores it: `np.float32(1e-30) ** 2` is 0.0, silently)."""
+    np = sys.modules["numpy"]
+    return np.errstate(all="raise", under="ignore" if np.geterr()["under"] == "ignore"
+                       else "raise")
+
+
 def torch_number(value: Any) -> Any:
     """The Python number torch reads a numpy scalar passed to an op as (the value itself for
     anything else): its `item()`, but a float for a numpy bool (`ones(2, dtype=bool) *

@@ -28,6 +28,7 @@ from dynamo.variables.constant import (
     is_none,
     is_numpy_number,
     numpy_number_types,
+    numpy_raising,
 )
 from dynamo.variables.containers import DictVariable, TupleVariable
 from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, Identity
@@ -511,9 +512,8 @@ class NumpyFunctionVariable(OpaqueFunctionVariable):
                                                   or is_numpy_number(v.as_constant()))
                              for v in values):
             raise Unsupported(f"calling numpy.{self.fn.__name__} on other than numbers")
-        np = sys.modules["numpy"]
         try:
-            with np.errstate(all="raise"):
+            with numpy_raising():
                 result = self.fn(*[a.as_constant() for a in args])
         except Exception as error:
             raise Unsupported(f"numpy.{self.fn.__name__} raised {type(error).__name__}: "
