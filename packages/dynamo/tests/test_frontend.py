@@ -1345,3 +1345,21 @@ def test_disable_of_what_compile_returned_leaves_it_compiling() -> None:
         assert len(graphs) == 1
         graphs.clear()
     assert "_dynamo_disable" not in vars(obj) and not hasattr(f, "_dynamo_disable")
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_negative_constant_base_of_pow_keeps_its_sign(dynamic: bool) -> None:
+    # FX prints operator.pow(-2.0, y) as `-2.0 ** y`, which Python reads as -(2.0 ** y)
+    def f(y):
+        return (-2.0) ** y, (-0.0) ** y, float("-inf") ** y, (-2) ** y.long()
+
+    def g(x):
+        return x * ((-2) ** x.shape[0])
+
+    y = torch.tensor([-2.0, 0.0, 1.0, 2.0, 2.5])
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True, dynamic=dynamic)
+    for got, expected in zip(compiled(y), f(y)):
+        torch.testing.assert_close(got, expected, equal_nan=True)
+    compiled = dynamo.compile(g, backend="eager", fullgraph=True, dynamic=dynamic)
+    for n in (3, 4):
+        torch.testing.assert_close(compiled(torch.ones(n)), g(torch.ones(n)))

@@ -82,6 +82,16 @@ def test_symbolic_records_size_arithmetic() -> None:
     assert torch.equal(gm(x), fn(x))
 
 
+def test_size_arithmetic_with_a_negative_base_keeps_its_sign() -> None:
+    # a node operator.pow(-2, n) prints as `-2 ** n`, which Python reads as -(2 ** n)
+    def fn(x):
+        return x * ((-2) ** x.shape[0])
+
+    gm = make_fx(fn, "symbolic")(torch.ones(4))
+    for n in (3, 4, 6):
+        assert torch.equal(gm(torch.ones(n)), fn(torch.ones(n)))
+
+
 def test_parameters_are_attributes_or_lifted_inputs(models) -> None:
     model = models.MLP()
     x = torch.randn(2, 32)

@@ -48,6 +48,7 @@ from fakecore import (
     SizeOrigin,
     UnsupportedFakeOpError,
 )
+from fxtrace.printable import printable_args
 from fxtrace.runtime_asserts import ASSERT_OPS, insert_runtime_asserts
 from guards import (
     DistinctObjects,
@@ -270,7 +271,10 @@ class OutputGraph:
             # them is the op's other overload (torch.compile makes the step capturable instead)
             args = [*args[:3], self.call_function(torch.stack, [args[3]], {})]
         what = getattr(fn, "__name__", fn)
-        node = self.graph.call_function(fn, *_node_args(args, kwargs, what))
+        node_args, node_kwargs = _node_args(args, kwargs, what)
+        # (`(-2.0) ** y` printed as `-2.0 ** y` would be `-(2.0 ** y)`)
+        node_args = printable_args(self.graph, fn, node_args, "example_value")
+        node = self.graph.call_function(fn, node_args, node_kwargs)
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what, node)
         if getattr(fn, "autograd_function", None) is not None and _returns_an_input(args, value):
             # `ctx.mark_dirty` reached through a helper or a decorated `forward`, which

@@ -32,6 +32,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 from fakecore import FloatTrueDiv, FloorDiv, PythonMod, written_tensors
 from fxtrace.module_stack import ModuleStack
+from fxtrace.printable import printable_args
 from fxtrace.user_stack import user_stack_trace
 
 aten = torch.ops.aten
@@ -218,7 +219,8 @@ class ProxyMode(TorchDispatchMode):
         """fakecore's observer: write SymInt arithmetic done by the traced code as nodes."""
         if self._running_op or not isinstance(result, _SYM_TYPES):
             return
-        node = self._new_node(op, tuple(self.proxy_of(a) for a in args), {})
+        args = printable_args(self.graph, op, tuple(self.proxy_of(a) for a in args), "val")
+        node = self._new_node(op, args, {})
         self.track(result, node)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
