@@ -406,6 +406,20 @@ def test_math_functions_of_sizes_are_host_floats() -> None:
     assert counters["eager_graphs"] == 0, dict(counters)
 
 
+def test_a_number_to_the_power_of_a_size_is_computed_by_the_wrapper() -> None:
+    """`(-2) ** n` of a symbolic size: the wrapper could not print a power by a symbol (the
+    graph ran as its aten graph, with a warning)."""
+    def fn(x):
+        return x * ((-2) ** x.shape[0]), x * (3 ** (x.shape[0] - 1))
+
+    compiled = dynamo.compile(fn, backend="inductor_lite", dynamic=True, raise_backend_errors=True)
+    for n in [3, 4, 5]:
+        x = torch.ones(n, device=DEVICE)
+        for got, want in zip(compiled(x), fn(x)):
+            assert torch.equal(got, want)
+    assert counters["eager_graphs"] == 0, dict(counters)
+
+
 def test_floor_ceil_and_abs_of_sizes_in_a_kernel_follow_python() -> None:
     """Triton's `//` rounds toward zero: `ceil(s0 / 3)` came out as its floor, the floor of a
     negative value as its truncation; `Abs(...)` and `log(...)` of sizes were NameErrors in

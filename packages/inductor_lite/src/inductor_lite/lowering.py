@@ -183,10 +183,10 @@ class GraphLowering:
         # value below), by the tensor's buffer name: the wrapper reads each once the tensor
         # exists, and kernels take it as an argument.
         self.host_scalars: dict[sympy.Symbol, str] = {}
-        # Floats computed from sizes (`interpolate`'s scale, `s0 / (2.0 * s0)`): the wrapper
-        # computes each in Python, as eager does, once the sizes are read; kernels take it as
-        # an argument.
-        self.host_floats: dict[sympy.Symbol, sympy.Expr] = {}
+        # Floats computed from sizes (`interpolate`'s scale, `s0 / (2.0 * s0)`), and ints
+        # Triton cannot compute (`(-2) ** s0`): the wrapper computes each in Python, as eager
+        # does, once the sizes are read; kernels take it as an argument.
+        self.wrapper_values: dict[sympy.Symbol, sympy.Expr] = {}
         # Host values: 0-d CPU tensors computed from 0-d CPU inputs and constants only (an
         # optimizer's step count and the step size made from it): computed by aten on the
         # host, never by a kernel (a GPU kernel cannot touch CPU memory).
@@ -363,6 +363,8 @@ class GraphLowering:
                 # An int made from a float argument (`int(s)`, `math.floor(s)`): truncation
                 # and flooring of a float are not generated (Piecewise, float `//`).
                 raise LoweringError(f"an integer computed from a float argument: {expr}")
+            if any(not p.exp.is_number for p in expr.atoms(sympy.Pow)):
+                return self._wrapper_value(expr)  # `(-2) ** s0`: Triton has no integer power
             return expr
         if isinstance(val, (torch.SymBool, bool)):  # a runtime assert's condition
             return val.node.expr if isinstance(val, torch.SymBool) else sympy.sympify(val)
@@ -372,16 +374,19 @@ class GraphLowering:
                     expr.is_integer and expr.free_symbols <= self.bound):
                 return expr
             if expr.free_symbols <= self.bound and all(s.is_integer for s in expr.free_symbols):
-                return self._host_float(expr)
+                return self._wrapper_value(expr)
         raise LoweringError(f"cannot lower {node.target}")
 
-    def _host_float(self, expr: sympy.Expr) -> sympy.Symbol:
-        """The symbol of float `expr` of sizes, which the wrapper computes."""
-        for symbol, known in self.host_floats.items():
+    def _wrapper_value(self, expr: sympy.Expr) -> sympy.Symbol:
+        """The symbol of `expr` of sizes (a float, or an int kernels cannot compute), which
+        the wrapper computes."""
+        for symbol, known in self.wrapper_values.items():
             if known == expr:
                 return symbol
-        symbol = sympy.Symbol(f"hostf{len(self.host_floats)}", integer=False, real=True)
-        self.host_floats[symbol] = expr
+        integer = bool(expr.is_integer)
+        symbol = sympy.Symbol(f"host{'i' if integer else 'f'}{len(self.wrapper_values)}",
+                              integer=integer, real=True)
+        self.wrapper_values[symbol] = expr
         self.bound.add(symbol)
         return symbol
 

@@ -181,6 +181,10 @@ class IndexPrinter(StrPrinter):
             return "(" + " * ".join([self.atom(base)] * int(exp)) + ")"
         if whole and -8 <= int(exp) < 0 and not base.is_integer:
             return "(1.0 / (" + " * ".join([self.atom(base)] * -int(exp)) + "))"
+        if not self.kernel and exp.is_integer and exp.is_nonnegative:
+            # a power by a size in the wrapper's Python (`(-2) ** s0`; bare, `-2 ** s0` would
+            # be `-(2 ** s0)`)
+            return f"(({self._print(base)}) ** {self.atom(exp)})"
         if not self.kernel and exp.is_number and exp.is_finite:
             # the wrapper's Python, in float64 as eager computes it (`math.sqrt(x.shape[-1])`,
             # `x.shape[-1] ** -0.5`: an attention scale of a symbolic head size)

@@ -133,7 +133,7 @@ class WrapperCodegen:
             if lay.offset.is_Symbol and lay.offset not in bound:
                 self.lines.append(f"    {lay.offset} = {buffer.name}.storage_offset()")
                 bound.add(lay.offset)
-        for symbol, expr in self.graph.host_floats.items():  # floats of sizes, in Python
+        for symbol, expr in self.graph.wrapper_values.items():  # values of sizes, in Python
             self.lines.append(f"    {symbol} = {self.expr(expr)}")
             bound.add(symbol)
 
