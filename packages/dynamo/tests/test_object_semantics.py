@@ -892,6 +892,45 @@ def test_a_tensor_subclass_with_its_own_torch_function_is_not_traced_as_a_plain_
     assert explained.graph_count == 1 and not explained.breaks  # Parameters are plain
 
 
+class _OwnDouble(torch.Tensor):  # torch-function off: traced as a plain tensor
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    def double(self):  # shadows Tensor.double
+        return self * 2
+
+    def __add__(self, other):  # and Tensor.__add__
+        return torch.sub(self, other)
+
+
+class _OwnParameter(nn.Parameter):
+    def __len__(self):
+        return 42
+
+    def sum(self, *args, **kwargs):
+        return torch.zeros(())
+
+
+def test_a_plain_traced_tensor_subclass_keeps_the_methods_and_operators_it_overrides() -> None:
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = _OwnParameter(torch.ones(2))
+
+        def forward(self, x):
+            return x.double(), (x + 1).dtype, x + 1, len(self.w), self.w.sum() + x
+
+    m = M()
+    x = torch.ones(2).as_subclass(_OwnDouble)
+    for backend in ("eager", "aot_eager"):
+        dynamo.reset()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = dynamo.compile(m, backend=backend)(x)
+        for g, e in zip(got, m(x)):
+            assert type(g) is type(e) and (torch.equal(g, e) if isinstance(e, torch.Tensor)
+                                           else g == e)
+
+
 def test_tensors_of_symbolic_ints_stay_symbolic_and_exact() -> None:
     def f(x, n, scale):
         return x + torch.tensor(n), torch.tensor([[n, 2], [3, n]]), torch.tensor([n, scale])

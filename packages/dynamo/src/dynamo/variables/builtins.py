@@ -48,7 +48,7 @@ from dynamo.variables.containers import (
     iterate,
 )
 from dynamo.variables.generators import lazy_map
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int, subclass_override
 from guards import AttrSource, DictContains, DistinctObjects, Equals, Identity
 
 if TYPE_CHECKING:
@@ -187,6 +187,7 @@ class BuiltinVariable(TrueVariable):
     def call(self, tx: Translator, args: list[VariableTracker],
              kwargs: dict[str, VariableTracker]) -> VariableTracker:
         fn = self.fn
+        _refuse_subclass_operator(fn, args)
         if fn in INPLACE_OPERATORS:
             return self._inplace(tx, args)
         if fn in _COMPARISONS and len(args) == 2 and any(
@@ -812,6 +813,40 @@ _OPERATOR_METHODS = {
 _UNARY_METHODS = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__",
                   abs: "__abs__", operator.abs: "__abs__"}
 _SYMBOLS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+
+
+_SPECIAL_METHODS = {
+    operator.eq: ("__eq__",), operator.ne: ("__ne__", "__eq__"),
+    operator.getitem: ("__getitem__",), operator.setitem: ("__setitem__",),
+    operator.delitem: ("__delitem__",), operator.contains: ("__contains__",),
+    len: ("__len__",), operator.index: ("__index__",), int: ("__int__", "__index__"),
+    float: ("__float__",), bool: ("__bool__",), operator.truth: ("__bool__",),
+    hash: ("__hash__",), iter: ("__iter__",), reversed: ("__reversed__",),
+    round: ("__round__",), divmod: ("__divmod__", "__rdivmod__"),
+    pow: ("__pow__", "__rpow__"), format: ("__format__",), str: ("__str__",),
+    repr: ("__repr__",),
+}
+
+
+def _refuse_subclass_operator(fn: Any, args: list[VariableTracker]) -> None:
+    """A break at an operator (or builtin) on a tensor subclass traced as a plain tensor whose
+    class implements it itself (`__add__`, `__getitem__`, `__len__`): the graph would apply
+    torch.Tensor's."""
+    if not any(isinstance(a, TensorVariable) and a.cls is not None for a in args):
+        return
+    if fn in INPLACE_OPERATORS:
+        names = _OPERATOR_METHODS[INPLACE_OPERATORS[fn]]
+        names = ("__i" + names[0][2:], *names)
+    else:
+        names = _OPERATOR_METHODS.get(fn) or _SPECIAL_METHODS.get(fn) or (
+            (_UNARY_METHODS[fn],) if fn in _UNARY_METHODS else ())
+    for a in args:
+        if isinstance(a, TensorVariable):
+            for name in names:
+                owner = subclass_override(a.cls, name)
+                if owner is not None:
+                    raise Unsupported(f"{getattr(fn, '__name__', fn)} of a {a.cls.__qualname__}: "
+                                      f"{owner.__qualname__} defines its own {name}")
 
 
 def _traced_method(v: VariableTracker, name: str) -> bool:

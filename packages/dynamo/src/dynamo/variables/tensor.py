@@ -43,6 +43,21 @@ _UNSUPPORTED = frozenset({"backward", "register_hook", "retain_grad", "untyped_s
                           "is_shared", "is_pinned"})
 
 
+def subclass_override(cls: type | None, name: str) -> type | None:
+    """The class of a tensor subclass `cls` (one traced as a plain tensor: its torch-function and
+    dispatch overrides are off) that defines `name` above `torch.Tensor` (or `nn.Parameter`),
+    or None: a method, property or operator it overrides (`def double(self)`, `__add__`) is
+    not the tensor's, and the fake tensor would answer torch's."""
+    if cls is None or cls is torch.Tensor or cls is torch.nn.Parameter:
+        return None
+    for klass in cls.__mro__:
+        if klass is torch.Tensor or klass is torch.nn.Parameter:
+            return None
+        if name in vars(klass):
+            return klass
+    return None
+
+
 def _in_place(name: str) -> bool:
     return name.endswith("_") and not name.startswith("__") or name in _IN_PLACE_OPERATORS
 
@@ -66,6 +81,10 @@ class TensorVariable(VariableTracker):
         return torch.nn.Parameter if isinstance(self.fake, torch.nn.Parameter) else torch.Tensor
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        owner = subclass_override(self.cls, name)
+        if owner is not None:
+            raise Unsupported(f"{name!r} of a {self.cls.__qualname__}: {owner.__qualname__} "
+                              "defines its own (a tensor subclass's override of torch.Tensor's)")
         if name in _METADATA:
             value = getattr(self.fake, name)
             if name == "is_leaf":
