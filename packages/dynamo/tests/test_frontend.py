@@ -1239,6 +1239,9 @@ def test_a_users_mode_sees_only_the_frames_ops() -> None:
         with mode():
             around(x)
         assert seen == mode.seen and len(seen) == 2
+        with mode():  # explain says why nothing was captured
+            report = dynamo.explain(around)(x)
+        assert report.graph_count == 0 and "TorchDispatchMode was active" in report.eager[0]
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

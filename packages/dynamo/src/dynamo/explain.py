@@ -88,12 +88,16 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
         def ours(key: tuple) -> bool:
             return key[4] is recording
 
+        under_mode = frontend._user_mode_active()
         try:
             compiled = frontend.compile(fn, backend=recording)
             report.result = compiled(*args, **kwargs)
             with frontend._COMPILE_LOCK:  # (no other thread adds a cache meanwhile)
                 caches = [(k, c) for k, c in list(frontend._caches.items()) if ours(k)]
                 report.eager = [why for k, why in list(frontend._gave_up.items()) if ours(k)]
+            if under_mode:
+                report.eager.append("a TorchFunctionMode or TorchDispatchMode was active: the "
+                                    "frame runs eagerly under a user's mode")
             for key, cache in caches:
                 for i, (guards, entry) in enumerate(cache.entries):
                     report.breaks += [b for b in entry.breaks if all(
