@@ -9,6 +9,7 @@ import enum
 import io
 import warnings
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -1457,3 +1458,42 @@ def test_isinstance_of_a_legacy_tensor_type_is_answered_in_the_trace() -> None:
     for t in (torch.tensor(3), 5):
         dynamo.reset()
         assert dynamo.compile(f, fullgraph=True)(t, x)[1] == f(t, x)[1]
+
+
+class _Sized:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+
+class _Truthy:
+    def __init__(self, v):
+        self.v = v
+
+    def __bool__(self):
+        return self.v
+
+
+@pytest.mark.parametrize("ask", ["if", "len", "bool"])
+@pytest.mark.parametrize("make, n", [(_Sized, -1), (_Sized, 2.0), (_Sized, True),
+                                     (_Sized, np.int64(2)), (_Truthy, 1), (_Truthy, None)])
+def test_len_and_truth_check_what_the_special_method_returned(make, n, ask) -> None:
+    """`len()` and truth of an object made in the trace check `__len__`'s and `__bool__`'s
+    results as CPython does (a ValueError, a TypeError; an int, not a numpy int or a bool)."""
+
+    def f(x, n):
+        x = x * 1
+        obj = make(n)
+        try:
+            if ask == "if":
+                value = "yes" if obj else "no"
+            else:
+                value = len(obj) if ask == "len" else bool(obj)
+            return x, (type(value).__name__, value)
+        except (TypeError, ValueError) as error:
+            return x, (type(error).__name__, str(error))
+
+    x = torch.ones(2)
+    assert dynamo.compile(f, backend="eager")(x, n)[1] == f(x, n)[1]

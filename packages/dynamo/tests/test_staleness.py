@@ -849,3 +849,42 @@ def test_a_function_is_found_in_a_set_of_functions() -> None:
         compiled = dynamo.compile(fn, backend="eager", fullgraph=True)
         for f in (a, b, a):
             assert torch.equal(compiled(torch.ones(2), f), fn(torch.ones(2), f))
+
+
+# ----- a class's __match_args__ and a descriptor's __get__ replaced -------------------------
+
+
+class Matched:
+    __match_args__ = ("a",)
+
+    def __init__(self):
+        self.a, self.b = 1, 2
+
+
+def _match_first(x, obj):
+    match obj:
+        case Matched(1):
+            return x + 1
+        case _:
+            return x - 1
+
+
+def test_match_args_replaced_on_the_class(monkeypatch) -> None:
+    obj = Matched()
+    _stale_check(lambda x: _match_first(x, obj), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(Matched, "__match_args__", ("b",)))
+
+
+class Getter:
+    def __get__(self, obj, owner):
+        return 1
+
+
+class HoldsGetter:
+    d = Getter()
+
+
+def test_a_descriptors_get_replaced_on_its_class(monkeypatch) -> None:
+    obj = HoldsGetter()
+    _stale_check(lambda x: x + obj.d, (torch.ones(2),),
+                 lambda: monkeypatch.setattr(Getter, "__get__", lambda self, o, t: 8))

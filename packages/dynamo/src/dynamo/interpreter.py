@@ -970,7 +970,12 @@ class Translator:
         attributes = list(names.as_constant())
         values = []
         if ins.arg:
-            positional = getattr(kind, "__match_args__", None)
+            # read through the class's tracker, so that the guards cover it (a class whose
+            # __match_args__ changes after compiling matched by the old names)
+            positional = None
+            if BuiltinVariable(hasattr).call(self, [cls, ConstantVariable("__match_args__")],
+                                             {}).as_constant():
+                positional = self._attribute(cls, "__match_args__", False).as_constant()
             if positional is None and ins.arg == 1 and issubclass(kind, _MATCH_SELF):
                 values.append(subject)  # `case int(n)`: the subject itself
             elif positional is None or len(positional) < ins.arg:

@@ -398,6 +398,10 @@ class BuiltinVariable(TrueVariable):
                 raise Raised(TypeError("len() of a 0-d tensor"),
                              "len() of a 0-d tensor (a TypeError while tracing)")
             return obj.call_method(tx, "size", [ConstantVariable(0)], {})
+        from dynamo.variables.user_objects import UserObjectVariable
+
+        if isinstance(obj, UserObjectVariable):  # its `__len__`'s result checked
+            return obj.length(tx)
         return obj.call_method(tx, "__len__", [], {})
 
     def _call_isinstance(self, tx, obj, classes, **_):

@@ -162,9 +162,11 @@ class ObjectVariable(VariableTracker):
             return value
         if python_descriptor(member):  # (a lazy property): its `__get__` inlined, with the
             # descriptor read from the class's own dict (`getattr` on the class would call it)
-            return UserFunctionVariable(type(member).__get__).call(
-                tx, [wrap(tx, member, self._class_dict_entry(name)), self,
-                     UserClassVariable(cls)], {})
+            entry = self._class_dict_entry(name)
+            # `__get__` read from the descriptor's class, guarded (replaced there, it is seen)
+            getter = entry and AttrSource(TypeSource(entry), "__get__")
+            return UserFunctionVariable(type(member).__get__, getter).call(
+                tx, [wrap(tx, member, entry), self, UserClassVariable(cls)], {})
         if isinstance(member, types.MethodDescriptorType):  # `version.split(".")` of a str
             literal = subclassed_literal_value(tx, self)  # subclass's instance: run for real
             if literal is not None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import collections
 import collections.abc
 import logging
+import operator
+import sys
 import types
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -203,10 +205,39 @@ class UserObjectVariable(ObjectVariable):
         return self.getattr(tx, name).call(tx, args, kwargs)
 
     def truth(self, tx: Translator) -> bool:
-        for name in ("__bool__", "__len__"):
-            if self.defines(name):
-                return self.call_method(tx, name, [], {}).truth(tx)
+        if self.defines("__bool__"):
+            result = self.call_method(tx, "__bool__", [], {})
+            kind = result.python_type()
+            if kind is not bool:  # CPython checks what `__bool__` returned
+                message = f"__bool__ should return bool, returned {kind.__name__}"
+                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            return result.truth(tx)
+        if self.defines("__len__"):
+            return self.length(tx).truth(tx)
         return True
+
+    def length(self, tx: Translator) -> VariableTracker:
+        """`len(self)`: the class's `__len__`, its result checked as CPython checks it (an
+        int or an object with `__index__`, not negative, fitting a Py_ssize_t), an int."""
+        result = self.call_method(tx, "__len__", [], {})
+        kind = result.python_type()
+        if not result.is_constant():
+            if issubclass(kind, int):
+                return result  # a symbolic size
+            if hasattr(kind, "__index__"):
+                raise Unsupported(f"len() of a {self.python_type().__qualname__} whose __len__ "
+                                  f"returned {result.words()}")
+        if not hasattr(kind, "__index__"):
+            message = f"'{kind.__name__}' object cannot be interpreted as an integer"
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+        value = operator.index(result.as_constant())
+        if value < 0:
+            raise Raised(ValueError("__len__() should return >= 0"),
+                         "__len__() should return >= 0 (a ValueError while tracing)")
+        if value > sys.maxsize:
+            message = "cannot fit 'int' into an index-sized integer"
+            raise Raised(OverflowError(message), f"{message} (an OverflowError while tracing)")
+        return ConstantVariable(value)
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         if not self.defines("__iter__"):
