@@ -2113,3 +2113,83 @@ def test_signed_zeros_of_clamp_fmax_fmin_and_cumsum(device):
         torch.testing.assert_close(got, want, equal_nan=True)
         assert torch.equal(torch.signbit(got), torch.signbit(want)), fn
 
+
+
+def _run(fn, *inputs):
+    """`fn(*inputs)`, or the message of the RuntimeError it raises."""
+    try:
+        return fn(*inputs)
+    except RuntimeError as e:
+        return str(e)
+
+
+_M = [True, False, True, False]
+NUMBERS_EAGER_REFUSES = {  # a Python number the result's dtype cannot hold
+    "clamp_int8": (lambda x: x.clamp(-1000, 1000), torch.int8),
+    "clamp_min_int8": (lambda x: x.clamp(min=300), torch.int8),
+    "clamp_half": (lambda x: x.clamp(-1e6, 1e6), torch.float16),
+    "clamp_float": (lambda x: x.clamp(max=3.5e38), torch.float32),
+    "where_int8": (lambda x: torch.where(torch.tensor(_M, device=x.device), x, 300), torch.int8),
+    "masked_fill_uint8": (lambda x: x.masked_fill(torch.tensor(_M, device=x.device), 300),
+                          torch.uint8),
+    "masked_fill_uint8_float": (lambda x: x.masked_fill(torch.tensor(_M, device=x.device), -1.0),
+                                torch.uint8),
+    "masked_fill_half": (lambda x: x.masked_fill(torch.tensor(_M, device=x.device), 1e6),
+                         torch.float16),
+    "masked_fill_bfloat16": (lambda x: x.masked_fill(torch.tensor(_M, device=x.device), 1e39),
+                             torch.bfloat16),
+    "full_int8": (lambda x: x + torch.full((4,), 300, dtype=torch.int8, device=x.device),
+                  torch.int8),
+    "fill_int8": (lambda x: x.clone().fill_(-129), torch.int8),
+}
+
+
+@pytest.mark.parametrize("name", NUMBERS_EAGER_REFUSES)
+def test_a_number_the_dtype_cannot_hold_raises_as_eager(name, device):
+    """Kernels wrapped it (`int8.clamp(-1000, 1000)` gave -24, a half `masked_fill` of 1e6
+    gave inf): the op runs as its aten call, which raises eager's error."""
+    fn, dtype = NUMBERS_EAGER_REFUSES[name]
+    x = torch.tensor([0, 1, 100, 7], dtype=dtype, device=device)
+    want = _run(fn, x)
+    assert isinstance(want, str) and "without overflow" in want
+    assert _run(compile_fx(torch.fx.symbolic_trace(fn), [x]), x) == want
+
+
+def test_numbers_eager_converts_stay_constants_of_kernels(device):
+    """-1 is 255 to uint8, any number is a bool, infinities and NaN are floats, and a where
+    of a half and 1e6 is inf (eager's scalar_tensor does not check halves)."""
+    m = torch.tensor(_M, device=device)
+    u8 = torch.tensor([0, 1, 255, 7], dtype=torch.uint8, device=device)
+    h = torch.tensor([0, 1, 2, -3], dtype=torch.float16, device=device)
+    compile_and_check(lambda m, u8, h: (
+        u8.masked_fill(m, -1), u8.clamp(-255, 255), (u8 > 1).masked_fill(m, 300),
+        h.masked_fill(m, float("-inf")), h.clamp(max=float("nan")), torch.where(m, h, 1e6),
+        h.clamp(-65504.0, 65504.0), torch.full((2,), 3e38, device=m.device)), m, u8, h)
+    assert counters["fallbacks"] == 0, dict(counters)
+
+
+OPS_EAGER_REFUSES = {
+    "argmax_bool": (lambda x: (x > 2).argmax(1), torch.int64),
+    "argmin_bool": (lambda x: (x > 2).argmin(), torch.int64),
+    "var_int": (lambda x: x.var(), torch.int64),
+    "std_int": (lambda x: x.std(1), torch.int32),
+    "floordiv_by_0": (lambda x: x // 0, torch.int64),
+    "trunc_div_by_0": (lambda x: torch.div(x, 0, rounding_mode="trunc"), torch.int32),
+    "remainder_by_0": (lambda x: x % 0, torch.int64),
+    "fmod_by_0": (lambda x: torch.fmod(x, 0), torch.int16),
+}
+
+
+@pytest.mark.parametrize("name", OPS_EAGER_REFUSES)
+def test_ops_eager_refuses_run_as_aten(name, device):
+    """argmax of bools, var of integers, an integer `//`, `%` or fmod by the number 0: eager
+    raises (the divisions on the CPU); kernels returned values."""
+    fn, dtype = OPS_EAGER_REFUSES[name]
+    x = torch.arange(6, device=device).reshape(2, 3).to(dtype)
+    want = _run(fn, x)
+    got = _run(compile_fx(torch.fx.symbolic_trace(fn), [x]), x)
+    if isinstance(want, str):
+        assert got == want
+    else:  # a GPU does not check divisors: the aten call gives eager's values
+        assert torch.equal(got, want)
+    assert counters["fallbacks"] == 1, dict(counters)

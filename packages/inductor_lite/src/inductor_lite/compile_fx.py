@@ -46,6 +46,7 @@ from .lowering import (
     GraphLowering,
     GraphLoweringError,
     LoweringError,
+    fits,
     host_nodes,
     returns_a_view,
 )
@@ -128,6 +129,16 @@ def _index_add_0d_index(decomposition: Callable, x: torch.Tensor, dim: int,
     return decomposition(x, dim, index, source, **kwargs)
 
 
+def _masked_fill_that_fits(decomposition: Callable, x: torch.Tensor, mask: torch.Tensor,
+                           value: Any) -> Any:
+    """torch's `masked_fill` decomposition where `x`'s dtype holds `value`; else the op stays
+    whole, for its aten call to raise as eager does (the decomposition's `where` of a
+    `scalar_tensor` would return `inf` for a half `x` and 1e6)."""
+    if not fits(value, x.dtype):
+        return NotImplemented
+    return decomposition(x, mask, value)
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
@@ -137,6 +148,8 @@ def decompositions() -> dict:
         table[inplace.Tensor] = functools.partial(_foreach_with_scalars_, combine)
     for op in (aten.index_add.default, aten.index_add_.default):
         table[op] = functools.partial(_index_add_0d_index, table[op])
+    for op in (aten.masked_fill.Scalar, aten.masked_fill_.Scalar):
+        table[op] = functools.partial(_masked_fill_that_fits, table[op])
     table[aten._fused_rms_norm.default] = _rms_norm
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]

@@ -643,6 +643,26 @@ def pointwise(lower: GraphLowering, inputs: Sequence[Any], body: Callable[..., V
                      lambda idx: to_dtype(body(*[f(idx) for f in loaders]), cd))
 
 
+def fits(value: Any, dtype: torch.dtype) -> bool:
+    """Whether eager converts the number `value` to `dtype` (c10's `overflows`): else it raises
+    "value cannot be converted to type ... without overflow". A float dtype holds infinities,
+    NaN and finite values up to its largest; an unsigned one also the negatives of its range
+    (-1 is 255); bool anything. A symbolic value passes."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or dtype == torch.bool:
+        return True
+    if dtype.is_floating_point:
+        return not math.isfinite(value) or abs(value) <= torch.finfo(dtype).max
+    info = torch.iinfo(dtype)
+    low = -info.max if info.min == 0 and isinstance(value, int) else info.min
+    return low <= value <= info.max
+
+
+def require_fit(value: Any, dtype: torch.dtype) -> None:
+    """LoweringError where eager raises converting `value` to `dtype`: the aten call raises."""
+    if not fits(value, dtype):
+        raise LoweringError(f"{value} does not fit {dtype}")
+
+
 def promoted(lower: GraphLowering, *args: Any) -> torch.dtype:
     """The dtype kernels compute a binary op in: `compute_dtype` of `result_type`."""
     return compute_dtype(result_type(lower, *args))
@@ -740,10 +760,19 @@ for _name, _target in [
     register(_target)(_binary(_name))
 
 
+def _no_integer_zero_divisor(lower: GraphLowering, a: Any, b: Any) -> None:
+    """LoweringError for an integer `//`, `%` or `fmod` by the number 0: the aten call raises
+    ZeroDivisionError, as eager does on the CPU (kernels do not check divisors)."""
+    if not is_tensor(b) and type(b) in (int, bool) and b == 0 and \
+            not promoted(lower, a, b).is_floating_point:
+        raise LoweringError("an integer division by 0")
+
+
 @register(aten.div)
 def _div(lower, node, a, b, *, rounding_mode=None):
     if rounding_mode is None:
         return pointwise(lower, [a, b], lambda x, y: op("truediv", x, y))
+    _no_integer_zero_divisor(lower, a, b)
     dtype = promoted(lower, a, b)
     name = {"floor": "floordiv", "trunc": "truncdiv"}[rounding_mode]
     if dtype.is_floating_point:
@@ -753,11 +782,13 @@ def _div(lower, node, a, b, *, rounding_mode=None):
 
 @register(aten.remainder)
 def _remainder(lower, node, a, b):
+    _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("remainder", x, y))
 
 
 @register(aten.fmod)
 def _fmod(lower, node, a, b):
+    _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("fmod", x, y))
 
 
@@ -852,6 +883,8 @@ def _clamp(lower, node, x, min=None, max=None):
         lo = bounds.pop(0) if min is not None else None
         hi = bounds.pop(0) if max is not None else None
         return body(v, lo, hi)
+    for bound in inputs[1:]:
+        require_fit(bound, lower.node.meta["val"].dtype)
     return pointwise(lower, inputs, call)
 
 
@@ -884,6 +917,10 @@ def _full(lower, node, *args, **kwargs):
         fill = 1
     else:
         fill = 0  # empty: any content is allowed; zeros keeps runs reproducible
+    # (eager's scalar_tensor rounds a float of any size to half: `where(m, half_x, 1e6)` is inf)
+    if not (name is aten.scalar_tensor and compute_dtype(lower.node.meta["val"].dtype) !=
+            lower.node.meta["val"].dtype):
+        require_fit(fill, lower.node.meta["val"].dtype)
     return _filled(lower, fill)
 
 
@@ -901,6 +938,7 @@ def _filled(lower: GraphLowering, fill: Any) -> Pointwise:
 
 @register(aten.fill.Scalar)
 def _fill(lower, node, x, value):
+    require_fit(value, lower.node.meta["val"].dtype)
     return _filled(lower, value)
 
 
@@ -1248,6 +1286,8 @@ def _amax(lower, node, x, dims=None, keepdim=False):
 @register(aten.argmax.default, aten.argmin.default)
 def _argmax(lower, node, x, dim=None, keepdim=False):
     kind = "argmax" if node.target.overloadpacket is aten.argmax else "argmin"
+    if x.dtype == torch.bool:
+        raise LoweringError(f"{kind} of bools (eager refuses them)")
     if dim is None:
         if len(x.size) > 1:
             x = _flatten(x)
@@ -1908,6 +1948,8 @@ def _prims_amax(lower, node, x, dims, *, output_dtype=None):
 @register(prims.var.default)
 def _prims_var(lower, node, x, dims, correction, *, output_dtype=None):
     """Two passes over the row: the mean, then the sum of squared differences from it."""
+    if not x.dtype.is_floating_point:
+        raise LoweringError("var of integers (eager refuses them)")
     rank = len(x.size)
     dims = sorted({d % rank for d in dims})
     dtype = compute_dtype(lower.node.meta["val"].dtype)
