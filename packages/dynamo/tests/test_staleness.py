@@ -888,3 +888,65 @@ def test_a_descriptors_get_replaced_on_its_class(monkeypatch) -> None:
     obj = HoldsGetter()
     _stale_check(lambda x: x + obj.d, (torch.ones(2),),
                  lambda: monkeypatch.setattr(Getter, "__get__", lambda self, o, t: 8))
+
+
+# ----- a "no" about an object's attribute, and its class gains the attribute ---------------
+
+
+class _Bare:
+    pass
+
+
+class _BareChild(_Bare):
+    pass
+
+
+class _Delegates:
+    def __getattr__(self, name):
+        return 9
+
+
+def _getattr_default(x, o):
+    return x + getattr(o, "zz", 5)
+
+
+def _hasattr(x, o):
+    return x + (1 if hasattr(o, "zz") else 0)
+
+
+def _except_attribute_error(x, o):
+    try:
+        return x + o.zz
+    except AttributeError:
+        return x + 5
+
+
+@pytest.mark.parametrize("answer", [_getattr_default, _hasattr, _except_attribute_error])
+@pytest.mark.parametrize("added", [("zz", 7), ("__getattr__", lambda self, name: 9)])
+@pytest.mark.parametrize("where", [_BareChild, _Bare])
+def test_an_attribute_added_to_the_class_after_a_no(monkeypatch, answer, added, where) -> None:
+    """The class (or a base) gains the attribute, or a `__getattr__`, that the object lacked:
+    as torch.compile sees it for getattr and hasattr (not for `except AttributeError`)."""
+    _stale_check(answer, (torch.ones(2), _BareChild()),
+                 lambda: monkeypatch.setattr(where, *added, raising=False))
+
+
+def test_an_attribute_added_to_the_class_of_an_object_made_in_the_frame(monkeypatch) -> None:
+    _stale_check(lambda x: _hasattr(x, _Bare()), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(_Bare, "zz", 7, raising=False))
+
+
+def test_an_attribute_added_to_the_class_shadows_its_getattr(monkeypatch) -> None:
+    _stale_check(_getattr_default, (torch.ones(2), _Delegates()),
+                 lambda: monkeypatch.setattr(_Delegates, "zz", 7, raising=False))
+
+
+@pytest.mark.parametrize("answer", [_getattr_default, _hasattr, _except_attribute_error])
+def test_a_getattribute_added_to_the_class_is_traced(monkeypatch, answer) -> None:
+    """Its answer is no module name: wrapping the object read `__module__` through it, a
+    str method on an int, and the frame ran eagerly with that internal error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _stale_check(answer, (torch.ones(2), _Bare()),
+                     lambda: monkeypatch.setattr(_Bare, "__getattribute__", lambda self, n: 50,
+                                                 raising=False))

@@ -10,6 +10,7 @@ import torch
 from guards import (
     Alive,
     AttrSource,
+    ClassLacks,
     ClosureCellSource,
     DefaultSource,
     DictContains,
@@ -84,6 +85,19 @@ def test_sources_print_and_fetch() -> None:
 _KEY = torch.ones(1)
 
 
+class _Plain:
+    pass
+
+
+class _PlainChild(_Plain):
+    pass
+
+
+class _Delegating(_PlainChild):
+    def __getattr__(self, name):
+        return 1
+
+
 @pytest.mark.parametrize(
     "guard, good, bad, says",
     [
@@ -127,6 +141,9 @@ _KEY = torch.ones(1)
          torch.ones(5, 4), "stride(0) is 4, not 8"),
         (ModuleTraining(X, True), torch.nn.Linear(1, 1), torch.nn.Linear(1, 1).eval(),
          "it is False"),
+        # `object`'s own `__getattribute__` does not count (no class can change it)
+        (ClassLacks(X, ("zz", "__getattr__", "__getattribute__")), _PlainChild, _Delegating,
+         "_Delegating has '__getattr__' now"),
     ],
 )
 def test_guard_passes_and_fails_with_a_reason(guard, good, bad, says) -> None:
@@ -591,3 +608,15 @@ def test_an_equal_looking_value_of_another_class_says_so() -> None:
     reasons = GuardSet([Equals(LocalSource("p"), make())]).explain({"p": make()}, {})
     assert reasons == ["L['p'] == Pair(a=1.0, b=2.0) failed: it is Pair(a=1.0, b=2.0), of "
                        "another class named Pair"]
+
+
+def test_class_lacks_guards_on_one_class_are_joined_into_one_check() -> None:
+    class Config:
+        pass
+
+    guards = GuardSet([ClassLacks(LocalSource("c"), ("a", "__getattr__")),
+                       ClassLacks(LocalSource("c"), ("b", "__getattr__"))])
+    assert guards.guards == [ClassLacks(LocalSource("c"), ("a", "__getattr__", "b"))]
+    assert guards.check({"c": Config}, {})
+    Config.b = 1
+    assert not guards.check({"c": Config}, {})

@@ -9,6 +9,7 @@ memoizes values under guard sets. Plain guards need only torch.
 from guards.cache import CacheLimitExceeded, GuardedCache
 from guards.guard_kinds import (
     Alive,
+    ClassLacks,
     DictContains,
     DictKeys,
     DistinctObjects,
@@ -47,7 +48,7 @@ from guards.sources import (
 )
 
 __all__ = [
-    "Alive", "AttrSource", "CacheLimitExceeded", "ChainedSource", "ClosureCellSource",
+    "Alive", "AttrSource", "CacheLimitExceeded", "ChainedSource", "ClassLacks", "ClosureCellSource",
     "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "FiniteFloat", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",

@@ -197,6 +197,11 @@ class Guard:
     def implies(self, other: Guard) -> bool:
         return False
 
+    def joined(self, other: Guard) -> Guard | None:
+        """One guard that holds exactly when this one and `other` (on the same sources) both
+        hold, where one check can do both; else None."""
+        return None
+
 
 @dataclass(frozen=True, init=False, eq=False)
 class TypeMatch(Guard):
@@ -515,6 +520,49 @@ class DictContains(Guard):
 
     def failure(self, value: Any) -> str:
         return "it is missing" if self.present else "it is there"
+
+
+def lacks(cls: type, names: tuple[str, ...]) -> bool:
+    """Whether no class of `cls.__mro__` but `object` (which cannot change) holds any of
+    `names` in its dict."""
+    for c in cls.__mro__[:-1]:
+        if not c.__dict__.keys().isdisjoint(names):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class ClassLacks(Guard):
+    """The class at the source, and its bases, still lack `names`: `hasattr(o, 'zz')` said no
+    (or `getattr(o, 'zz', 5)` took the default), and neither `zz` nor a `__getattr__` added to
+    `type(o)` since should go unseen. One call over the MRO, for a few names."""
+
+    source: Source
+    names: tuple[str, ...]
+
+    cost = 2
+
+    def holds(self, value: Any) -> bool:
+        return lacks(value, self.names)
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"{consts.name(lacks)}({name}, {self.names!r})"
+
+    def describe(self) -> str:
+        return f"{self.source} and its bases lack {', '.join(map(repr, self.names))}"
+
+    def failure(self, value: Any) -> str:
+        found = next((c, n) for c in value.__mro__[:-1] for n in self.names if n in c.__dict__)
+        return f"{found[0].__qualname__} has {found[1]!r} now"
+
+    def implies(self, other: Guard) -> bool:
+        return type(other) is ClassLacks and set(other.names) <= set(self.names)
+
+    def joined(self, other: Guard) -> Guard | None:
+        if type(other) is not ClassLacks:
+            return None
+        return ClassLacks(self.source, (*self.names, *(n for n in other.names
+                                                       if n not in self.names)))
 
 
 def _dispatch_flags(t: torch.Tensor) -> tuple[bool, bool, bool]:

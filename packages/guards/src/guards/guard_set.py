@@ -1,7 +1,8 @@
 """GuardSet: a set of guards compiled into one generated Python check function.
 
 Guards are added one by one; duplicates and guards implied by others (a tensor match implies
-the type match) are dropped. `compile()` writes a single function `check(L, G)`. Sources form a
+the type match) are dropped, and two that one check can do are joined (a class that lacks
+`a`, and lacks `b`). `compile()` writes a single function `check(L, G)`. Sources form a
 tree by prefix (`L['self']` → `L['self']._modules['fc']` → `..._parameters['weight']`), and the
 function walks it depth first: each value is fetched once into a local variable (siblings that
 are items of one dict, `._parameters`, read it once), and the guards on it are tested, cheapest
@@ -63,6 +64,12 @@ class GuardSet:
         same = self._by_sources.setdefault(guard.sources, [])
         if guard in same or any(g.implies(guard) for g in same):
             return
+        for i, g in enumerate(same):
+            both = g.joined(guard)  # (a class that lacks two names: one check)
+            if both is not None:
+                self.guards[self.guards.index(g)] = same[i] = both
+                self._check = self._pinned = None
+                return
         implied = [g for g in same if guard.implies(g)]
         if implied:
             same[:] = [g for g in same if g not in implied]

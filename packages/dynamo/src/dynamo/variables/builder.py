@@ -527,7 +527,9 @@ def _is_torch_function(value: Any) -> bool:
     if isinstance(value, type):
         return value in (*GRAD_MODES, torch.finfo, torch.iinfo) or issubclass(value,
                                                                               STATE_CONTEXTS)
-    module = getattr(value, "__module__", None) or ""
+    module = getattr(value, "__module__", None)
+    if not isinstance(module, str):  # a class's own `__getattribute__` may answer anything
+        module = ""
     if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         self = getattr(value, "__self__", None)
         if isinstance(self, types.ModuleType):

@@ -34,7 +34,7 @@ from dynamo.variables.objects import (
     UserClassVariable,
     class_attribute,
 )
-from guards import AttrSource, DictContains, GetItemSource, TypeSource
+from guards import AttrSource, ClassLacks, DictContains, GetItemSource, TypeSource
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -138,7 +138,28 @@ class UserObjectVariable(ObjectVariable):
                     return False
                 raise
             return True
-        return super().has_attribute(tx, name)
+        found = super().has_attribute(tx, name)
+        if not found:
+            self._guard_class_lacks(tx, name)
+        return found
+
+    def _guard_absent(self, tx: Translator, name: str) -> None:
+        super()._guard_absent(tx, name)
+        self._guard_class_lacks(tx, name)
+
+    def _guard_class_lacks(self, tx: Translator, name: str) -> None:
+        """The lookup of `name` found nothing on the class: guarded to stay so, and no
+        `__getattr__` or `__getattribute__` to come that would answer instead (those the class
+        has are guarded where they are read)."""
+        source = self._class_source()
+        mro = self.python_type().__mro__[:-1]
+        names = tuple(n for n in (name, "__getattr__", "__getattribute__")
+                      if not any(n in c.__dict__ for c in mro))
+        if source is not None and names:
+            tx.output.add_guard(ClassLacks(source, names))
+
+    def _class_source(self) -> Any:
+        return TypeSource(self.source) if self.source is not None else None
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         """`obj.name = value`: through the class's own `__setattr__` when it has one."""
@@ -362,7 +383,13 @@ class NewObjectVariable(UserObjectVariable):
         found, member = class_attribute(self.cls, name)
         if isinstance(member, (property, types.MemberDescriptorType)):
             return super().has_attribute(tx, name)  # a getter may raise, a slot may be empty
-        return name in self.attrs or found
+        if name in self.attrs or found:
+            return True
+        self._guard_class_lacks(tx, name)
+        return False
+
+    def _class_source(self) -> Any:
+        return self.class_source
 
     def generic_delattr(self, tx: Translator, name: str) -> None:
         if name not in self.attrs:
