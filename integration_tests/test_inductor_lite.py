@@ -447,3 +447,22 @@ def test_floor_of_a_quotient_by_a_size_not_known_nonzero_runs_as_aten() -> None:
         for shape in ((7, 2), (4, 3)):
             x = torch.zeros(shape, device=DEVICE)
             torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_an_autograd_functions_forward_replaced_after_compiling_is_seen(monkeypatch) -> None:
+    """For inputs that need no grad the forward's ops are compiled into kernels: replaced on
+    the class, the old `x * 2` stayed."""
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    compiled = dynamo.compile(lambda x: Twice.apply(x) + 1, backend="inductor_lite")
+    x = torch.ones(3, device=DEVICE)
+    assert compiled(x).tolist() == [3.0] * 3
+    monkeypatch.setattr(Twice, "forward", staticmethod(lambda ctx, x: x * 5))
+    assert compiled(x).tolist() == [6.0] * 3

@@ -339,3 +339,18 @@ def test_the_forward_of_a_compiled_submodule_runs_the_wrapped_modules_hooks() ->
 
     net, x = Net(), torch.randn(3, 4)
     torch.testing.assert_close(dynamo.compile(net, backend="eager", fullgraph=True)(x), net(x))
+
+
+def test_the_result_of_an_out_argument_is_that_tensor() -> None:
+    def f(x):
+        o, v, i = torch.empty(3), torch.empty(3), torch.empty(3, dtype=torch.long)
+        r = torch.sin(x, out=o)
+        m = torch.max(x.view(3, 1), 1, out=(v, i))
+        s = torch.ops.aten.sort.values(x, 0, False, values=v, indices=i)
+        return r is o, m.values is v, m[1] is i, s[0] is v, s[1] is i, r + 1
+
+    x = torch.randn(3)
+    for backend in ("eager", "aot_eager"):
+        *same, value = dynamo.compile(f, backend=backend)(x)
+        assert same == [True] * 5
+        torch.testing.assert_close(value, x.sin() + 1)

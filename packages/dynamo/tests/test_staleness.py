@@ -950,3 +950,24 @@ def test_a_getattribute_added_to_the_class_is_traced(monkeypatch, answer) -> Non
         _stale_check(answer, (torch.ones(2), _Bare()),
                      lambda: monkeypatch.setattr(_Bare, "__getattribute__", lambda self, n: 50,
                                                  raising=False))
+
+
+# ----- an autograd.Function's forward replaced ---------------------------------------------
+
+
+class _Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_autograd_function_forward_replaced_on_the_class(monkeypatch) -> None:
+    # the outputs' metadata came from the old forward (and a backend may compile its ops:
+    # inductor_lite does for inputs that need no grad, integration_tests)
+    _stale_check(lambda x: _Twice.apply(x) + 1, (torch.ones(2),),
+                 lambda: monkeypatch.setattr(_Twice, "forward",
+                                             staticmethod(lambda ctx, x: x * 5)))

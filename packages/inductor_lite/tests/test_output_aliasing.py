@@ -1,5 +1,6 @@
 """Outputs that alias inputs or each other keep aliasing as eager's do; half means round once."""
 
+import pytest
 import torch
 
 from fxtrace import make_fx
@@ -38,3 +39,21 @@ def test_view_of_strided_input_symbolic_sizes(device):
 def test_half_mean_rounds_once(device):
     x = (torch.randn(8, 5, device=device) * 10).half()
     torch.testing.assert_close(_compiled(lambda t: t.mean(-1), x)(x), x.mean(-1), atol=0, rtol=0)
+
+
+@torch.library.custom_op("inductor_lite_tests::rowsum", mutates_args=())
+def _rowsum(x: torch.Tensor) -> torch.Tensor:
+    return x.sum(1)
+
+
+@_rowsum.register_fake
+def _(x):
+    return x.new_empty(x.shape[1:])  # wrong: the kernel's result has x.shape[:1]
+
+
+def test_library_call_of_other_sizes_than_its_fake_is_an_error(device):
+    # the kernel reading the result would read past its end (it gave [7., 7., 1.])
+    gm = make_fx(lambda x: _rowsum(x) * 2 + 1, tracing_mode="fake")(torch.ones(2, 3))
+    compiled = compile_fx(gm, [torch.ones(2, 3)])
+    with pytest.raises(RuntimeError, match=r"rowsum.*sizes \(2,\).*gave \(3,\)"):
+        compiled(torch.ones(2, 3, device=device))

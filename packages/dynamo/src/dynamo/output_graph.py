@@ -281,7 +281,8 @@ class OutputGraph:
             # `function_apply` cannot see: the node would stand for its input, and be dropped
             raise Unsupported(f"{what}: its forward marks an input dirty (writes it in place)")
         try:
-            return _same_tensor(args, value) or self.wrap_result(node, value)
+            return _same_tensor([*args, *kwargs.values()], value) or \
+                _keep_outs(self.wrap_result(node, value), value, kwargs)
         except NotAGraphValue:
             if not node.users:
                 self.graph.erase_node(node)
@@ -315,7 +316,8 @@ class OutputGraph:
         node = self.graph.call_method(name, *_node_args(args, kwargs, f"Tensor.{name}"))
         value = self._run(lambda a, k: getattr(a[0], name)(*a[1:], **k), args, kwargs,
                           f"Tensor.{name}", node)
-        return _same_tensor(args, value) or self.wrap_result(node, value)
+        return _same_tensor([*args, *kwargs.values()], value) or \
+            _keep_outs(self.wrap_result(node, value), value, kwargs)
 
     def _run(self, call, args, kwargs, what, node) -> Any:
         fake_args = [_example(a) for a in args]
@@ -503,6 +505,23 @@ def _same_tensor(args: list[VariableTracker], value: Any) -> TensorVariable | No
         if isinstance(a, TensorVariable) and a.fake is value:
             return a
     return None
+
+
+def _keep_outs(result: VariableTracker, value: Any, kwargs: dict[str, VariableTracker]) \
+        -> VariableTracker:
+    """`result` with the items that are out= tensors passed by keyword (`torch.max(x, 1,
+    out=(v, i))`, `aten.sort.values(x, values=v, indices=i)`) that the op returned as they
+    are: the caller's tensors, as `is` sees."""
+    if not isinstance(result, SequenceVariable) or not isinstance(value, (list, tuple)) or \
+            len(value) != len(result.values):
+        return result
+    outs = [item for v in kwargs.values()
+            for item in (v.values if isinstance(v, SequenceVariable) else [v])]
+    for i, v in enumerate(value):
+        same = _same_tensor(outs, v) if isinstance(v, torch.Tensor) else None
+        if same is not None:
+            result.values[i] = same
+    return result
 
 
 def _returns_an_input(args: list[VariableTracker], value: Any) -> bool:

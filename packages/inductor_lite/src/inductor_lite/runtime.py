@@ -29,9 +29,16 @@ def _next_pow2(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
 
 
-def with_strides(t: torch.Tensor | None, size: tuple, stride: tuple) -> torch.Tensor | None:
+def with_strides(t: torch.Tensor | None, size: tuple, stride: tuple, dtype: torch.dtype,
+                 what: str) -> torch.Tensor | None:
     """`t`, or a copy of it with `stride`, which the code reading it assumes (None, an output
-    a library call leaves out, stays None)."""
+    a library call leaves out, stays None). A result of other sizes or dtype than the trace saw
+    (a custom op whose fake kernel disagrees with its kernel, or was registered again after
+    compiling) is an error: the kernels reading it would read past its end or misread it."""
+    if t is not None and (t.shape != size or t.dtype != dtype):
+        raise RuntimeError(
+            f"{what} returned a tensor of sizes {tuple(t.shape)} and dtype {t.dtype} where "
+            f"the trace (its fake kernel) gave {tuple(size)} and {dtype}")
     if t is None or t.numel() == 0 or all(
             a == b for a, b, n in zip(t.stride(), stride, size) if n != 1):
         return t  # strides of size-1 dims address nothing (and may make the layout overlap)

@@ -207,7 +207,7 @@ class WrapperCodegen:
             size = "".join(f"{self.expr(s)}, " for s in step.layout.size)
             stride = "".join(f"{self.expr(s)}, " for s in step.layout.stride)
             self.lines.append(f"    {step.name} = runtime.with_strides({step.name}, ({size}), "
-                              f"({stride}))")
+                              f"({stride}), {step.layout.dtype}, {str(step.target)!r})")
         for symbol, name in self.graph.host_scalars.items():  # a host value: read it now
             if name == step.name:
                 self.lines.append(f"    {symbol} = {_read_number(symbol, name)}")

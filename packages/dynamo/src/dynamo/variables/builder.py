@@ -300,7 +300,8 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             value.__self__, torch.autograd.Function):
         _guard(tx, source, TypeMatch, types.MethodType)  # a custom Function's apply
         _guard(tx, _child(source, AttrSource, "__self__"), Identity.of, value.__self__)
-        return function_apply(value.__self__, source)
+        return function_apply(value.__self__, source, tx,
+                              _child(source, AttrSource, "__self__"))
     if isinstance(value, functools._lru_cache_wrapper):
         # `@lru_cache` functions are inlined, cache aside (as torch.compile does): the same
         # result for code whose result depends only on its arguments

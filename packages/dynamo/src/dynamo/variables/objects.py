@@ -849,7 +849,7 @@ class UserClassVariable(VariableTracker):
 
         found, member = class_attribute(self.cls, name)
         if issubclass(self.cls, torch.autograd.Function) and name == "apply":
-            return function_apply(self.cls)
+            return function_apply(self.cls, tx=tx, cls_source=self.source)
         if isinstance(member, staticmethod):  # `C.s` is the function itself
             return wrap(tx, member.__func__, self._attr_source(name))
         if isinstance(member, classmethod):  # `C.c` is a new bound method at each read
@@ -953,12 +953,22 @@ class UserClassVariable(VariableTracker):
         return f"UserClassVariable({self.cls.__qualname__})"
 
 
-def function_apply(cls: type, source: Any = None) -> VariableTracker:
+def function_apply(cls: type, source: Any = None, tx: Translator | None = None,
+                   cls_source: Any = None) -> VariableTracker:
     """`apply` of a custom autograd.Function: a graph node (its forward runs on the fake values
     while tracing; the graph calls `apply`, so autograd records the custom backward), or, when
-    its forward marks inputs dirty (writes them in place), a call made for real at a break."""
+    its forward marks inputs dirty (writes them in place), a call made for real at a break.
+    The functions that make its outputs (`forward`, `setup_context`) are guarded to stay the
+    same: the outputs' metadata came from them, and a backend may compile the forward's ops
+    (inductor_lite does, for inputs that need no grad)."""
     from dynamo.variables.functions import OpaqueFunctionVariable
 
+    if tx is not None and cls_source is not None:
+        for name in ("forward", "setup_context"):
+            if isinstance(inspect.getattr_static(cls, name, None), staticmethod):
+                # (`cls.forward` of a staticmethod is the same function at every read)
+                tx.output.add_guard(Identity.of(AttrSource(cls_source, name),
+                                                getattr(cls, name)))
     forward = inspect.getattr_static(cls, "forward", None)
     forward = getattr(forward, "__func__", forward)
     if isinstance(forward, types.FunctionType) and "mark_dirty" not in forward.__code__.co_names:
