@@ -916,8 +916,8 @@ def test_with_strides_copies_only_a_result_laid_out_otherwise(device):
     from inductor_lite.runtime import with_strides
 
     t = torch.randn(4, 6, device=device)
-    assert with_strides(t, (4, 6), (6, 1)) is t
-    moved = with_strides(t.t().contiguous().t(), (4, 6), (6, 1))
+    assert with_strides(t, (4, 6), (6, 1), t.dtype, "op") is t
+    moved = with_strides(t.t().contiguous().t(), (4, 6), (6, 1), t.dtype, "op")
     assert moved.stride() == (6, 1) and torch.equal(moved, t)
 
 
