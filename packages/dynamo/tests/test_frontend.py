@@ -4,6 +4,7 @@ modules, backends, dynamic shapes, autograd."""
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 import pytest
@@ -609,6 +610,41 @@ def test_a_backend_whose_graph_returns_something_else_is_named() -> None:
                                   (lambda *args: r))
         with pytest.warns(UserWarning, match="not the graph's 1 outputs in a list or tuple"):
             torch.testing.assert_close(compiled(torch.zeros(2)), torch.ones(2))
+
+
+def test_a_backend_whose_graph_returns_other_tensors_is_named() -> None:
+    """An int, or a tensor of other sizes, for the graph's tensor: the user got it silently."""
+    for returned, words in ((lambda *args: [3], "output 0 is int, not a tensor"),
+                            (lambda *args: [torch.ones(2)], "of sizes (2,)")):
+        compiled = dynamo.compile(lambda x: x + 1, backend=lambda gm, inputs, r=returned: r)
+        with pytest.warns(UserWarning, match=re.escape(words)):
+            torch.testing.assert_close(compiled(torch.zeros(4)), torch.ones(4))
+        strict = dynamo.compile(lambda x: x + 2, backend=lambda gm, inputs, r=returned: r,
+                                raise_backend_errors=True)
+        with pytest.raises(dynamo.BackendError, match=re.escape(words)):
+            strict(torch.zeros(4))
+
+
+def test_fullgraph_of_a_generator_function_says_it_captures_nothing() -> None:
+    """Calling a generator function runs none of its body: under fullgraph=True that is an
+    error (as torch.compile's), and explain says why nothing was captured."""
+    def gen(x):
+        yield x + 1
+
+    with pytest.raises(dynamo.Unsupported, match="gen, a generator function: calling it only makes"):
+        dynamo.compile(gen, fullgraph=True)(torch.zeros(1))
+    assert torch.equal(next(dynamo.compile(gen)(torch.zeros(1))), torch.ones(1))
+    report = dynamo.explain(gen)(torch.zeros(1))
+    assert report.graph_count == 0 and "a generator function" in report.eager[0]
+
+
+def test_fullgraph_at_the_cache_size_limit_raises() -> None:
+    compiled = dynamo.compile(lambda x, tag: x + int(tag[1:]), fullgraph=True)
+    x = torch.zeros(1)
+    for n in range(dynamo.frontend.CACHE_SIZE_LIMIT):
+        assert compiled(x, f"t{n}").item() == n
+    with pytest.raises(dynamo.Unsupported, match="cache size limit, and fullgraph=True"):
+        compiled(x, "t100")
 
 
 def test_failing_backend_falls_back_with_a_warning() -> None:

@@ -507,3 +507,17 @@ def test_only_the_topics_switched_on_log_under_an_application_at_debug_level() -
     assert dynamo_records("") == []
     switched_on = dynamo_records("graph_breaks")
     assert switched_on and all("dynamo.graph_breaks" in line for line in switched_on)
+
+
+def test_a_value_a_resume_function_cannot_take_is_reported_at_the_users_line() -> None:
+    """The sparse result of a call made for real at a break: the resume function's failure was
+    reported at the `def` line, naming dynamo's own `L['___stack0']` alone."""
+    def f(x):
+        y = x.sin()
+        s = y.to_sparse()
+        return s
+
+    report = dynamo.explain(f)(torch.randn(3))
+    assert len(report.eager) == 1
+    assert "the value the call made for real at the graph break gave" in report.eager[0]
+    assert "s = y.to_sparse()" in report.eager[0]

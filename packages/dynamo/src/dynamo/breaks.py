@@ -434,12 +434,17 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     stack_names = [f"___stack{i}" for i in range(nulls.count(False))]
     prologue: list[Any] = []
     names = iter(stack_names)
+    # The prologue stands at the line it resumes (else it takes the `def` line, which the
+    # trace of the resume function then names for a failure there: an unsupported value on
+    # the stack, the result of the step made for real)
+    at = reads[index].lineno or code.co_firstlineno
     for null in nulls:
-        prologue.append(bc.Instr("PUSH_NULL") if null else bc.Instr("LOAD_FAST", next(names)))
+        prologue.append(bc.Instr("PUSH_NULL", lineno=at) if null else
+                        bc.Instr("LOAD_FAST", next(names), lineno=at))
     # The stack parameters are unbound once pushed: `locals()` in the rest of the code sees the
     # user's variables only
-    prologue += [bc.Instr("DELETE_FAST", name) for name in stack_names]
-    prologue.append(bc.Instr("JUMP_FORWARD", label))
+    prologue += [bc.Instr("DELETE_FAST", name, lineno=at) for name in stack_names]
+    prologue.append(bc.Instr("JUMP_FORWARD", label, lineno=at))
     start = next(i for i, item in enumerate(program)
                  if isinstance(item, bc.Instr) and item.name == "RESUME") + 1
     program[start:start] = prologue

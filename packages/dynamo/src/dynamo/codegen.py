@@ -554,7 +554,8 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
                                  "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
     if graph_fn is not None and builder.outputs:
-        namespace["___graph"] = _checked_once(graph_fn, len(builder.outputs), namespace)
+        namespace["___graph"] = _checked_once(graph_fn, len(builder.outputs), namespace,
+                                              [_expected(n) for n in builder.outputs])
     if on_error is not None:
         namespace["___graph_failed"] = functools.partial(on_error, namespace)
     exec(_compile_at(source, site), namespace)
@@ -568,18 +569,53 @@ class BadGraphOutputs(TypeError):
     """What a backend's compiled graph returned is not the graph's outputs."""
 
 
-def _checked_once(graph_fn: Callable, count: int, namespace: dict[str, Any]) -> Callable:
+def _expected(node: torch.fx.Node) -> tuple[torch.dtype, str, tuple] | None:
+    """What a graph output that is a tensor must be: its dtype, device type and sizes (None
+    for a symbolic size); None where the output is no tensor."""
+    value = node.meta.get("example_value")
+    if not isinstance(value, torch.Tensor):
+        return None
+    return (value.dtype, value.device.type,
+            tuple(n if type(n) is int else None for n in value.shape))
+
+
+def _output_mismatch(out: Any, expected: list[tuple[torch.dtype, str, tuple] | None]
+                     ) -> str | None:
+    """How the backend's outputs differ from the tensors the graph's outputs are (None: they
+    do not), in words."""
+    for i, (value, want) in enumerate(zip(out, expected)):
+        if want is None:
+            continue
+        dtype, device, sizes = want
+        if not isinstance(value, torch.Tensor):
+            return f"output {i} is {type(value).__qualname__}, not a tensor"
+        if value.dtype != dtype or value.device.type != device or value.dim() != len(sizes) \
+                or any(n is not None and n != m for n, m in zip(sizes, value.shape)):
+            shown = tuple("?" if n is None else n for n in sizes)
+            return (f"output {i} is a {value.dtype} tensor of sizes {tuple(value.shape)} on "
+                    f"{value.device.type}, not the graph's {dtype} tensor of sizes {shown} on "
+                    f"{device}")
+    return None
+
+
+def _checked_once(graph_fn: Callable, count: int, namespace: dict[str, Any],
+                  expected: list[tuple[torch.dtype, str, tuple] | None]) -> Callable:
     """`graph_fn`, what the backend returned, its first result checked to be the graph's
-    `count` outputs (a backend that returns something else fails in words, not in the
-    generated code's indexing, nor by silently dropping outputs); then the generated code
-    calls `graph_fn` itself."""
+    `count` outputs, each tensor of the dtype, device and static sizes the trace gave it (a
+    backend that returns something else fails in words, not in the generated code's
+    indexing, nor by silently dropping outputs or handing the user wrong values); then the
+    generated code calls `graph_fn` itself."""
     def first_call(*args: Any) -> Any:
         out = graph_fn(*args)
-        if not isinstance(out, (list, tuple)) or len(out) != count:
+        wrong = None
+        if isinstance(out, (list, tuple)) and len(out) == count:
+            wrong = _output_mismatch(out, expected)
+        if not isinstance(out, (list, tuple)) or len(out) != count or wrong is not None:
             got = f"{len(out)} values" if isinstance(out, (list, tuple)) else \
                 type(out).__qualname__
             message = (f"the backend's compiled graph returned {got}, not the graph's {count} "
-                       "outputs in a list or tuple")
+                       "outputs in a list or tuple") if wrong is None else \
+                f"the backend's compiled graph returned other outputs than the graph's: {wrong}"
             if "___graph_failed" not in namespace:  # (else it says so, or raises BackendError)
                 warn_user(f"dynamo: {message}; running the frame eagerly")
             raise BadGraphOutputs(message)

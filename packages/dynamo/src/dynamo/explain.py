@@ -9,6 +9,7 @@ other threads' compiled calls.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,9 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
             with frontend._COMPILE_LOCK:  # (no other thread adds a cache meanwhile)
                 caches = [(k, c) for k, c in list(frontend._caches.items()) if ours(k)]
                 report.eager = [why for k, why in list(frontend._gave_up.items()) if ours(k)]
+            if isinstance(fn, types.FunctionType) and frontend.suspending_kind(fn.__code__) \
+                    and frontend.compiler_disabled(fn) is None:
+                report.eager.append(str(frontend.not_captured(fn)))  # (it ran as it is)
             if under_mode:
                 report.eager.append("a TorchFunctionMode or TorchDispatchMode was active: the "
                                     "frame runs eagerly under a user's mode")

@@ -216,6 +216,24 @@ def _make_binder(fn: types.FunctionType) -> Callable[..., dict]:
 _SUSPENDS = 0x20 | 0x80 | 0x100 | 0x200
 
 
+def suspending_kind(code: types.CodeType) -> str | None:
+    """'a generator function', 'a coroutine function', ...: what `code`'s function is when
+    calling it runs none of its code (None: an ordinary function)."""
+    flags = code.co_flags
+    return ("an async generator function" if flags & 0x200 else
+            "a coroutine function" if flags & (0x80 | 0x100) else
+            "a generator function" if flags & 0x20 else None)
+
+
+def not_captured(fn: types.FunctionType) -> Unsupported:
+    """Why compiling generator or coroutine function `fn` captures nothing, at its `def`."""
+    error = Unsupported(f"compiling {_name(fn)}, {suspending_kind(fn.__code__)}: calling it "
+                        "only makes the object that runs its body later, so it has no frame to "
+                        "capture (compile a function that iterates or awaits it instead)")
+    error.locate(fn.__code__.co_filename, fn.__code__.co_firstlineno)
+    return error
+
+
 def _name(fn: types.FunctionType) -> str:
     """`fn`'s name for messages: a resume function is the user's function from a line on."""
     origin = getattr(fn, "_dynamo_resume_of", None)
@@ -341,6 +359,9 @@ class CompiledFunction:
         if self._generation != _generation[0]:
             self._sync()
         if self._gave_up or getattr(fn, "_dynamo_disable", False) or self._as_it_is:
+            if self.fullgraph and fn.__code__.co_flags & _SUSPENDS and \
+                    compiler_disabled(fn) is None and not getattr(fn, "_dynamo_disable", False):
+                raise not_captured(fn)  # (as torch.compile's "Attempt to trace generator")
             return fn(*args, **kwargs)
         bind = self.bind
         if bind.__defaults__ is not fn.__defaults__ or bind.__kwdefaults__ is not fn.__kwdefaults__:
@@ -446,8 +467,7 @@ class CompiledFunction:
         try:  # (the backend's work is not spent on an entry the cache has no room for)
             self.cache.make_room(f_locals=f_locals, f_globals=f_globals)
         except CacheLimitExceeded as error:
-            self._give_up(f"dynamo recompiled {_name(self.fn)} up to the cache size limit; "
-                          f"it runs eagerly from now on: {error}")
+            self._cache_limit(error)
             return None
         try:
             # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
@@ -471,10 +491,23 @@ class CompiledFunction:
         try:
             self.cache.add(entry.guards, entry, f_locals=f_locals, f_globals=f_globals)
         except CacheLimitExceeded as error:
-            self._give_up(f"dynamo recompiled {_name(self.fn)} up to the cache size limit; "
-                          f"it runs eagerly from now on: {error}")
+            self._cache_limit(error)
             return None
         return entry
+
+    def _cache_limit(self, error: CacheLimitExceeded) -> None:
+        """The cache is full: the frame runs eagerly from now on, with a warning; under
+        `fullgraph=True` that is a failure to capture, raised (as torch.compile's
+        FailOnRecompileLimitHit), and the next call tries again."""
+        message = (f"dynamo recompiled {_name(self.fn)} up to the cache size limit; "
+                   f"it runs eagerly from now on: {error}")
+        if self.fullgraph:
+            code = self.fn.__code__
+            failure = Unsupported(f"dynamo recompiled {_name(self.fn)} up to the cache size "
+                                  f"limit, and fullgraph=True: {error}")
+            failure.locate(code.co_filename, code.co_firstlineno)
+            raise failure from None
+        self._give_up(message)
 
     def _give_up(self, message: str) -> None:
         _gave_up[self._key] = message

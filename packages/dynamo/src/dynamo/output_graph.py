@@ -23,7 +23,7 @@ import torch.utils._pytree as pytree
 
 from dynamo.exc import NotAGraphValue, Unsupported
 from dynamo.side_effects import SideEffects
-from dynamo.sources import FloatTensorSource
+from dynamo.sources import FloatTensorSource, described
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import INPLACE_OPERATORS
 from dynamo.variables.constant import ConstantVariable, is_literal, is_numpy_number, torch_number
@@ -139,9 +139,11 @@ class OutputGraph:
             return known[1]
         if value.is_nested or value.is_quantized:
             kind = "nested" if value.is_nested else "quantized"
-            raise Unsupported(f"{source} is a {kind} tensor (only plain strided tensors)")
+            raise Unsupported(f"{described(source)} is a {kind} tensor (only plain strided "
+                              "tensors)")
         if value.layout is not torch.strided:
-            raise Unsupported(f"{source} is a {value.layout} tensor (only strided tensors)")
+            raise Unsupported(f"{described(source)} is a {value.layout} tensor (only strided "
+                              "tensors)")
         dims = self._dynamic_dims(value, source)
         strides = self._dynamic_strides(value, source)
         fake = self.fake_mode.from_tensor(value, dynamic_dims=dims, dynamic_strides=strides,

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from guards import AttrSource, ChainedSource, GetItemSource, Source, key_expr
+from guards import AttrSource, ChainedSource, GetItemSource, LocalSource, Source, key_expr
 
 
 @dataclass(frozen=True)
@@ -260,3 +260,18 @@ class FloatTensorSource(ChainedSource):
 
 def float_tensor(value: float) -> torch.Tensor:
     return torch.scalar_tensor(value, dtype=torch.float64)
+
+
+def described(source: Source | None) -> str:
+    """`source` for a message: a resume function's stack parameter (`L['___stack0']`, a name
+    of dynamo's own) is the value the step made for real at the graph break left there."""
+    if source is None:
+        return "a value"
+    root = source
+    while isinstance(root, ChainedSource):
+        root = root.base
+    if isinstance(root, LocalSource) and str(root.name).startswith("___stack"):
+        return (f"the value the call made for real at the graph break gave ({source})"
+                if root is source else f"{source}, read from the value the call made for "
+                "real at the graph break gave")
+    return str(source)

@@ -28,6 +28,7 @@ from dynamo.polyfills import POLYFILLS
 from dynamo.sources import (
     PartialFlattensSource,
     SetItemsSource,
+    described,
     module_named_by,
     partial_flattens,
 )
@@ -164,7 +165,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return UserObjectVariable(value, source)
     if isinstance(value, torch.Tensor):
         if not _plain_tensor_type(type(value)):
-            raise Unsupported(f"{source or 'a value'} is a {type(value).__qualname__}: a tensor "
+            raise Unsupported(f"{described(source)} is a {type(value).__qualname__}: a tensor "
                               "subclass (only plain tensors and Parameters are traced)")
         if source is None:
             return output.constant_tensor(value)
