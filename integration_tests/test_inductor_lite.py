@@ -466,3 +466,17 @@ def test_an_autograd_functions_forward_replaced_after_compiling_is_seen(monkeypa
     assert compiled(x).tolist() == [3.0] * 3
     monkeypatch.setattr(Twice, "forward", staticmethod(lambda ctx, x: x * 5))
     assert compiled(x).tolist() == [6.0] * 3
+
+
+def test_a_reduction_over_a_symbolic_row_traced_short_takes_any_length() -> None:
+    """A row past Triton's largest block (2**20 elements) after tracing at 16: the one-block
+    kernel was sized to it and Triton refused it (the graph then ran as aten for good). A
+    looped twin takes long rows; a scan is guarded to rows that fit, a longer one compiled anew."""
+    compiled = dynamo.compile(lambda x: (x.sum(-1), x.cumsum(-1)), backend="inductor_lite",
+                              dynamic=True, raise_backend_errors=True)
+    for n in (16, 17, (1 << 20) + 3):
+        x = torch.randn(1, n, device=DEVICE)
+        total, running = compiled(x)
+        torch.testing.assert_close(total, x.sum(-1), atol=1e-2, rtol=1e-4)
+        torch.testing.assert_close(running, x.cumsum(-1), atol=1e-2, rtol=1e-3)
+    assert counters["eager_graphs"] == 0, dict(counters)

@@ -384,12 +384,21 @@ class CompiledGraph:
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
                                "must be chosen before triton is imported (torch may import it "
                                "early): set TRITON_INTERPRET=1 in the environment")
+        guards = getattr(aten_gm.shape_env, "guards", None)
+        before = len(guards) if isinstance(guards, list) else None
         try:
-            return check, self._runner(generate(aten_gm), state)
+            runner = self._runner(generate(aten_gm), state)
         except (LoweringError, GraphLoweringError) as e:
             log.warning("inductor_lite: running the aten graph eagerly: %s", e)
             counters["eager_graphs"] += 1
+            if before is not None:
+                del guards[before:]  # (what the lowering assumed is not the aten graph's)
             return check, self._runner(aten_gm.forward, state)
+        if before is not None and len(guards) > before:
+            # the lowering guarded sizes too (a scan's symbolic row fits one block)
+            check = _guard(fakes, aten_gm.shape_env, scalars, state, written,
+                           offsets=_reads_storage_offsets(aten_gm))
+        return check, runner
 
 
 def _aten_trace(fn: Callable, table: dict) -> Callable[..., torch.fx.GraphModule]:

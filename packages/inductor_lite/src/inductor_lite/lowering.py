@@ -1582,6 +1582,13 @@ def _cumulative(lower, node, x, dim, *, dtype=None):
     length = size[dim].xreplace(lower.size_hints)
     if not length.is_Integer or int(length) > PERSISTENT_RNUMEL:
         raise LoweringError("a scan over rows longer than a block")
+    shape_env = getattr(lower.gm, "shape_env", None)
+    if not size[dim].is_number:
+        # a longer row at a later call would not fit the block (past 2**20 elements Triton
+        # refuses it): the version is guarded to rows that fit, a longer one gets its own
+        if not hasattr(shape_env, "evaluate_expr"):
+            raise LoweringError("a scan over a symbolic row whose length cannot be guarded")
+        shape_env.evaluate_expr(sympy.Le(size[dim], PERSISTENT_RNUMEL))
     kind = "sum" if node.target is aten.cumsum.default else "prod"
     load = broadcast_loader(_cast_input(x, dtype), size, compute_dtype(val.dtype))
     data = Scan(size, dim, kind, val.dtype, val.device, load)

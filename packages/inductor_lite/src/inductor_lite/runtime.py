@@ -20,6 +20,11 @@ import torch
 from . import config
 from .triton_helpers import INDEX_ERROR
 
+# Rows up to this long are reduced in one block (32 fp32 values a thread at 8 warps): a looped
+# kernel reads the row once per reduction and again for its epilogue.
+PERSISTENT_RNUMEL = 8192
+LOOPED_TOO_RNUMEL = 2048  # over this, a looped kernel is generated too, and the tuner picks
+
 _TUNING_LOCK = threading.Lock()
 # Triton's interpreter patches `triton.language` while a kernel runs: one kernel at a time.
 _INTERPRETER_LOCK = threading.Lock()
@@ -54,6 +59,12 @@ def candidates(kind: str, xnumel: int, rnumel: int, looped_too: bool = False) ->
         return [{"XBLOCK": b, "num_warps": w} for b, w in
                 ((1024, 4), (512, 4), (256, 4), (2048, 8), (128, 4))]
     out = []
+    # a persistent kernel with a looped twin: rows longer than a persistent block at launch (a
+    # symbolic row traced short) are looped; only rows past 2048 weigh the twin
+    if kind == "persistent" and looped_too and _next_pow2(rnumel) > PERSISTENT_RNUMEL:
+        kind = "looped"
+    elif kind == "persistent" and _next_pow2(rnumel) <= LOOPED_TOO_RNUMEL:
+        looped_too = False
     if kind == "persistent":
         r = _next_pow2(rnumel)
         for elems, warps in ((1024, 4), (4096, 8), (2048, 4), (8192, 8), (8192, 16)):
@@ -67,7 +78,7 @@ def candidates(kind: str, xnumel: int, rnumel: int, looped_too: bool = False) ->
         r = min(r, _next_pow2(rnumel))
         cfg = {"XBLOCK": max(1, min(elems // r, _next_pow2(xnumel))), "RBLOCK": r,
                "num_warps": warps}
-        out.append(cfg | {"looped": True} if kind == "persistent" else cfg)
+        out.append(cfg | {"looped": True} if looped_too else cfg)
     return out
 
 

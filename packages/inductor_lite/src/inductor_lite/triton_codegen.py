@@ -34,7 +34,7 @@ from .ir import (
     Scatter,
     Value,
 )
-from .runtime import candidates
+from .runtime import LOOPED_TOO_RNUMEL, PERSISTENT_RNUMEL, candidates
 from .scheduler import (
     RINDEX,
     XINDEX,
@@ -45,11 +45,6 @@ from .scheduler import (
     simplify_index,
     store_index,
 )
-
-# Rows up to this long are reduced in one block (32 fp32 values a thread at 8 warps): a looped
-# kernel reads the row once per reduction and again for its epilogue.
-PERSISTENT_RNUMEL = 8192
-LOOPED_TOO_RNUMEL = 2048  # over this, a looped kernel is generated too, and the tuner picks
 
 TL_DTYPES = {
     torch.float32: "tl.float32", torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16",
@@ -298,7 +293,10 @@ class KernelCodegen:
         self.persistent = kernel.is_reduction and not looped and rows <= PERSISTENT_RNUMEL
         # Rows this long may be faster looped: the wrapper also generates that kernel (not for
         # scans, which hold their row in one block).
-        self.weigh_looped = self.persistent and rows > LOOPED_TOO_RNUMEL and \
+        # A symbolic row may be called far longer than traced (past Triton's largest block,
+        # 2**20 elements): the launcher then takes the looped kernel (`runtime.candidates`).
+        symbolic = kernel.is_reduction and not sympy.sympify(kernel.rnumel).is_number
+        self.weigh_looped = self.persistent and (rows > LOOPED_TOO_RNUMEL or symbolic) and \
             not any(node.space == "scan" for node in kernel.nodes)
         self.pointers: dict[str, str] = {}  # buffer name -> parameter name
         self.sizes: set[sympy.Symbol] = set()
