@@ -6,17 +6,21 @@ and hooks, dicts, lists and an alias of one, closure cells, defaults, tensor pro
 enum, named tuples, frozen dataclasses, helper functions and partials, another module's
 globals; and, drawn after those, a partial's args and keywords, a defaultdict's factory, numpy
 and float-subclass zeros, itertools, builtins a global shadows, attributes and a global the
-body deletes), mixes the values into a tensor through branches, loops and arithmetic, sometimes
-breaks the graph (a print, a sink whose `write` changes state, a branch on a tensor's value)
-and sometimes writes state itself; and a list of steps, each a few statements that change
-that state between calls. The case runs twice, eagerly and compiled, each in its own
-namespace made from the same source; every step applies its changes to both, then calls
-both twice. Any difference is a failure: in the results (values, dtypes, strides,
-requires_grad, sign of zero, Python types), exceptions, printed text, the state afterwards or
-grad mode; so is a recompilation on the second, unchanged call of a body that writes nothing,
-or a new compilation whose guards do not hold for the call it was made for. A step of changes
-that cannot matter (no-ops, or state the body never reads) that recompiles is reported as a
-spurious recompilation, not a failure.
+body deletes; and, drawn after all those, attributes and `__getattr__` added to and removed
+from an object's class or base, `__match_args__` under a `match`, a descriptor's `__get__`, an
+autograd.Function's `forward`, what `__len__`/`__bool__` return, negative bases of `**`, and
+tensor-subclass inputs that shadow Tensor's methods), mixes the values into a tensor through
+branches, loops and arithmetic, sometimes breaks the graph (a print, a sink whose `write`
+changes state, a branch on a tensor's value) and sometimes writes state itself; and a list of
+steps, each a few statements that change that state between calls. The case runs twice,
+eagerly and compiled, each in its own namespace made from the same source; every step
+applies its changes to both, then calls both twice. Any difference is a failure: in the
+results (values, dtypes, strides, requires_grad, sign of zero, Python types, a tensor's
+class), exceptions, printed text, the state afterwards or grad mode; so is a recompilation on
+the second, unchanged call of a body that writes nothing, or a new compilation whose guards
+do not hold for the call it was made for. A step of changes that cannot matter (no-ops, or
+state the body never reads) that recompiles is reported as a spurious recompilation, not a
+failure.
 
     python packages/dynamo/tests/stale_fuzz.py --start 0 --n 1000   # a sweep of seeds
     python packages/dynamo/tests/stale_fuzz.py --seed 17 --show      # one case, as a script
@@ -139,6 +143,70 @@ gx = 1.5
 gpa = functools.partial(h1, 2, k=3)
 gdd = collections.defaultdict(int, {'a': 1})
 git = iter(gl)
+class Bare:
+    pass
+class BareChild(Bare):
+    pass
+go = BareChild()
+def drop(owner, name):
+    if name in vars(owner):
+        delattr(owner, name)
+def answers(v):
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return v
+    return __getattr__
+class Pt:
+    __match_args__ = ('a', 'b')
+    def __init__(self, a=1, b=2):
+        self.a, self.b = a, b
+class PtSub(Pt):
+    __match_args__ = ('b',)
+gm = Pt()
+class Getter:
+    def __get__(self, obj, owner=None):
+        return 1
+class Getter2:
+    def __get__(self, obj, owner=None):
+        return 2 if obj is None else 3
+class HoldsGetter:
+    d = Getter()
+gh = HoldsGetter()
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+class Sized:
+    def __init__(self, n):
+        self.n = n
+    def __len__(self):
+        return self.n
+class Truthy:
+    def __init__(self, v):
+        self.v = v
+    def __bool__(self):
+        return self.v
+gsz = Sized(2)
+gtr = Truthy(True)
+gneg = -2.0
+gni = -2
+class OwnT(torch.Tensor):
+    __torch_function__ = torch._C._disabled_torch_function_impl
+    def double(self):
+        return self * 2
+    def __len__(self):
+        return 42
+class OwnT2(torch.Tensor):
+    __torch_function__ = torch._C._disabled_torch_function_impl
+    @property
+    def ndim(self):
+        return 7
+    def __add__(self, other):
+        return torch.sub(self, other)
 class MutatingSink:
     def write(self, s):
         if s.strip():
@@ -162,7 +230,7 @@ def _make():
     c1 = 1.5
     c2 = [1, 2]
     def f(x, d=3, *, kw=2.0):
-        global gi, gl, gd, gs, gx
+        global gi, gl, gd, gs, gx, gneg
         r = []
         acc = x * 1.0
 __BODY__
@@ -325,6 +393,50 @@ NEW_WRITES: list[tuple[str, set[str]]] = [
 SHADOWS = {"abs": "lambda v: 42", "len": "lambda v: v.__len__() + 1", "min": "max", "max": "lambda *a, **k: -1",
            "round": "math.floor", "sum": "lambda v, *a: -5", "int": "float",
            "isinstance": "lambda o, c: False", "hasattr": "lambda o, n: True"}
+
+# The latest kinds (generated after the newer ones, see `generate`): a class attribute or a
+# `__getattr__` added to an object's class or its base after the body found no attribute
+# (hasattr, getattr's default, AttributeError caught), and removed again; a class's
+# `__match_args__` under a `match` on a class pattern; a descriptor's `__get__`; an
+# autograd.Function's `forward`; `__len__`/`__bool__` answers (0, a numpy int, a bool, a float);
+# negative bases of `**`; and inputs of tensor subclasses (torch-function off) that shadow
+# Tensor's methods, switched with plain tensors.
+LATEST_READS: list[tuple[str, set[str]]] = [
+    ("getattr(go, 'zz', 5)", {"go"}), ("(1 if hasattr(go, 'zz') else 0)", {"go"}),
+    ("getattr(obj, 'zz', 5)", {"obj"}), ("(1 if hasattr(obj, 'zz') else 0)", {"obj"}),
+    ("getattr(obj, 'extra', 0.75)", {"obj"}), ("getattr(go, 'yy', 0.5)", {"go"}),
+    ("gh.d", {"gh"}), ("HoldsGetter.d", {"gh"}), ("type(gh).d", {"gh"}),
+    ("getattr(gh, 'd', 0)", {"gh"}),
+    ("len(gsz)", {"gsz"}), ("(1 if gsz else 0)", {"gsz"}), ("(1 if not gtr else 2)", {"gtr"}),
+    ("bool(gtr)", {"gtr"}), ("len(Sized(gi))", {"gi", "gsz"}),
+    ("(1 if Sized(gi) else 0)", {"gi", "gsz"}),
+    ("(1 if Truthy(gb) else 0)", {"gb"}), ("len(Sized(gsz.n))", {"gsz"}),
+    ("gneg ** x.shape[0]", {"gneg", "X"}), ("gni ** x.shape[-1]", {"gni", "X"}),
+    ("gneg ** d", {"gneg", "d"}), ("gni ** gi", {"gni", "gi"}), ("gneg ** 3", {"gneg"}),
+    ("(-2) ** len(gl)", {"gl"}), ("gni ** 2 * gneg", {"gni", "gneg"}),
+    ("len(x)", {"X"}), ("x.ndim", {"X"}), ("(1 if type(x) is torch.Tensor else 0)", {"X"}),
+    ("(1 if isinstance(x, OwnT) else 0)", {"X"}), ("x.double().dtype", {"X"}),
+    ("(x + 1).sum()", {"X"}), ("x.double().sum()", {"X"}),
+]
+# statements that read (and do not write) the latest kinds' state
+LATEST_BLOCKS: list[tuple[str, set[str]]] = [
+    ("try:\n    acc = acc + go.zz\nexcept AttributeError:\n    acc = acc - 1", {"go"}),
+    ("try:\n    r.append(obj.zz)\nexcept AttributeError as e:\n    r.append(str(e))", {"obj"}),
+    ("match gm:\n    case Pt(1, b):\n        acc = acc + b\n    case Pt(a) if a != 2:\n"
+     "        acc = acc * a\n    case _:\n        acc = acc - 1", {"gm"}),
+    ("match gm:\n    case PtSub(b=2):\n        r.append('sub')\n    case Pt(v):\n"
+     "        r.append(v)\n    case object(a=v):\n        r.append(-v)", {"gm"}),
+    ("acc = acc + Twice.apply(x)", {"Twice", "X"}), ("acc = Twice.apply(acc)", {"Twice"}),
+    ("acc = acc + x.double()", {"X"}), ("acc = acc * (x + 1)", {"X"}),
+    ("acc = acc * gneg ** acc.round()", {"gneg"}), ("acc = acc + (-2.0) ** x.shape[0]", {"X"}),
+    ("if gsz:\n    acc = acc + len(gsz)\nelse:\n    acc = acc - 1", {"gsz"}),
+    ("if gtr:\n    acc = acc + 1\nelif Truthy(gi):\n    acc = acc - 1", {"gtr", "gi"}),
+    ("n = 0\nfor _ in range(len(Sized(gsz.n))):\n    n = n + 1\nacc = acc + n", {"gsz"}),
+]
+LATEST_WRITES: list[tuple[str, set[str]]] = [
+    ("gsz.n = gsz.n + 1", {"gsz"}), ("gm.a = gm.a + 1", {"gm"}), ("gneg = -gneg", {"gneg"}),
+    ("if 'zz' in vars(go):\n    del go.zz", {"go"}), ("go.zz = gi", {"go", "gi"}),
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -548,6 +660,73 @@ def _new_mutation(rng: random.Random) -> Mutation:
     return rng.choice(choices)
 
 
+def _latest_snippet(rng: random.Random, writes: bool) -> tuple[str, set[str]]:
+    """A piece of f's body of the latest kinds, and the roots it reads."""
+    if writes and rng.random() < 0.3:
+        statement, roots = rng.choice(LATEST_WRITES)
+        return statement, roots | {"WRITE"}
+    if rng.random() < 0.4:
+        return rng.choice(LATEST_BLOCKS)
+    read, roots = rng.choice(LATEST_READS)
+    if rng.random() < 0.3:
+        return f"if {read}:\n    acc = acc + 1\nelse:\n    acc = acc * 2", roots
+    return rng.choice([f"r.append({read})", f"acc = acc + {read}"]), roots
+
+
+def _latest_mutation(rng: random.Random) -> Mutation:
+    num = rng.choice(["0", "1", "2", "3", "-1", "0.5", "2.5", "True", "7", "1.25"])
+    base = rng.choice(["Bare", "BareChild"])
+    getter = rng.choice([f"lambda self, name: {num}", f"answers({num})"])
+    match_args = rng.choice(["('b', 'a')", "('a',)", "()", "('a', 'b')", "('c',)", "['a']"])
+    forward = rng.choice([f"lambda ctx, x: x * {num}", "lambda ctx, x: x + 1",
+                          "lambda ctx, x: x.sum() + x"])
+    length = rng.choice(["0", "3", "np.int64(2)", "True", "-1", "2.0", "False", "np.int32(0)"])
+    truth = rng.choice(["True", "False", "1", "None", "np.bool_(False)", "np.bool_(True)"])
+    choices = [
+        Mutation(f"{base}.zz = {num}", "go"), Mutation(f"drop({base}, 'zz')", "go"),
+        Mutation(f"{base}.__getattr__ = {getter}", "go"),
+        Mutation(f"drop({base}, '__getattr__')", "go"),
+        Mutation("go = Bare()", "go"), Mutation("go = BareChild()", "go"),
+        Mutation(f"go.zz = {num}", "go"), Mutation("drop(go, 'zz')", "go"),
+        Mutation(f"Cfg.zz = {num}", "obj"), Mutation("drop(Cfg, 'zz')", "obj"),
+        Mutation(f"Cfg.extra = {num}", "obj"), Mutation("drop(Cfg, 'extra')", "obj"),
+        Mutation(f"Cfg.__getattr__ = answers({num})", "obj"),
+        Mutation("drop(Cfg, '__getattr__')", "obj"),
+        Mutation(f"Pt.__match_args__ = {match_args}", "gm"),
+        Mutation(f"PtSub.__match_args__ = {match_args}", "gm"),
+        Mutation("drop(PtSub, '__match_args__')", "gm"),
+        Mutation("Pt.__match_args__ = tuple(Pt.__match_args__)", "gm", no_op=True),
+        Mutation(f"gm = Pt({num}, {rng.choice(['1', '2', '3'])})", "gm"),
+        Mutation("gm = PtSub(1, 2)", "gm"), Mutation(f"gm.a = {num}", "gm"),
+        Mutation(f"gm.b = {num}", "gm"),
+        Mutation(f"Getter.__get__ = lambda self, o, t=None: {num}", "gh"),
+        Mutation(f"Getter2.__get__ = lambda self, o, t=None: {num}", "gh"),
+        Mutation("HoldsGetter.d = Getter2()", "gh"), Mutation("HoldsGetter.d = Getter()", "gh"),
+        Mutation(f"gh.__dict__['d'] = {num}", "gh"), Mutation("gh.__dict__.pop('d', None)", "gh"),
+        Mutation("Getter.__set__ = lambda self, o, v: None", "gh"),
+        Mutation("drop(Getter, '__set__')", "gh"), Mutation("gh = HoldsGetter()", "gh"),
+        Mutation(f"Twice.forward = staticmethod({forward})", "Twice"),
+        Mutation("Twice.forward = staticmethod(lambda x: x - 1); "
+                 "Twice.setup_context = staticmethod(lambda ctx, inputs, output: None)", "Twice"),
+        Mutation("Twice.forward = staticmethod(lambda ctx, x: x * 2); drop(Twice, 'setup_context')",
+                 "Twice"),
+        Mutation(f"gsz.n = {length}", "gsz"), Mutation(f"gsz = Sized({length})", "gsz"),
+        Mutation("Sized.__len__ = lambda self: self.n + 1", "gsz"),
+        Mutation("Sized.__len__ = lambda self: self.n", "gsz"),
+        Mutation("Sized.__bool__ = lambda self: False", "gsz"),
+        Mutation("drop(Sized, '__bool__')", "gsz"),
+        Mutation(f"gtr.v = {truth}", "gtr"), Mutation(f"gtr = Truthy({truth})", "gtr"),
+        Mutation("gneg = " + rng.choice(["-2.0", "2.0", "-0.5", "-1", "-2", "3", "0.0", "-0.0",
+                                         "np.float64(-2.0)"]), "gneg"),
+        Mutation("gneg = -gneg", "gneg"),
+        Mutation("gni = " + rng.choice(["-2", "2", "-3", "0", "-1", "True"]), "gni"),
+        Mutation("X = X.as_subclass(OwnT)", "X"), Mutation("X = X.as_subclass(OwnT2)", "X"),
+        Mutation("X = X.as_subclass(torch.Tensor)", "X"),
+        Mutation("X = torch.randn(3, 4).as_subclass(OwnT)", "X"),
+    ]
+    return rng.choice(choices)
+
+
 def generate(seed: int) -> Case:
     """The case of `seed`."""
     rng = random.Random(seed)
@@ -564,6 +743,12 @@ def generate(seed: int) -> Case:
     if more.random() < 0.6:
         snippets += [_new_snippet(more, writes) for _ in range(more.randint(1, 3))]
         steps = tuple(step + tuple(_new_mutation(more) for _ in range(more.choice([0, 1, 1, 2])))
+                      for step in steps)
+    latest = random.Random(f"{seed} latest")  # the latest kinds, after those for the same reason
+    if latest.random() < 0.6:
+        snippets += [_latest_snippet(latest, writes) for _ in range(latest.randint(1, 3))]
+        steps = tuple(step + tuple(_latest_mutation(latest)
+                                   for _ in range(latest.choice([0, 1, 1, 2])))
                       for step in steps)
     reads = frozenset().union(*(roots for _, roots in snippets))
     reads |= {name for name in SHADOWS  # a builtin read by name (not a method: `x.sum()`)
@@ -582,7 +767,7 @@ def _source(case: Case) -> str:
 
 MODULE_PREFIX = "stale_fuzz_case_"  # the modules a case makes (in sys.modules while it runs)
 SNAPSHOT = ["ga", "gi", "gf", "gb", "gs", "gt", "gl", "gd", "gn", "gmode", "obj", "mod", "X", "gdk",
-            "gx", "gz", "gdd"]
+            "gx", "gz", "gdd", "go", "gm", "gh", "gsz", "gtr", "gneg", "gni"]
 
 
 class CompileCounter:
@@ -610,9 +795,11 @@ def _comparable(value: object, depth: int = 0) -> object:
     """What of `value` eager and compiled must agree on, as a comparable value."""
     if isinstance(value, torch.Tensor):
         t = value.detach()
+        t = torch.view_as_real(t) if t.is_complex() else t
         values = t.tolist() if t.dtype == torch.bool else t.double().nan_to_num(1e300).tolist()
         signs = torch.signbit(t).tolist() if t.is_floating_point() else None
-        return ("tensor", tuple(t.shape), t.stride(), t.dtype, value.requires_grad, values, signs)
+        return ("tensor", type(value).__name__, tuple(t.shape), t.stride(), value.dtype,
+                value.requires_grad, values, signs)
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, [_comparable(item, depth) for item in value])
     if isinstance(value, dict):

@@ -1497,3 +1497,46 @@ def test_len_and_truth_check_what_the_special_method_returned(make, n, ask) -> N
 
     x = torch.ones(2)
     assert dynamo.compile(f, backend="eager")(x, n)[1] == f(x, n)[1]
+
+
+def test_a_symbolic_length_that_turns_negative_raises_as_eager() -> None:
+    """`__len__` returning a symbolic int: when it is negative, CPython's ValueError (the
+    negative number was returned as the length)."""
+
+    def f(x, n):
+        try:
+            return x + len(_Sized(n))
+        except ValueError as error:
+            return x, str(error)
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    x = torch.ones(2)
+    for n in (2, 3, -1):
+        assert repr(compiled(x, n)) == repr(f(x, n))
+
+
+def _no_zz(x):
+    pass
+
+
+class _Plain:
+    pass
+
+
+@pytest.mark.parametrize("make", [_Plain, lambda: _no_zz])
+@pytest.mark.parametrize("delete", [False, True])
+def test_a_missing_attribute_raises_pythons_attribute_error(make, delete) -> None:
+    """The text of the AttributeError caught in the frame is CPython's, not the name alone."""
+    obj = make()
+
+    def f(x):
+        try:
+            if delete:
+                del obj.zz
+            else:
+                return obj.zz
+        except AttributeError as error:
+            return x + 1, str(error)
+
+    x = torch.ones(2)
+    assert repr(dynamo.compile(f, backend="eager")(x)) == repr(f(x))

@@ -10,9 +10,13 @@ import stale_fuzz
 # The first seeds (about 15 s on one core), and seeds that caught fixed bugs the first ones
 # miss: 157, a float operand of `^` truncated where the other was a symbolic int (`7.5 ^ s0`
 # gave 3, not eager's TypeError); 929 and 1552, an enum member's attribute (`Mode.A.w`) baked
-# into the graph unguarded, so a later change to it was not seen. Among the first, seed 8 caught
-# a partial that the trace gave a `__dict__`, so `partial(gpa, k=0.5)` no longer flattened it.
-SEEDS = [*range(128), 157, 929, 1552]
+# into the graph unguarded, so a later change to it was not seen; 163, a `__len__` that returned
+# a symbolic int, negative after a change, gave it as the length (eager's ValueError); 262,
+# `if obj:` answered by `__len__` missed a `__bool__` added to the class; 499, a descriptor read
+# on the class (`type(gh).d`) missed its `__get__` replaced. Among the first, seed 8 caught a
+# partial that the trace gave a `__dict__`, so `partial(gpa, k=0.5)` no longer flattened it, and
+# seed 65 an AttributeError caught in the frame whose text was the name alone.
+SEEDS = [*range(128), 157, 163, 262, 499, 929, 1552]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

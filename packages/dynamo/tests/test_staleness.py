@@ -890,6 +890,13 @@ def test_a_descriptors_get_replaced_on_its_class(monkeypatch) -> None:
                  lambda: monkeypatch.setattr(Getter, "__get__", lambda self, o, t: 8))
 
 
+@pytest.mark.parametrize("read", [lambda obj: HoldsGetter.d, lambda obj: type(obj).d])
+def test_a_descriptors_get_replaced_read_on_the_class(monkeypatch, read) -> None:
+    obj = HoldsGetter()
+    _stale_check(lambda x: x + read(obj), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(Getter, "__get__", lambda self, o, t: 8))
+
+
 # ----- a "no" about an object's attribute, and its class gains the attribute ---------------
 
 
@@ -971,3 +978,22 @@ def test_autograd_function_forward_replaced_on_the_class(monkeypatch) -> None:
     _stale_check(lambda x: _Twice.apply(x) + 1, (torch.ones(2),),
                  lambda: monkeypatch.setattr(_Twice, "forward",
                                              staticmethod(lambda ctx, x: x * 5)))
+
+
+# ----- the truth of an object, and its class gains __bool__ or __len__ ---------------------
+
+
+class _Empty:
+    def __len__(self):
+        return 0
+
+
+@pytest.mark.parametrize("cls, added", [(_Empty, ("__bool__", lambda self: True)),
+                                        (_Bare, ("__bool__", lambda self: False)),
+                                        (_Bare, ("__len__", lambda self: 0))])
+def test_a_truth_method_added_to_the_class(monkeypatch, cls, added) -> None:
+    """`if obj:` answered by `__len__` (or by neither method): `__bool__` (or `__len__`)
+    added to the class since answers instead."""
+    obj = cls()
+    _stale_check(lambda x: x + (1 if obj else 0), (torch.ones(2),),
+                 lambda: monkeypatch.setattr(cls, *added, raising=False))

@@ -106,5 +106,12 @@ class Raised(Unsupported):
         self.explicit = False  # raised by a `raise` statement (not by a failing operation)
 
 
+def no_attribute(kind: str, name: str, reason: str | None = None) -> Raised:
+    """The AttributeError of an object of type `kind` that lacks `name`, in CPython's words."""
+    message = f"'{kind}' object has no attribute '{name}'"
+    return Raised(AttributeError(message, name=name),
+                  reason or f"{message} (an AttributeError while tracing)")
+
+
 class BackendError(RuntimeError):
     """A backend raised while compiling a graph."""

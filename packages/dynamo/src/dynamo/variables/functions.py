@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch._compile
 
-from dynamo.exc import Raised, Unsupported
+from dynamo.exc import Raised, Unsupported, no_attribute
 from dynamo.side_effects import MISSING
 from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import (
@@ -150,8 +150,7 @@ class UserFunctionVariable(TrueVariable):
             if self.source is not None:
                 tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name,
                                                  False))
-            raise Raised(AttributeError(name), f"function {self.fn.__qualname__} has no "
-                         f"attribute {name!r} (an AttributeError while tracing)")
+            raise no_attribute("function", name)
         return wrap(tx, getattr(self.fn, name), AttrSource(self.source, name)
                     if self.source else None)
 
@@ -321,9 +320,7 @@ class NestedFunctionVariable(TrueVariable):
             return own.lookup(name)
         if hasattr(types.FunctionType, name):  # `__get__`, `__call__`, ...
             return super().getattr(tx, name)
-        raise Raised(AttributeError(f"'function' object has no attribute {name!r}"),
-                     f"function {self.qualname} has no attribute {name!r} (an AttributeError "
-                     "while tracing)")
+        raise no_attribute("function", name)
 
     def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         if name == "__name__" or name == "__qualname__":

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.nn.modules import module as nn_module
 
-from dynamo.exc import NotAGraphValue, Raised, Unsupported
+from dynamo.exc import NotAGraphValue, Raised, Unsupported, no_attribute
 from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
 from dynamo.variables.base import TrueVariable, VariableTracker
@@ -458,8 +458,7 @@ class NNModuleVariable(ObjectVariable):
         if self.source is not None:
             for table in tables:
                 tx.output.add_guard(DictContains(AttrSource(self.source, table), name, False))
-        raise Raised(AttributeError(name), f"{type(self.value).__qualname__} object has no "
-                     f"attribute {name!r} (an AttributeError while tracing)")
+        raise no_attribute(type(self.value).__name__, name)
 
     def _instance_dicts(self) -> tuple[str, ...]:
         return ("__dict__", "_parameters", "_buffers", "_modules")
@@ -868,6 +867,9 @@ class UserClassVariable(VariableTracker):
             # on the class (a lazy property makes a new object each time)
             where = self.source and _class_dict_entry(self.source, self.cls, name)
             descriptor = wrap(tx, member, where)
+            if where is not None:  # its `__get__` too: replaced, the answer on the class changes
+                tx.output.add_guard(Identity.of(AttrSource(TypeSource(where), "__get__"),
+                                                type(member).__get__))
             on_class = getattr(self.cls, name)
             return descriptor if on_class is member else wrap(tx, on_class, None)
         return wrap(tx, getattr(self.cls, name), self._attr_source(name))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import torch
 
-from dynamo.exc import Raised, Unsupported
+from dynamo.exc import Raised, Unsupported, no_attribute
 from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import ItemsCopySource, items_copy
 from dynamo.variables.base import VariableTracker
@@ -82,8 +82,7 @@ class UserObjectVariable(ObjectVariable):
     def _missing(self, tx: Translator, name: str) -> NoReturn:
         """No attribute `name` (guarded to stay so): the AttributeError the code may catch."""
         self._guard_absent(tx, name)
-        raise Raised(AttributeError(name), f"{self.python_type().__qualname__} object has no "
-                     f"attribute {name!r} (an AttributeError while tracing)")
+        raise no_attribute(self.python_type().__name__, name)
 
     def generic_getattr(self, tx: Translator, name: str) -> Any:
         """`object.__getattribute__(obj, name)`: data descriptors of the class, the instance's
@@ -151,10 +150,13 @@ class UserObjectVariable(ObjectVariable):
         """The lookup of `name` found nothing on the class: guarded to stay so, and no
         `__getattr__` or `__getattribute__` to come that would answer instead (those the class
         has are guarded where they are read)."""
+        self._guard_lacks(tx, (name, "__getattr__", "__getattribute__"))
+
+    def _guard_lacks(self, tx: Translator, names: tuple[str, ...]) -> None:
+        """Those of `names` that the class and its bases lack: guarded to stay so."""
         source = self._class_source()
         mro = self.python_type().__mro__[:-1]
-        names = tuple(n for n in (name, "__getattr__", "__getattribute__")
-                      if not any(n in c.__dict__ for c in mro))
+        names = tuple(n for n in names if not any(n in c.__dict__ for c in mro))
         if source is not None and names:
             tx.output.add_guard(ClassLacks(source, names))
 
@@ -189,8 +191,8 @@ class UserObjectVariable(ObjectVariable):
         if written is not DELETED:  # (a deletion guarded it already)
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, there))
         if written is DELETED or written is MISSING and not there:
-            raise Raised(AttributeError(name), f"del of the missing attribute {name!r} of a "
-                         f"{self.python_type().__qualname__}")
+            raise no_attribute(self.python_type().__name__, name, f"del of the missing attribute "
+                               f"{name!r} of a {self.python_type().__qualname__}")
         tx.output.side_effects.delete("attr", self, name, there)
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
@@ -234,7 +236,9 @@ class UserObjectVariable(ObjectVariable):
                 raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
             return result.truth(tx)
         if self.defines("__len__"):
+            self._guard_lacks(tx, ("__bool__",))  # one added to the class decides instead
             return self.length(tx).truth(tx)
+        self._guard_lacks(tx, ("__bool__", "__len__"))
         return True
 
     def length(self, tx: Translator) -> VariableTracker:
@@ -243,8 +247,14 @@ class UserObjectVariable(ObjectVariable):
         result = self.call_method(tx, "__len__", [], {})
         kind = result.python_type()
         if not result.is_constant():
-            if issubclass(kind, int):
-                return result  # a symbolic size
+            if issubclass(kind, int):  # a symbolic size, its sign decided (a guard)
+                from dynamo.variables.builtins import BuiltinVariable
+
+                if not BuiltinVariable(operator.ge).call(tx, [result, ConstantVariable(0)],
+                                                         {}).truth(tx):
+                    raise Raised(ValueError("__len__() should return >= 0"),
+                                 "__len__() should return >= 0 (a ValueError while tracing)")
+                return result
             if hasattr(kind, "__index__"):
                 raise Unsupported(f"len() of a {self.python_type().__qualname__} whose __len__ "
                                   f"returned {result.words()}")
