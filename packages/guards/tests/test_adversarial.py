@@ -318,3 +318,58 @@ def test_an_identity_guard_names_its_object() -> None:
         Identity.of(L("f"), scale).describe()
     m = torch.nn.Linear(1, 1)
     assert "the Linear object" in Identity.of(L("m"), m).describe()
+
+
+class EqualsAnything:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: TypeMatch(L("x"), 3), TypeError, "TypeMatch needs a class, not an int"),
+    (lambda: TypeMatch("x", int), TypeError, "TypeMatch needs guards Sources"),
+    (lambda: TensorMatch.of(L("n"), 3), TypeError, "TensorMatch.of needs a tensor, not an int"),
+    (lambda: GuardSet([3]), TypeError, "GuardSet needs guards, not an int"),
+    (lambda: ShapeGuard("s0 > 2", {}), TypeError, "ShapeGuard needs a sympy expression"),
+    (lambda: ShapeGuard(sympy.Symbol("s0") > 2, ((sympy.Symbol("s0"), "x"),)), TypeError,
+     "ShapeGuard needs each binding as a pair"),
+    (lambda: Equals(AttrSource("x", "y"), 1), TypeError, "AttrSource needs a Source as its base"),
+    (lambda: GetItemSource("x", 0), TypeError, "GetItemSource needs a Source as its base"),
+    (lambda: AttrSource(L("x"), 3), TypeError, "AttrSource needs a str attribute name"),
+    (lambda: L(3), TypeError, "LocalSource needs a str name"),
+    (lambda: GuardedCache("8"), TypeError, "GuardedCache needs an int limit, not a str"),
+    (lambda: GuardedCache(total_limit=2.5), TypeError, "int total_limit, not a float"),
+    (lambda: GuardedCache(-1), ValueError, "limit of at least 1, not -1"),
+    (lambda: DictKeys(L("d"), [["a"]]), TypeError, "DictKeys needs hashable keys, not a list"),
+    (lambda: DictKeys(L("d"), "ab"), TypeError, "DictKeys needs a tuple of keys, not a str"),
+    (lambda: DictContains(L("d"), ["a"], True), TypeError, "DictContains needs hashable keys"),
+    (lambda: DictContains(L("d"), "a", 1), TypeError, "DictContains needs a bool"),
+    (lambda: Equals(L("x"), EqualsAnything()), TypeError, "holds an EqualsAnything"),
+    (lambda: Equals(L("x"), torch.ones(2)), TypeError, "holds a Tensor"),
+    (lambda: Equals(L("x"), (1, torch.ones(2))), TypeError, "holds a Tensor"),
+])
+def test_misuse_is_refused_where_a_guard_source_or_cache_is_made(make, error, message) -> None:
+    # each was accepted, then raised an AttributeError inside a check or another method, or
+    # made a check that never held (a list key) or held for any value (an `__eq__` saying yes)
+    with pytest.raises(error, match=message):
+        make()
+
+
+def test_equality_guards_take_the_constants_dynamo_guards() -> None:
+    class Color(enum.Enum):
+        RED = 1
+
+    class Version(str):  # a TorchVersion: a str whose class compares by its own `__eq__`
+        def __eq__(self, other):
+            return str.__eq__(self, other)
+
+        __hash__ = str.__hash__
+
+    values = [None, True, 3, 2.5, 1j, "a", b"a", np.bool_(True), np.int64(3), np.float32(1.5),
+              Color.RED, Version("2.1"), torch.float16, torch.device("cpu"), torch.strided,
+              torch.channels_last, range(3), slice(1, None), Ellipsis, NotImplemented,
+              (lambda: 0).__code__, torch.Size([2, 3]), frozenset({1, "a"}), (1, (None, "x"))]
+    for value in values:
+        assert _verdict(GuardSet([Equals(L("x"), value)]), {"x": value}), value

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from guards.guard_kinds import Identity
 from guards.guard_set import GuardSet
-from guards.sources import GetItemSource, LocalSource
+from guards.sources import GetItemSource, LocalSource, a_type
 
 V = TypeVar("V")
 
@@ -32,6 +32,11 @@ class GuardedCache(Generic[V]):
     """Values keyed by guard sets; the first entry whose guards hold wins."""
 
     def __init__(self, limit: int = 8, total_limit: int = 256) -> None:
+        for name, value in (("limit", limit), ("total_limit", total_limit)):
+            if type(value) is not int:
+                raise TypeError(f"GuardedCache needs an int {name}, not {a_type(type(value))}")
+            if value < 1:
+                raise ValueError(f"GuardedCache needs a {name} of at least 1, not {value}")
         self.limit = limit
         self.total_limit = total_limit
         self.entries: list[tuple[GuardSet, V]] = []

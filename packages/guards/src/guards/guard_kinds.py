@@ -10,6 +10,8 @@ GuardSet can drop guards that others already cover.
 
 from __future__ import annotations
 
+import builtins
+import enum
 import math
 import numbers
 import operator
@@ -22,7 +24,7 @@ from typing import Any
 import torch
 from torch.nn.modules import module as _nn_module
 
-from guards.sources import Source, WeakKey, by_identity, hold, printable, unhold
+from guards.sources import Source, WeakKey, a_type, by_identity, expect, hold, printable, unhold
 
 
 class Constants:
@@ -91,20 +93,24 @@ def ordered(value: Any) -> Any:
     return exact(value)
 
 
-def _mutable_part(value: Any) -> Any:
-    """A list, dict, set or bytearray in `value` (itself, or inside its tuples and frozensets),
-    or None."""
-    if isinstance(value, (list, dict, set, bytearray)):
-        return value
+# What `Equals` compares (subclasses too: dynamo guards a `TorchVersion`, a str, by value), the
+# common ones first (`numbers.Number`, an ABC, is slower to ask).
+_CONSTANT_TYPES = (int, str, float, bytes, torch.dtype, torch.device, numbers.Number, range,
+                   torch.layout, torch.memory_format, enum.Enum, types.CodeType)
+
+
+def _not_constant(value: Any) -> Any:
+    """The first part of `value` (itself, or an item of its tuples, frozensets and slices) that
+    is no constant, or None."""
     if isinstance(value, (tuple, frozenset)):
-        return next((m for m in map(_mutable_part, value) if m is not None), None)
-    return None
-
-
-def a_type(cls: type) -> str:
-    """`cls`'s name with its article, for messages: "an int", "a Tensor"."""
-    name = cls.__qualname__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+        return next((p for p in map(_not_constant, value) if p is not None), None)
+    if isinstance(value, slice):
+        return _not_constant((value.start, value.stop, value.step))
+    if value is None or value is Ellipsis or value is NotImplemented or isinstance(
+            value, _CONSTANT_TYPES):
+        return None
+    numpy = sys.modules.get("numpy")  # (np.bool_ is no numbers.Number)
+    return None if numpy is not None and isinstance(value, numpy.bool_) else value
 
 
 def plain_constant(value: Any) -> bool:
@@ -176,6 +182,10 @@ class Guard:
 
     cost = 1
 
+    def __post_init__(self) -> None:
+        for source in self.sources:
+            expect(source, Source, f"{type(self).__name__} needs guards Sources to read")
+
     @property
     def weak_keys(self) -> tuple[WeakKey, ...]:
         """The keys this guard holds weakly, its sources' and its own: it means nothing once one
@@ -217,6 +227,8 @@ class TypeMatch(Guard):
 
     def __init__(self, source: Source, type: type) -> None:
         object.__setattr__(self, "source", source)
+        self.__post_init__()
+        expect(type, builtins.type, "TypeMatch needs a class")
         object.__setattr__(self, "ref", weakref.ref(type) if _made_at_run_time(type) else type)
         object.__setattr__(self, "object_id", id(type))
 
@@ -369,19 +381,26 @@ def _fixed_type(obj: Any) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class Equals(Guard):
-    """The value is the same constant (None, bool, int, float, str, bytes, torch.dtype,
-    torch.device, tuples and frozensets of those): same type and value, so `1`, `1.0` and
-    `True` are different, and so are `0.0` and `-0.0`; a frozenset's items in the same order."""
+    """The value is the same constant (None, a number, str, bytes, torch.dtype, torch.device,
+    an enum member, another of `_CONSTANT_TYPES`, tuples and frozensets of those): same type and
+    value, so `1`, `1.0` and `True` are different, and so are `0.0` and `-0.0`; a frozenset's
+    items in the same order."""
 
     source: Source
     value: Any
 
     def __post_init__(self) -> None:
-        mutable = _mutable_part(self.value)
-        if mutable is not None:
+        super().__post_init__()
+        part = _not_constant(self.value)
+        if isinstance(part, (list, dict, set, bytearray)):
             raise TypeError(f"Equals({self.source}, ...) needs a constant, but the value holds "
-                            f"a {type(mutable).__name__}, which can change in place after the "
+                            f"a {type(part).__name__}, which can change in place after the "
                             "guard is made (guard its length and its items instead)")
+        if part is not None:  # (a tensor's `==` compares elements, a class's may say anything)
+            raise TypeError(f"Equals({self.source}, ...) needs a constant (None, a number, str, "
+                            "bytes, dtype, device, enum member, or a tuple of those), but the "
+                            f"value is or holds {a_type(type(part))} (guard it by Identity, "
+                            "TypeMatch or TensorMatch instead)")
 
     def __eq__(self, other: object) -> bool:  # `Equals(s, 1)` and `Equals(s, True)` differ
         return type(other) is Equals and other.source == self.source and (
@@ -444,6 +463,14 @@ class Length(Guard):
         return f"it is {len(value)}"
 
 
+def _expect_hashable(key: Any, kind: str) -> None:
+    """Refuse a key that no dict can hold: the check would never hold."""
+    try:
+        hash(key)
+    except TypeError:
+        raise TypeError(f"{kind} needs hashable keys, not {a_type(type(key))}") from None
+
+
 @dataclass(frozen=True)
 class DictKeys(Guard):
     """The dict's keys, in order. Keys found by identity are held weakly (`hold`): an optimizer's
@@ -455,6 +482,10 @@ class DictKeys(Guard):
     cost = 2
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        expect(self.keys, (tuple, list), "DictKeys needs a tuple of keys")
+        for key in self.keys:
+            _expect_hashable(key, "DictKeys")
         object.__setattr__(self, "keys", tuple(map(hold, self.keys)))
 
     @property
@@ -502,6 +533,9 @@ class DictContains(Guard):
     present: bool = True
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        _expect_hashable(self.key, "DictContains")
+        expect(self.present, bool, "DictContains needs a bool, whether the key is present")
         object.__setattr__(self, "key", hold(self.key))
 
     @property
@@ -644,6 +678,7 @@ class TensorMatch(Guard):
     @staticmethod
     def of(source: Source, t: torch.Tensor, dynamic_dims: tuple[int, ...] = (),
            dynamic_strides: tuple[int, ...] = ()) -> TensorMatch:
+        expect(t, torch.Tensor, "TensorMatch.of needs a tensor")
         if t.is_nested:  # (a jagged one's sizes hold a nested int, `j1`, with no literal: the
             # check read it as a name and never held; a strided one's `shape` raises)
             raise TypeError(f"TensorMatch.of({source}, ...): a nested tensor ({t.layout}) has "

@@ -41,7 +41,16 @@ from guards.guard_kinds import (
     a_type,
     plain_constant,
 )
-from guards.sources import GetItemSource, LocalSource, Source, WeakKey, item, key_expr, key_names
+from guards.sources import (
+    GetItemSource,
+    LocalSource,
+    Source,
+    WeakKey,
+    expect,
+    item,
+    key_expr,
+    key_names,
+)
 
 CheckFn = Callable[[dict, dict], bool]
 
@@ -61,6 +70,7 @@ class GuardSet:
 
     def add(self, guard: Guard) -> None:
         """Add `guard`, unless it is already here or implied by a guard that is."""
+        expect(guard, Guard, "GuardSet needs guards")
         same = self._by_sources.setdefault(guard.sources, [])
         if guard in same or any(g.implies(guard) for g in same):
             return

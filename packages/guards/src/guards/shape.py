@@ -22,7 +22,7 @@ from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
 from guards.guard_kinds import Guard
-from guards.sources import Source, TensorPropertySource
+from guards.sources import Source, TensorPropertySource, expect
 
 
 class _Printer(PythonCodePrinter):
@@ -139,6 +139,13 @@ class ShapeGuard(Guard):
     cost = 5
 
     def __post_init__(self) -> None:
+        expect(self.expr, sympy.Basic, "ShapeGuard needs a sympy expression")
+        expect(self.bindings, tuple, "ShapeGuard needs its bindings as a tuple of pairs")
+        for binding in self.bindings:
+            if not (type(binding) is tuple and len(binding) == 2
+                    and isinstance(binding[0], sympy.Symbol) and isinstance(binding[1], Source)):
+                raise TypeError(f"ShapeGuard needs each binding as a pair (sympy Symbol, guards "
+                                f"Source), not {binding!r}")
         unbound = self.expr.free_symbols - {symbol for symbol, _ in self.bindings}
         if unbound:  # (the check would read a name of its namespace: `G`, `len`, or none)
             raise ValueError(f"shape guard {self.expr}: no source binds "

@@ -57,9 +57,26 @@ class Source:
         return self.expr
 
 
+def a_type(cls: type) -> str:
+    """`cls`'s name with its article, for messages: "an int", "a Tensor"."""
+    name = cls.__qualname__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def expect(value: Any, kind: type | tuple[type, ...], needs: str) -> None:
+    """Refuse, where a source, guard or cache is made, a `value` that is not a `kind`: the
+    TypeError says what `needs` ("TypeMatch needs a class") and what it got. Found out later, a
+    wrong argument was an AttributeError inside a check, or a check that never held."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{needs}, not {a_type(type(value))}")
+
+
 @dataclass(frozen=True)
 class LocalSource(Source):
     name: str
+
+    def __post_init__(self) -> None:
+        expect(self.name, str, f"{type(self).__name__} needs a str name")
 
     @property
     def expr(self) -> str:
@@ -75,6 +92,9 @@ class LocalSource(Source):
 @dataclass(frozen=True)
 class GlobalSource(Source):
     name: str
+
+    def __post_init__(self) -> None:
+        expect(self.name, str, f"{type(self).__name__} needs a str name")
 
     @property
     def expr(self) -> str:
@@ -92,6 +112,9 @@ class ChainedSource(Source):
     """A source reached from another one (`base`) by one step."""
 
     of: Source
+
+    def __post_init__(self) -> None:
+        expect(self.of, Source, f"{type(self).__name__} needs a Source as its base")
 
     @property
     def base(self) -> Source:
@@ -115,6 +138,10 @@ class ChainedSource(Source):
 @dataclass(frozen=True)
 class AttrSource(ChainedSource):
     attr: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        expect(self.attr, str, "AttrSource needs a str attribute name")
 
     def access(self, base_expr: str) -> str:
         # `.attr` only for plain names: a keyword (`.class`) does not parse, and Python reads
@@ -266,6 +293,7 @@ class GetItemSource(ChainedSource):
 
     def __init__(self, of: Source, key: Any) -> None:
         object.__setattr__(self, "of", of)
+        self.__post_init__()
         object.__setattr__(self, "held", hold(key))
 
     @property
