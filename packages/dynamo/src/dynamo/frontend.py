@@ -469,21 +469,28 @@ class CompiledFunction:
         except CacheLimitExceeded as error:
             self._cache_limit(error)
             return None
-        try:
-            # Saved-tensor hooks of the caller's (activation checkpointing's, which counts the
-            # tensors autograd saves) must not see the ops that tracing runs on fakes (under
-            # `disable_saved_tensors_hooks` there are none, and none may be pushed).
-            with torch.autograd.graph.saved_tensors_hooks(_detached, _detached) \
-                    if torch._C._autograd._saved_tensors_hooks_is_enabled() \
-                    else contextlib.nullcontext():
-                entry = convert_frame(self.fn, f_locals, f_globals, self._options())
-        except Unsupported as error:
-            if self.fullgraph:
-                raise
-            self._give_up(f"dynamo could not capture {_name(self.fn)}; it runs eagerly: "
-                          f"{error}")
-            return None
-        if not entry.guards.check(f_locals, f_globals):  # a frontend bug, never a wrong result
+        # Twice at most: the first trace in a process runs torch code that imports modules
+        # lazily (torch's meta kernels import torch._dynamo, which imports
+        # torch.distributed.tensor, which registers pytree nodes), so state it read and
+        # guarded (`pytree.SUPPORTED_NODES`' keys) may change under it, once
+        for _ in range(2):
+            try:
+                # Saved-tensor hooks of the caller's (activation checkpointing's, which counts
+                # the tensors autograd saves) must not see the ops that tracing runs on fakes
+                # (under `disable_saved_tensors_hooks` there are none, and none may be pushed).
+                with torch.autograd.graph.saved_tensors_hooks(_detached, _detached) \
+                        if torch._C._autograd._saved_tensors_hooks_is_enabled() \
+                        else contextlib.nullcontext():
+                    entry = convert_frame(self.fn, f_locals, f_globals, self._options())
+            except Unsupported as error:
+                if self.fullgraph:
+                    raise
+                self._give_up(f"dynamo could not capture {_name(self.fn)}; it runs eagerly: "
+                              f"{error}")
+                return None
+            if entry.guards.check(f_locals, f_globals):
+                break
+        else:  # a frontend bug, never a wrong result
             failed = "; ".join(entry.guards.explain(f_locals, f_globals))
             warn_user(f"dynamo: the guards of {_name(self.fn)}'s new compilation do not "
                       f"hold for the inputs it was made for ({failed}); this call runs eagerly")

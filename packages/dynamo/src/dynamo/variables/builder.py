@@ -187,10 +187,12 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, TypeMatch, type(value))
         _guard(tx, source, Length, len(value))
         items = [wrap(tx, v, GetItemSource(source, i)) for i, v in enumerate(value)]
-        return SizeVariable(items) if type(value) is torch.Size else TupleVariable(items, source)
+        return SizeVariable(items, source) if type(value) is torch.Size \
+            else TupleVariable(items, source)
     if isinstance(value, torch.Size):
         _guard(tx, source, Equals, value)
-        return SizeVariable([ConstantVariable(v) for v in value])
+        # (its source kept: returned or handed on, it is the caller's very object)
+        return SizeVariable([ConstantVariable(v) for v in value], source)
     if type(value) is float and source in output.dynamic_numbers and math.isfinite(value) \
             and value != 0:  # (a zero's sign is only kept by an Equals guard)
         return output.add_float_input(value, source)  # a timestep, a temperature

@@ -309,15 +309,17 @@ class ListVariable(SequenceVariable):
         if name == "copy":
             return ListVariable(list(self.values))
         tx.output.side_effects.mutated(self)
-        if self.unread and name in ("append", "extend"):
-            self.appended += [args[0]] if name == "append" else args[0].items(tx)
+        if name in ("append", "extend"):
+            # (the items taken first: `lst.extend(lst)`, `lst += lst` read the list itself,
+            # which is then no longer unread)
+            added = [args[0]] if name == "append" else list(args[0].items(tx))
+            if self.unread:
+                self.appended += added
+            else:
+                self.values.extend(added)
             return ConstantVariable(None)
         values = self.values
-        if name == "append":
-            values.append(args[0])
-        elif name == "extend":
-            values.extend(args[0].items(tx))
-        elif name == "__init__":  # a list subclass's, through super()
+        if name == "__init__":  # a list subclass's, through super()
             values[:] = args[0].items(tx) if args else []
         elif name == "insert":
             values.insert(args[0].as_constant(), args[1])
