@@ -482,3 +482,18 @@ def test_graph_break_breaks_with_its_message_and_torch_compiles_is_traced_throug
         dynamo.compile(ours, backend="eager", fullgraph=True)(x)
     assert dynamo.explain(torchs)(x).graph_count == 1
     assert torch.equal(dynamo.compile(torchs, backend="eager", fullgraph=True)(x), torchs(x))
+
+
+def test_vjp_fn_break_names_the_wrapped_tensor() -> None:
+    """`vjp`'s `vjp_fn` keeps tensors a transform wrapped: the break says so, in words (it
+    was `CALL met a case the interpreter does not handle (NotImplementedError: ...)`)."""
+    def f(x, v):
+        _, fn = torch.func.vjp(torch.sin, x)
+        return fn(v)[0] * 2
+
+    import dynamo
+
+    x, v = torch.randn(3), torch.randn(3)
+    report = dynamo.explain(f)(x, v)
+    assert any("wrapped by a torch.func transform" in str(b) for b in report.breaks), report
+    torch.testing.assert_close(dynamo.compile(f, backend="aot_eager")(x, v), f(x, v))

@@ -997,3 +997,85 @@ def test_a_truth_method_added_to_the_class(monkeypatch, cls, added) -> None:
     obj = cls()
     _stale_check(lambda x: x + (1 if obj else 0), (torch.ones(2),),
                  lambda: monkeypatch.setattr(cls, *added, raising=False))
+
+
+# ----- closures of one code: each call's own cells ---------------------------------------------
+
+
+def _call_at_break(fn):
+    print(end="")  # a graph break: `fn` is made for real
+    return fn()
+
+
+def _wrapper_over(k):
+    def wrapper(x):
+        def push():  # closes over `k`, a cell of `wrapper`'s closure
+            return x * k
+        return _call_at_break(push)
+    return wrapper
+
+
+def test_function_made_over_a_closure_cell_passed_at_a_break() -> None:
+    """A function the trace makes over a cell of the frame's closure, handed to a call at a
+    graph break, gets this call's cell: closures of one code share the cache entry (as
+    torch.func.jacfwd's wrapper does, made anew per call around the user's function)."""
+    x = torch.ones(2)
+    for k in range(3):
+        wrapper = _wrapper_over(k)
+        assert torch.equal(dynamo.compile(wrapper, backend="eager")(x), wrapper(x))
+
+
+def _jacfwd_of_sin(x, w):
+    return torch.func.jacfwd(lambda w: torch.sin(x @ w))(w)
+
+
+def test_jacfwd_in_a_compiled_function() -> None:
+    compiled = dynamo.compile(_jacfwd_of_sin, backend="eager")
+    for _ in range(3):
+        x, w = torch.randn(5, 3), torch.randn(3)
+        torch.testing.assert_close(compiled(x, w), _jacfwd_of_sin(x, w))
+
+
+def _counter():
+    count = 0
+
+    def bump(x):
+        nonlocal count
+        count += 1
+        return x + count
+
+    return bump, lambda: count
+
+
+@pytest.mark.parametrize("inlined", [False, True])
+def test_nonlocal_write_lands_in_this_closures_cell(inlined) -> None:
+    """`nonlocal` written by a compiled closure (or by one inlined into a compiled frame) is
+    written into the cell of the closure called, not into the first one compiled."""
+    x = torch.zeros(1)
+    (b1, n1), (b2, n2) = _counter(), _counter()
+    if inlined:
+        outer = dynamo.compile(lambda x, bump: bump(x) * 1, backend="eager")
+        outer(x, b1), outer(x, b2)
+    else:
+        dynamo.compile(b1, backend="eager")(x), dynamo.compile(b2, backend="eager")(x)
+    assert (n1(), n2()) == (1, 1)
+
+
+def _functionalized(x):
+    def f(x):
+        y = x.clone()
+        y.add_(1)
+        return y * 2
+    return torch.func.functionalize(f)(x) + 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_functionalize_in_a_compiled_function_leaves_no_transform_level(backend) -> None:
+    """`functionalize`'s wrapper is inlined up to its `_func_increment_nesting`: that call, run
+    while tracing, pushed a level onto functorch's real stack that nothing popped (the next
+    call raised an internal assert, and every compiled call after ran eagerly)."""
+    compiled = dynamo.compile(_functionalized, backend=backend)
+    for _ in range(2):
+        x = torch.randn(2, 3)
+        torch.testing.assert_close(compiled(x), _functionalized(x))
+        assert torch._C._functorch.peek_interpreter_stack() is None

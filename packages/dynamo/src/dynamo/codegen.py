@@ -344,8 +344,9 @@ class ResultBuilder:
         fills: list[tuple[str, VariableTracker]] = []
         for var in v.code.co_freevars:
             cell = v.cells[var]
-            if isinstance(cell, ClosureCell):
-                cells.append(self.constant(cell.cell))
+            if isinstance(cell, ClosureCell):  # the frame's cell, this call's
+                source = cell.cell_source
+                cells.append(self.read(source) if source is not None else self.constant(cell.cell))
             elif id(cell) in self._made:  # shared with a function built before
                 cells.append(self._made[id(cell)][0])
             else:
@@ -461,8 +462,10 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
             writes.append(f"{setter}({builder.expression(target)}, {name!r}, {temp})")
         elif kind == "global":
             writes.append(f"{builder.constant(target)}[{name!r}] = {temp}")
-        else:
-            writes.append(f"{builder.constant(target)}.cell_contents = {temp}")
+        else:  # the cell of this call's closure (closures of one code share the entry)
+            source = effects.cell_sources.get(id(target))
+            cell = builder.read(source) if source is not None else builder.constant(target)
+            writes.append(f"{cell}.cell_contents = {temp}")
     return values + writes
 
 

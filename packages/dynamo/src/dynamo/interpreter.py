@@ -543,6 +543,8 @@ class Translator:
     def STORE_DEREF(self, ins) -> None:
         cell = self.cells.get(ins.argval)
         if isinstance(cell, ClosureCell):
+            if cell.cell_source is not None:
+                self.output.side_effects.cell_sources[id(cell.cell)] = cell.cell_source
             self.output.side_effects.store("cell", cell.cell, "cell_contents", self.pop())
         elif isinstance(cell, Cell):
             cell.contents = self.pop()

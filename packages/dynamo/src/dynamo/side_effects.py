@@ -27,6 +27,7 @@ class SideEffects:
         self.containers: dict[int, VariableTracker] = {}  # frame containers mutated, by id
         self.writes: dict[tuple[str, int, Any], tuple[str, Any, Any, VariableTracker]] = {}
         self.changes = 0  # writes seen so far, to containers made while tracing too
+        self.cell_sources: dict[int, Any] = {}  # closure cells written: id -> the cell's source
 
     def mutated(self, container: VariableTracker) -> None:
         """A list, dict or set was changed in place; one from the frame (it has a source) is

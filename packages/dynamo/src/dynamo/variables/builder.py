@@ -167,6 +167,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         if not _plain_tensor_type(type(value)):
             raise Unsupported(f"{described(source)} is a {type(value).__qualname__}: a tensor "
                               "subclass (only plain tensors and Parameters are traced)")
+        if torch._C._functorch.is_functorch_wrapped_tensor(value):
+            # (one kept by a function a transform returned: `vjp`'s `vjp_fn`, a dead wrapper)
+            raise Unsupported(f"{described(source)} is a tensor wrapped by a torch.func "
+                              "transform (vmap, grad, vjp, ...): it is not traced")
         if source is None:
             return output.constant_tensor(value)
         return output.add_tensor_input(value, source)

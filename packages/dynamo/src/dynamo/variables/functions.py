@@ -31,7 +31,14 @@ from dynamo.variables.constant import (
     numpy_raising,
 )
 from dynamo.variables.containers import DictVariable, TupleVariable
-from guards import AttrSource, ClosureCellSource, DefaultSource, DictContains, Identity
+from guards import (
+    AttrSource,
+    ClosureCellSource,
+    DefaultSource,
+    DictContains,
+    GetItemSource,
+    Identity,
+)
 
 # torch's `_disable_dynamo` wraps functions in a closure defined in this file
 TORCH_DISABLED = torch._compile.__file__
@@ -259,6 +266,19 @@ class ClosureCell:
     def __init__(self, cell: types.CellType, source: Any) -> None:
         self.cell = cell
         self.source = source
+
+    @property
+    def cell_source(self) -> Any:
+        """Where the cell object itself is read from (its contents' source, one step back):
+        closures made from one code share their compiled code but not their cells, so code
+        that makes a function over this cell, or writes into it, reads it there, not as the
+        cell met when compiling (None: no source)."""
+        source = self.source
+        if isinstance(source, AttrSource) and source.attr == "cell_contents":
+            return source.base
+        if isinstance(source, ClosureCellSource):
+            return GetItemSource(AttrSource(source.base, "__closure__"), source.index)
+        return None
 
 
 class NestedFunctionVariable(TrueVariable):

@@ -1103,6 +1103,10 @@ class TorchFunctionVariable(TrueVariable):
             raise Unsupported(f"{_name(fn)}() inside a compiled frame")
         if _sets_global_state(original):
             raise Unsupported(f"{_name(fn)}() (it changes torch's global state)")
+        if _functorch_machinery(original):
+            raise Unsupported(f"torch._C._functorch.{original.__name__}() (torch.func's "
+                              "machinery: a transform's levels "
+                              "and wrapped tensors are made for real, never while tracing)")
         if fn in _CONSTANT_FOLDABLE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
@@ -1311,6 +1315,16 @@ def _sets_global_state(fn: Any) -> bool:
     return (fn in _STATE_SETTERS or name.startswith("set_") or name.startswith("_set_")) \
         and fn is not torch._C._set_grad_enabled \
         and not isinstance(fn, type | torch._ops.OpOverload | torch._ops.OpOverloadPacket)
+
+
+def _functorch_machinery(fn: Any) -> bool:
+    """A function of functorch's C module other than a query of a tensor (`is_batchedtensor`):
+    it pushes or pops a transform's level (`_func_increment_nesting`, inlined from
+    `functionalize`'s wrapper), wraps or unwraps tensors for one, or sets its switches. Run
+    while tracing, on fakes, it changed the real interpreter stack, and a trace that then
+    broke never popped it: every later call looked as if under a transform."""
+    return getattr(fn, "__module__", None) == "torch._C._functorch" and \
+        not getattr(fn, "__name__", "").startswith("is_")
 
 
 _CONSTANT_FOLDABLE = (torch.finfo, torch.iinfo, torch.promote_types, torch.is_tensor,
