@@ -2168,6 +2168,28 @@ def test_numbers_eager_converts_stay_constants_of_kernels(device):
     assert counters["fallbacks"] == 0, dict(counters)
 
 
+def test_a_complex_masked_fill_checks_the_number_as_eager(device):
+    """A complex dtype holds a number its real part's float dtype holds (checking it asked
+    torch.iinfo, a TypeError: the graph failed to compile)."""
+    c = torch.tensor([1 + 2j, 3j, -1, 4], dtype=torch.complex64, device=device)
+    m = torch.tensor(_M, device=device)
+    compile_and_check(lambda c, m: c.masked_fill(m, 2.0) * 2, c, m)
+    too_big = lambda c, m: c.masked_fill(m, 1e39)  # noqa: E731
+    want = _run(too_big, c, m)
+    assert isinstance(want, str) and "without overflow" in want
+    assert _run(compile_fx(torch.fx.symbolic_trace(too_big), [c, m]), c, m) == want
+
+
+def test_nan_to_num_by_a_number_the_dtype_cannot_hold_runs_as_eager(device):
+    """Eager's nan_to_num casts its numbers unchecked (`posinf=1e39` of a float tensor is
+    inf): the op stays whole, where its decomposition's `where` of a scalar_tensor raised."""
+    x = torch.tensor([float("inf"), float("-inf"), float("nan"), 1.0], device=device)
+    compile_and_check(lambda x: (x.nan_to_num(posinf=1e39, neginf=-1e39) * 2,
+                                 x.clone().nan_to_num_(nan=1e39) + 1), x)
+    compile_and_check(lambda x: torch.nan_to_num(x, 0.0, 1e30, -1e30), x)
+    assert counters["fallbacks"] == 2, dict(counters)
+
+
 OPS_EAGER_REFUSES = {
     "argmax_bool": (lambda x: (x > 2).argmax(1), torch.int64),
     "argmin_bool": (lambda x: (x > 2).argmin(), torch.int64),

@@ -139,6 +139,16 @@ def _masked_fill_that_fits(decomposition: Callable, x: torch.Tensor, mask: torch
     return decomposition(x, mask, value)
 
 
+def _nan_to_num_that_fits(decomposition: Callable, x: torch.Tensor, nan: Any = None,
+                          posinf: Any = None, neginf: Any = None) -> Any:
+    """torch's `nan_to_num` decomposition where `x`'s dtype holds the numbers given; else the
+    op stays whole: eager casts them unchecked (`posinf=1e39` of a float tensor is inf), where
+    the decomposition's `where` of a `scalar_tensor` raises as eager's `full` does."""
+    if not all(fits(v, x.dtype) for v in (nan, posinf, neginf)):
+        return NotImplemented
+    return decomposition(x, nan, posinf, neginf)
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
@@ -150,6 +160,8 @@ def decompositions() -> dict:
         table[op] = functools.partial(_index_add_0d_index, table[op])
     for op in (aten.masked_fill.Scalar, aten.masked_fill_.Scalar):
         table[op] = functools.partial(_masked_fill_that_fits, table[op])
+    for op in (aten.nan_to_num.default, aten.nan_to_num_.default):
+        table[op] = functools.partial(_nan_to_num_that_fits, table[op])
     table[aten._fused_rms_norm.default] = _rms_norm
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]

@@ -646,11 +646,11 @@ def pointwise(lower: GraphLowering, inputs: Sequence[Any], body: Callable[..., V
 def fits(value: Any, dtype: torch.dtype) -> bool:
     """Whether eager converts the number `value` to `dtype` (c10's `overflows`): else it raises
     "value cannot be converted to type ... without overflow". A float dtype holds infinities,
-    NaN and finite values up to its largest; an unsigned one also the negatives of its range
-    (-1 is 255); bool anything. A symbolic value passes."""
+    NaN and finite values up to its largest (a complex one: its real part's); an unsigned one
+    also the negatives of its range (-1 is 255); bool anything. A symbolic value passes."""
     if not isinstance(value, (int, float)) or isinstance(value, bool) or dtype == torch.bool:
         return True
-    if dtype.is_floating_point:
+    if dtype.is_floating_point or dtype.is_complex:
         return not math.isfinite(value) or abs(value) <= torch.finfo(dtype).max
     info = torch.iinfo(dtype)
     low = -info.max if info.min == 0 and isinstance(value, int) else info.min
