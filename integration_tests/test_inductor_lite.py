@@ -390,6 +390,31 @@ def test_a_symbolic_int_argument_keeps_one_version_for_every_value() -> None:
     assert counters["kernels"] == 0, dict(counters)
 
 
+SYMBOLIC_NUMBERS_EAGER_REFUSES = {
+    "full_int8": (lambda x, n: torch.full((2,), n, dtype=torch.int8, device=x.device) + x[:2],
+                  (5, 7), 300),
+    "fill_int8": (lambda x, n: x.clone().fill_(n) + 1, (5, 7), -200),
+    "add_alpha_int8": (lambda x, n: x.add(x, alpha=n), (5, 7), 300),
+    "fill_half": (lambda x, s: x.half().fill_(s) + 1, (0.5, 0.7), 1e6),
+}
+
+
+@pytest.mark.parametrize("name", SYMBOLIC_NUMBERS_EAGER_REFUSES)
+def test_a_symbolic_number_the_dtype_cannot_hold_raises_as_eager(name: str) -> None:
+    """An int or float argument seen to change is a symbol: a kernel took it and wrapped a
+    value the result's dtype cannot hold (`fill_(300)` of int8 gave 45, of a half 1e6 gave
+    inf) where eager raises; such an op runs as its aten call, which checks it."""
+    fn, seen, too_big = SYMBOLIC_NUMBERS_EAGER_REFUSES[name]
+    compiled = dynamo.compile(fn, backend="inductor_lite")
+    x = torch.ones(3, dtype=torch.int8, device=DEVICE)
+    for v in seen:
+        torch.testing.assert_close(compiled(x, v), fn(x, v))
+    with pytest.raises(RuntimeError, match="without overflow"):
+        fn(x, too_big)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        compiled(x, too_big)
+
+
 def test_math_functions_of_sizes_are_host_floats() -> None:
     """`math.log2(n)` (ALiBi's slopes of a head count), `math.cos(n)` of a symbolic size: floats
     the wrapper computes with `math`'s functions (it wrote `log(s0)/log(2)`, a NameError when

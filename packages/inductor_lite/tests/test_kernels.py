@@ -2141,6 +2141,8 @@ NUMBERS_EAGER_REFUSES = {  # a Python number the result's dtype cannot hold
     "full_int8": (lambda x: x + torch.full((4,), 300, dtype=torch.int8, device=x.device),
                   torch.int8),
     "fill_int8": (lambda x: x.clone().fill_(-129), torch.int8),
+    "add_alpha_int8": (lambda x: x.add(x, alpha=300), torch.int8),
+    "sub_alpha_half": (lambda x: x.sub(x, alpha=1e6), torch.float16),
 }
 
 

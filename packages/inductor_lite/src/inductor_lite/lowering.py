@@ -647,14 +647,38 @@ def fits(value: Any, dtype: torch.dtype) -> bool:
     """Whether eager converts the number `value` to `dtype` (c10's `overflows`): else it raises
     "value cannot be converted to type ... without overflow". A float dtype holds infinities,
     NaN and finite values up to its largest (a complex one: its real part's); an unsigned one
-    also the negatives of its range (-1 is 255); bool anything. A symbolic value passes."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or dtype == torch.bool:
+    also the negatives of its range (-1 is 255); bool anything. A symbolic value (a size
+    expression, a SymInt or SymFloat, a number read on the host) is known only at run time:
+    it fits only a dtype that holds every value of its kind in practice (an int: int64 and
+    the floats; a float: the floats; not float16, whose 65504 is in reach), so a narrower
+    dtype runs the aten op, which checks the value as eager does, rather than a kernel that
+    wraps it."""
+    if isinstance(value, bool) or dtype == torch.bool:
         return True
+    if not isinstance(value, (int, float)):
+        kind = _symbolic_kind(value)
+        if kind is None:
+            return True
+        if dtype in (torch.float16, torch.complex32):
+            return False
+        return dtype.is_floating_point or dtype.is_complex or kind is int and dtype == torch.int64
     if dtype.is_floating_point or dtype.is_complex:
         return not math.isfinite(value) or abs(value) <= torch.finfo(dtype).max
     info = torch.iinfo(dtype)
     low = -info.max if info.min == 0 and isinstance(value, int) else info.min
     return low <= value <= info.max
+
+
+def _symbolic_kind(value: Any) -> type | None:
+    """int or float for a number known only at run time, else None (a tensor, None, ...)."""
+    if isinstance(value, (torch.SymInt, torch.SymFloat)):
+        return int if isinstance(value, torch.SymInt) else float
+    if isinstance(value, sympy.Expr):  # (a Symbol is a Boolean too; a condition is no Expr)
+        return int if value.is_integer else float
+    if isinstance(value, Pointwise) and not value.size and value.dtype in (
+            torch.int64, torch.float64):  # a number read on the host (`as_number`)
+        return int if value.dtype == torch.int64 else float
+    return None
 
 
 def require_fit(value: Any, dtype: torch.dtype) -> None:
@@ -743,6 +767,7 @@ def _binary(name: str) -> Callable:
             kind = {"add": "logical_or", "mul": "logical_and"}.get(
                 name, name.replace("bitwise_", "logical_"))
         if alpha is not None and alpha != 1:
+            require_fit(alpha, lower.node.meta["val"].dtype)  # eager's `alpha` conversion
             return pointwise(lower, [a, b], lambda x, y: op(
                 kind, x, op("mul", y, constant(alpha, y.dtype))))
         return pointwise(lower, [a, b], lambda x, y: op(kind, x, y))
