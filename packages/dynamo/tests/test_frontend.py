@@ -427,6 +427,58 @@ def test_a_model_holding_a_compiled_module_saves_loads_and_pickles() -> None:
     torch.testing.assert_close(loaded(x), parent(x))
 
 
+@dynamo.compile(backend="aot_eager")
+def _doubled(x):
+    return x * FACTOR
+
+
+class _Scaled(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.act = _doubled  # a module-level compiled function held by a model
+
+    @dynamo.compile
+    def shifted(self, x):
+        return self.lin(x) + 1
+
+    def forward(self, x):
+        return self.act(self.lin(x))
+
+
+def test_compiled_functions_pickle_and_copy_as_torch_compile_s_do() -> None:
+    """A module-level `@compile`d function pickles by name (torch.compile's wrapper does; it
+    was 'not the same object as ...'), and copies as itself; a compiled bound method pickles
+    and deep-copies with its object (`m.forward = compile(m.forward)`: the copy's forward is
+    the copy's), with a cache of its own; its signature has no `self`."""
+    import copy
+    import inspect
+    import pickle
+
+    x = torch.randn(2, 3)
+    assert pickle.loads(pickle.dumps(_doubled)) is _doubled
+    assert copy.deepcopy(_doubled) is _doubled and copy.copy(_doubled) is _doubled
+    model = _Scaled()
+    buffer = io.BytesIO()
+    torch.save(model, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    torch.testing.assert_close(loaded(x), model(x))
+    torch.testing.assert_close(loaded.shifted(x), model.shifted(x))
+    model.forward = dynamo.compile(model.forward, backend="aot_eager")
+    assert str(inspect.signature(model.forward)) == "(x)"
+    expected = model(x)
+    twin = copy.deepcopy(model)
+    assert twin.forward.bound_self is twin and twin.forward.backend is model.forward.backend
+    with torch.no_grad():
+        twin.lin.weight.zero_()
+    torch.testing.assert_close(twin(x), twin.lin.bias.expand(2, 3) * FACTOR)
+    torch.testing.assert_close(model(x), expected)
+    again = pickle.loads(pickle.dumps(model))
+    torch.testing.assert_close(again(x), expected)
+    assert again.forward.bound_self is again
+
+
 def test_decorator_forms_and_methods() -> None:
     @dynamo.compile
     def f(x):

@@ -272,6 +272,23 @@ class CompiledFunction:
         self._callees = _Callees()
         self._use_code()
         functools.update_wrapper(self, fn)
+        if bound_self is not None:  # (the method: `inspect.signature` has no `self`, as
+            # torch.compile's wrapper of a bound method, and `fn`'s)
+            self.__wrapped__ = types.MethodType(fn, bound_self)
+
+    def __reduce__(self) -> Any:
+        """Pickled by name where its module holds it under its name (an `@compile`d function
+        or method: torch.compile's wrapper is pickled so, and `copy` keeps it as it is, as it
+        keeps a function); else as what it compiles, a method with its object (copied with it:
+        `m.forward = compile(m.forward)` in a deep copy of `m` is the copy's), compiled again
+        with the same backend and options, its cache its own."""
+        if self.bound_self is None and _named_as(self.fn) is self:
+            return self.fn.__qualname__
+        return (_recompiled, (uncompiled(self), self.backend, {
+            "fullgraph": self.fullgraph, "dynamic": self.dynamic,
+            "raise_backend_errors": self.raise_backend_errors,
+            "capture_scalar_outputs": self.capture_scalar_outputs,
+            "symbolic_ints": self.symbolic_ints}))
 
     def _use_code(self) -> None:
         """Set up the cache for `fn`'s current code: also when `fn.__code__` is replaced
@@ -520,6 +537,23 @@ class CompiledFunction:
         _gave_up[self._key] = message
         self._gave_up = True
         warn_user(message)
+
+
+def _named_as(fn: types.FunctionType) -> Any:
+    """What `fn`'s module holds under `fn`'s qualified name (None: nothing)."""
+    found: Any = sys.modules.get(fn.__module__)
+    for part in fn.__qualname__.split("."):
+        if part == "<locals>" or found is None:
+            return None
+        found = getattr(found, part, None)
+    return found
+
+
+def _recompiled(fn: Any, backend: Backend, options: dict[str, Any]) -> CompiledFunction:
+    """A pickled or copied `CompiledFunction` made again: `fn`, a function or a method."""
+    if isinstance(fn, types.MethodType):
+        return CompiledFunction(fn.__func__, backend, bound_self=fn.__self__, **options)
+    return CompiledFunction(fn, backend, **options)
 
 
 class _Callees:
