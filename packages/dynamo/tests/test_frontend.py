@@ -479,6 +479,16 @@ def test_compiled_functions_pickle_and_copy_as_torch_compile_s_do() -> None:
     assert again.forward.bound_self is again
 
 
+def test_a_compiled_module_given_another_module_calls_that_one() -> None:
+    """`compiled._orig_mod = other`: the forward compiled for the first module ran on
+    (torch.compile's wrapper does the same), while `parameters()` were the other's."""
+    first, other = nn.Linear(3, 3), nn.Linear(3, 3)
+    compiled, x = dynamo.compile(first, backend="eager"), torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x), first(x))
+    compiled._orig_mod = other
+    torch.testing.assert_close(compiled(x), other(x))
+
+
 def test_decorator_forms_and_methods() -> None:
     @dynamo.compile
     def f(x):

@@ -648,7 +648,7 @@ class OptimizedModule(torch.nn.Module):
         del self.__dict__["training"]  # read from, and written to, the original module
         self._orig_mod = module
         self._compile_forward = compile_forward
-        self._compiled_for = _forward_of(module)
+        self._compiled_for = (module, _forward_of(module))  # what the forward was compiled for
         self._compiled_forward = compile_forward(module)
         # A model holding this module saves it under the original's keys (`state_dict` passes
         # through), but loads it through `_modules`, under `_orig_mod.`: take either.
@@ -677,9 +677,12 @@ class OptimizedModule(torch.nn.Module):
         module = self._orig_mod
         if getattr(module, "_dynamo_disable", False):  # `dynamo.disable(module)`
             return module(*args, **kwargs)
-        if _forward_of(module) is not self._compiled_for and id(module) not in _INSTALLED:
-            # `module.forward = ...` since (not a compiled forward set for a call under way)
-            self._compiled_for = _forward_of(module)
+        made_for, forward = self._compiled_for
+        if (made_for is not module or _forward_of(module) is not forward) and \
+                id(module) not in _INSTALLED:
+            # `module.forward = ...` or `compiled._orig_mod = other` since (not a compiled
+            # forward set for a call under way)
+            self._compiled_for = (module, _forward_of(module))
             self._compiled_forward = self._compile_forward(module)
         if not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
                 or module._backward_pre_hooks or _global_hooks()
