@@ -1464,3 +1464,30 @@ def test_a_negative_constant_base_of_pow_keeps_its_sign(dynamic: bool) -> None:
     compiled = dynamo.compile(g, backend="eager", fullgraph=True, dynamic=dynamic)
     for n in (3, 4):
         torch.testing.assert_close(compiled(torch.ones(n)), g(torch.ones(n)))
+
+
+@pytest.mark.parametrize("use", [
+    lambda x, n: (x + 1, ~n),
+    lambda x, n: (x + 1, n.real, n.imag, n.numerator, n.denominator, n.conjugate()),
+    lambda x, n: (x + 1, (n / 2).real, (n / 2).imag, (n / 2).conjugate()),
+    lambda x, n: (x + 1, pow(n, 2, 7), pow(n, 3, -5)),
+    lambda x, n: (x + 1, n ** -1, n ** -2, n ** 3.0, (n / 2) ** -1),
+    lambda x, n: (x + 1, complex(1, 2), float.fromhex("0x1.8p1"), int.from_bytes(b"\1\2", "big")),
+], ids=["invert", "real", "float real", "pow with modulus", "negative base", "constants"])
+def test_python_number_operations_on_an_int_symbol_stay_in_one_graph(use) -> None:
+    """Operations torch's SymInt lacks (`~n`, `pow(n, e, m)`, `n.real`) or restricts (its
+    float power requires a base >= 0) are Python's, with no break."""
+    compiled = dynamo.compile(use, backend="eager", fullgraph=True)
+    x = torch.zeros(2)
+    for n in (5, -7, 1, -1, 3, -3, 2**40, -2**40 - 1, 12):
+        got, expected = compiled(x, n)[1:], use(x, n)[1:]
+        assert [(type(g), repr(g)) for g in got] == [(type(e), repr(e)) for e in expected]
+    assert len(compiled.cache.entries) <= 3
+
+
+def test_an_int_symbol_in_a_complex_names_the_break() -> None:
+    compiled = dynamo.compile(lambda x, n: (x + 1, complex(n, 1)), backend="eager",
+                              fullgraph=True)
+    compiled(torch.zeros(2), 1)
+    with pytest.raises(dynamo.exc.Unsupported, match="complex\\(\\) of a symbolic number"):
+        compiled(torch.zeros(2), 2)

@@ -63,7 +63,8 @@ PURE = frozenset(
     )]
     + [getattr(math, n) for n in dir(math) if callable(getattr(math, n))]
     + [abs, min, max, len, bool, int, float, str, round, divmod, pow, hash, chr, ord, repr,
-       format, tuple, frozenset, sum, all, any, isinstance, issubclass, callable, sorted]
+       format, tuple, frozenset, sum, all, any, isinstance, issubclass, callable, sorted,
+       complex, float.fromhex, int.from_bytes, bytes.fromhex]
 )
 
 
@@ -148,6 +149,67 @@ def _graph_value(v: VariableTracker) -> bool:
     return isinstance(v, (TensorVariable, SymNodeVariable))
 
 
+def _number(v: VariableTracker) -> bool:
+    return isinstance(v, SymNodeVariable) or v.is_constant() and type(v.as_constant()) in (
+        int, float, bool)
+
+
+def _op(tx: Translator, fn: Any, *args: Any) -> VariableTracker:
+    args = [a if isinstance(a, VariableTracker) else ConstantVariable(a) for a in args]
+    return BuiltinVariable(fn).call(tx, args, {})
+
+
+def _symbolic_number_op(tx: Translator, fn: Any, args: list[VariableTracker]
+                        ) -> VariableTracker | None:
+    """Python's operations on symbolic numbers that torch's SymInt and SymFloat do not have,
+    or have otherwise than Python (None: the op is traced as it is)."""
+    if not all(map(_number, args)):
+        return None
+    kind = args[0].python_type()
+    if fn is operator.invert and kind is int:
+        return _op(tx, operator.sub, _op(tx, operator.neg, args[0]), 1)  # `~n` is `-n - 1`
+    if fn is operator.invert and kind is float:
+        raise Raised(TypeError("bad operand type for unary ~: 'float'"),
+                     "bad operand type for unary ~: 'float'")
+    if fn is operator.invert and kind is bool:
+        raise Unsupported("~ of a symbolic bool (an int of it: -2 or -1)")
+    if fn is complex:
+        raise Unsupported("complex() of a symbolic number (no symbolic complex numbers)")
+    if fn in (operator.pow, pow) and len(args) == 2:
+        return _float_pow(tx, *args)
+    if fn is pow and len(args) == 3:
+        base, exponent, modulus = args
+        e = exponent.as_constant() if exponent.is_constant() else None
+        if not (type(e) is int and 0 <= e <= 64 and all(
+                a.python_type() is int for a in (base, modulus))):
+            raise Unsupported("pow() with a modulus, of symbolic numbers (traced only for ints "
+                              "and a constant exponent from 0 to 64)")
+        if _op(tx, operator.eq, modulus, 0).truth(tx):
+            raise Raised(ValueError("pow() 3rd argument cannot be 0"),
+                         "pow() 3rd argument cannot be 0")
+        return _op(tx, operator.mod, _op(tx, operator.pow, base, exponent), modulus)
+    return None
+
+
+def _float_pow(tx: Translator, base: VariableTracker, exponent: VariableTracker
+               ) -> VariableTracker | None:
+    """`base ** exponent` with a float result: torch's SymFloat power requires `base >= 0`
+    (a negative base to a fractional power is complex). For a negative base, an integral
+    constant exponent gives `(-base) ** e`, negated for an odd `e` (C's `pow` is symmetric
+    so: the same bits); any other exponent specialises the operands."""
+    if all(a.python_type() is not float for a in (base, exponent)) and \
+            _op(tx, operator.ge, exponent, 0).truth(tx):
+        return None  # an int to a natural power: an int
+    if not _op(tx, operator.lt, base, 0).truth(tx):
+        return None
+    e = exponent.as_constant() if exponent.is_constant() else None
+    if e is not None and math.isfinite(e) and float(e).is_integer():
+        magnitude = _op(tx, operator.pow, _op(tx, operator.neg, base), exponent)
+        return _op(tx, operator.neg, magnitude) if e % 2 else magnitude
+    values = [a.as_python() if isinstance(a, SymNodeVariable) else a for a in (base, exponent)]
+    return _op(tx, operator.pow, *values)
+
+
 def _is_object(v: VariableTracker) -> bool:
     from dynamo.variables.objects import ObjectVariable
 
@@ -181,6 +243,8 @@ class BuiltinVariable(TrueVariable):
         member = getattr(self.fn, name, None)
         if self.fn in VALUE_BASES and getattr(member, "__objclass__", None) is self.fn:
             return BaseMethodVariable(self.fn, name)
+        if self.fn in VALUE_BASES and member in PURE:  # `float.fromhex`, `int.from_bytes`
+            return BuiltinVariable(member)
         method = BaseMethodVariable.of(member)  # object.__setattr__
         return method if method is not None else super().getattr(tx, name)
 
@@ -198,6 +262,10 @@ class BuiltinVariable(TrueVariable):
             args = [_as_number(a) for a in args]
         if _follows_operator(fn, args):
             return _user_operator(tx, fn, *args)
+        if any(isinstance(a, SymNodeVariable) for a in args) and not kwargs:
+            result = _symbolic_number_op(tx, fn, args)
+            if result is not None:
+                return result
         if fn in _UNARY_METHODS and len(args) == 1 and not kwargs and \
                 _traced_method(args[0], _UNARY_METHODS[fn]):
             return args[0].call_method(tx, _UNARY_METHODS[fn], [], {})  # `-obj`: its `__neg__`

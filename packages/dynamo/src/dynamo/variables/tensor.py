@@ -210,12 +210,24 @@ class SymNodeVariable(VariableTracker):
             raise Unsupported(f"branching on a value read from a tensor ({error.reason})") \
                 from None
 
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from dynamo.variables.constant import ConstantVariable
+
+        kind = self.python_type()
+        if kind is not bool and name in ("real", "imag") or kind is int and name in (
+                "numerator", "denominator"):
+            return self if name in ("real", "numerator") else ConstantVariable(
+                {"imag": kind(0), "denominator": 1}[name])
+        return super().getattr(tx, name)
+
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
                     kwargs: dict[str, VariableTracker]) -> VariableTracker:
         """A method of the number (`is_integer()`, `bit_length()`): called on the plain number
         it stands for on these inputs (a guard pins it)."""
         from dynamo.variables.constant import ConstantVariable
 
+        if name == "conjugate" and not args and not kwargs and self.python_type() is not bool:
+            return self
         return ConstantVariable(self.as_python()).call_method(tx, name, args, kwargs)
 
     def as_python(self) -> int | float | bool:
