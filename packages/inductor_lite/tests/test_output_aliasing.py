@@ -36,6 +36,17 @@ def test_view_of_strided_input_symbolic_sizes(device):
     torch.testing.assert_close(x, expected)
 
 
+def test_view_of_temporary_read_twice_keeps_its_strides(device):
+    def f(x):
+        y = x.tanh().unsqueeze(0).expand(2, *x.shape)  # read twice: stored
+        return y[..., ::2], y.sum()
+    x = torch.randn(4, 2, 2, device=device)
+    view, total = _compiled(f, x)(x)
+    assert view.stride() == (0, 4, 2, 2)  # eager's; it was (16, 4, 2, 2), stored densely
+    torch.testing.assert_close(view, f(x)[0])
+    torch.testing.assert_close(total, f(x)[1])
+
+
 def test_half_mean_rounds_once(device):
     x = (torch.randn(8, 5, device=device) * 10).half()
     torch.testing.assert_close(_compiled(lambda t: t.mean(-1), x)(x), x.mean(-1), atol=0, rtol=0)

@@ -458,9 +458,12 @@ class GraphLowering:
         """The layout a lazy value is stored in (it is an output, or several nodes read it): an
         output keeps the traced strides even when they are not dense (a view of a temporary,
         `y.expand(...)`, `y.diagonal()`: elements sharing a place are equal), anything else
-        gets dense ones."""
+        gets dense ones, unless an output is a view of it (`y = t.expand(...)` read twice and
+        `y[..., ::2]` returned: eager's output has `y`'s strides)."""
         val = node.meta["val"]
-        if any(user.op == "output" for user in node.users):
+        returned = self.gm.graph.output_node().all_input_nodes
+        if any(user.op == "output" for user in node.users) or any(
+                _aliases(node, n) for n in returned):
             return base_layout(val)
         return dense_layout(val)
 
