@@ -1466,6 +1466,19 @@ def test_a_negative_constant_base_of_pow_keeps_its_sign(dynamic: bool) -> None:
         torch.testing.assert_close(compiled(torch.ones(n)), g(torch.ones(n)))
 
 
+def test_a_power_of_a_captured_scalar_stays_in_the_graph() -> None:
+    """`x.sum().item() ** 2` under capture_scalar_outputs: asking the base's sign, to keep
+    a negative base's, was a break (no guard can decide a value read from a tensor)."""
+    def f(x):
+        s = x.sum().item()
+        return x * s ** 2, x * s ** 0.5
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True, capture_scalar_outputs=True)
+    for x in (torch.ones(3), torch.full((3,), 2.0)):
+        for got, expected in zip(compiled(x), f(x)):
+            torch.testing.assert_close(got, expected)
+
+
 @pytest.mark.parametrize("use", [
     lambda x, n: (x + 1, ~n),
     lambda x, n: (x + 1, n.real, n.imag, n.numerator, n.denominator, n.conjugate()),

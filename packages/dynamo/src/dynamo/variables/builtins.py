@@ -49,6 +49,7 @@ from dynamo.variables.containers import (
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int, subclass_override
+from fakecore import DataDependentError
 from guards import AttrSource, DictContains, DistinctObjects, Equals, Identity
 
 if TYPE_CHECKING:
@@ -198,9 +199,9 @@ def _float_pow(tx: Translator, base: VariableTracker, exponent: VariableTracker
     constant exponent gives `(-base) ** e`, negated for an odd `e` (C's `pow` is symmetric
     so: the same bits); any other exponent specialises the operands."""
     if all(a.python_type() is not float for a in (base, exponent)) and \
-            _op(tx, operator.ge, exponent, 0).truth(tx):
+            _decided(tx, operator.ge, exponent, 0) is not False:
         return None  # an int to a natural power: an int
-    if not _op(tx, operator.lt, base, 0).truth(tx):
+    if not _decided(tx, operator.lt, base, 0):
         return None
     e = exponent.as_constant() if exponent.is_constant() else None
     if e is not None and math.isfinite(e) and float(e).is_integer():
@@ -208,6 +209,18 @@ def _float_pow(tx: Translator, base: VariableTracker, exponent: VariableTracker
         return _op(tx, operator.neg, magnitude) if e % 2 else magnitude
     values = [a.as_python() if isinstance(a, SymNodeVariable) else a for a in (base, exponent)]
     return _op(tx, operator.pow, *values)
+
+
+def _decided(tx: Translator, compare: Any, a: VariableTracker, b: Any) -> bool | None:
+    """`compare(a, b)` (a guard), or None where it turns on a value read from a tensor (an
+    `.item()` under `capture_scalar_outputs`), which no guard decides: such a power is traced
+    as torch's."""
+    condition = _op(tx, compare, a, b)
+    try:
+        return bool(condition.value) if isinstance(condition, SymNodeVariable) else \
+            condition.truth(tx)
+    except DataDependentError:
+        return None
 
 
 def _is_object(v: VariableTracker) -> bool:
