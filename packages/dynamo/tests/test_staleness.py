@@ -875,6 +875,18 @@ def test_match_args_replaced_on_the_class(monkeypatch) -> None:
                  lambda: monkeypatch.setattr(Matched, "__match_args__", ("b",)))
 
 
+def test_match_args_made_a_list_raises_as_eager(monkeypatch) -> None:
+    """CPython refuses a `__match_args__` that is no tuple (found by the fuzzer, seed 3892:
+    the trace matched by the list's names)."""
+    obj = Matched()
+    compiled = dynamo.compile(lambda x: _match_first(x, obj), backend="eager")
+    assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 2.0))
+    monkeypatch.setattr(Matched, "__match_args__", ["a"])
+    for fn in (lambda x: _match_first(x, obj), compiled):
+        with pytest.raises(TypeError, match="must be a tuple"):
+            fn(torch.ones(2))
+
+
 class Getter:
     def __get__(self, obj, owner):
         return 1

@@ -978,6 +978,10 @@ class Translator:
             if BuiltinVariable(hasattr).call(self, [cls, ConstantVariable("__match_args__")],
                                              {}).as_constant():
                 positional = self._attribute(cls, "__match_args__", False).as_constant()
+            if positional is not None and (type(positional) is not tuple or
+                                           not all(type(n) is str for n in positional)):
+                raise Unsupported(f"{kind.__qualname__}.__match_args__ is not a tuple of str "
+                                  "(a TypeError)")
             if positional is None and ins.arg == 1 and issubclass(kind, _MATCH_SELF):
                 values.append(subject)  # `case int(n)`: the subject itself
             elif positional is None or len(positional) < ins.arg:
