@@ -518,6 +518,29 @@ def test_random_graph_without_grad_draws_as_with_grad(device):
         assert compiled(x, w).shape == (3, 6)
 
 
+def test_attention_without_dropout_runs_kernels_under_no_grad(device):
+    # SDPA's aten ops are tagged as seeded (for their dropout); with dropout_p=0 (a model in
+    # eval mode) they draw nothing, so `torch.no_grad()` with parameters that require grad
+    # (the usual inference) runs the kernels, not the graph as it came.
+    w = torch.randn(8, 8, device=device, requires_grad=True)
+    gm = torch.fx.symbolic_trace(
+        lambda x, w: F.scaled_dot_product_attention(x @ w, x, x, is_causal=True).relu())
+    x = torch.randn(1, 2, 5, 8, device=device)
+    compiled = compile_fx(gm, [x, w])
+    assert not compiled.draws_random
+    compiled.eager = lambda *args: pytest.fail("the graph ran as it came")
+    with torch.no_grad():
+        got = compiled(x, w)
+        torch.testing.assert_close(got, gm(x, w), atol=1e-4, rtol=1e-4)
+    # dropout on: still random, and so run as it came under no_grad with grad parameters
+    gm = torch.fx.symbolic_trace(
+        lambda x, w: F.scaled_dot_product_attention(x @ w, x, x, dropout_p=0.5).relu())
+    compiled = compile_fx(gm, [x, w])
+    with torch.no_grad():
+        compiled(x, w)
+    assert compiled.draws_random
+
+
 def test_dump_folder(tmp_path, monkeypatch, device):
     from inductor_lite import config
     monkeypatch.setattr(config, "dump_dir", str(tmp_path))

@@ -184,9 +184,23 @@ def _ops_under_grad(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
 
 
 def _draws_random(gm: torch.fx.GraphModule) -> bool:
-    """Whether an op of the aten graph draws random numbers."""
+    """Whether an op of the aten graph draws random numbers. Attention ops are tagged as
+    seeded for their dropout: with a `dropout_p` of the number 0 (every model in eval mode)
+    they draw nothing."""
     return any(isinstance(n.target, torch._ops.OpOverload)
-               and torch.Tag.nondeterministic_seeded in n.target.tags for n in gm.graph.nodes)
+               and torch.Tag.nondeterministic_seeded in n.target.tags
+               and not _no_dropout(n) for n in gm.graph.nodes)
+
+
+def _no_dropout(node: torch.fx.Node) -> bool:
+    """Whether a seeded op's only randomness is a dropout that is off (`dropout_p` the number
+    0)."""
+    names = [a.name for a in node.target._schema.arguments]
+    if "dropout_p" not in names:
+        return False
+    i = names.index("dropout_p")
+    p = node.args[i] if i < len(node.args) else node.kwargs.get("dropout_p", 0.0)
+    return not isinstance(p, torch.fx.Node) and isinstance(p, (int, float)) and p == 0
 
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs: list, *, mode: str | None = None,
