@@ -434,3 +434,32 @@ def test_functions_from_execd_namespaces_leave_them_behind() -> None:
         del marker, namespace
     gc.collect()
     assert [r() for r in held] == [None] * 3
+
+
+def test_a_cache_whose_entries_are_all_for_objects_gone_is_dropped() -> None:
+    """An optimizer's step under a scheduler (a closure over torch's code, which lives on),
+    compiled with a backend made for that compilation: the cache keyed by that backend is
+    never looked up again, so its entries for the dropped optimizer, with their graphs and
+    fakes, were never pruned: a sweep over models kept every one."""
+    from dynamo.frontend import _caches
+
+    def train_once() -> None:
+        model = nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        schedule = torch.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+        step = dynamo.compile(opt.step, backend=lambda gm, example_inputs: gm.forward)
+        for _ in range(5):
+            model(torch.randn(3, 4)).sum().backward()
+            step()
+            opt.zero_grad()
+            schedule.step()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        train_once()
+        gc.collect()
+        before = len(_caches)
+        for _ in range(4):
+            train_once()
+            gc.collect()
+    assert len(_caches) <= before + 1

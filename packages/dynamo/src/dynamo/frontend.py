@@ -65,6 +65,19 @@ def reset() -> None:
     _changed()
 
 
+def _drop_dead_caches() -> None:
+    """Drop the caches that no compiled function holds and whose every entry was made for
+    objects now gone. A cache is pruned of such entries only when its own key compiles again
+    (`GuardedCache.make_room`); a key that never comes back (its backend a callable made
+    for that one compilation, with code that lives on: torch's `Optimizer.step`, a function
+    defined in a loop) kept its dead entries, their graphs and fakes, for good."""
+    for key in list(_caches):
+        cache = _caches[key]
+        # held by the table, `cache` and getrefcount's argument only: no wrapper uses it
+        if sys.getrefcount(cache) <= 3 and all(g.gone() for g, _ in cache.entries):
+            del _caches[key]
+
+
 def _marked(fn: Callable, mark: str) -> Callable:
     """`fn` with attribute `mark` set; a builtin, which takes no attributes (`torch.sin`), is
     wrapped in a Python function that calls it."""
@@ -334,6 +347,8 @@ class CompiledFunction:
 
     def _sync(self) -> None:
         self._generation = _generation[0]
+        if self._key not in _caches:
+            _drop_dead_caches()
         self._cache = _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
         self._gave_up = self._key in _gave_up
         for seen in (self._automatic_dynamic, self._dynamic_strides, self._dynamic_numbers):
