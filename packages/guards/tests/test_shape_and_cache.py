@@ -123,6 +123,19 @@ def test_cache_looks_up_in_order_and_explains_misses() -> None:
     assert len(cache) == 2
 
 
+def test_the_limit_names_a_few_failing_guards_per_entry() -> None:
+    """A model whose hundred parameters all changed `requires_grad` made a warning of
+    kilobytes: the first five failures of an entry, and how many more."""
+    cache: GuardedCache[str] = GuardedCache(limit=1)
+    names = [f"p{i}" for i in range(8)]
+    cache.add(GuardSet([Equals(LocalSource(n), 0) for n in names]), "zeros")
+    with pytest.raises(CacheLimitExceeded) as info:
+        cache.add(GuardSet([]), "ones", f_locals=dict.fromkeys(names, 1), f_globals={})
+    message = str(info.value)
+    assert "L['p4'] == 0 failed" in message and "L['p5']" not in message
+    assert message.endswith("; and 3 more")
+
+
 def test_the_limit_counts_the_entries_made_for_the_same_objects() -> None:
     """Twelve layers, each pinned by identity, compile once each under a limit of 2; a third
     recompilation for one layer, or an entry past the total limit, is refused."""

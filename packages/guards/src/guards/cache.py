@@ -24,6 +24,9 @@ from guards.sources import GetItemSource, LocalSource, a_type
 V = TypeVar("V")
 
 
+_SHOWN = 5  # failing guards named per entry in CacheLimitExceeded's message
+
+
 class CacheLimitExceeded(RuntimeError):
     """The cache is full; the message says which guards kept failing."""
 
@@ -81,7 +84,10 @@ class GuardedCache(Generic[V]):
                 f"the cache holds {self.total_limit} entries, its total limit"
             if (f_locals is not None or f_globals is not None) and same:
                 reasons = [g.explain(f_locals or {}, f_globals or {}) for g, _ in same]
-                lines = [f"  entry {i}: {'; '.join(r) or 'none (its guards hold)'}"
+                # (the first few of an entry's: a model's hundred parameters that all changed
+                # `requires_grad` made a warning of kilobytes)
+                lines = [f"  entry {i}: {'; '.join(r[:_SHOWN]) or 'none (its guards hold)'}"
+                         + (f"; and {len(r) - _SHOWN} more" if len(r) > _SHOWN else "")
                          for i, r in enumerate(reasons)]
                 message += "; for these inputs the guards that failed were:\n" + "\n".join(lines)
             raise CacheLimitExceeded(message)
