@@ -96,8 +96,7 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
             with frontend._COMPILE_LOCK:  # (no other thread adds a cache meanwhile)
                 caches = [(k, c) for k, c in list(frontend._caches.items()) if ours(k)]
                 report.eager = [why for k, why in list(frontend._gave_up.items()) if ours(k)]
-            if isinstance(fn, types.FunctionType) and frontend.suspending_kind(fn.__code__) \
-                    and frontend.compiler_disabled(fn) is None:
+            if isinstance(fn, types.FunctionType) and frontend.captures_nothing(fn):
                 report.eager.append(str(frontend.not_captured(fn)))  # (it ran as it is)
             if under_mode:
                 report.eager.append("a TorchFunctionMode or TorchDispatchMode was active: the "

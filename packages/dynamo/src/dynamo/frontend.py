@@ -238,11 +238,22 @@ def suspending_kind(code: types.CodeType) -> str | None:
             "a generator function" if flags & 0x20 else None)
 
 
+def captures_nothing(fn: types.FunctionType) -> bool:
+    """Whether `fn` is a generator or coroutine function not marked to run as it is: compiled,
+    it runs as it is all the same (its call runs none of its body), which `not_captured` says."""
+    return suspending_kind(fn.__code__) is not None and not _disabled(fn)
+
+
 def not_captured(fn: types.FunctionType) -> Unsupported:
     """Why compiling generator or coroutine function `fn` captures nothing, at its `def`."""
-    error = Unsupported(f"compiling {_name(fn)}, {suspending_kind(fn.__code__)}: calling it "
-                        "only makes the object that runs its body later, so it has no frame to "
-                        "capture (compile a function that iterates or awaits it instead)")
+    return _at_def(fn, f"compiling {_name(fn)}, {suspending_kind(fn.__code__)}: calling it "
+                       "only makes the object that runs its body later, so it has no frame to "
+                       "capture (compile a function that iterates or awaits it instead)")
+
+
+def _at_def(fn: types.FunctionType, message: str) -> Unsupported:
+    """An Unsupported with `message`, located at `fn`'s `def` line."""
+    error = Unsupported(message)
     error.locate(fn.__code__.co_filename, fn.__code__.co_firstlineno)
     return error
 
@@ -391,8 +402,7 @@ class CompiledFunction:
         if self._generation != _generation[0]:
             self._sync()
         if self._gave_up or getattr(fn, "_dynamo_disable", False) or self._as_it_is:
-            if self.fullgraph and fn.__code__.co_flags & _SUSPENDS and \
-                    compiler_disabled(fn) is None and not getattr(fn, "_dynamo_disable", False):
+            if self.fullgraph and captures_nothing(fn):
                 raise not_captured(fn)  # (as torch.compile's "Attempt to trace generator")
             return fn(*args, **kwargs)
         bind = self.bind
@@ -538,15 +548,11 @@ class CompiledFunction:
         """The cache is full: the frame runs eagerly from now on, with a warning; under
         `fullgraph=True` that is a failure to capture, raised (as torch.compile's
         FailOnRecompileLimitHit), and the next call tries again."""
-        message = (f"dynamo recompiled {_name(self.fn)} up to the cache size limit; "
-                   f"it runs eagerly from now on: {error}")
         if self.fullgraph:
-            code = self.fn.__code__
-            failure = Unsupported(f"dynamo recompiled {_name(self.fn)} up to the cache size "
-                                  f"limit, and fullgraph=True: {error}")
-            failure.locate(code.co_filename, code.co_firstlineno)
-            raise failure from None
-        self._give_up(message)
+            raise _at_def(self.fn, f"dynamo recompiled {_name(self.fn)} up to the cache size "
+                                   f"limit, and fullgraph=True: {error}") from None
+        self._give_up(f"dynamo recompiled {_name(self.fn)} up to the cache size limit; "
+                      f"it runs eagerly from now on: {error}")
 
     def _give_up(self, message: str) -> None:
         _gave_up[self._key] = message

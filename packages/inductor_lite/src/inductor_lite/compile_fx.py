@@ -390,11 +390,13 @@ class CompiledGraph:
             count = len(inputs)
             return (lambda args: len(args) == count and _shares_memory(state, args, written)), \
                 self.eager
-        check = _guard(fakes, aten_gm.shape_env, scalars, state, written,
-                       offsets=_reads_storage_offsets(aten_gm))
+        def guarded() -> Callable:  # (made last: the lowering may guard sizes too)
+            return _guard(fakes, aten_gm.shape_env, scalars, state, written,
+                          offsets=_reads_storage_offsets(aten_gm))
+
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
-            return check, self._runner(aten_gm.forward, state)
+            return guarded(), self._runner(aten_gm.forward, state)
         # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant,
         # nor one only read as a number (on the host)
         on_host = _read_on_host(aten_gm, len(state), host)
@@ -405,7 +407,7 @@ class CompiledGraph:
             log.warning("inductor_lite: running the aten graph eagerly: it computes on CPU "
                         "tensors (inputs %s) besides its device's", on_cpu)
             counters["eager_graphs"] += 1
-            return check, self._runner(aten_gm.forward, state)
+            return guarded(), self._runner(aten_gm.forward, state)
         if on_cpu and not _interpreted():
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
                                "must be chosen before triton is imported (torch may import it "
@@ -419,12 +421,8 @@ class CompiledGraph:
             counters["eager_graphs"] += 1
             if before is not None:
                 del guards[before:]  # (what the lowering assumed is not the aten graph's)
-            return check, self._runner(aten_gm.forward, state)
-        if before is not None and len(guards) > before:
-            # the lowering guarded sizes too (a scan's symbolic row fits one block)
-            check = _guard(fakes, aten_gm.shape_env, scalars, state, written,
-                           offsets=_reads_storage_offsets(aten_gm))
-        return check, runner
+            return guarded(), self._runner(aten_gm.forward, state)
+        return guarded(), runner  # (with what the lowering guarded: a scan's row fits a block)
 
 
 def _aten_trace(fn: Callable, table: dict) -> Callable[..., torch.fx.GraphModule]:

@@ -295,7 +295,7 @@ class KernelCodegen:
         # scans, which hold their row in one block).
         # A symbolic row may be called far longer than traced (past Triton's largest block,
         # 2**20 elements): the launcher then takes the looped kernel (`runtime.candidates`).
-        symbolic = kernel.is_reduction and not sympy.sympify(kernel.rnumel).is_number
+        symbolic = not sympy.sympify(kernel.rnumel).is_number
         self.weigh_looped = self.persistent and (rows > LOOPED_TOO_RNUMEL or symbolic) and \
             not any(node.space == "scan" for node in kernel.nodes)
         self.pointers: dict[str, str] = {}  # buffer name -> parameter name

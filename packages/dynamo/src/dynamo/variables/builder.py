@@ -306,9 +306,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if isinstance(value, types.MethodType) and isinstance(value.__self__, type) and issubclass(
             value.__self__, torch.autograd.Function):
         _guard(tx, source, TypeMatch, types.MethodType)  # a custom Function's apply
-        _guard(tx, _child(source, AttrSource, "__self__"), Identity.of, value.__self__)
-        return function_apply(value.__self__, source, tx,
-                              _child(source, AttrSource, "__self__"))
+        cls_source = _child(source, AttrSource, "__self__")
+        _guard(tx, cls_source, Identity.of, value.__self__)
+        return function_apply(tx, value.__self__, cls_source, source)
     if isinstance(value, functools._lru_cache_wrapper):
         # `@lru_cache` functions are inlined, cache aside (as torch.compile does): the same
         # result for code whose result depends only on its arguments

@@ -306,7 +306,8 @@ class BuiltinVariable(TrueVariable):
                     # where it would (`np.float64(1) / 0`), computed for real at a break
                     raise Unsupported(f"{getattr(fn, '__name__', fn)} of numpy scalars that "
                                       f"numpy would warn on ({error})") from None
-                raise Raised(error,  # the user's code raises here f"{getattr(fn, '__name__', fn)}() raised "
+                # the user's code raises here
+                raise Raised(error, f"{getattr(fn, '__name__', fn)}() raised "
                              f"{type(error).__name__}: {error}") from None
             from dynamo.variables.builder import wrap_constant_result
 

@@ -848,7 +848,7 @@ class UserClassVariable(VariableTracker):
 
         found, member = class_attribute(self.cls, name)
         if issubclass(self.cls, torch.autograd.Function) and name == "apply":
-            return function_apply(self.cls, tx=tx, cls_source=self.source)
+            return function_apply(tx, self.cls, self.source)
         if isinstance(member, staticmethod):  # `C.s` is the function itself
             return wrap(tx, member.__func__, self._attr_source(name))
         if isinstance(member, classmethod):  # `C.c` is a new bound method at each read
@@ -955,8 +955,8 @@ class UserClassVariable(VariableTracker):
         return f"UserClassVariable({self.cls.__qualname__})"
 
 
-def function_apply(cls: type, source: Any = None, tx: Translator | None = None,
-                   cls_source: Any = None) -> VariableTracker:
+def function_apply(tx: Translator, cls: type, cls_source: Any,
+                   source: Any = None) -> VariableTracker:
     """`apply` of a custom autograd.Function: a graph node (its forward runs on the fake values
     while tracing; the graph calls `apply`, so autograd records the custom backward), or, when
     its forward marks inputs dirty (writes them in place), a call made for real at a break.
@@ -965,7 +965,7 @@ def function_apply(cls: type, source: Any = None, tx: Translator | None = None,
     (inductor_lite does, for inputs that need no grad)."""
     from dynamo.variables.functions import OpaqueFunctionVariable
 
-    if tx is not None and cls_source is not None:
+    if cls_source is not None:
         for name in ("forward", "setup_context"):
             if isinstance(inspect.getattr_static(cls, name, None), staticmethod):
                 # (`cls.forward` of a staticmethod is the same function at every read)

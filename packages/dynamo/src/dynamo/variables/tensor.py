@@ -48,7 +48,7 @@ def subclass_override(cls: type | None, name: str) -> type | None:
     dispatch overrides are off) that defines `name` above `torch.Tensor` (or `nn.Parameter`),
     or None: a method, property or operator it overrides (`def double(self)`, `__add__`) is
     not the tensor's, and the fake tensor would answer torch's."""
-    if cls is None or cls is torch.Tensor or cls is torch.nn.Parameter:
+    if cls is None:
         return None
     for klass in cls.__mro__:
         if klass is torch.Tensor or klass is torch.nn.Parameter:
@@ -214,10 +214,12 @@ class SymNodeVariable(VariableTracker):
         from dynamo.variables.constant import ConstantVariable
 
         kind = self.python_type()
-        if kind is not bool and name in ("real", "imag") or kind is int and name in (
-                "numerator", "denominator"):
-            return self if name in ("real", "numerator") else ConstantVariable(
-                {"imag": kind(0), "denominator": 1}[name])
+        if name in ("real", "numerator") and kind is not bool and (name == "real" or kind is int):
+            return self
+        if name == "imag" and kind is not bool:
+            return ConstantVariable(kind(0))
+        if name == "denominator" and kind is int:
+            return ConstantVariable(1)
         return super().getattr(tx, name)
 
     def call_method(self, tx: Translator, name: str, args: list[VariableTracker],
