@@ -1272,6 +1272,40 @@ def test_a_graph_that_draws_then_raises_reruns_with_the_generator_rewound(backen
     torch.testing.assert_close(got, expected)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_multi_head_attention_with_dropout_counts_as_drawing(backend: str) -> None:
+    """`F.multi_head_attention_forward` is one node (torch's Python kept whole) that calls
+    dropout inside: unused, it is kept; a graph that runs it and then raises reruns with the
+    generator rewound (it drew twice: every later random number differed from eager's)."""
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(4, 1, dropout=0.5)
+
+    def unused(q):
+        mha(q, q, q)
+        return q * 2
+
+    def then_raises(q, i):
+        return mha(q, q, q)[0] + q[i]
+
+    q = torch.ones(3, 1, 4)
+    torch.manual_seed(0)
+    unused(q)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    dynamo.compile(unused, backend=backend)(q)
+    assert torch.equal(torch.rand(3), expected)
+
+    compiled = dynamo.compile(then_raises, backend=backend)
+    results = []
+    for fn in (then_raises, compiled):
+        torch.manual_seed(0)
+        fn(q, torch.tensor([0]))
+        with pytest.raises(IndexError):
+            fn(q, torch.tensor([9]))
+        results.append((fn(q, torch.tensor([1])), torch.rand(3)))
+    torch.testing.assert_close(results[1], results[0], rtol=0, atol=0)
+
+
 def test_a_symbolic_int_indexes_modules_objects_and_slices_constants() -> None:
     """Once an int argument is a symbol: a ModuleList, a user object and a constant string or
     tuple indexed or sliced by it (each specialises it where it must, no break)."""

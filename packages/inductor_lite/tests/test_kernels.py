@@ -282,6 +282,19 @@ def test_half_precision_rand_stays_below_one(dtype, device):
     assert 0.45 < r.float().mean().item() < 0.55
 
 
+def test_float64_draws_are_eagers(device):
+    # Triton's generator makes float32 numbers; cast up, a float64 draw would have 24 bits
+    x = torch.ones(1000, device=device, dtype=torch.float64)
+    gm = torch.fx.symbolic_trace(lambda x: (torch.rand_like(x), torch.randn_like(x) + x))
+    compiled = compile_fx(gm, [x])
+    torch.manual_seed(0)
+    got = compiled(x)
+    torch.manual_seed(0)
+    expected = gm(x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert (got[0] != got[0].float().double()).any()
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_computed_in_float32(dtype, device):
     x = torch.randn(8, 40, device=device, dtype=dtype)

@@ -696,6 +696,12 @@ def _draws_random_numbers(node: torch.fx.Node, name: str) -> bool:
     if name == "scaled_dot_product_attention":
         p = node.kwargs.get("dropout_p", node.args[4] if len(node.args) > 4 else 0.0)
         return not (isinstance(p, (int, float)) and p == 0)
+    if name == "multi_head_attention_forward":
+        # torch's Python, kept whole as one node: it calls `dropout` on the attention weights
+        # when `dropout_p` is not 0 and `training` (default True) is not False
+        p = node.kwargs.get("dropout_p", node.args[10] if len(node.args) > 10 else None)
+        training = node.kwargs.get("training", node.args[13] if len(node.args) > 13 else True)
+        return not (isinstance(p, (int, float)) and p == 0 or training is False)
     return name in _random_op_names()
 
 

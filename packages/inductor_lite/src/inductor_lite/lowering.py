@@ -1856,6 +1856,8 @@ def _adaptive_max_pool(lower, node, x, output_size):
 
 def _random(lower: GraphLowering, kind: str) -> Pointwise:
     val = lower.node.meta["val"]
+    if val.dtype == torch.float64:
+        raise LoweringError("Triton draws float32 numbers: float64 ones would have 24 bits")
     size = tuple(sym(s) for s in val.shape)
     seed = lower.new_seed()
     strides = contiguous_strides(size)
