@@ -946,3 +946,59 @@ def test_calls_that_write_without_a_version_counter_are_kept(backend: str) -> No
         expected = renorm(i, reference)
         torch.testing.assert_close(dynamo.compile(renorm, backend=backend)(i, w), expected)
         torch.testing.assert_close(w, reference)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_attention_fast_path_without_weights_returns_none_for_them(backend) -> None:
+    """`_native_multi_head_attention` with `need_weights=False` returns None for the weights
+    (its meta function an empty tensor): the None is returned, and the graph is the frame's
+    (the empty tensor failed the first call's output check: the frame ran eagerly)."""
+    attn = nn.MultiheadAttention(16, 2, batch_first=True).eval()
+    x = torch.randn(2, 6, 16)
+    counting, graphs = counting_backend(backend)
+    compiled = dynamo.compile(lambda x: attn(x, x, x, need_weights=False), backend=counting,
+                              raise_backend_errors=True)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error")  # (the eager backend's frame ran eagerly, warning)
+        out, weights = compiled(x)
+        expected, _ = attn(x, x, x, need_weights=False)
+    assert weights is None and len(graphs) == 1
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("foreach", [None, False])
+def test_gradient_clipping_is_one_graph(foreach) -> None:
+    """`clip_grad_norm_` and `clip_grad_value_` group the grads by device and dtype with a C
+    function returning a dict (a graph node cannot): answered while tracing, from the grads'
+    guarded devices and dtypes, so the clipping is in the graph (it broke there)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2).double())
+    eager_model = copy.deepcopy(model)
+    x = torch.randn(5, 4)
+    for m in (model, eager_model):
+        m[1](m[0](x).double()).pow(2).sum().backward()
+
+    def clip(ps, most):
+        norm = nn.utils.clip_grad_norm_(ps, most, foreach=foreach)
+        nn.utils.clip_grad_value_(ps, 0.05, foreach=foreach)
+        return norm
+
+    explained = dynamo.explain(clip)(list(model.parameters()), 0.5)
+    assert explained.graph_count == 1 and not explained.breaks
+    torch.testing.assert_close(explained.result, clip(list(eager_model.parameters()), 0.5))
+    for p, q in zip(model.parameters(), eager_model.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+
+
+def test_infer_size_of_shapes_is_traced() -> None:
+    """`torch._C._infer_size(a.shape, b.shape)` (torch.distributions' KL of two multivariate
+    normals) takes only a torch.Size, which a node's argument is not: broadcast in Python."""
+    def f(a, b):
+        return a.expand(torch._C._infer_size(a.shape, b.shape)) + 1
+
+    a, b = torch.randn(3, 1), torch.randn(1, 4)
+    explained = dynamo.explain(f)(a, b)
+    assert explained.graph_count == 1 and not explained.breaks
+    torch.testing.assert_close(dynamo.compile(f, backend="eager")(a, b), f(a, b))
+    with pytest.raises(RuntimeError, match="must match"):
+        dynamo.compile(f, backend="eager")(torch.randn(3, 2), torch.randn(1, 4))

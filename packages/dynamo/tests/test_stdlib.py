@@ -636,3 +636,42 @@ def test_a_partial_given_a_dict_after_compiling_is_no_longer_flattened():
     assert compiled(torch.ones(1))[0] is True
     p.tag = 1
     assert compiled(torch.ones(1))[0] is f(torch.ones(1))[0] is False
+
+
+class _Pair(typing.NamedTuple):
+    a: torch.Tensor
+    b: torch.Tensor
+
+
+class _Doubled(_Pair):
+    """A named tuple whose own `__new__` changes what it holds (as torch's PackedSequence)."""
+
+    def __new__(cls, a, b=None):
+        return super().__new__(cls, a * 2, a if b is None else b)
+
+
+def test_named_tuple_subclass_with_its_own_new() -> None:
+    """Calling a named tuple class whose own `__new__` is not the namedtuple one is a break
+    (the tuple was built from the arguments, the `__new__` skipped); one that escapes the
+    frame is rebuilt as `tuple.__new__` builds it (`cls(*items)` ran the `__new__` again on
+    the items it had made)."""
+    def made(x):
+        q = _Doubled(x, x + 1)
+        return q.a + q.b
+
+    def defaulted(x):
+        return _Doubled(x).a
+
+    def replaced(q):
+        return q._replace(b=q.b * 2)
+
+    x = torch.ones(2)
+    for fn, arg in ((made, x), (defaulted, x), (replaced, _Doubled(x))):
+        expected = fn(arg)
+        got = dynamo.compile(fn, backend="eager")(arg)
+        assert type(got) is type(expected)
+        torch.testing.assert_close(tuple(got) if isinstance(got, tuple) else got,
+                                   tuple(expected) if isinstance(expected, tuple) else expected)
+    explained = dynamo.explain(made)(x)
+    assert "_Doubled(): a named tuple class whose own __new__" in str(explained.breaks[0])
+    assert dynamo.explain(replaced)(_Doubled(x)).graph_count == 1

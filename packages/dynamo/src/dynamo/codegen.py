@@ -249,8 +249,10 @@ class ResultBuilder:
             if isinstance(v, SizeVariable):
                 return f"{self.constant(torch.Size)}(({items}))"
             if isinstance(v, NamedTupleVariable):
-                return (f"{self.constant(v.kind)}({items})" if hasattr(v.kind, "_fields")
-                        else f"{self.constant(v.kind)}(({items}))")
+                # the tuple of these items, as `_make` builds it: a `__new__` of the class's
+                # own (PackedSequence's) would run on items it already made
+                return (f"{self.constant(tuple.__new__)}({self.constant(v.kind)}, ({items}))"
+                        if hasattr(v.kind, "_fields") else f"{self.constant(v.kind)}(({items}))")
             return f"({items})"
         if isinstance(v, ListVariable):
             text = "[" + ", ".join(self.expression(x) for x in v.values) + "]"

@@ -889,6 +889,9 @@ class UserClassVariable(VariableTracker):
 
         cls = self.cls
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            if _own_constructor(cls):
+                raise Unsupported(f"{cls.__qualname__}(): a named tuple class whose own "
+                                  "__new__ or __init__ is not traced")
             values = list(args) + [kwargs[f] for f in cls._fields[len(args):] if f in kwargs]
             if len(values) < len(cls._fields):
                 defaults = getattr(cls, "_field_defaults", {})
@@ -1040,6 +1043,60 @@ class PythonModuleVariable(TrueVariable):
 _LIBRARIES = ("torch", "math", "operator", "builtins")
 
 
+def _group_by_device_and_dtype(tx: Translator, args: list, kwargs: dict) -> Any:
+    """`torch._C._group_tensors_by_device_and_dtype(tensorlistlist, with_indices)` (the
+    foreach grouping of `clip_grad_norm_`, `clip_grad_value_`): answered from the tensors'
+    devices and dtypes, which their guards fix, as a dict of the same trackers (a graph node
+    cannot return a dict: the clipping broke the graph). None where the lists are not known."""
+    from dynamo.variables.containers import DictVariable, ListVariable, SequenceVariable
+    from dynamo.variables.tensor import TensorVariable
+
+    lists = args[0] if args else kwargs.get("tensorlistlist")
+    flag = args[1] if len(args) > 1 else kwargs.get("with_indices", ConstantVariable(False))
+    if not isinstance(lists, SequenceVariable) or not flag.is_constant() or not all(
+            isinstance(inner, SequenceVariable) for inner in lists.values):
+        return None
+    trackers: dict[int, VariableTracker] = {}
+    examples = []
+    for inner in lists.values:
+        row = []
+        for item in inner.values:
+            if isinstance(item, TensorVariable):
+                trackers[id(item.fake)] = item
+                row.append(item.fake)
+            elif is_none(item):
+                row.append(None)
+            else:
+                return None
+        examples.append(row)
+    grouped = torch._C._group_tensors_by_device_and_dtype(examples, bool(flag.as_constant()))
+
+    def back(t: Any) -> VariableTracker:
+        return ConstantVariable(None) if t is None else trackers[id(t)]
+
+    return DictVariable({key: TupleVariable([
+        ListVariable([ListVariable([back(t) for t in row]) for row in rows]),
+        ListVariable([ConstantVariable(i) for i in indices])])
+        for key, (rows, indices) in grouped.items()})
+
+
+def _needs_weights(args: list, kwargs: dict) -> bool:
+    """`need_weights` of a `torch._native_multi_head_attention` call (True by default)."""
+    flag = args[10] if len(args) > 10 else kwargs.get("need_weights")
+    return flag is None or not flag.is_constant() or bool(flag.as_constant())
+
+
+def _own_constructor(cls: type) -> bool:
+    """Whether a class between the named tuple class `collections.namedtuple` made and `cls`
+    (a subclass: `PackedSequence`) defines `__new__` or `__init__`: calling `cls` runs it."""
+    for k in cls.__mro__:
+        if "_make" in k.__dict__ and "_fields" in k.__dict__:  # namedtuple's own class
+            return False
+        if "__new__" in k.__dict__ or "__init__" in k.__dict__:
+            return True
+    return False
+
+
 # A callable handed to torch.nn's Python (a user's function, or torch's own): the function is
 # followed so that the callable is called in the trace (as a node's argument it was a break)
 _USER_CALLABLES = (UserFunctionVariable, NestedFunctionVariable, UserMethodVariable,
@@ -1110,12 +1167,16 @@ class TorchFunctionVariable(TrueVariable):
         if fn in _CONSTANT_FOLDABLE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             return ConstantVariable(fn(*[a.as_constant() for a in args],
                                        **{k: v.as_constant() for k, v in kwargs.items()}))
+        from dynamo.variables.containers import NamedTupleVariable
         from dynamo.variables.user_objects import UserObjectVariable
 
         if isinstance(fn, types.FunctionType) and (
                 fn.__code__.co_filename == TORCH_DISABLED
                 or getattr(original, "__module__", None) in _READS_GRADS or any(
                 isinstance(a, IteratorVariable | NNModuleVariable | UserObjectVariable)
+                # a named tuple (a PackedSequence): a node's argument is a plain tuple, whose
+                # fields `pad_packed_sequence` could not read
+                or isinstance(a, NamedTupleVariable) and hasattr(a.kind, "_fields")
                 or isinstance(a, (TorchFunctionVariable, *_USER_CALLABLES))
                 and _takes_functions(fn) for a in [*args, *kwargs.values()])):
             # torch's Python taking what a graph node cannot (`clip_grad_norm_(m.parameters())`,
@@ -1137,6 +1198,14 @@ class TorchFunctionVariable(TrueVariable):
                 return UserFunctionVariable(rnn_by_layer).call(
                     tx, [self, ConstantVariable(original is torch.lstm), ConstantVariable(packed),
                          *args], {})
+        if original is torch._C._group_tensors_by_device_and_dtype:
+            grouped = _group_by_device_and_dtype(tx, args, kwargs)
+            if grouped is not None:
+                return grouped
+        if original is torch._C._infer_size and len(args) == 2 and not kwargs:
+            # (C++ takes only a torch.Size, which a graph node's argument cannot be: the
+            # sizes are broadcast in Python, as `torch.broadcast_shapes`, symbols and all)
+            return UserFunctionVariable(torch.broadcast_shapes).call(tx, args, {})
         try:
             result = tx.output.call_function(fn, args, kwargs)
         except NotAGraphValue:
@@ -1145,6 +1214,10 @@ class TorchFunctionVariable(TrueVariable):
             # torch's Python returning what a graph cannot hold (GradScaler's state factory
             # returns a dict): followed like the user's code
             return UserFunctionVariable(fn, self.source).call(tx, args, kwargs)
+        if original is torch._native_multi_head_attention and not _needs_weights(args, kwargs):
+            # MultiheadAttention's inference fast path without weights: the kernel returns
+            # None for them, the meta function an empty tensor
+            return TupleVariable([result.values[0], ConstantVariable(None)])
         answer = _query_answer(result)
         if answer is not None and not kwargs and (not args or _getter(fn) and all(
                 a.is_constant() and type(a.as_constant()) is str for a in args)):
