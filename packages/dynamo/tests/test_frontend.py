@@ -896,6 +896,30 @@ def test_aot_eager_on_an_input_transposed_in_place() -> None:
         assert a.shape == b.shape == (4, 3)
 
 
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor_lite"])
+def test_a_write_through_data_leaves_the_version_counter_as_eager_does(backend) -> None:
+    """`x.data` has a version counter of its own: backward through a tensor that saved `x`
+    runs after `x.data.mul_(2)` (aot_eager lowered `.data` as `aten.detach`, which shares the
+    counter, and inductor_lite moves the counters of the inputs it writes: backward failed)."""
+    def f(x):
+        x.data.mul_(2)
+        return x + 1
+
+    compiled = dynamo.compile(f, backend=backend)
+    for requires_grad in (True, False):
+        a = torch.randn(3, requires_grad=True)
+        x = torch.randn(3, requires_grad=requires_grad)
+        expected = x.detach() * 2
+        loss = (a * x).sum()  # saves x
+        with torch.no_grad():
+            compiled(x)
+        assert x._version == 0
+        torch.testing.assert_close(x.detach(), expected)
+        loss.backward()
+        torch.testing.assert_close(a.grad, expected)  # (x as it is now, as in eager)
+
+
 def test_a_call_with_missing_arguments_fails_as_eager_does() -> None:
     def f(x, log):
         return x

@@ -328,6 +328,30 @@ def test_mutated_input_is_written_back(device):
     torch.testing.assert_close(out, expected_x * 2)
 
 
+
+def test_a_written_input_has_its_version_counter_moved(device):
+    """Kernels write through data pointers, which autograd does not see: a tensor saved for
+    backward and then written by the compiled graph must fail backward as eager's does."""
+    def mutate(x, y):
+        x.mul_(2)
+        return x.sum() + y.sum()
+    x, y = torch.randn(3, device=device), torch.randn(3, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(mutate), [x.clone(), y])
+    assert "def call(" in source(compiled)  # (generated, not the graph as it came)
+    a = torch.randn(3, device=device, requires_grad=True)
+    saved = (a * x).sum()  # saves x
+    versions = x._version, y._version
+    compiled(x, y)
+    assert x._version > versions[0] and y._version == versions[1]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.backward()
+    with torch.inference_mode():  # (inference tensors have no version counter)
+        x = torch.ones(3, device=device)
+        compiled = compile_fx(torch.fx.symbolic_trace(mutate), [x.clone(), y])
+        torch.testing.assert_close(compiled(x, y), 6 + y.sum())
+        torch.testing.assert_close(x, torch.full_like(x, 2))
+
+
 @pytest.mark.parametrize("out_size", [(0,), (12,)])
 def test_an_out_argument_of_another_size_is_resized_as_eager_does(device, out_size):
     """Eager resizes an `out=` tensor of another size; functionalized, the trace only copies

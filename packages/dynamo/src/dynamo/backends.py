@@ -150,6 +150,11 @@ def _under_autocast(blocks: tuple, fn: Callable) -> Callable:
     return call
 
 
+def _tensor_data(t: torch.Tensor) -> torch.Tensor:
+    """`t.data`, as a function an aten graph's code can name."""
+    return t.data
+
+
 class _AtenLowering(torch.fx.Interpreter):
     """Runs the graph for `make_fx`: a custom `autograd.Function`'s `apply` stays one call in
     the aten graph (its forward's ops are not recorded), so that autograd runs the Function's
@@ -164,4 +169,11 @@ class _AtenLowering(torch.fx.Interpreter):
             if blocks:  # the aten graph has no autocast block: the call enters the open ones
                 target = _under_autocast(blocks, target)
             return opaque_call(target, *args, **kwargs)
+        if target is getattr and args[1:] == ("data",) and isinstance(args[0], torch.Tensor):
+            from fxtrace import opaque_call
+
+            # `.data` is a tensor of the same storage with a version counter of its own: an
+            # in-place op on it must not move the input's (traced, it was `aten.detach`, which
+            # shares the counter: backward through the input then failed where eager's ran)
+            return opaque_call(_tensor_data, args[0])
         return super().call_function(target, args, kwargs)

@@ -361,8 +361,10 @@ class CompiledGraph:
         try:
             # Compiled, the graph records nothing for autograd (`_autograd_sees`): traced
             # without grad, as its ops run (an optimizer's in-place updates of parameters).
+            moved: list[int] = []
             with torch.no_grad():
-                aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions())
+                aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions(),
+                                 moved)
         except (DataDependentError, UnsupportedFakeOpError, InputMetadataChange) as e:
             if isinstance(e, DataDependentError) and can_read_scalars:
                 self.read_scalars = True
@@ -415,7 +417,8 @@ class CompiledGraph:
         guards = getattr(aten_gm.shape_env, "guards", None)
         before = len(guards) if isinstance(guards, list) else None
         try:
-            runner = self._runner(generate(aten_gm), state)
+            bumped = sorted(set(written) & set(moved))
+            runner = self._runner(_bumping_versions(generate(aten_gm), state, bumped), state)
         except (LoweringError, GraphLoweringError) as e:
             log.warning("inductor_lite: running the aten graph eagerly: %s", e)
             counters["eager_graphs"] += 1
@@ -440,6 +443,25 @@ def _with_state(run: Callable, state: list[torch.Tensor]) -> Callable:
         return run(*state, *args)
     with_state.source = getattr(run, "source", None)  # type: ignore[attr-defined]
     return with_state
+
+
+def _bumping_versions(run: Callable, state: list[torch.Tensor], written: list[int]) -> Callable:
+    """`run` (taking the state first), then the version counters of the inputs `written` moved
+    (positions as `_written_inputs` gives them), as eager's in-place ops move them: kernels
+    write through data pointers, which autograd does not see, and a tensor saved for backward
+    and then written by a kernel gave a wrong gradient where eager raises ("modified by an
+    inplace operation")."""
+    if not written:
+        return run
+    positions = [i + len(state) for i in written]  # (negative `written`: the state's)
+
+    def bumping(*args: Any) -> Any:
+        out = run(*args)
+        torch.autograd.graph.increment_version(
+            [args[i] for i in positions if isinstance(args[i], torch.Tensor)])
+        return out
+    bumping.source = getattr(run, "source", None)  # type: ignore[attr-defined]
+    return bumping
 
 
 def _grad_mode_after(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
@@ -590,7 +612,7 @@ def _untraceable_write(error: RuntimeError) -> bool:
 
 
 def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
-           table: dict) -> torch.fx.GraphModule:
+           table: dict, moved: list[int] | None = None) -> torch.fx.GraphModule:
     """`gm` as an aten graph of (*state, *inputs), functional: no writes but copies into inputs
     at the end (views stay views, lowered as index maps, not the copies that removing views too
     would make).
@@ -603,8 +625,13 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     lowering handles writes into temporaries, or runs the graph eagerly. An output that is a
     view of an input the graph writes into (`a.mul_(2); return a`) is made that view of the
     input again after functionalization, so later writes through it reach the input.
+
+    `moved` gets the positions (as `_written_inputs` gives them) of the inputs whose version
+    counter the graph's own writes move: those eager's in-place ops move (a write through
+    `x.data` moves none), before functionalization's copies back move every written one's.
     """
     count = len(state)
+    versions = [_version(t) for t in (*state, *inputs)]
 
     def call(*args: Any) -> Any:
         # functional_call's swap, with the forward called rather than the module (whose call
@@ -622,6 +649,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         if not _untraceable_write(e):
             raise
         raise InputMetadataChange(f"a write a functional trace cannot follow: {e}") from e
+    if moved is not None:
+        moved.extend(i - count for i, t in enumerate((*state, *inputs))
+                     if versions[i] is not None and _version(t) != versions[i])
     for node in first.graph.nodes:
         if _changes_input_metadata(node):
             raise InputMetadataChange(f"{node.target} changes the sizes or strides of an input")
@@ -666,6 +696,14 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     if not _outputs_laid_out_as(traced, first, views) and not views:
         return traced
     return _aten_trace(_AtenInterpreter(traced).run, table)(*state, *inputs)
+
+
+def _version(t: Any) -> int | None:
+    """A tensor's version counter; None for anything else and for inference tensors (which
+    have none)."""
+    if not isinstance(t, torch.Tensor) or t.is_inference():
+        return None
+    return t._version
 
 
 def _metadata(t: Any) -> Any:
