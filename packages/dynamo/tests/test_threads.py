@@ -72,3 +72,68 @@ def test_a_hooked_module_called_from_threads_keeps_its_forward() -> None:
     errors = _in_threads(calls)
     assert not errors, errors
     assert "forward" not in module.__dict__
+
+
+def _switching_often():
+    """Threads switch every microsecond (races between two bytecodes show at once)."""
+    import contextlib
+    import sys
+
+    @contextlib.contextmanager
+    def switching():
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)
+        try:
+            yield
+        finally:
+            sys.setswitchinterval(interval)
+    return switching()
+
+
+def test_a_first_call_made_by_threads_at_once() -> None:
+    """A wrapper's first call (or its first after `reset`) syncs it with the cache tables: it
+    marked itself synced before setting its cache, and another thread calling at that moment
+    raised AttributeError ('CompiledFunction' object has no attribute '_gave_up')."""
+    def f(x):
+        return x + 1
+
+    x = torch.ones(2)
+    with _switching_often():
+        for _ in range(200):
+            compiled = dynamo.compile(f, backend="eager")
+            errors = _in_threads(lambda compiled=compiled: compiled(x))
+            assert not errors, errors
+
+
+def test_threads_pruning_dead_caches_at_once() -> None:
+    """Threads whose new wrappers first call at once each prune the caches no wrapper holds
+    (and a freed code object's finalizer prunes too): one read a key another had just dropped
+    (KeyError), or a finalizer iterated a table another thread added to ("dictionary changed
+    size during iteration", and the freed code's entries stayed for good)."""
+    import gc
+
+    from dynamo import frontend
+
+    def f(m, x):
+        return m(x)
+
+    x = torch.ones(2)
+
+    def calls() -> None:
+        for j in range(5):
+            # a backend made per compilation, and a module that dies: dead caches
+            wrappers = [dynamo.compile(f, backend=lambda gm, ex: gm.forward) for _ in range(10)]
+            for w in wrappers:
+                w(torch.nn.Linear(2, 2), x)
+            del wrappers, w
+            gc.collect()
+            namespace: dict = {}
+            exec(f"def h(x):\n    return x * {j}\n", namespace)  # a code object that dies
+            dynamo.compile(namespace["h"], backend="eager")(x)
+            del namespace
+
+    with _switching_often():
+        errors = _in_threads(calls)
+    assert not errors, errors
+    gc.collect()
+    assert all(key[0]() is not None for key in frontend._caches)  # no freed code's cache left

@@ -85,8 +85,11 @@ def _drop(watch: tuple[int, ...], tables: tuple[dict, ...]) -> None:
     _WATCHED.discard(watch)
     object_id, position = watch[:2]
     for table in tables:
-        for key in [k for k in table if k[position] == object_id]:
-            del table[key]
+        # over a copy of the keys (made at once): another thread may add to the table meanwhile
+        # ("dictionary changed size during iteration" left the freed code's entries for good),
+        # or drop a key first (`_drop_dead_caches`)
+        for key in [k for k in list(table) if k[position] == object_id]:
+            table.pop(key, None)
 
 
 @_per_code

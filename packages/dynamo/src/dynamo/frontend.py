@@ -72,10 +72,13 @@ def _drop_dead_caches() -> None:
     for that one compilation, with code that lives on: torch's `Optimizer.step`, a function
     defined in a loop) kept its dead entries, their graphs and fakes, for good."""
     for key in list(_caches):
-        cache = _caches[key]
+        # (another thread pruning at once, or a finalizer, `drop_when_freed`'s, may have
+        # dropped it since)
+        cache = _caches.get(key)
         # held by the table, `cache` and getrefcount's argument only: no wrapper uses it
-        if sys.getrefcount(cache) <= 3 and all(g.gone() for g, _ in cache.entries):
-            del _caches[key]
+        if cache is not None and sys.getrefcount(cache) <= 3 and \
+                all(g.gone() for g, _ in cache.entries):
+            _caches.pop(key, None)
 
 
 def _marked(fn: Callable, mark: str) -> Callable:
@@ -357,13 +360,17 @@ class CompiledFunction:
         return self._cache
 
     def _sync(self) -> None:
-        self._generation = _generation[0]
+        generation = _generation[0]
         if self._key not in _caches:
             _drop_dead_caches()
         self._cache = _caches.setdefault(self._key, GuardedCache(CACHE_SIZE_LIMIT))
         self._gave_up = self._key in _gave_up
         for seen in (self._automatic_dynamic, self._dynamic_strides, self._dynamic_numbers):
             seen.clear()  # after a `reset`, sizes and numbers start static again, as in torch
+        # Last: another thread that finds the generation current reads `_cache` and `_gave_up`
+        # without syncing (set first, a first call made by two threads at once raised
+        # AttributeError in the other)
+        self._generation = generation
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         if self.bound_self is not None:
