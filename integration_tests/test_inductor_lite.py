@@ -505,3 +505,28 @@ def test_a_reduction_over_a_symbolic_row_traced_short_takes_any_length() -> None
         torch.testing.assert_close(total, x.sum(-1), atol=1e-2, rtol=1e-4)
         torch.testing.assert_close(running, x.cumsum(-1), atol=1e-2, rtol=1e-3)
     assert counters["eager_graphs"] == 0, dict(counters)
+
+
+@pytest.mark.parametrize("writes_an_input", [False, True])
+def test_a_disabled_autocast_block_inside_an_outer_one_keeps_full_precision(writes_an_input):
+    """The aten graph holds the casts of the blocks it was traced in, not their enter and exit:
+    run (or traced again, functionalizing a write) inside the outer block, its matmul was cast
+    to bfloat16 a second time, with the float64 result eager's dtype (values thousands off)."""
+    def f(x, buf):
+        with torch.autocast("cpu", enabled=False):
+            y = torch.mm(x, x.t()).double()
+        if buf is not None:
+            buf.copy_(y[0])
+        return y
+
+    x = torch.randn(32, 32) * 100
+    buf = torch.zeros(32, dtype=torch.float64) if writes_an_input else None
+    compiled = dynamo.compile(f, backend="inductor_lite")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = f(x, None)
+        for _ in range(2):
+            got = compiled(x, buf)
+            assert got.dtype == torch.float64
+            torch.testing.assert_close(got, expected)
+    if buf is not None:
+        torch.testing.assert_close(buf, expected[0])

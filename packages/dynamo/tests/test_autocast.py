@@ -297,3 +297,51 @@ def test_a_graph_raising_inside_a_block_leaves_the_block(backend):
         compiled(t, torch.tensor([7]))
     assert not torch.is_autocast_enabled("cpu")
     assert (t @ t).dtype == torch.float32
+
+
+def _full_precision(x, buf):
+    with torch.autocast("cpu", enabled=False):
+        y = torch.mm(x, x.t()).double()
+    if buf is not None:
+        buf.copy_(y[0])  # a write into an input: functionalized, the aten graph is traced again
+    return y
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("writes_an_input", [False, True])
+def test_a_disabled_block_inside_an_outer_autocast_keeps_full_precision(backend,
+                                                                       writes_an_input):
+    """The aten graph holds the casts of the blocks it was traced in, not their enter and exit:
+    run (or traced again) inside the outer block, its matmul was cast to bfloat16 a second
+    time, with the float64 result eager's dtype (values thousands off)."""
+    x = torch.randn(32, 32) * 100
+    buf = torch.zeros(32, dtype=torch.float64) if writes_an_input else None
+    compiled = dynamo.compile(_full_precision, backend=backend)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = _full_precision(x, None)
+        for _ in range(2):
+            got = compiled(x, buf)
+            assert got.dtype == torch.float64
+            torch.testing.assert_close(got, expected)
+    if buf is not None:
+        torch.testing.assert_close(buf, expected[0])
+
+
+def test_aot_eager_lowers_a_block_inside_an_outer_autocast():
+    """The inner block's own settings turned autocast's cache on again in the lowering, which
+    then took the frontend's casts of the same fakes (fake constants: the graph was refused and
+    ran eagerly, with a warning)."""
+    def f(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return lin(x), _MatMul.apply(x, w), _CastsToFloat.apply(x.to(torch.bfloat16))
+
+    x, w = torch.randn(4, 8), torch.randn(8, 8)
+    with torch.autocast("cpu", dtype=torch.float16):
+        expected = f(x, w)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got, graphs = _compiled(f, x, w, backend="aot_eager")
+    assert graphs == 1
+    assert [t.dtype for t in got] == [t.dtype for t in expected] == [
+        torch.bfloat16, torch.bfloat16, torch.float32]
+    torch.testing.assert_close(got, expected)

@@ -2261,13 +2261,17 @@ OPS_EAGER_REFUSES = {
     "trunc_div_by_0": (lambda x: torch.div(x, 0, rounding_mode="trunc"), torch.int32),
     "remainder_by_0": (lambda x: x % 0, torch.int64),
     "fmod_by_0": (lambda x: torch.fmod(x, 0), torch.int16),
+    "sub_bool": (lambda x: (x > 2) - 0.5, torch.int64),
+    "rsub_bool": (lambda x: 1 - (x > 2), torch.int64),
+    "sub_bool_number": (lambda x: x - True, torch.float16),
 }
 
 
 @pytest.mark.parametrize("name", OPS_EAGER_REFUSES)
 def test_ops_eager_refuses_run_as_aten(name, device):
-    """argmax of bools, var of integers, an integer `//`, `%` or fmod by the number 0: eager
-    raises (the divisions on the CPU); kernels returned values."""
+    """argmax of bools, var of integers, an integer `//`, `%` or fmod by the number 0, a
+    subtraction with a bool operand: eager raises (the divisions on the CPU); kernels returned
+    values."""
     fn, dtype = OPS_EAGER_REFUSES[name]
     x = torch.arange(6, device=device).reshape(2, 3).to(dtype)
     want = _run(fn, x)

@@ -105,7 +105,23 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         # reading `p.grad` inside a node) would stay fake in the graph
         raise NotImplementedError("aot_eager does not lower a graph that reads a tensor "
                                   "through an input's attributes (such as .grad)")
+    if any(torch.is_autocast_enabled(device) for device in ("cpu", "cuda")):
+        # The aten graph holds the casts of the autocast blocks open around the call (which
+        # the frontend's guard keeps as they were) and of the graph's own blocks, whose
+        # enter/exit nodes it does not keep: run under the open blocks, its ops would be cast
+        # again (an `autocast(enabled=False)` block's matmul ran in bfloat16), as
+        # aot_autograd's runtime wrapper avoids too.
+        return _without_autocast(aten.forward)
     return aten.forward  # (a call of the module would run global module hooks on it)
+
+
+def _without_autocast(fn: Callable) -> Callable:
+    """`fn` called with autocast's dispatch keys excluded (a Function's forward, run by an
+    opaque call, enters the blocks it saw again: `_under_autocast`)."""
+    def call(*args: Any) -> Any:
+        with torch._C._DisableAutocast():
+            return fn(*args)
+    return call
 
 
 def _traced_values(gm: torch.fx.GraphModule, example_inputs: list, symbolic: bool) -> list:
@@ -161,6 +177,12 @@ class _AtenLowering(torch.fx.Interpreter):
     own backward, not the derivative of its forward."""
 
     def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
+        if target is enter_context and args[:1] == ("autocast",) and len(args) == 5:
+            # The block's own settings would turn autocast's cache on again, inside an
+            # autocast block open around the call: where the frontend's trace left its casts
+            # of the same fakes (the block did not clear them when it left), taken as fake
+            # constants (the graph was refused: it ran eagerly)
+            args = (*args[:4], False)
         if _is_function_apply(target):
             from fxtrace import opaque_call
 

@@ -329,6 +329,12 @@ class CompiledGraph:
         writes into parameters, as an optimizer's step does) and leaves the mode as the
         graph's switches do."""
         runner = _with_state(run, state)
+        if any(torch.is_autocast_enabled(device) for device in ("cpu", "cuda")):
+            # Traced inside autocast blocks open around the call, the aten graph holds their
+            # casts (and those of the graph's own blocks, which it does not keep): run under
+            # the open blocks, its ops (and extern calls) would be cast again, an
+            # `autocast(enabled=False)` block's matmul in bfloat16
+            runner = _without_autocast(runner)
         nodes = list(self.gm.graph.nodes)
         if not any(n.target is torch._C._set_grad_enabled for n in nodes):
             return runner
@@ -443,6 +449,15 @@ def _with_state(run: Callable, state: list[torch.Tensor]) -> Callable:
         return run(*state, *args)
     with_state.source = getattr(run, "source", None)  # type: ignore[attr-defined]
     return with_state
+
+
+def _without_autocast(run: Callable) -> Callable:
+    """`run` with autocast's dispatch keys excluded, as aot_autograd runs its graphs."""
+    def without_autocast(*args: Any) -> Any:
+        with torch._C._DisableAutocast():
+            return run(*args)
+    without_autocast.source = getattr(run, "source", None)  # type: ignore[attr-defined]
+    return without_autocast
 
 
 def _bumping_versions(run: Callable, state: list[torch.Tensor], written: list[int]) -> Callable:
@@ -906,7 +921,13 @@ def _is_view(node: torch.fx.Node) -> bool:
 
 class _AtenInterpreter(torch.fx.Interpreter):
     """Runs a traced graph, with the prims that functionalization cannot take (their outputs
-    alias their inputs) as the aten ops they equal."""
+    alias their inputs) as the aten ops they equal. Autocast is off: the graph already holds
+    the casts of the blocks it was traced in (traced again inside an autocast block open
+    around the call, an `autocast(enabled=False)` block's matmul was cast to bfloat16)."""
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        with torch._C._DisableAutocast():
+            return super().run(*args, **kwargs)
 
     def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
         if target is torch.ops.prims.broadcast_in_dim.default:

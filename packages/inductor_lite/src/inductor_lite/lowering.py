@@ -766,6 +766,12 @@ def _binary(name: str) -> Callable:
         kind = name
         if name in FP32_PRECISE and lower.node.meta["val"].dtype == torch.float64:
             raise LoweringError(f"float64 {name}")
+        if name == "sub" and any(x.dtype == torch.bool if is_tensor(x) else type(x) is bool
+                                 for x in (a, b)):
+            # eager refuses it ("Subtraction, the `-` operator, with a bool tensor is not
+            # supported"; a bool number is such a tensor too), meta kernels do not: the aten
+            # call raises
+            raise LoweringError("a subtraction with a bool operand")
         if lower.node.meta["val"].dtype == torch.bool:  # 1-bit sums and products would wrap
             kind = {"add": "logical_or", "mul": "logical_and"}.get(
                 name, name.replace("bitwise_", "logical_"))
