@@ -596,6 +596,8 @@ class _Callees:
     def __init__(self) -> None:
         self._weak: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._recent: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()  # (threads at breaks: one's eviction between another's
+        # insertion and its `move_to_end` would raise KeyError)
 
     def get(self, callee: Any, make: Callable[[], Any]) -> Any:
         ref = self._weak.get(callee)
@@ -603,10 +605,11 @@ class _Callees:
         if found is None:
             found = make()
             self._weak[callee] = weakref.ref(found)
-        self._recent[id(found)] = found
-        self._recent.move_to_end(id(found))
-        if len(self._recent) > self.RECENT:
-            self._recent.popitem(last=False)
+        with self._lock:
+            self._recent[id(found)] = found
+            self._recent.move_to_end(id(found))
+            if len(self._recent) > self.RECENT:
+                self._recent.popitem(last=False)
         return found
 
 
