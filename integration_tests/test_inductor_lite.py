@@ -530,3 +530,25 @@ def test_a_disabled_autocast_block_inside_an_outer_one_keeps_full_precision(writ
             torch.testing.assert_close(got, expected)
     if buf is not None:
         torch.testing.assert_close(buf, expected[0])
+
+
+def test_a_write_through_data_moves_no_version_counter():
+    """inductor_lite moves the version counters of the inputs its graph writes, but only of
+    those eager's ops move: `x.data.mul_(2)` moves none (backward through a tensor that saved
+    `x` runs, as in eager)."""
+    def f(x):
+        x.data.mul_(2)
+        return x + 1
+
+    compiled = dynamo.compile(f, backend="inductor_lite")
+    for requires_grad in (True, False):
+        a = torch.randn(3, requires_grad=True)
+        x = torch.randn(3, requires_grad=requires_grad)
+        expected = x.detach() * 2
+        loss = (a * x).sum()  # saves x
+        with torch.no_grad():
+            compiled(x)
+        assert x._version == 0
+        torch.testing.assert_close(x.detach(), expected)
+        loss.backward()
+        torch.testing.assert_close(a.grad, expected)

@@ -896,8 +896,7 @@ def test_aot_eager_on_an_input_transposed_in_place() -> None:
         assert a.shape == b.shape == (4, 3)
 
 
-
-@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor_lite"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_a_write_through_data_leaves_the_version_counter_as_eager_does(backend) -> None:
     """`x.data` has a version counter of its own: backward through a tensor that saved `x`
     runs after `x.data.mul_(2)` (aot_eager lowered `.data` as `aten.detach`, which shares the

@@ -12,6 +12,7 @@ import warnings
 
 import pytest
 import torch
+from counting import counting_backend
 from torch import nn
 
 import dynamo
@@ -124,6 +125,27 @@ def test_capture_scalar_outputs_keeps_item_in_the_graph() -> None:
     torch.testing.assert_close(compiled(x), f(x))
     assert len(graphs) == 1 and any(n.target == "item" for n in graphs[0].graph.nodes)
     assert dynamo.explain(f)(x).graph_break_count == 1  # by default, item() breaks
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_float_and_int_of_a_tensor_are_its_item_when_captured(backend) -> None:
+    """Under `capture_scalar_outputs`, `float(t)` and `int(t)` are `t.item()` converted, in the
+    graph (they broke it, where `.item()` did not); `float` of a symbolic int stays symbolic."""
+    def f(x):
+        return x * float(x.mean()) + int(x.sum().long()) + float(x.sum().long())
+
+    compiled = dynamo.compile(f, backend=backend, fullgraph=True, capture_scalar_outputs=True)
+    for x in (torch.tensor([1.0, 2, -1.5]), torch.tensor([3.0, 2, 7.25])):
+        torch.testing.assert_close(compiled(x), f(x))
+
+    def g(x):
+        return x * float(x.shape[0])
+
+    counting, graphs = counting_backend(backend)
+    compiled = dynamo.compile(g, backend=counting, dynamic=True)
+    for n in (3, 5, 7):
+        torch.testing.assert_close(compiled(torch.ones(n)), g(torch.ones(n)))
+    assert len(graphs) == 1  # (float() asked for the size's value: a graph per size)
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

@@ -337,9 +337,17 @@ class BuiltinVariable(TrueVariable):
             for item in args[0].values:
                 product = BuiltinVariable(operator.mul).call(tx, [product, item], {})
             return product
-        if fn is int and len(args) == 1 and not kwargs and isinstance(args[0], SymNodeVariable) \
-                and args[0].python_type() is int:
+        if fn in (int, float) and len(args) == 1 and not kwargs and \
+                isinstance(args[0], TensorVariable) and tx.output.capture_scalar_outputs:
+            # `float(t)`, `int(t)`: the number `t.item()` is (an unbacked symbol), converted
+            number = args[0].call_method(tx, "item", [], {})
+            return self.call(tx, [number], {})
+        if fn in (int, float) and len(args) == 1 and not kwargs and \
+                isinstance(args[0], SymNodeVariable) and args[0].python_type() is fn:
             return args[0]  # `int(x.shape[0])`: the size itself, still symbolic
+        if fn is float and len(args) == 1 and not kwargs and \
+                isinstance(args[0], SymNodeVariable) and args[0].python_type() is int:
+            return tx.output.call_function(torch.sym_float, args, {})  # (float() would guard)
         if fn in _SYM_MATH and len(args) == 1 and isinstance(args[0], SymNodeVariable):
             # torch's SymFloat-aware twin (`torch._sym_cos`) keeps the number symbolic
             # (`math.cos` asks for its value): a cosine learning-rate schedule is a few graphs,
