@@ -1425,6 +1425,24 @@ def test_nested_and_quantized_inputs_are_named_in_the_reason() -> None:
             dynamo.compile(double, fullgraph=True)(value)
 
 
+def test_a_tensor_subclass_made_by_a_torch_function_breaks_the_graph() -> None:
+    """`torch.masked.masked_tensor(x, m)` became a graph node whose value was a MaskedTensor of
+    the trace's fakes: aot_eager raised MixedRealFakeError and inductor_lite returned a
+    FakeTensor to the caller."""
+    import warnings
+
+    def total(x, m):
+        return torch.masked.masked_tensor(x, m).sum().get_data()
+
+    x, m = torch.randn(3, 4), torch.randn(3, 4) > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = total(x, m)
+        result = dynamo.compile(total, backend="aot_eager")(x, m)
+    assert type(result) is torch.Tensor
+    torch.testing.assert_close(result, expected)
+
+
 def test_a_list_indexed_once_costs_guards_on_its_length_and_that_item() -> None:
     """Not on every item (10,000 token ids indexed once were 10,000 guards)."""
     def pick(x, ids):

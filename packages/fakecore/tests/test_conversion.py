@@ -205,3 +205,44 @@ def test_a_grad_that_no_longer_matches_its_tensor_is_refused_in_words() -> None:
     weight.data = torch.randn(6, 8)  # eager allows it; the fake cannot hold that grad
     with pytest.raises(ValueError, match=r"\.grad no longer matches it"):
         FakeTensorMode().from_tensor(weight)
+
+
+def test_dlpack_of_a_fake_is_refused_not_a_tensor_over_no_memory() -> None:
+    """`torch.from_dlpack(fake)` made a CPU tensor of the fake's null data pointer, and the
+    next op read it (a segmentation fault); so did `from_dlpack(to_dlpack(fake))`."""
+    mode = FakeTensorMode()
+    fake = mode.from_tensor(torch.randn(3))
+    with mode:
+        with pytest.raises(UnsupportedFakeOpError, match="__dlpack__"):
+            torch.from_dlpack(fake)
+        with pytest.raises(ValueError, match="has no data"):
+            torch.from_dlpack(torch.utils.dlpack.to_dlpack(fake)) * 2
+
+
+def test_coalesce_of_a_sparse_fake_is_data_dependent() -> None:
+    """An uncoalesced fake's zeros were coalesced: `_coalesce` stopped at PyTorch's internal
+    assertion; the stored elements left depend on the indices' values."""
+    mode = FakeTensorMode()
+    indices = mode.from_tensor(torch.tensor([[0, 0, 1], [1, 1, 2]]))
+    values = mode.from_tensor(torch.tensor([1.0, 2.0, 3.0]))
+    with mode:
+        sparse = torch.sparse_coo_tensor(indices, values, (3, 3), check_invariants=False)
+        assert sparse._nnz() == 3 and not sparse.is_coalesced()
+        with pytest.raises(UnsupportedFakeOpError, match="_coalesce"):
+            sparse.coalesce()
+
+
+def test_a_subclass_with_its_own_dispatch_handles_its_ops_on_fakes() -> None:
+    """A MaskedTensor of fakes asked its layout reached the mode as `prim.layout` ("operator
+    prim::layout does not exist"); the mode leaves such subclasses to their own dispatch."""
+    import warnings
+
+    mode = FakeTensorMode()
+    data = mode.from_tensor(torch.randn(3))
+    mask = mode.from_tensor(torch.tensor([True, False, True]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with mode:
+            masked = torch.masked.masked_tensor(data, mask)
+            out = (masked * 2).get_data()
+    assert isinstance(out, FakeTensor) and out.shape == (3,)

@@ -956,6 +956,24 @@ def test_meta_and_quantized_inputs_run_the_graph_as_it_came(device):
     torch.testing.assert_close(compiled(quantized), dequantize(quantized))
 
 
+def test_meta_and_sparse_tensors_made_in_the_graph_run_it_as_it_came(device):
+    """Only the inputs' kinds were checked: a meta tensor made in the graph reached the kernels
+    (Triton's "0 active drivers"), a sparse output raised "Cannot access storage of Sparse"."""
+    fns = [lambda a, i: (a + 1, torch.ones(3, device="meta") * 2),
+           lambda a, i: a.to("meta") * 2,
+           lambda a, i: torch.sparse_coo_tensor(i, a + 1, (4,)) * 2]
+    from fxtrace import make_fx
+
+    x, i = torch.randn(3, device=device), torch.tensor([[0, 1, 2]], device=device)
+    for fn in fns:
+        compiled = compile_fx(make_fx(fn)(x, i), [x, i])
+        for got, want in zip(torch.utils._pytree.tree_leaves(compiled(x, i)),
+                             torch.utils._pytree.tree_leaves(fn(x, i))):
+            assert (got.device, got.layout, got.shape) == (want.device, want.layout, want.shape)
+            if got.device.type != "meta":
+                torch.testing.assert_close(got.to_dense(), want.to_dense())
+
+
 def test_library_call_on_arguments_laid_out_as_traced(device):
     # GPT-2's attention: q, k, v are transposed views of one projection; the attention kernel's
     # output follows its query's layout, so its arguments must have the strides the trace saw

@@ -42,6 +42,7 @@ from dynamo.variables.contexts import enter_context, exit_context
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable
 from fakecore import (
     DataDependentError,
+    FakeTensor,
     FakeTensorMode,
     ShapeEnv,
     ShapeGuard,
@@ -355,6 +356,13 @@ class OutputGraph:
         """The tracker of `node`, whose value on the fake inputs is `value`."""
         node.meta["example_value"] = value
         if isinstance(value, torch.Tensor):
+            from dynamo.variables.builder import _plain_tensor_type
+
+            if not isinstance(value, FakeTensor) and not _plain_tensor_type(type(value)):
+                # a tensor subclass made from the fakes (`torch.masked.masked_tensor`): it
+                # wraps the trace's fakes, which a graph would hand back as its output
+                raise NotAGraphValue(f"a graph operation returned a {type(value).__qualname__}"
+                                     ": a tensor subclass (only plain tensors are traced)")
             return TensorVariable(node, value)
         if isinstance(value, _SYM):
             if value.node.expr.is_number:

@@ -85,6 +85,12 @@ class TensorConverter:
 
     def convert_constant(self, t: torch.Tensor) -> FakeTensor:
         """The fake of a real tensor met inside the mode, remembering small values."""
+        if t.device.type == "cpu" and t.numel() and not t.is_meta and t.layout is torch.strided \
+                and t.data_ptr() == 0:
+            # a CPU tensor over no memory: what `torch.from_dlpack` makes of the capsule of a
+            # fake tensor (`to_dlpack` exports its null data pointer); reading it would crash
+            raise ValueError("a CPU tensor met inside the mode has no data (a DLPack capsule "
+                             "of a fake tensor, `from_dlpack(to_dlpack(fake))`?)")
         fake = self.convert(t, (), None)
         if fake.constant is None and t.numel() <= CONSTANT_NUMEL and t.device.type == "cpu":
             fake.constant = t.detach().clone()

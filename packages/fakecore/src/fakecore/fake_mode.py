@@ -155,6 +155,11 @@ class FakeTensorMode(TorchDispatchMode):
             with torch._C._AutoDispatchBelowADInplaceOrView():
                 return self.__torch_dispatch__(func, types, args, kwargs)
         flat, spec = tree_flatten((args, kwargs))
+        if any(_other_subclass(type(t)) for t in flat if isinstance(t, torch.Tensor)):
+            # a tensor subclass with a dispatch of its own (`MaskedTensor`, asked its layout):
+            # it unwraps itself and calls the op again on its inner (fake) tensors, as
+            # PyTorch's FakeTensorMode leaves it to
+            return NotImplemented
         flat = self._adopt_inputs(func, flat)
         args, kwargs = tree_unflatten(flat, spec)
         if func is aten.lift_fresh.default:
@@ -442,6 +447,11 @@ class FakeTensorMode(TorchDispatchMode):
         flat = tree_flatten((args, kwargs))[0]
         if not _can_run_on_zeros(func, flat):
             raise UnsupportedFakeOpError(func, f"no meta kernel and no decomposition ({why})")
+        if func is aten._coalesce.default:
+            # (zeros have no duplicate indices: the stored elements left after summing them
+            # depend on the indices' values)
+            raise UnsupportedFakeOpError(func, "its number of stored elements depends on the "
+                                         "data")
         fakes = [a for a in flat if isinstance(a, FakeTensor)]
         zeros = {id(t): _zeros_like(t) for t in fakes}
         real_args, real_kwargs = tree_map(
@@ -547,6 +557,13 @@ def _is_aten_decomposition(func) -> bool:
 
 
 @functools.cache
+def _other_subclass(cls: type) -> bool:
+    """Whether tensors of class `cls` are a subclass other than ours that overrides dispatch."""
+    return cls is not torch.Tensor and not issubclass(cls, FakeTensor) and getattr(
+        cls, "__torch_dispatch__", None) is not torch.Tensor.__torch_dispatch__
+
+
+@functools.cache
 def _is_composite_implicit(func) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
 
@@ -598,8 +615,8 @@ def _zeros_like(t: FakeTensor) -> torch.Tensor:
         if t.layout is torch.strided:
             return torch.zeros_like(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype))
         dense = torch.zeros(t.shape, dtype=t.dtype)
-        if t.layout is torch.sparse_coo:
-            return dense.to_sparse(t.sparse_dim())
+        if t.layout is torch.sparse_coo:  # (uncoalesced where `t` is: ops assert it)
+            return dense.to_sparse(t.sparse_dim())._coalesced_(t.is_coalesced())
         blocksize = tuple(t.values().shape[1:3]) if t.layout in _BLOCKED else None
         return dense.to_sparse(layout=t.layout, blocksize=blocksize, dense_dim=t.dense_dim())
 

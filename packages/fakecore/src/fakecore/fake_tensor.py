@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from fakecore.errors import UnsupportedFakeOpError
+
 if TYPE_CHECKING:
     from fakecore.fake_mode import FakeTensorMode
 
@@ -88,6 +90,12 @@ class FakeTensor(torch.Tensor):
         if self.dim() == 0:
             return self.item()
         return [element.tolist() for element in self.unbind(0)]
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused: a DLPack capsule shares the tensor's data, which a fake has none of (C++
+        would export a null pointer, and `torch.from_dlpack` make a CPU tensor of it that
+        crashes when read)."""
+        raise UnsupportedFakeOpError("Tensor.__dlpack__", "a fake tensor has no data to share")
 
     __torch_function__ = torch._C._disabled_torch_function_impl
 

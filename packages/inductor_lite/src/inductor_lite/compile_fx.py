@@ -358,6 +358,13 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: %s inputs", unusual)
             counters["eager_graphs"] += 1
             return _layout_guard(inputs), self.eager
+        unusual = _unusual_inputs(_node_tensors(self.gm))
+        if unusual:
+            # made inside the graph (`torch.ones(3, device="meta")`, `x.to("meta")`,
+            # `torch.sparse_coo_tensor(i, v)`): the same for every call
+            log.warning("inductor_lite: running the graph eagerly: it makes %s tensors", unusual)
+            counters["eager_graphs"] += 1
+            return (lambda args: True), self.eager
         state = list(self.state.values())
         scalars = {i: t.item() for i, t in enumerate(inputs) if self.read_scalars
                    and isinstance(t, torch.Tensor) and _is_cpu_scalar(t)}
@@ -378,6 +385,11 @@ class CompiledGraph:
             # Values decide what the graph does (or an op has no fake kernel, or the graph
             # changes an input's sizes): run it as it came, which is right for every input.
             log.warning("inductor_lite: running the graph eagerly: %s", e)
+            counters["eager_graphs"] += 1
+            return (lambda args: True), self.eager
+        unusual = _unusual_inputs(_node_tensors(aten_gm))
+        if unusual:  # (a graph without its values: seen in the trace)
+            log.warning("inductor_lite: running the graph eagerly: it makes %s tensors", unusual)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.eager
         self.draws_random |= _draws_random(aten_gm)
@@ -1223,6 +1235,13 @@ def _unusual_inputs(tensors: list[torch.Tensor]) -> str:
     if any(t.device.type == "meta" for t in tensors):
         kinds.append("meta-device")
     return " and ".join(kinds)
+
+
+def _node_tensors(gm: torch.fx.GraphModule) -> list[torch.Tensor]:
+    """The tensors the nodes of `gm` hold as their values (a frontend's fakes)."""
+    values = [n.meta.get("val", n.meta.get("example_value")) for n in gm.graph.nodes
+              if n.op != "placeholder"]
+    return [t for t in tree_flatten(values)[0] if isinstance(t, torch.Tensor)]
 
 
 def _kind(t: Any) -> Any:
