@@ -320,7 +320,8 @@ class GraphLowering:
     def _lower(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
         """`node` by its lowering, or None when it has none or its lowering gives up."""
         lowering = LOWERINGS.get(_functional_twin(node) or node.target)
-        if lowering is None or not _kernel_dtypes_only(node) or not self._sizes_bound(node):
+        if lowering is None or not _kernel_dtypes_only(node) or not self._sizes_bound(node) \
+                or node.kwargs.get("pin_memory"):  # (page-locked memory: the aten call makes it)
             return None
         state = (len(self.buffers), len(self.seeds), dict(self.reductions))
         try:
