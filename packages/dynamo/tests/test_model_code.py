@@ -1002,3 +1002,15 @@ def test_infer_size_of_shapes_is_traced() -> None:
     torch.testing.assert_close(dynamo.compile(f, backend="eager")(a, b), f(a, b))
     with pytest.raises(RuntimeError, match="must match"):
         dynamo.compile(f, backend="eager")(torch.randn(3, 2), torch.randn(1, 4))
+
+
+def test_infer_size_of_what_is_not_a_size_raises_as_eager() -> None:
+    """`_infer_size` takes only torch.Size: a list of (symbolic) sizes raises eager's error,
+    not the broadcast `torch.broadcast_shapes` would give it."""
+    def f(a, b):
+        return torch._C._infer_size([a.shape[0], 1], [1, b.shape[0]])
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    for n in (3, 4):
+        with pytest.raises(RuntimeError, match="expected a torch.Size"):
+            compiled(torch.randn(n), torch.randn(n + 1))

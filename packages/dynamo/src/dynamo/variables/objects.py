@@ -1202,9 +1202,11 @@ class TorchFunctionVariable(TrueVariable):
             grouped = _group_by_device_and_dtype(tx, args, kwargs)
             if grouped is not None:
                 return grouped
-        if original is torch._C._infer_size and len(args) == 2 and not kwargs:
+        if original is torch._C._infer_size and len(args) == 2 and not kwargs and all(
+                isinstance(a, SizeVariable) for a in args):
             # (C++ takes only a torch.Size, which a graph node's argument cannot be: the
-            # sizes are broadcast in Python, as `torch.broadcast_shapes`, symbols and all)
+            # sizes are broadcast in Python, as `torch.broadcast_shapes`, symbols and all;
+            # anything else, a list or an int, eager refuses: "expected a torch.Size")
             return UserFunctionVariable(torch.broadcast_shapes).call(tx, args, {})
         try:
             result = tx.output.call_function(fn, args, kwargs)
