@@ -497,3 +497,18 @@ def test_vjp_fn_break_names_the_wrapped_tensor() -> None:
     report = dynamo.explain(f)(x, v)
     assert any("wrapped by a torch.func transform" in str(b) for b in report.breaks), report
     torch.testing.assert_close(dynamo.compile(f, backend="aot_eager")(x, v), f(x, v))
+
+
+def test_index_at_inverts_position_past_extended_args() -> None:
+    from dynamo.breaks import _index_at, _position
+    from dynamo.bytecode import instructions
+
+    names = ", ".join(f"x + {i}.5" for i in range(300))  # past 256 constants: EXTENDED_ARG
+    scope: dict = {}
+    exec(f"def f(x):\n    return [{names}]\n", scope)
+    code = scope["f"].__code__
+    reads = instructions(code)
+    assert any(ins.opname == "EXTENDED_ARG" for ins in reads)
+    for i, ins in enumerate(reads):
+        if ins.opname != "EXTENDED_ARG":
+            assert _index_at(code, _position(code, i)) == i

@@ -620,3 +620,37 @@ def test_class_lacks_guards_on_one_class_are_joined_into_one_check() -> None:
     assert guards.check({"c": Config}, {})
     Config.b = 1
     assert not guards.check({"c": Config}, {})
+
+
+def test_a_value_guard_replacing_the_type_guard_it_implies_keeps_the_order() -> None:
+    items = [GetItemSource(LocalSource("xs"), i) for i in range(3)]
+    guards = GuardSet([TypeMatch(s, int) for s in items])
+    guards.add(Equals(items[1], 5))
+    assert guards.guards == [TypeMatch(items[0], int), TypeMatch(items[2], int),
+                             Equals(items[1], 5)]
+    assert guards.check({"xs": [1, 5, 3]}, {}) and not guards.check({"xs": [1, 6, 3]}, {})
+    guards.add(TypeMatch(items[1], int))  # implied: nothing added
+    assert len(guards) == 3
+
+
+def test_replacing_implied_guards_does_not_compare_against_every_guard(monkeypatch) -> None:
+    # Each item's type guard replaced by its value guard (a list of constants summed): a pass
+    # over every guard at each replacement made adding n guards quadratic.
+    n = 400
+    items = [GetItemSource(LocalSource("xs"), i) for i in range(n)]
+    guards = GuardSet()
+    compared = [0]
+    eq = TypeMatch.__eq__
+
+    def counting(self, other):
+        compared[0] += 1
+        return eq(self, other)
+
+    monkeypatch.setattr(TypeMatch, "__eq__", counting)
+    for s in items:
+        guards.add(TypeMatch(s, int))
+    for i, s in enumerate(items):
+        guards.add(Equals(s, i))
+    assert compared[0] <= 4 * n
+    assert guards.guards == [Equals(s, i) for i, s in enumerate(items)]
+    assert guards.check({"xs": list(range(n))}, {})

@@ -109,6 +109,7 @@ class OutputGraph:
         # through the other; a config read through every layer is guarded once)
         self.containers: dict[int, tuple[Any, VariableTracker]] = {}
         self.inputs: list[tuple[Source, torch.Tensor, torch.fx.Node]] = []
+        self._input_names: set[str] = set()  # the inputs' targets (found anew per input: quadratic)
         self._input_values: dict[Source, Any] = {}  # `inputs` by source, for `input_value`
         self._tensor_inputs: dict[int, tuple[Source, TensorVariable]] = {}
         self.constants: dict[str, torch.Tensor] = {}
@@ -197,7 +198,7 @@ class OutputGraph:
         name = base = re.sub(r"\W+", "_", source.expr).strip("_") or "input"
         # FX names forward's parameters by target: sources that differ only in punctuation
         # (d[1] and d[-1], d['a.b'] and d['a_b']) need two names.
-        taken = {node.target for _, _, node in self.inputs}
+        taken = self._input_names
         number = 1
         while name in taken:
             number += 1
@@ -210,6 +211,7 @@ class OutputGraph:
         node.meta["example_value"] = example
         node.meta["source"] = source
         self.inputs.append((source, value, node))
+        taken.add(node.target)
         self._input_values.setdefault(source, value)
         return node
 

@@ -19,6 +19,7 @@ in words, which fail and why. `source` is the generated code, for reading.
 from __future__ import annotations
 
 import builtins
+import collections
 import fractions
 import keyword
 import math
@@ -59,7 +60,14 @@ class GuardSet:
     """Guards on the values of a frame, and the compiled function that checks them all."""
 
     def __init__(self, guards: Iterable[Guard] = ()) -> None:
-        self.guards: list[Guard] = []
+        # The guards in order, by slot (a removal or a replacement is one step, where editing
+        # a list was a pass over every guard: quadratic in a frame's guards, the type guard
+        # of each of 10^4 items of a list summed replaced by its value guard), and each
+        # guard's slot, by identity.
+        self._slots: dict[int, Guard] = {}
+        self._slot_of: dict[int, int] = {}
+        self._list: list[Guard] | None = []
+        self._added = 0
         self._check: CheckFn | None = None
         self._source = ""
         # Guards by the sources they read: a guard can only imply one on the same sources.
@@ -77,17 +85,30 @@ class GuardSet:
         for i, g in enumerate(same):
             both = g.joined(guard)  # (a class that lacks two names: one check)
             if both is not None:
-                self.guards[self.guards.index(g)] = same[i] = both
-                self._check = self._pinned = None
+                slot = self._slot_of.pop(id(g))
+                self._slots[slot] = same[i] = both
+                self._slot_of[id(both)] = slot
+                self._list = self._check = self._pinned = None
                 return
         implied = [g for g in same if guard.implies(g)]
         if implied:
-            same[:] = [g for g in same if g not in implied]
-            self.guards = [g for g in self.guards if g not in implied]
+            same[:] = [g for g in same if all(g is not i for i in implied)]
+            for g in implied:
+                del self._slots[self._slot_of.pop(id(g))]
         same.append(guard)
-        self.guards.append(guard)
+        self._slots[self._added] = guard
+        self._slot_of[id(guard)] = self._added
+        self._added += 1
+        self._list = None
         self._check = None
         self._pinned = None
+
+    @property
+    def guards(self) -> list[Guard]:
+        """The guards, in the order they were added (read-only)."""
+        if self._list is None:
+            self._list = list(self._slots.values())
+        return self._list
 
     def _weak_refs(self) -> list[weakref.ref]:
         """The weak references these guards hold objects by (`Identity`, `Alive`, `TypeMatch`
@@ -383,8 +404,9 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
             lines.append("    return False")
         # Children that are items of one table of this value (`._parameters`) read it once.
         kids = sorted(children.get(source, []), key=first_cost)
-        shared = {kid.table for kid in kids if kid.table and
-                  sum(other.table == kid.table for other in kids) > 1}
+        # (counted once: a count per child was quadratic in a module's parameters)
+        counts = collections.Counter(kid.table for kid in kids if kid.table)
+        shared = {table for table, count in counts.items() if count > 1}
         tables: dict[str, str] = {}
         for kid in kids:
             if kid.table in shared:
