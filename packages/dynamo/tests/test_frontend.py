@@ -1579,3 +1579,17 @@ def test_an_int_symbol_in_a_complex_names_the_break() -> None:
     compiled(torch.zeros(2), 1)
     with pytest.raises(dynamo.exc.Unsupported, match="complex\\(\\) of a symbolic number"):
         compiled(torch.zeros(2), 2)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_as_subclass_to_a_plain_tensor_is_an_alias(backend) -> None:
+    """`t.as_subclass(torch.Tensor)` is a view of the same data in the autograd graph (the
+    class was an argument of the graph's node: its code did not compile, a SyntaxError)."""
+    def f(x):
+        return (x * 2).as_subclass(torch.Tensor).sin()
+
+    x = torch.randn(3, requires_grad=True)
+    got = dynamo.compile(f, backend=backend, fullgraph=True)(x)
+    torch.testing.assert_close(got, f(x))
+    got.sum().backward()
+    torch.testing.assert_close(x.grad, 2 * torch.cos(2 * x.detach()))

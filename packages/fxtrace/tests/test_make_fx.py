@@ -652,3 +652,23 @@ def test_a_graph_with_an_overload_named_by_a_keyword_pickles() -> None:
         torch.manual_seed(0)
         assert torch.equal(again(x), expected)
     assert "torch.ops.aten.random_(" in pickle.loads(pickle.dumps(gm)).code
+
+
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
+def test_a_subclass_with_its_own_dispatch_is_traced_through_its_inner_tensors(mode) -> None:
+    """`(masked_tensor(x, m) * 2).get_data()`: the proxy mode took the MaskedTensor for a
+    constant, so the graph returned the trace's inner tensor as `_tensor_constant` (a FakeTensor
+    handed back to the caller in fake modes, stale data in the real one)."""
+    import warnings
+
+    def f(x):
+        return (torch.masked.masked_tensor(x, x > 0) * 2).get_data() + 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = make_fx(f, tracing_mode=mode)(torch.randn(4, 3))
+        y = torch.randn(4, 3)
+        out = gm(y)
+        expected = f(y)
+    assert type(out) is torch.Tensor and not gm._buffers and "_tensor_constant" not in gm.code
+    torch.testing.assert_close(out, expected)

@@ -654,3 +654,16 @@ def test_replacing_implied_guards_does_not_compare_against_every_guard(monkeypat
     assert compared[0] <= 4 * n
     assert guards.guards == [Equals(s, i) for i, s in enumerate(items)]
     assert guards.check({"xs": list(range(n))}, {})
+
+
+def test_a_copied_or_unpickled_guard_set_replaces_its_guards() -> None:
+    import copy
+    import pickle
+
+    a = LocalSource("a")
+    guards = GuardSet([TypeMatch(a, int), ClassLacks(LocalSource("c"), ("x",))])
+    for again in (copy.deepcopy(guards), pickle.loads(pickle.dumps(guards))):
+        again.add(Equals(a, 3))  # implies the type guard: it replaces it
+        again.add(ClassLacks(LocalSource("c"), ("y",)))  # joined with the first
+        assert again.guards == [ClassLacks(LocalSource("c"), ("x", "y")), Equals(a, 3)]
+    assert len(guards) == 2

@@ -229,6 +229,13 @@ class ProxyMode(TorchDispatchMode):
             # (a check the ShapeEnv settles: an earlier trace's assert on a data-dependent
             # size this trace shares, as a re-trace of its graph does; see runtime_asserts.py)
             return func(*args, **kwargs)
+        if any(map(_other_subclass, types)) and any(
+                _other_subclass(type(t)) and t not in self._tensor_proxies
+                for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)):
+            # a tensor subclass with a dispatch of its own (`MaskedTensor`): it unwraps itself
+            # and calls the op again on its inner tensors, which are traced (as PyTorch's proxy
+            # mode leaves it to); recorded here it was a constant of the trace's inner tensors
+            return NotImplemented
         if _writes(func):
             self._snapshot_written(func, args, kwargs)
         fresh, self._fresh = self._fresh, None
@@ -351,3 +358,12 @@ def opaque_call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     if isinstance(mode, ProxyMode):
         return mode.record_call(fn, args, kwargs)
     return fn(*args, **kwargs)
+
+
+@functools.cache
+def _other_subclass(cls: type) -> bool:
+    """Whether tensors of class `cls` override dispatch (other than fakes: the fake mode's)."""
+    from fakecore import FakeTensor
+
+    return cls is not torch.Tensor and not issubclass(cls, FakeTensor) and getattr(
+        cls, "__torch_dispatch__", None) is not torch.Tensor.__torch_dispatch__

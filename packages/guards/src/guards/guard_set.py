@@ -103,6 +103,11 @@ class GuardSet:
         self._check = None
         self._pinned = None
 
+    def __setstate__(self, state: dict) -> None:
+        # (copied or unpickled: the guards are new objects, their slots found by their new ids)
+        self.__dict__.update(state)
+        self._slot_of = {id(g): slot for slot, g in self._slots.items()}
+
     @property
     def guards(self) -> list[Guard]:
         """The guards, in the order they were added (read-only)."""

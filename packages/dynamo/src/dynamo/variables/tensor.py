@@ -135,6 +135,13 @@ class TensorVariable(VariableTracker):
             # a list has a length: a symbolic one is specialised (guarded), as torch.compile does
             return ListVariable([self.items(tx)[i].call_method(tx, "item", [], {})
                                  for i in range(int(self.fake.shape[0]))])
+        if name == "as_subclass":
+            cls = args[0] if args else kwargs.get("cls")
+            if cls is not None and cls.is_constant() and cls.as_constant() is torch.Tensor:
+                # (a view of the same data, in the autograd graph: what eager makes of it)
+                return tx.output.call_function(torch.ops.aten.alias.default, [self], {})
+            raise Unsupported("Tensor.as_subclass() to a subclass (only plain tensors are "
+                              "traced)")
         if name == "requires_grad_":
             wanted = args[0] if args else kwargs.get("requires_grad", ConstantVariable(True))
             if wanted.is_constant() and bool(wanted.as_constant()) is self.fake.requires_grad:
