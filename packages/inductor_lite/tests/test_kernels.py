@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from fxtrace import make_fx
 from inductor_lite import compile_fx, counters
 
 
@@ -226,6 +227,23 @@ def test_indexing(device):
     compile_and_check(lambda e, t: F.embedding(t, e), emb, tokens)
     compile_and_check(lambda x: x.masked_fill(x > 0, -1.0).where(x < 0.5, x), x)
     assert counters["fallbacks"] == 0
+
+
+def test_a_boolean_mask_index_is_not_read_as_integer_indices(device):
+    # `target[mask]` feeding an op whose output size is static (index_copy into a buffer):
+    # the mask's 0s and 1s were gathered as rows 0 and 1 (AdaptiveLogSoftmaxWithLoss's
+    # gather indices, wrong values)
+    target = torch.tensor([0, 4, 9, 2], device=device)
+    mask = target < 3
+    rows = mask.nonzero().squeeze()
+    buf = torch.full((4,), -7, device=device)
+
+    def fn(buf, rows, target, mask):
+        return torch.ops.aten.index_copy.default(buf, 0, rows, target[mask])
+    gm = make_fx(fn, "fake")(buf, rows, target, mask)
+    got = compile_fx(gm, [buf, rows, target, mask])(buf, rows, target, mask)
+    torch.testing.assert_close(got[0] if isinstance(got, (list, tuple)) else got,
+                               fn(buf, rows, target, mask))
 
 
 def test_cat_and_pad(device):

@@ -1430,6 +1430,10 @@ def _advanced_index(x: TensorIR, indices: list, wraps: bool = True
 
 @register(aten.index.Tensor)
 def _index(lower, node, x, indices, wraps=True):
+    if any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+        # a mask selects where it is true (its output's size is data-dependent): read as
+        # integer indices, its 0s and 1s gathered rows 0 and 1
+        raise LoweringError("index with a boolean (or uint8) mask (data-dependent)")
     val = lower.node.meta["val"]
     size = tuple(sym(s) for s in val.shape)
     _, where = _advanced_index(x, indices, wraps)
