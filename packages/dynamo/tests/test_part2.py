@@ -543,3 +543,25 @@ def test_a_value_a_resume_function_cannot_take_is_reported_at_the_users_line() -
     assert len(report.eager) == 1
     assert "the value the call made for real at the graph break gave" in report.eager[0]
     assert "s = y.to_sparse()" in report.eager[0]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_squeeze_of_a_data_dependent_dim_breaks(backend) -> None:
+    """Traced, `squeeze` assumes a data-dependent size is not 1; with one nonzero the graph's
+    output had another rank (and with an input written, an internal error reached the user)."""
+    def f(x, buf):
+        buf.add_(1)
+        return x.nonzero().squeeze(), torch.squeeze(x.nonzero(), 1)
+
+    compiled = dynamo.compile(f, backend=backend)
+    buf, eager_buf = torch.zeros(2), torch.zeros(2)
+    for x in (torch.tensor([0.0, 3.0, 0.0]), torch.tensor([1.0, 3.0, 0.0])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = compiled(x, buf)
+        expected = f(x, eager_buf)
+        assert [t.shape for t in got] == [t.shape for t in expected]
+        torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(buf, eager_buf)
+    assert "squeeze of a dim whose size depends on data" in str(
+        dynamo.explain(f)(torch.ones(3), torch.zeros(2)).breaks[0])

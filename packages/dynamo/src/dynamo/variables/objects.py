@@ -54,7 +54,12 @@ from dynamo.variables.functions import (
     UserMethodVariable,
     compiler_disabled,
 )
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
+from dynamo.variables.tensor import (
+    SymNodeVariable,
+    TensorVariable,
+    concrete_int,
+    refuse_unknown_squeeze,
+)
 from guards import (
     AttrSource,
     DictContains,
@@ -1137,6 +1142,8 @@ class TorchFunctionVariable(TrueVariable):
         # Known by the function it wraps, if any: importing torch.compile's frontend (which
         # torch itself may do lazily) replaces `torch.manual_seed` with a wrapper.
         original = inspect.unwrap(fn)
+        if fn is torch.squeeze and args:
+            refuse_unknown_squeeze(args[0], [*args[1:], *kwargs.values()])
         if fn in GRAD_MODES:
             return GradModeVariable.create(tx, fn, args)
         if isinstance(fn, type) and issubclass(fn, tuple(CONTEXTS.values())):
