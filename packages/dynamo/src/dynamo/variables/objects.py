@@ -1054,7 +1054,6 @@ def _group_by_device_and_dtype(tx: Translator, args: list, kwargs: dict) -> Any:
     devices and dtypes, which their guards fix, as a dict of the same trackers (a graph node
     cannot return a dict: the clipping broke the graph). None where the lists are not known."""
     from dynamo.variables.containers import DictVariable, ListVariable, SequenceVariable
-    from dynamo.variables.tensor import TensorVariable
 
     lists = args[0] if args else kwargs.get("tensorlistlist")
     flag = args[1] if len(args) > 1 else kwargs.get("with_indices", ConstantVariable(False))
