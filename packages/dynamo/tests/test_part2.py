@@ -565,3 +565,26 @@ def test_squeeze_of_a_data_dependent_dim_breaks(backend) -> None:
     torch.testing.assert_close(buf, eager_buf)
     assert "squeeze of a dim whose size depends on data" in str(
         dynamo.explain(f)(torch.ones(3), torch.zeros(2)).breaks[0])
+
+
+@pytest.mark.parametrize("squeeze", [
+    lambda t: torch.Tensor.squeeze(t), lambda t: torch.squeeze(input=t),
+    lambda t: torch.ops.aten.squeeze.default(t), lambda t: torch.ops.aten.squeeze.dim(t, 0),
+    lambda t: torch.squeeze_copy(t)])
+def test_squeeze_of_a_data_dependent_dim_breaks_however_called(squeeze) -> None:
+    """Not only `t.squeeze()` and `torch.squeeze(t)`: the unbound method, `input=`, the aten
+    ops and `squeeze_copy` traced the data-dependent size as not 1 too (an input written:
+    BadGraphOutputs reached the user)."""
+    def f(x, buf):
+        buf.add_(1)
+        return squeeze(x.nonzero()) * 2
+
+    compiled = dynamo.compile(f, backend="aot_eager")
+    buf, eager_buf = torch.zeros(2), torch.zeros(2)
+    x = torch.tensor([0.0, 3.0, 0.0])
+    got, expected = compiled(x, buf), f(x, eager_buf)
+    assert got.shape == expected.shape
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(buf, eager_buf)
+    static = dynamo.explain(lambda t: squeeze(t) + 1)(torch.ones(1, 1))
+    assert static.graph_break_count == 0
