@@ -327,6 +327,8 @@ class OutputGraph:
     def _run(self, call, args, kwargs, what, node) -> Any:
         fake_args = [_example(a) for a in args]
         fake_kwargs = {k: _example(v) for k, v in kwargs.items()}
+        if _squeezes(node.target):
+            _refuse_unknown_squeeze(what, fake_args, fake_kwargs)
         tensors = [t for t in pytree.tree_leaves((fake_args, fake_kwargs))
                    if isinstance(t, torch.Tensor)]
         versions, storages = _state(tensors)
@@ -698,6 +700,44 @@ def _mutable_op(target: Any) -> bool:
     if isinstance(target, torch._ops.OpOverloadPacket):
         return any(getattr(target, name)._schema.is_mutable for name in target.overloads())
     return isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
+
+
+def _squeezes(target: Any) -> bool:
+    """Whether a node's target squeezes a tensor: the method, a torch function, the unbound
+    `Tensor.squeeze`, `squeeze_copy`, the aten ops."""
+    if target in ("squeeze", "squeeze_"):
+        return True
+    if isinstance(target, str):
+        return False
+    packet = getattr(target, "overloadpacket", target)
+    return target in _SQUEEZE_FUNCTIONS or packet in (
+        torch.ops.aten.squeeze, torch.ops.aten.squeeze_, torch.ops.aten.squeeze_copy)
+
+
+_SQUEEZE_FUNCTIONS = (torch.squeeze, torch.Tensor.squeeze, torch.Tensor.squeeze_,
+                      torch.squeeze_copy)
+
+
+def _refuse_unknown_squeeze(what: str, args: list, kwargs: dict) -> None:
+    """A break at a squeeze of a dim whose size depends on data: traced, it is assumed not 1
+    (torch's size-oblivious rule); where it is 1 the graph's output has another rank than
+    traced (`x.nonzero().squeeze()` with one nonzero)."""
+    tensor = args[0] if args else kwargs.get("input", kwargs.get("self"))
+    if not isinstance(tensor, torch.Tensor):
+        return
+    unknown = [isinstance(n, torch.SymInt) and n.node.hint is None for n in tensor.shape]
+    if not any(unknown):
+        return
+    dims = args[1] if len(args) > 1 else kwargs.get("dim")
+    if isinstance(dims, int) or isinstance(dims, (tuple, list)) and all(
+            isinstance(d, int) for d in dims):
+        wanted = [d % max(len(unknown), 1) for d in (dims if isinstance(dims, (tuple, list))
+                                                     else (dims,))]
+    else:  # (all dims, or ones given as symbols)
+        wanted = range(len(unknown))
+    if any(unknown[d] for d in wanted):
+        raise Unsupported(f"{what}: squeeze of a dim whose size depends on data (it may be 1, "
+                          "which the trace assumes it is not)")
 
 
 def _draws_random_numbers(node: torch.fx.Node, name: str) -> bool:

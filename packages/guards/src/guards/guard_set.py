@@ -63,9 +63,9 @@ class GuardSet:
         # The guards in order, by slot (a removal or a replacement is one step, where editing
         # a list was a pass over every guard: quadratic in a frame's guards, the type guard
         # of each of 10^4 items of a list summed replaced by its value guard), and each
-        # guard's slot, by identity.
+        # guard's slot (guards are values: equal ones are one guard here).
         self._slots: dict[int, Guard] = {}
-        self._slot_of: dict[int, int] = {}
+        self._slot_of: dict[Guard, int] = {}
         self._list: list[Guard] | None = []
         self._added = 0
         self._check: CheckFn | None = None
@@ -85,28 +85,23 @@ class GuardSet:
         for i, g in enumerate(same):
             both = g.joined(guard)  # (a class that lacks two names: one check)
             if both is not None:
-                slot = self._slot_of.pop(id(g))
+                slot = self._slot_of.pop(g)
                 self._slots[slot] = same[i] = both
-                self._slot_of[id(both)] = slot
+                self._slot_of[both] = slot
                 self._list = self._check = self._pinned = None
                 return
         implied = [g for g in same if guard.implies(g)]
         if implied:
             same[:] = [g for g in same if all(g is not i for i in implied)]
             for g in implied:
-                del self._slots[self._slot_of.pop(id(g))]
+                del self._slots[self._slot_of.pop(g)]
         same.append(guard)
         self._slots[self._added] = guard
-        self._slot_of[id(guard)] = self._added
+        self._slot_of[guard] = self._added
         self._added += 1
         self._list = None
         self._check = None
         self._pinned = None
-
-    def __setstate__(self, state: dict) -> None:
-        # (copied or unpickled: the guards are new objects, their slots found by their new ids)
-        self.__dict__.update(state)
-        self._slot_of = {id(g): slot for slot, g in self._slots.items()}
 
     @property
     def guards(self) -> list[Guard]:

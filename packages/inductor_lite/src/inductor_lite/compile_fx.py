@@ -484,8 +484,7 @@ def _bumping_versions(run: Callable, state: list[torch.Tensor], written: list[in
 
     def bumping(*args: Any) -> Any:
         out = run(*args)
-        torch.autograd.graph.increment_version(
-            [args[i] for i in positions if isinstance(args[i], torch.Tensor)])
+        torch.autograd.graph.increment_version([args[i] for i in positions])
         return out
     bumping.source = getattr(run, "source", None)  # type: ignore[attr-defined]
     return bumping

@@ -54,12 +54,7 @@ from dynamo.variables.functions import (
     UserMethodVariable,
     compiler_disabled,
 )
-from dynamo.variables.tensor import (
-    SymNodeVariable,
-    TensorVariable,
-    concrete_int,
-    refuse_unknown_squeeze,
-)
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
 from guards import (
     AttrSource,
     DictContains,
@@ -1115,16 +1110,6 @@ def _takes_functions(fn: types.FunctionType) -> bool:
     return (fn.__module__ or "").startswith("torch.nn.")
 
 
-def _is_squeeze(fn: Any) -> bool:
-    """Whether `fn` squeezes a tensor (a torch function, Tensor method or aten op)."""
-    if fn in (torch.squeeze, torch.Tensor.squeeze, torch.Tensor.squeeze_, torch.squeeze_copy):
-        return True
-    if isinstance(fn, torch._ops.OpOverload):
-        fn = fn.overloadpacket
-    return isinstance(fn, torch._ops.OpOverloadPacket) and fn._qualified_op_name in (
-        "aten::squeeze", "aten::squeeze_", "aten::squeeze_copy")
-
-
 class TorchFunctionVariable(TrueVariable):
     """A function of torch (or one marked `allow_in_graph`): a call becomes a graph node."""
 
@@ -1151,13 +1136,6 @@ class TorchFunctionVariable(TrueVariable):
         # Known by the function it wraps, if any: importing torch.compile's frontend (which
         # torch itself may do lazily) replaces `torch.manual_seed` with a wrapper.
         original = inspect.unwrap(fn)
-        if _is_squeeze(fn):
-            # (also `torch.Tensor.squeeze(t)`, `torch.squeeze(input=t)`, `squeeze_copy` and the
-            # aten ops: each traced a data-dependent size as not 1)
-            tensor = args[0] if args else kwargs.get("input", kwargs.get("self"))
-            if tensor is not None:
-                refuse_unknown_squeeze(tensor, [*args[1:], *(
-                    v for k, v in kwargs.items() if k not in ("input", "self", "out"))])
         if fn in GRAD_MODES:
             return GradModeVariable.create(tx, fn, args)
         if isinstance(fn, type) and issubclass(fn, tuple(CONTEXTS.values())):

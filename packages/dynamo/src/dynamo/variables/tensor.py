@@ -150,8 +150,6 @@ class TensorVariable(VariableTracker):
                 return self
         if name in _DATA_DEPENDENT:
             raise Unsupported(f"Tensor.{name}() reads the tensor's data")
-        if name in ("squeeze", "squeeze_"):
-            refuse_unknown_squeeze(self, [*args, *kwargs.values()])
         if _in_place(name) and may_overlap(self.fake):
             # Eager updates a shared element once per view element that holds it; a functional
             # graph computes each element once
@@ -254,25 +252,6 @@ def concrete_int(v: VariableTracker) -> Any:
     symbolic number is decided on its example value, which records a guard. (A float stays
     a float: the caller's Python raises the TypeError that it would.)"""
     return v.as_python() if isinstance(v, SymNodeVariable) else v.as_constant()
-
-
-def refuse_unknown_squeeze(tensor: VariableTracker, dims: list[VariableTracker]) -> None:
-    """A break at `squeeze` of a dim whose size depends on data: traced, it is assumed not 1
-    (torch's size-oblivious rule); where it is 1 the graph's output has another rank than
-    traced (`x.nonzero().squeeze()` with one nonzero)."""
-    if not isinstance(tensor, TensorVariable):
-        return
-    shape = tensor.fake.shape
-    if not any(isinstance(n, torch.SymInt) and not _backed(n) for n in shape):
-        return
-    wanted = range(len(shape))
-    if dims and all(d.is_constant() for d in dims):
-        given = dims[0].as_constant()
-        wanted = [d % max(len(shape), 1) for d in (given if isinstance(given, (tuple, list))
-                                                   else (given,))]
-    if any(isinstance(shape[d], torch.SymInt) and not _backed(shape[d]) for d in wanted):
-        raise Unsupported("squeeze of a dim whose size depends on data (it may be 1, which "
-                          "the trace assumes it is not)")
 
 
 def _backed(n: torch.SymInt) -> bool:
