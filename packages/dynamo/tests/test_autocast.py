@@ -265,6 +265,23 @@ def test_inference_mode_blocks_and_decorators():
     assert dynamo.explain(f)(x).graph_count == 1
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_model_built_in_inference_mode_is_captured_outside_it(backend):
+    """Its parameters are inference tensors that require grad: faking them outside inference
+    mode raised inside the interpreter ("LOAD_FAST met a case the interpreter does not
+    handle"), and the frame ran eagerly with a warning."""
+    with torch.inference_mode():
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        expected = model(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got, graphs = _compiled(model, x, backend=backend)
+    torch.testing.assert_close(got, expected)
+    assert graphs == 1 and not got.is_inference()
+
+
 def test_a_break_inside_an_autocast_block_exits_this_calls_block() -> None:
     """The block open at the break is closed by this call's `__exit__`, which restores what was
     on before this call (the first call's, called again, restored that call's outer autocast)."""

@@ -67,6 +67,18 @@ def test_requires_grad_leafness_and_inference_are_kept() -> None:
         assert not FakeTensorMode().from_tensor(normal).is_inference()
 
 
+def test_a_parameter_made_in_inference_mode_is_faked_outside_it() -> None:
+    # (nn.Linear built under inference_mode: an inference Parameter that requires grad;
+    # wrapping its fake as a Parameter outside inference mode raised "Setting
+    # requires_grad=True on inference tensor outside InferenceMode is not allowed")
+    with torch.inference_mode():
+        param = torch.nn.Parameter(torch.randn(3, 2))
+    fake = FakeTensorMode().from_tensor(param)
+    assert isinstance(fake, torch.nn.Parameter)
+    assert (fake.requires_grad, fake.is_leaf, fake.is_inference(), fake.shape) == (
+        True, True, True, param.shape)
+
+
 def test_parameters_stay_parameters_and_grads_are_kept() -> None:
     layer = torch.nn.Linear(3, 2)
     layer(torch.randn(5, 3)).sum().backward()

@@ -105,7 +105,9 @@ class TensorConverter:
             if t.requires_grad and not fake.requires_grad:  # a view made a leaf that needs grad
                 fake.requires_grad_(True)
         if isinstance(t, torch.nn.Parameter):
-            with self.mode:
+            # (in inference mode for an inference tensor's: outside it, a Parameter of an
+            # inference fake that requires grad cannot be made)
+            with self.mode, torch.inference_mode(t.is_inference()):
                 fake = torch.nn.Parameter(fake, requires_grad=t.requires_grad)
         elif not t.is_leaf and fake.is_leaf and not t._is_view():
             fake = self._non_leaf(fake)
