@@ -1091,3 +1091,74 @@ def test_functionalize_in_a_compiled_function_leaves_no_transform_level(backend)
         x = torch.randn(2, 3)
         torch.testing.assert_close(compiled(x), _functionalized(x))
         assert torch._C._functorch.peek_interpreter_stack() is None
+
+
+# ----- a module's globals read through sys.modules, and class attributes of enum members ----
+
+
+def test_a_function_of_a_module_imported_again_reads_the_old_modules_globals(tmp_path,
+                                                                               monkeypatch):
+    """`from mod import h` keeps the old module's function after `mod` is deleted from
+    `sys.modules` and imported again: `h` reads the old dict, which the guards must read too
+    (they read `sys.modules['mod']`, now the new module)."""
+    import sys
+
+    (tmp_path / "stale_reimported_mod.py").write_text(
+        "MODE = 1\ndef h(x):\n    return x * MODE\ndef set_mode(v):\n"
+        "    global MODE\n    MODE = v\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "stale_reimported_mod", raising=False)
+    from stale_reimported_mod import h, set_mode
+
+    def f(x):
+        return h(x) + 1
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.ones(2)
+    assert torch.equal(compiled(x), f(x))
+    del sys.modules["stale_reimported_mod"]
+    import stale_reimported_mod  # noqa: F401 (a new module object, MODE = 1)
+
+    assert torch.equal(compiled(x), f(x))
+    set_mode(5)  # the old module's MODE, which h reads
+    assert torch.equal(compiled(x), f(x))
+
+
+class _ScaledMode(enum.Enum):
+    A = 1
+
+    def scale(self):
+        return type(self).K
+
+
+_ScaledMode.K = 3
+
+
+class _ScaledPair(typing.NamedTuple):
+    a: int
+    b: int
+
+    def scale(self):
+        return type(self).K * self.a
+
+
+_ScaledPair.K = 3
+
+
+@pytest.mark.parametrize("read", [lambda m: m.scale(), lambda m: m.K, lambda m: type(m).K,
+                                  lambda m: m.__class__.K])
+def test_a_class_attribute_read_through_an_enum_member(monkeypatch, read) -> None:
+    def fn(x, m):
+        return x * read(m)
+
+    _stale_check(fn, (torch.ones(2), _ScaledMode.A),
+                 lambda: monkeypatch.setattr(_ScaledMode, "K", 7))
+
+
+@pytest.mark.parametrize("read", [lambda p: p.scale(), lambda p: type(p).K])
+def test_a_class_attribute_read_through_a_named_tuple_of_constants(monkeypatch, read) -> None:
+    def fn(x, p):
+        return x * read(p)
+
+    _stale_check(fn, (torch.ones(2), _ScaledPair(1, 2)),
+                 lambda: monkeypatch.setattr(_ScaledPair, "K", 7))

@@ -18,6 +18,7 @@ import dis
 import functools
 import operator
 import os
+import sys
 import sysconfig
 import types
 from typing import Any
@@ -32,6 +33,7 @@ from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import (
     GlobalsDictSource,
+    ModuleSource,
     builtins_source,
     globals_dict_source,
     globals_source,
@@ -418,10 +420,12 @@ class Translator:
                 source: Any = GlobalSource(name)
             else:
                 source = globals_source(g, name)
+                self._pin_module_of(g)
             return wrap(self, g[name], source)
         b = g.get("__builtins__", builtins)
         table = b if isinstance(b, dict) else vars(b)
         namespace = globals_dict_source(g, self.output.f_globals)
+        self._pin_module_of(g)
         if written is MISSING and not isinstance(namespace, GlobalsDictSource):
             # a global of that name, made later, would shadow a builtin (not guarded in a
             # namespace no module owns, `exec`'d code inlined: the guard would keep it alive)
@@ -436,6 +440,22 @@ class Translator:
         value = table[name]
         self.output.add_guard(Identity.of(GetItemSource(where, name), value))
         return wrap(self, value, None)
+
+    def _pin_module_of(self, g: dict) -> None:
+        """Globals `g` of another module are read, and guarded, through `sys.modules[name]`
+        (`sources.globals_source`): guard that the module there is still the one whose dict
+        `g` is. A module deleted from `sys.modules` and imported again is a new object, while
+        the functions imported from the old one (`from mod import h`) still read the old
+        dict: without this guard, a write to the old module's globals was checked against
+        the new module's and missed (a stale result)."""
+        if g is self.output.f_globals:
+            return
+        source = globals_dict_source(g, self.output.f_globals)
+        if isinstance(source, GlobalsDictSource):
+            return
+        module = source.base  # AttrSource(ModuleSource(name), "__dict__")
+        assert isinstance(module, ModuleSource)
+        self.output.add_guard(Identity.of(module, sys.modules[module.name]))
 
     def load_cell(self, name: str) -> VariableTracker:
         cell = self.cells.get(name)
@@ -532,6 +552,7 @@ class Translator:
         if written is not DELETED:  # (a deletion guarded it already)
             self.output.add_guard(DictContains(globals_dict_source(g, self.output.f_globals),
                                                name, there))
+            self._pin_module_of(g)
         if written is DELETED or written is MISSING and not there:
             raise Raised(NameError(f"name {name!r} is not defined"),
                          f"del of the undefined global {name!r}")

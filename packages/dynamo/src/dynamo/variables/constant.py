@@ -15,6 +15,7 @@ from collections.abc import Callable, ItemsView, KeysView, ValuesView
 from typing import TYPE_CHECKING, Any
 
 from dynamo.exc import Raised, Unsupported
+from dynamo.side_effects import MISSING
 from dynamo.variables.base import VariableTracker
 from guards import Equals
 
@@ -46,7 +47,7 @@ class ConstantVariable(VariableTracker):
             from guards import AttrSource, TypeSource
 
             # read from the class, where it is guarded (a method replaced there recompiles)
-            member = inspect.getattr_static(type(self.value), name, None)
+            member = inspect.getattr_static(type(self.value), name, MISSING)
             on_class = AttrSource(TypeSource(self.source), name) if self.source is not None \
                 else None
             if isinstance(member, types.FunctionType):
@@ -66,13 +67,20 @@ class ConstantVariable(VariableTracker):
                 # members are singletons, but their attributes may change; read it through
                 # its source, guarded like any object's attribute, not baked in unguarded.
                 return wrap(tx, self.value.__dict__[name], AttrSource(self.source, name))
+            if on_class is not None and member is not MISSING and \
+                    not name.startswith("__") and not isinstance(member, type(self.value)) \
+                    and not hasattr(type(member), "__get__"):
+                # A plain attribute of the enum's class that is not a member (`Mode.K = 3`
+                # after the class was made): the class is mutable, so read it through the
+                # class and guard it there (it was a constant, unguarded: a stale result).
+                return wrap(tx, member, on_class)
         if isinstance(self.value, tuple) and hasattr(type(self.value), "_fields"):
             # A named tuple of constants from the frame: the methods, properties, static and
             # class methods its class defines are traced (they may take tensors, read globals,
             # be replaced on the class), as for one made in the trace; not run for real.
             from dynamo.variables.containers import NamedTupleVariable, tuple_fields
 
-            member = inspect.getattr_static(type(self.value), name, None)
+            member = inspect.getattr_static(type(self.value), name, MISSING)
             if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)):
                 return NamedTupleVariable(
                     [ConstantVariable(v) for v in self.value], type(self.value),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import enum
 import logging
 import operator
 import sys
@@ -477,11 +478,24 @@ def fill_object(obj: Any, attrs: dict, items: dict | list | None) -> None:
 def class_of(obj: VariableTracker) -> UserClassVariable:
     """`type(obj)`, with a source when `obj` has one, so that what the code reads from the
     class (an attribute, a method, its `__init__` when called) is guarded."""
+    from dynamo.variables.containers import NamedTupleVariable
+
     if isinstance(obj, NewObjectVariable):
         return UserClassVariable(obj.cls, obj.class_source)
-    source = TypeSource(obj.source) if obj.source is not None and isinstance(
-        obj, ObjectVariable) else None
+    if isinstance(obj, NamedTupleVariable) and hasattr(obj.kind, "_fields"):
+        return UserClassVariable(obj.kind, obj.class_source)
+    source = TypeSource(obj.source) if obj.source is not None and (isinstance(
+        obj, ObjectVariable) or _user_class_constant(obj)) else None
     return UserClassVariable(obj.python_type(), source)
+
+
+def _user_class_constant(obj: VariableTracker) -> bool:
+    """A constant from the frame whose class is a user's, mutable after compiling: an enum
+    member or a named tuple of constants (`type(m).K`, read from the class, is guarded)."""
+    from dynamo.variables.constant import ConstantVariable
+
+    return isinstance(obj, ConstantVariable) and (isinstance(obj.value, enum.Enum) or (
+        isinstance(obj.value, tuple) and hasattr(type(obj.value), "_fields")))
 
 
 class CopyVariable(VariableTracker):
