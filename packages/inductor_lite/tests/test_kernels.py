@@ -347,6 +347,50 @@ def test_mutated_input_is_written_back(device):
 
 
 
+@pytest.mark.parametrize("args", [(0, 5 * 2**30, 2**30), (2**31 - 2, 2**31 + 2), (2**40, 2**40 + 3),
+                                  (2**33, 0, -2**31)])
+def test_int64_arange_past_int32_is_computed_in_int64(device, args):
+    """(Indices are 32-bit in the kernels: `xindex * 2**30` wrapped, and a start of 2**40
+    failed to compile.)"""
+    def add_range(a):
+        return a + torch.arange(*args, device=a.device)
+
+    n = len(range(*args))
+    compile_and_check(add_range, torch.zeros(n, dtype=torch.int64, device=device))
+    assert counters["kernels"] == 1 and counters["eager_graphs"] == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_half_norm_sums_in_float32_before_its_root(device, dtype):
+    """(Summed in half, the squares of 300s overflowed to inf.)"""
+    x = torch.full((2, 8), 300.0, dtype=dtype, device=device)
+    compiled = compile_and_check(lambda x: torch.linalg.vector_norm(x, dim=1), x, atol=0, rtol=0)
+    assert torch.isfinite(compiled(x)).all()
+
+
+@pytest.mark.parametrize(("shape", "write"), [
+    ((4, 5), lambda x: x.diagonal().zero_()),
+    ((4, 5), lambda x: x.diagonal(1).add_(1)),
+    ((4, 3, 4), lambda x: x.diagonal(-1, 0, 2).mul_(3)),
+    ((4, 5), lambda x: x.t().diagonal().fill_(7)),
+])
+def test_writes_to_a_diagonal_are_compiled(device, shape, write):
+    """(torch's decomposition of diagonal_scatter writes with copy_to, which functionalization
+    made a diagonal_scatter again: such graphs ran as they came.)"""
+    def fn(x):
+        write(x)
+        return x * 2
+
+    x = torch.randn(shape, device=device)
+    expected = x.clone()
+    expected_out = fn(expected)
+    compiled = compile_fx(make_fx(fn)(x.clone()), [x.clone()])
+    out = compiled(x)
+    torch.testing.assert_close(x, expected)
+    torch.testing.assert_close(out, expected_out)
+    assert counters["eager_graphs"] == 0 and counters["kernels"] >= 1
+
+
 def test_a_written_input_has_its_version_counter_moved(device):
     """Kernels write through data pointers, which autograd does not see: a tensor saved for
     backward and then written by the compiled graph must fail backward as eager's does."""

@@ -149,6 +149,22 @@ def _nan_to_num_that_fits(decomposition: Callable, x: torch.Tensor, nan: Any = N
     return decomposition(x, nan, posinf, neginf)
 
 
+def _diagonal_scatter(x: torch.Tensor, src: torch.Tensor, offset: int = 0, dim1: int = 0,
+                      dim2: int = 1) -> torch.Tensor:
+    """`diagonal_scatter` as an `index_put` at the diagonal's places (torch's decomposition
+    writes with `copy_to`, which functionalization makes a `diagonal_scatter` again: every
+    graph holding one, `x.diagonal().zero_()` included, ran as its aten graph)."""
+    rank = x.dim()
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    k = torch.arange(src.shape[-1], device=x.device)
+    indices: list = [None] * rank
+    indices[dim1], indices[dim2] = k + max(-offset, 0), k + max(offset, 0)
+    # advanced indexing puts the diagonal's dim where the indexed dims were when they are
+    # adjacent, else in front
+    at = min(dim1, dim2) if abs(dim1 - dim2) == 1 else 0
+    return torch.ops.aten.index_put.default(x, indices, src.movedim(-1, at))
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
@@ -163,6 +179,7 @@ def decompositions() -> dict:
     for op in (aten.nan_to_num.default, aten.nan_to_num_.default):
         table[op] = functools.partial(_nan_to_num_that_fits, table[op])
     table[aten._fused_rms_norm.default] = _rms_norm
+    table[aten.diagonal_scatter.default] = _diagonal_scatter
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]
     return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}

@@ -1367,8 +1367,12 @@ def _vector_norm(lower, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
             return a
         return op("mul", a, a) if ord == 2 else op("pow", a, constant(ord, cd))
     kind = {math.inf: "max", -math.inf: "min"}.get(ord, "sum")
-    total = reduction(lower, Pointwise(x.size, cd, x.device, term), _dims(dim), keepdim, kind, out)
-    if kind != "sum" or ord in (0, 1):
+    rooted = kind == "sum" and ord not in (0, 1)
+    # a sum the root is taken of stays in the compute dtype, as eager's (a half sum of squares
+    # rounded to half first overflowed to inf past 65504 and was an ulp off in bfloat16)
+    total = reduction(lower, Pointwise(x.size, cd, x.device, term), _dims(dim), keepdim, kind,
+                      cd if rooted else out)
+    if not rooted:
         return total
     load_total = loader(total)
 

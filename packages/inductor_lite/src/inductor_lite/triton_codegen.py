@@ -315,14 +315,19 @@ class KernelCodegen:
             self.pointers[name] = f"ptr_{name}"
         return self.pointers[name]
 
-    def print_index(self, expr: sympy.Expr, scope: Scope) -> str:
+    def print_index(self, expr: sympy.Expr, scope: Scope, wide: bool = False) -> str:
+        """`wide`: computed in int64 (an int64 value such as `arange`'s, which may pass 2**31;
+        indices are 32-bit, and `xindex * 2**30` or `xindex + 2**40` wrapped or failed)."""
         expr = simplify_index(expr, self.ranges)
         names = {}
         for s in expr.free_symbols:
             if isinstance(s, IndirectIndex):
                 names[s] = self.indirect(s, scope)
-            elif s not in (XINDEX, RINDEX):
-                self.sizes.add(s)
+            else:
+                if s not in (XINDEX, RINDEX):
+                    self.sizes.add(s)
+                if wide:
+                    names[s] = f"{s.name}.to(tl.int64)"
         return IndexPrinter(names, kernel=True).doprint(expr)
 
     def indirect(self, s: IndirectIndex, scope: Scope) -> str:
@@ -385,7 +390,8 @@ class KernelCodegen:
             text = f"tl.full({self.unit}, {_literal(abs(c) if negative_zero else c)}, " \
                 f"{TL_DTYPES[v.dtype]})" + (" * -1.0" if negative_zero else "")  # (-0.0 is 0 - 0.0)
         elif v.op == "index" and v.dtype is torch.int64:
-            text = f"({self.print_index(v.args[0], scope)}) + tl.zeros({self.unit}, tl.int64)"
+            wide = self.print_index(v.args[0], scope, wide=True)
+            text = f"({wide}) + tl.zeros({self.unit}, tl.int64)"
         elif v.op == "index":  # a float kernel argument, fp32 (1.0 * s keeps the sign of 0)
             text = f"tl.full({self.unit}, 1.0, tl.float32) * ({self.print_index(v.args[0], scope)})"
         elif v.op in ("rand", "randn"):
