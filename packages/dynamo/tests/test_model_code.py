@@ -851,6 +851,108 @@ def test_torchscript_submodules_run_as_they_are() -> None:
         torch.testing.assert_close(dynamo.compile(sub, backend="eager")(x), sub(x))
 
 
+@torch.jit.script
+def _scripted_sin(x: torch.Tensor, k: int) -> torch.Tensor:
+    return x.sin() * k
+
+
+@torch.jit.script
+def _scripted_add_(x: torch.Tensor) -> torch.Tensor:
+    x.add_(1)
+    return x
+
+
+@torch.jit.script
+def _scripted_branch(x: torch.Tensor) -> torch.Tensor:
+    if bool(x.sum() > 0):
+        return x * 2
+    return -x
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:DeprecationWarning")
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torchscript_functions_are_inlined(backend) -> None:
+    """A scripted or traced function is inlined as the Python function it was made from (as
+    torch.compile does): it used to be a graph node, which fx's code called as its class
+    (`torch.jit.ScriptFunction(x)`: a TypeError, hidden by the eager rerun unless it wrote
+    into an input) and aot_eager lowered on detached inputs (the output lost its grad_fn).
+    A scripted module called as a submodule breaks with a reason that says so."""
+    traced = torch.jit.trace(lambda x: x.cos() * 2, torch.randn(3))
+
+    def f(x):
+        return _scripted_sin(x, 3).sum() + traced(x).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    counter, graphs = counting_backend(backend)
+    out = dynamo.compile(f, backend=counter, fullgraph=True)(x)
+    assert len(graphs) == 1
+    expected = f(x)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(torch.autograd.grad(out, x), torch.autograd.grad(expected, x))
+
+    def g(x):
+        _scripted_add_(x)
+        return x * 2
+
+    a, b = torch.ones(3), torch.ones(3)
+    torch.testing.assert_close(dynamo.compile(g, backend=backend)(b), g(a))
+    torch.testing.assert_close(b, a)
+
+    def h(x):
+        return _scripted_branch(x + 0) + 1  # a break inside: the ScriptFunction runs for real
+
+    compiled = dynamo.compile(h, backend=backend)
+    for sign in (1.0, -1.0):
+        torch.testing.assert_close(compiled(torch.ones(3) * sign), h(torch.ones(3) * sign))
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sub = torch.jit.trace(_ScriptedBlock(), torch.randn(2, 4))
+
+        def forward(self, x):
+            return self.sub(x) + 1
+
+    report = dynamo.explain(Model())(torch.randn(2, 4))
+    assert [b.reason for b in report.breaks] == [
+        "calling a TorchScript module (TopLevelTracedModule): it runs as it is"]
+
+
+def test_graph_module_submodule_is_one_graph() -> None:
+    """An fx GraphModule called as a submodule is called as nn.Module's `__call__` (fx's
+    `_WrappedCall` was a graph node given the module: a break), and `recompile()` after an
+    edit of its graph is seen (its class's `forward` is guarded)."""
+    torch.manual_seed(0)
+
+    class Inner(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.g = torch.fx.symbolic_trace(Inner())
+
+        def forward(self, x):
+            return self.g(x * 2) + 1
+
+    model = Model()
+    counter, graphs = counting_backend("eager")
+    compiled = dynamo.compile(model, backend=counter, fullgraph=True)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(compiled(x), model(x))
+    assert len(graphs) == 1
+    for node in model.g.graph.nodes:
+        if node.target is torch.relu:
+            node.target = torch.sigmoid
+    model.g.recompile()
+    torch.testing.assert_close(compiled(x), model(x))
+
+
 def test_slices_of_module_lists_and_sequentials_keep_their_type() -> None:
     """`self.layers[1:]` is a ModuleList (isinstance says so), a Sequential's slice has a
     length and items, in one graph."""

@@ -315,6 +315,20 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, Identity.of, value)
         inner = wrap(tx, value.__wrapped__, _child(source, AttrSource, "__wrapped__"))
         return CachedFunctionVariable(value, inner, source)
+    if isinstance(value, torch.jit.ScriptFunction):
+        # `@torch.jit.script` / `torch.jit.trace` of a function: the Python function it was
+        # made from (`_torchdynamo_inline`, which torch.jit keeps for torch.compile) is
+        # inlined, as torch.compile does; at a graph break inside it the ScriptFunction itself
+        # is called for real. As a graph node, fx's code named it `torch.jit.ScriptFunction(x)`
+        # (its class: a TypeError, which the eager rerun hid) and aot_eager lowered it through
+        # TorchScript's differentiable graph, on detached inputs: its outputs lost their grad
+        _guard(tx, source, Identity.of, value)
+        inline = getattr(value, "_torchdynamo_inline", None)
+        if not isinstance(inline, types.FunctionType):
+            return OpaqueFunctionVariable(value, source, what="a TorchScript function",
+                                          name=getattr(value, "qualified_name", "ScriptFunction"))
+        inner = wrap(tx, inline, _child(source, AttrSource, "_torchdynamo_inline"))
+        return CachedFunctionVariable(value, inner, source)
     if callable(value) and _polyfill(value) is not None:  # itertools.chain, functools.reduce
         _guard(tx, source, Identity.of, value)
         # no source: the twin is ours, constant; as a value it is the original

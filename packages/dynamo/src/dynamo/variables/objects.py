@@ -109,7 +109,9 @@ class ObjectVariable(VariableTracker):
         """Where class member `name` is read, so that it (and its closure cells and defaults,
         when the trace reads them) is guarded; not for modules: a guard per layer on every
         call."""
-        if self.source is not None and not isinstance(self.value, torch.nn.Module):
+        if self.source is not None and (not isinstance(self.value, torch.nn.Module) or
+                                        isinstance(self.value, torch.fx.GraphModule)):
+            # (a GraphModule's class is its own, and `recompile()` replaces its `forward`)
             return AttrSource(TypeSource(self.source), name)
         return None
 
@@ -379,6 +381,19 @@ class CompiledVariable(ObjectVariable):
             if name in _WALKS:  # its tree, as nn.Module walks it: the wrapper's
                 return NNModuleVariable(self.value, self.source).getattr(tx, name)
         return self.inner.getattr(tx, name)  # (a compiled module passes attributes on)
+
+
+def _fx_call_wrapped(module: torch.nn.Module) -> bool:
+    """Whether `module` is a GraphModule whose class's `__call__` is fx's `call_wrapped`, which
+    only calls nn.Module's (its `_WrappedCall`, an object of torch's Python, adds the generated
+    code's lines to an error's message): called as nn.Module's, as torch.compile calls it
+    (followed, the `_WrappedCall` became a graph node given the module: a graph break)."""
+    if not isinstance(module, torch.fx.GraphModule):
+        return False
+    wrapped = inspect.getattr_static(type(module), "_wrapped_call", None)
+    call = inspect.getattr_static(type(module), "__call__", None)
+    return type(wrapped) is torch.fx.graph_module._WrappedCall and wrapped.cls_call is None \
+        and getattr(call, "__name__", None) == "call_wrapped"
 
 
 class NNModuleVariable(ObjectVariable):
@@ -651,7 +666,12 @@ class NNModuleVariable(ObjectVariable):
         if compiler_disabled(module) is not None:
             raise Unsupported(f"calling a {type(getattr(module, '_orig_mod', module)).__qualname__}"
                               ", marked torch.compiler.disable")
-        if forward is None and self.overrides("__call__"):  # its class's, which calls
+        if isinstance(module, torch.jit.ScriptModule):  # (a traced one's `forward` is a
+            # descriptor of torch.jit's: followed, it failed on an AttributeError of its own)
+            raise Unsupported(f"calling a TorchScript module ({type(module).__qualname__}): it "
+                              "runs as it is")
+        if forward is None and self.overrides("__call__") and not _fx_call_wrapped(module):
+            # its class's, which calls
             return self._class_member(tx, "__call__").call(tx, args, kwargs)  # nn.Module's
         hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                  "_backward_pre_hooks")
