@@ -191,6 +191,30 @@ def test_cache_size_limit_falls_back_with_the_failing_guards() -> None:
     assert len(graphs) == dynamo.frontend.CACHE_SIZE_LIMIT
 
 
+def test_functions_behind_one_decorator_each_have_their_share_of_the_cache_limit(
+        recwarn) -> None:
+    """Every `@torch.no_grad()` function (or one wrapped by any decorator) runs the
+    decorator's one wrapper code, told apart by the function in its closure: each function
+    counts towards its own share of the limit, as torch.compile counts it (the ninth helper
+    with a break ran eagerly, with a cache-limit warning naming it)."""
+    helpers = []
+    for i in range(dynamo.frontend.CACHE_SIZE_LIMIT + 4):
+        namespace = {"dynamo": dynamo}
+        exec(f"def helper{i}(x):\n    y = x * {i}\n    dynamo.graph_break()\n"
+             f"    return y + 1\n", namespace)  # (functions of their own, as a program's are)
+        helpers.append(torch.no_grad()(namespace[f"helper{i}"]))
+
+    def f(x, helpers):
+        for h in helpers:
+            x = x + h(x)
+        return x
+
+    compiled = dynamo.compile(f)
+    for _ in range(2):
+        assert torch.equal(compiled(torch.ones(2), helpers), f(torch.ones(2), helpers))
+    assert not [w for w in recwarn if "cache size limit" in str(w.message)]
+
+
 def test_an_int_seen_to_change_is_compiled_as_a_symbol() -> None:
     """Automatic dynamic for ints: a step count passed in, or kept on a module, is compiled
     once as a constant, then as a symbol (0 and 1 included)."""

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from guards.guard_kinds import Identity
 from guards.guard_set import GuardSet
-from guards.sources import GetItemSource, LocalSource, a_type
+from guards.sources import AttrSource, GetItemSource, LocalSource, a_type
 
 V = TypeVar("V")
 
@@ -122,5 +122,10 @@ def _same_objects(guards: GuardSet, f_locals: dict) -> bool:
 def _local_or_item(source: Any) -> bool:
     """A local (`L['layer']`) or an item of one (`L['pair'][1]`: a resume function's stack
     value, a `(name, module)` pair from `named_children()`)."""
+    if type(source) is AttrSource and source.attr == "cell_contents":
+        # a closure's variable (`L['__closure__'][1].cell_contents`: the function a shared
+        # wrapper, `@torch.no_grad()`'s `decorate_context`, calls), a local of the frame as
+        # torch.compile counts it: each decorated function has its own share of the limit
+        source = source.of
     return type(source) is LocalSource or (
         type(source) is GetItemSource and type(source.of) is LocalSource)
