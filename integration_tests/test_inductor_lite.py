@@ -160,6 +160,25 @@ def test_cnn_in_training_mode_updates_batch_norm_statistics(frontend: str) -> No
     assert counters["fallbacks"] == 0, dict(counters)
 
 
+def test_inference_mode_false_block_under_no_grad_is_recorded_by_autograd() -> None:
+    """`torch.inference_mode(False)` turns grad on, as `enable_grad` does: a graph called under
+    `no_grad` with a parameter that requires grad computes, in that block, what autograd must
+    record (the graph ran as generated kernels: the output did not require grad)."""
+    w = torch.randn(3, 3, device=DEVICE, requires_grad=True)
+
+    def fn(x):
+        with torch.inference_mode(False):
+            return (x @ w).sin()
+
+    x = torch.randn(2, 3, device=DEVICE)
+    with torch.no_grad():
+        out = dynamo.compile(fn, backend="inductor_lite")(x)
+    assert out.requires_grad
+    out.sum().backward()
+    torch.testing.assert_close(w.grad, x.t() @ (x @ w).cos().detach())
+    assert counters["eager_graphs"] == 1, dict(counters)
+
+
 @pytest.mark.parametrize("name", ["gpt2", "llama", "bert"])
 def test_hugging_face_models_through_generated_kernels(name: str) -> None:
     """Hugging Face GPT-2, Llama and BERT (from configs, random weights) through

@@ -637,7 +637,11 @@ def test_attention_without_dropout_runs_kernels_under_no_grad(device):
     compiled = compile_fx(gm, [x, w])
     with torch.no_grad():
         compiled(x, w)
+        compiled(x, w)
     assert compiled.draws_random
+    # said once and counted, as every graph run as it came is (it ran unseen, counted as
+    # compiled)
+    assert counters["eager_graphs"] == 1
 
 
 def test_dump_folder(tmp_path, monkeypatch, device):

@@ -191,13 +191,35 @@ _ASKS_FOR_GRAD = ("requires_grad_", "detach_", torch.Tensor.requires_grad_, torc
 
 def _ops_under_grad(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
     """Whether an op of the graph runs with grad mode on, when the graph starts in `grad_mode`
-    (its `_set_grad_enabled` nodes switch the mode on the way)."""
+    (its `_set_grad_enabled` nodes switch the mode on the way, and so does a frontend's
+    `torch.inference_mode(False)` block: it turns grad on, as eager's does, until it closes)."""
+    before: dict[torch.fx.Node, bool] = {}  # an inference_mode(False) block: the mode it found
     for node in nodes:
         if node.target is torch._C._set_grad_enabled:
             grad_mode = node.args[0]
+        elif _enters_inference_mode(node, False):
+            before[node] = grad_mode
+            grad_mode = True
+        elif _exits(node) in before:
+            grad_mode = before.pop(_exits(node))
         elif grad_mode and node.op in ("call_function", "call_method", "call_module"):
             return True
     return False
+
+
+def _enters_inference_mode(node: torch.fx.Node, mode: bool) -> bool:
+    """Whether `node` is a frontend's `enter_context` node of `torch.inference_mode(mode)`
+    (dynamo's: its target is named so, its arguments are the kind and the settings)."""
+    return (node.op == "call_function" and getattr(node.target, "__name__", None) == "enter_context"
+            and node.args[:2] == ("inference_mode", mode))
+
+
+def _exits(node: torch.fx.Node) -> torch.fx.Node | None:
+    """The `enter_context` node that `node` closes, if it is an `exit_context` node."""
+    if node.op == "call_function" and getattr(node.target, "__name__", None) == "exit_context" \
+            and node.args and isinstance(node.args[0], torch.fx.Node):
+        return node.args[0]
+    return None
 
 
 def _draws_random(gm: torch.fx.GraphModule) -> bool:
@@ -273,6 +295,7 @@ class CompiledGraph:
         self.strides = _frontend_strides(gm, example_inputs)  # (input, dim): symbolic strides
         self.read_scalars = False
         self.logged_training = False
+        self.logged_random = False
         # whether the compiled versions draw random numbers (Triton's stream, or the
         # decompositions' draws: not the numbers the graph as it came draws)
         self.draws_random = False
@@ -319,6 +342,12 @@ class CompiledGraph:
             # it with grad, from the same generator state: both must draw the same numbers
             # (a dropout's mask), and the call with grad runs the graph as it came. (Under
             # inference mode nothing is recomputed with grad.)
+            if not self.logged_random:
+                log.info("inductor_lite: the graph draws random numbers and tensors require "
+                         "grad: a call without grad runs it as it came (activation "
+                         "checkpointing recomputes it with grad and must draw the same numbers)")
+                counters["eager_graphs"] += 1
+                self.logged_random = True
             return self.eager(*args)
         return run(*args)
 
