@@ -254,3 +254,20 @@ def test_a_bit_operation_with_a_float_raises_pythons_type_error(op) -> None:
         assert str(raised.value) == f"unsupported operand type(s) for {op}: " \
                                     f"'{left_type}' and '{right_type}'"
     assert eval(f"s {op} 1") == eval(f"4 {op} 1")
+
+
+def test_c_meta_kernel_on_sizes_specialised_by_a_guard():
+    """A size whose symbol a guard replaced by a number (`Eq(s0, 8)`) is still a SymInt: the
+    C++ meta kernels that read sizes (`_trilinear`, `cumsum`, `diag`, `signbit`) need the
+    Python dispatcher on for it (off, they failed an INTERNAL ASSERT of torch's)."""
+    from fakecore import FakeTensorMode, ShapeEnv
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    x = mode.from_tensor(torch.randn(1, 8), dynamic_dims=[1])
+    w = mode.from_tensor(torch.randn(8, 8, 8), dynamic_dims=[0, 1, 2])
+    with mode:
+        assert x.shape[1] == 8  # guards Eq(s0, 8): s0 is replaced by 8
+        out = torch.ops.aten._trilinear.default(x, w, x, [1, 3], [0], [1, 2], [2, 3])
+        assert tuple(out.shape) == (1, 8)
+        assert tuple(torch.cumsum(x, 1).shape) == (1, 8)
+        assert tuple(torch.signbit(w).shape) == (8, 8, 8)

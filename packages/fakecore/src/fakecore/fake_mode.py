@@ -403,8 +403,11 @@ class FakeTensorMode(TorchDispatchMode):
         # W)`, a channels-last tensor divided by a number), so that a real tensor's suggested
         # memory format is not the one the trace saw (group norm's input was not made
         # contiguous in the aten graph, and the CPU kernel raised).
+        # (A size whose symbol a guard has since replaced by a number, `s0` after `Eq(s0, 8)`,
+        # is still a SymInt: C++ kernels cannot read it with the Python dispatcher off.)
         python_dispatcher = (torch._C._DisablePythonDispatcher()
-                             if self.shape_env is not None and not symbols else nullcontext())
+                             if self.shape_env is not None and not symbols
+                             and not _any_symint(flat) else nullcontext())
         try:
             with self.kernel_invocation(), python_dispatcher:
                 out = func(*meta_args, **meta_kwargs)
@@ -649,6 +652,19 @@ def _same(a: Any, b: Any) -> bool:
     recorded: this only tells which dims a layout correction would change)."""
     hint = lambda v: v.node.hint if isinstance(v, torch.SymInt) else v  # noqa: E731
     return hint(a) == hint(b)
+
+
+def _any_symint(flat: list[Any]) -> bool:
+    """Whether an argument is, or a tensor argument has a size, stride or offset that is, a
+    SymInt (even one whose expression is now a number)."""
+    for a in flat:
+        if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return True
+        if isinstance(a, FakeTensor):
+            layout = (*a.stride(), a.storage_offset()) if a.layout is torch.strided else ()
+            if any(isinstance(s, torch.SymInt) for s in (*a.shape, *layout)):
+                return True
+    return False
 
 
 def _symbols(flat: list[Any]) -> set:
