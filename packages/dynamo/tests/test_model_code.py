@@ -953,6 +953,31 @@ def test_graph_module_submodule_is_one_graph() -> None:
     torch.testing.assert_close(compiled(x), model(x))
 
 
+def test_graph_module_subclass_with_its_own_call_runs_it() -> None:
+    """fx's `call_wrapped` calls `super(cls, self).__call__`: a GraphModule subclass's own
+    `__call__` (not nn.Module's) runs, and is not skipped as nn.Module's call."""
+
+    class Inner(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    class MyGraphModule(torch.fx.GraphModule):
+        def __call__(self, *args, **kwargs):
+            return super().__call__(*args, **kwargs) + 1000
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.g = MyGraphModule(Inner(), torch.fx.symbolic_trace(Inner()).graph)
+
+        def forward(self, x):
+            return self.g(x) * 2
+
+    model = Model()
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(dynamo.compile(model, backend="eager")(x), model(x))
+
+
 def test_slices_of_module_lists_and_sequentials_keep_their_type() -> None:
     """`self.layers[1:]` is a ModuleList (isinstance says so), a Sequential's slice has a
     length and items, in one graph."""

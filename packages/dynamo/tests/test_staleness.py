@@ -1155,10 +1155,21 @@ def test_a_class_attribute_read_through_an_enum_member(monkeypatch, read) -> Non
                  lambda: monkeypatch.setattr(_ScaledMode, "K", 7))
 
 
-@pytest.mark.parametrize("read", [lambda p: p.scale(), lambda p: type(p).K])
+@pytest.mark.parametrize("read", [lambda p: p.scale(), lambda p: type(p).K, lambda p: p.K])
 def test_a_class_attribute_read_through_a_named_tuple_of_constants(monkeypatch, read) -> None:
     def fn(x, p):
         return x * read(p)
 
     _stale_check(fn, (torch.ones(2), _ScaledPair(1, 2)),
                  lambda: monkeypatch.setattr(_ScaledPair, "K", 7))
+
+
+@pytest.mark.parametrize("read", [lambda p: p.K * p.a, lambda p: type(p).K * p.a])
+def test_a_class_attribute_read_through_a_named_tuple_of_tensors(monkeypatch, read) -> None:
+    """(`p.K` of a named tuple holding tensors was a graph break)"""
+    def fn(x, p):
+        return x * read(p)
+
+    _stale_check(fn, (torch.ones(2), _ScaledPair(torch.ones(2), 2)),
+                 lambda: monkeypatch.setattr(_ScaledPair, "K", 7))
+    assert dynamo.explain(fn)(torch.ones(2), _ScaledPair(torch.ones(2), 2)).graph_break_count == 0

@@ -77,11 +77,15 @@ class ConstantVariable(VariableTracker):
         if isinstance(self.value, tuple) and hasattr(type(self.value), "_fields"):
             # A named tuple of constants from the frame: the methods, properties, static and
             # class methods its class defines are traced (they may take tensors, read globals,
-            # be replaced on the class), as for one made in the trace; not run for real.
+            # be replaced on the class), as for one made in the trace; not run for real; and
+            # a plain attribute of its class (`P.K = 3`) is read through the class, guarded
+            # (the class is mutable), not its fields (`_tuplegetter`s, descriptors)
             from dynamo.variables.containers import NamedTupleVariable, tuple_fields
 
             member = inspect.getattr_static(type(self.value), name, MISSING)
-            if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)):
+            if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)) or (
+                    self.source is not None and member is not MISSING and
+                    not name.startswith("__") and not hasattr(type(member), "__get__")):
                 return NamedTupleVariable(
                     [ConstantVariable(v) for v in self.value], type(self.value),
                     tuple_fields(self.value), self.source).getattr(tx, name)

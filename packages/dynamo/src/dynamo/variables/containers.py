@@ -139,9 +139,16 @@ class NamedTupleVariable(TupleVariable):
             return BoundMethodVariable(self, name)
         from dynamo.variables.objects import class_attribute
 
-        member = class_attribute(self.kind, name)[1]
+        found, member = class_attribute(self.kind, name)
         if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)):
             return self._class_member(tx, name, member)
+        if found and self.class_source is not None and not name.startswith("__") and \
+                not hasattr(type(member), "__get__"):
+            # a plain attribute of its class (`class P(NamedTuple): ...; P.K = 3`), read
+            # through the class and guarded there, as a constant named tuple's
+            from dynamo.variables.builder import wrap
+
+            return wrap(tx, member, AttrSource(self.class_source, name))
         raise Unsupported(f"attribute {name!r} of a {self.kind.__qualname__}")
 
     def _class_member(self, tx: Translator, name: str, member: Any) -> VariableTracker:

@@ -392,8 +392,18 @@ def _fx_call_wrapped(module: torch.nn.Module) -> bool:
         return False
     wrapped = inspect.getattr_static(type(module), "_wrapped_call", None)
     call = inspect.getattr_static(type(module), "__call__", None)
-    return type(wrapped) is torch.fx.graph_module._WrappedCall and wrapped.cls_call is None \
-        and getattr(call, "__name__", None) == "call_wrapped"
+    if not (type(wrapped) is torch.fx.graph_module._WrappedCall and wrapped.cls_call is None
+            and getattr(call, "__name__", None) == "call_wrapped"):
+        return False
+    # `super(wrapped.cls, module).__call__` is what it calls: nn.Module's, unless a subclass
+    # of GraphModule defines its own (`class MyGM(GraphModule): def __call__`), which runs
+    mro = type(module).__mro__
+    if wrapped.cls not in mro:
+        return False
+    for cls in mro[mro.index(wrapped.cls) + 1:]:
+        if "__call__" in vars(cls):
+            return vars(cls)["__call__"] is vars(torch.nn.Module)["__call__"]
+    return False
 
 
 class NNModuleVariable(ObjectVariable):
