@@ -369,7 +369,7 @@ class OutputGraph:
                                      ": a tensor subclass (only plain tensors are traced)")
             return TensorVariable(node, value)
         if isinstance(value, _SYM):
-            if value.node.expr.is_number:
+            if value.node.expr.is_number and not _float_algebra(node, value):
                 return ConstantVariable(value.node.pytype(value.node.expr))
             return SymNodeVariable(node, value)
         if isinstance(value, (list, tuple)):
@@ -625,7 +625,8 @@ def _is_impure(node: torch.fx.Node) -> bool:
     """Whether dead-code elimination must keep the node: it checks a runtime assert, it writes,
     it draws random numbers, or it makes a tensor from a symbolic number, whose value at run time may make it raise
     where the trace's did not (`x + k` with `k` past int64, `torch.zeros(n)` too large)."""
-    return node.target in ASSERT_OPS or _writes(node) or _draws_random_numbers(
+    return node.target in ASSERT_OPS or node.target in _SIDE_EFFECTFUL or _writes(node) or \
+        _draws_random_numbers(
         node, _name_of(node.target)) or (
         isinstance(node.meta.get("example_value"), torch.Tensor)
         and any(isinstance(arg.meta.get("example_value"), _SYMBOLIC_NUMBERS)
@@ -633,6 +634,19 @@ def _is_impure(node: torch.fx.Node) -> bool:
 
 
 _SYMBOLIC_NUMBERS = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _float_algebra(node: torch.fx.Node, value: Any) -> bool:
+    """A float that algebra on symbolic floats made a number (`l - l`, `l * 0` of a `.item()`):
+    IEEE arithmetic does not simplify so (NaN or inf give NaN), so the node computes it at run
+    time, as torch.compile's graph does (it was the constant 0.0)."""
+    return isinstance(value, torch.SymFloat) and any(
+        isinstance(arg.meta.get("example_value"), torch.SymFloat) for arg in node.all_input_nodes)
+
+
+# what fx itself never drops as dead code: `torch._assert_async(x.sum() > 0)` (its result unused,
+# it was dropped and never checked), `aten._assert_async.msg`, `torch._assert`
+_SIDE_EFFECTFUL = frozenset(torch.fx.node._side_effectful_functions)
 
 
 def _name_of(target: Any) -> str:

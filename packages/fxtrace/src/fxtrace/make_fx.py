@@ -44,6 +44,15 @@ from fxtrace.module_stack import ModuleStack
 from fxtrace.proxy_mode import ProxyMode, after_inputs
 from fxtrace.runtime_asserts import insert_runtime_asserts
 
+# checks of a tensor's value that fx would drop as dead code (it keeps only the `msg` overload
+# of `_assert_async`): `torch._assert_async(x.sum() > 0)` traced to aten never raised
+_CHECKS = (torch.ops.aten._assert_async.default, torch.ops.aten._assert_async.msg,
+           torch.ops.aten._assert_scalar.default)
+
+
+def _is_impure(node: torch.fx.Node) -> bool:
+    return node.target in _CHECKS or node.is_impure()
+
 TRACING_MODES = ("real", "fake", "symbolic")
 
 
@@ -182,7 +191,8 @@ class _Trace:
         self.graph.output([self.proxy_mode.proxy_of(v) for v in flat_out])
         if self.shape_env is not None:  # facts assumed of data-dependent values: checked
             insert_runtime_asserts(self.graph, self.shape_env.runtime_asserts)
-        self.graph.eliminate_dead_code()  # e.g. detaches autograd made to save activations
+        # e.g. detaches autograd made to save activations; a check whose result is unused stays
+        self.graph.eliminate_dead_code(is_impure_node=_is_impure)
         if self.lift_params:  # called as gm(*parameters_and_buffers, *args)
             lifted = ["p_" + name.replace(".", "_") for name in state]
             arg_names = lifted + arg_names

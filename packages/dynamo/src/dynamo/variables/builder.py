@@ -562,6 +562,14 @@ def _is_torch_function(value: Any) -> bool:
         return getattr(value, "__objclass__", None) in (torch.Tensor, torch._C.TensorBase)
     if module.startswith(("torch.nn.modules", "torch.optim")):
         return False  # modules' and optimizers' Python is inlined like the user's
+    if isinstance(value, types.MethodType) and not isinstance(
+            value.__self__, (type, types.ModuleType, torch.Tensor)):
+        # a method of an instance of torch's Python class kept as a value (a profiler's `step`
+        # in a list of callbacks, a DataLoader iterator's `__next__`): followed like the user's
+        # code, as the same method read from the object is (as a graph node it ran on fakes
+        # while tracing: its side effects happened at the trace, or twice, and a call answering
+        # None was dropped from the graph)
+        return False
     if module.startswith("torch.nn.") and not isinstance(value, types.FunctionType) and \
             isinstance(inspect.getattr_static(type(value), "__call__", None), types.FunctionType):
         return False  # an object that nn.utils hooks onto modules (the old `weight_norm`'s)

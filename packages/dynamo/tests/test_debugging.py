@@ -1,0 +1,80 @@
+"""Debugging and assertion code inside compiled functions behaves as in eager."""
+import pytest
+import torch
+from counting import counting_backend
+from torch.profiler import ProfilerActivity, profile, schedule
+
+import dynamo
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_assert_async_is_not_dead_code(backend):
+    def f(x):
+        torch._assert_async(x.sum() > -100)
+        torch._assert_async(x.sum() > -100, "too small")
+        return x + 1
+
+    compiled = dynamo.compile(f, backend=backend)
+    compiled(torch.zeros(2))
+    with pytest.raises(RuntimeError):
+        compiled(torch.zeros(2) - 1000)
+
+
+def test_torch_objects_bound_method_from_frame_is_followed():
+    # a profiler's `step` kept as a callback: it ran only while tracing (dropped as dead code)
+    prof = profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=1))
+    callbacks = [prof.step]
+
+    def f(x):
+        for cb in callbacks:
+            cb()
+        return x + 1
+
+    compiled = dynamo.compile(f, backend="eager")
+    prof.start()
+    for _ in range(4):
+        compiled(torch.ones(2))
+    prof.stop()
+    assert prof.step_num == 4
+
+    # a DataLoader iterator's `__next__`: a graph node, it consumed a batch while tracing
+    ds = torch.utils.data.TensorDataset(torch.arange(10.).reshape(5, 2))
+    nxt = iter(torch.utils.data.DataLoader(ds, batch_size=1)).__next__
+
+    def g(x):
+        (b,) = nxt()
+        return x + b
+
+    compiled = dynamo.compile(g, backend="eager")
+    assert [compiled(torch.zeros(1, 2)).tolist() for _ in range(2)] == [[[0., 1.]], [[2., 3.]]]
+
+
+def test_torch_block_left_open_by_a_break_does_not_recompile():
+    # its `__exit__`, a new bound method each call, was guarded by identity: a recompilation of
+    # the resume function on every call
+    def f(x):
+        with torch.autograd.detect_anomaly(check_nan=True):
+            y = (x * 2).sin().sum()
+        return y
+
+    backend, graphs = counting_backend("eager")
+    compiled = dynamo.compile(f, backend=backend)
+    x = torch.randn(3, requires_grad=True)
+    compiled(x)
+    compiled(x)
+    count = len(graphs)
+    for _ in range(3):
+        assert torch.equal(compiled(x), f(x))
+    assert len(graphs) == count
+    assert not torch.is_anomaly_enabled()
+
+
+def test_algebra_of_symbolic_floats_keeps_nan():
+    def f(x):
+        v = x.item()
+        return torch.ones(1) * (v - v), torch.ones(1) * (0 * v + 1)
+
+    compiled = dynamo.compile(f, backend="eager", capture_scalar_outputs=True)
+    compiled(torch.tensor(1.0))
+    a, b = compiled(torch.tensor(float("nan")))
+    assert a.isnan().all() and b.isnan().all()
