@@ -78,3 +78,14 @@ def test_algebra_of_symbolic_floats_keeps_nan():
     compiled(torch.tensor(1.0))
     a, b = compiled(torch.tensor(float("nan")))
     assert a.isnan().all() and b.isnan().all()
+
+
+def test_a_pybind_functions_break_reason_names_it_by_its_module_and_name():
+    def f(x):
+        torch._C._autograd._push_saved_tensors_default_hooks(lambda t: t, lambda t: t)
+        torch._C._autograd._pop_saved_tensors_default_hooks()
+        return x + 1
+
+    reasons = [str(b.reason) for b in dynamo.explain(f)(torch.ones(2)).breaks]
+    assert reasons and reasons[0].startswith(
+        "torch._C._autograd._push_saved_tensors_default_hooks()"), reasons

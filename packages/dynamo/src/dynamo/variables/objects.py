@@ -1343,7 +1343,11 @@ def _dropout_between_layers(args: list) -> bool | None:
 
 
 def _name(fn: Any) -> str:
-    return f"{getattr(fn, '__module__', '') or ''}.{getattr(fn, '__qualname__', fn)}".lstrip(".")
+    qualname = getattr(fn, "__qualname__", fn)
+    if isinstance(fn, types.BuiltinFunctionType) and \
+            type(fn.__self__).__module__ == "pybind11_builtins":
+        qualname = fn.__name__  # (not the qualified name of pybind11's function record)
+    return f"{getattr(fn, '__module__', '') or ''}.{qualname}".lstrip(".")
 
 
 # Modules of torch's Python functions that read the `.grad` of the parameters they are given
