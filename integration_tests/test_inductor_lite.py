@@ -571,3 +571,30 @@ def test_a_write_through_data_moves_no_version_counter():
         torch.testing.assert_close(x.detach(), expected)
         loss.backward()
         torch.testing.assert_close(a.grad, expected)
+
+
+def test_float_algebra_that_simplifies_to_a_number_is_computed() -> None:
+    """`v - v`, `0 * v + 1` of an `.item()` and `s * 2 - s - s`, `s * 0` of a float input
+    are numbers to sympy, not to IEEE arithmetic (NaN, inf, -0.0): make_fx wrote the
+    constants in the aten graph, and the lowering the sympy 0 (an int)."""
+    def of_item(x):
+        v = x.item()
+        return torch.ones(1) * (v - v), torch.ones(1) * (0 * v + 1)
+
+    compiled = dynamo.compile(of_item, backend="inductor_lite", capture_scalar_outputs=True)
+    compiled(torch.tensor(1.0))
+    a, b = compiled(torch.tensor(float("nan")))
+    assert a.isnan().all() and b.isnan().all()
+
+    def of_input(x, s):
+        b = s * 2 - s - s
+        z = s * 0
+        return x * b + z, b, z
+
+    compiled = dynamo.compile(of_input, backend="inductor_lite")
+    x = torch.ones(2)
+    for s in (1.5, 2.5, 1e308, -3.0):
+        got, want = compiled(x, s), of_input(x, s)
+        torch.testing.assert_close(got[0], want[0], equal_nan=True)
+        assert [(type(v), math.copysign(1, v), v) for v in got[1:]] == \
+            [(type(v), math.copysign(1, v), v) for v in want[1:]], s

@@ -195,3 +195,25 @@ def test_floor_of_an_int_times_a_float_is_pythons_past_exact_floats() -> None:
     compiled = dynamo.compile(parity, dynamic=True)
     for n in (4, 6, 7, 2**60 + 1):
         torch.testing.assert_close(compiled(torch.zeros(1), n), parity(torch.zeros(1), n))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_float_algebra_that_simplifies_to_a_number_is_computed_by_every_backend(
+        backend) -> None:
+    """`s * 2 - s - s` and `s * 0` of a float symbol are 0 to sympy, not to IEEE arithmetic
+    (1e308 * 2 is inf, -3.0 * 0 is -0.0): make_fx wrote the constant 0.0 in the aten graph
+    (aot_eager; inductor_lite: integration_tests/test_inductor_lite.py)."""
+
+    def f(x, s):
+        b = s * 2 - s - s
+        z = s * 0
+        return x * b + z, b, z
+
+    dynamo.reset()
+    compiled = dynamo.compile(f, backend=backend)
+    x = torch.ones(2)
+    for s in (1.5, 2.5, 1e308, -3.0):
+        got, want = compiled(x, s), f(x, s)
+        torch.testing.assert_close(got[0], want[0], equal_nan=True)
+        assert [(type(v), math.copysign(1, v), v) for v in got[1:]] == \
+            [(type(v), math.copysign(1, v), v) for v in want[1:]], s

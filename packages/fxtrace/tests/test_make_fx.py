@@ -69,6 +69,19 @@ def test_parameters_named_like_what_the_generated_code_reads(mode: str) -> None:
                        torch.ones(2).sin())
 
 
+def test_float_algebra_that_simplifies_to_a_number_stays_nodes() -> None:
+    """`v - v` and `0 * v + 1` of an `.item()` are numbers to sympy, not to IEEE arithmetic
+    (NaN, inf): written as the constants 0.0 and 1.0, the graph gave 0 and 1 for a NaN."""
+    def fn(x):
+        v = x.max().item()
+        return x * (v - v), x + (0 * v + 1)
+
+    gm = make_fx(fn, "fake")(torch.ones(2))
+    x = torch.tensor([1.0, float("inf")])
+    for got, want in zip(gm(x), fn(x)):
+        torch.testing.assert_close(got, want, equal_nan=True)
+
+
 def test_symbolic_records_size_arithmetic() -> None:
     def fn(x):
         n = x.shape[0] * x.shape[1]

@@ -2367,3 +2367,20 @@ def test_ops_eager_refuses_run_as_aten(name, device):
     else:  # a GPU does not check divisors: the aten call gives eager's values
         assert torch.equal(got, want)
     assert counters["fallbacks"] == 1, dict(counters)
+
+
+def test_host_float_algebra_that_simplifies_to_a_number_runs_as_aten(device):
+    # `v * 2 - v - v` is 0 to sympy; 1e308 * 2 is inf to IEEE: not lowered as the sympy number
+    from fxtrace import make_fx
+
+    def fn(s, y):
+        v = s.item()
+        return y * (v * 2 - v - v) + v * 0
+    y = torch.arange(4.0, device=device)
+    gm = make_fx(fn, "fake")(torch.tensor(2.0, dtype=torch.float64), y)
+    compiled = compile_fx(gm, [torch.tensor(2.0, dtype=torch.float64), y])
+    for v in (3.0, 1e308, float("nan"), -3.0):
+        s = torch.tensor(v, dtype=torch.float64)
+        got, want = compiled(s, y), fn(s, y)
+        torch.testing.assert_close(got, want, equal_nan=True)
+        assert torch.equal(got.signbit(), want.signbit())

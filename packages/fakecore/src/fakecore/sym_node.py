@@ -53,6 +53,18 @@ def wrap_node(node: SymNode) -> Any:
     return {int: torch.SymInt, float: torch.SymFloat, bool: torch.SymBool}[node.pytype](node)
 
 
+def _float_value(node: SymNode) -> bool:
+    """Whether `node` is a float computed from symbols, not a constant (even where sympy
+    simplified it to a number)."""
+    return node.pytype is float and node.constant is None
+
+
+def _observed(node: SymNode) -> Any:
+    """The value an observer is shown for `node`: as `wrap_node`, but a float computed from
+    symbols stays a SymFloat (a tracer writes the node that computes it, not its number)."""
+    return torch.SymFloat(node) if _float_value(node) else wrap_node(node)
+
+
 def _to_sympy(value: object) -> sympy.Basic:
     return sympy.true if value is True else sympy.false if value is False else sympy.sympify(value)
 
@@ -270,8 +282,11 @@ class SymNode:
     def _notify(self, name: str, args: tuple[SymNode, ...], result: SymNode) -> SymNode:
         if _observers:
             op = _USER_OP[name]
-            values = tuple(wrap_node(a) for a in args)
-            out = wrap_node(result)
+            values = tuple(_observed(a) for a in args)
+            # Algebra on symbolic floats that sympy made a number (`v - v`, `0 * v + 1` of a
+            # `.item()`) is still computed: IEEE arithmetic does not simplify so (NaN and inf
+            # give NaN), and as a plain number a tracer wrote the constant (0.0) in its graph
+            out = _observed(result) if any(_float_value(a) for a in args) else wrap_node(result)
             for observer in list(_observers):
                 observer(op, values, out)
         return result
