@@ -68,3 +68,28 @@ def test_library_call_of_other_sizes_than_its_fake_is_an_error(device):
     compiled = compile_fx(gm, [torch.ones(2, 3)])
     with pytest.raises(RuntimeError, match=r"rowsum.*sizes \(2,\).*gave \(3,\)"):
         compiled(torch.ones(2, 3, device=device))
+
+
+def test_a_dropped_output_is_freed_without_the_collector(device):
+    """Triton's interpreter copies a kernel's arguments to the host with recursive closures,
+    a reference cycle that held every buffer the kernel touched until gc's next pass: a loop
+    whose iterations each ran a graph kept all their buffers alive at once."""
+    import gc
+
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    def f(x):
+        return x.sin() + 1
+    x = torch.randn(64, device=device)
+    compiled = _compiled(f, x)
+    compiled(x)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        out = compiled(x)
+        storage = StorageWeakRef(out.untyped_storage())
+        del out
+        assert storage.expired()
+    finally:
+        if enabled:
+            gc.enable()

@@ -8,6 +8,8 @@ hash; elsewhere (Triton's CPU interpreter) it takes one default.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import threading
@@ -133,7 +135,7 @@ class Launcher:
                     fn.run(*args, *sizes, grid=grid, warmup=False, **options)
                 else:  # Triton's interpreter, in numpy: quiet about lanes that divide by zero
                     # (masked ones, or real ones: eager does not warn)
-                    with _INTERPRETER_LOCK, _quiet_numpy():
+                    with _INTERPRETER_LOCK, _quiet_numpy(), _collect_cycles():
                         fn.run(*args, *sizes, grid=grid, warmup=False, **options)
             except Exception as e:
                 # Triton's interpreter raises a failed bounds check as an error of its own.
@@ -175,6 +177,24 @@ class Launcher:
             tmp.write_text(json.dumps(known))
             tmp.replace(stored)
         return best
+
+
+@contextlib.contextmanager
+def _collect_cycles() -> Any:
+    """Frees the reference cycles a launch in Triton's interpreter leaves: its copies of the
+    arguments to the host are made by recursive closures (`GridExecutor._init_args_hst`,
+    `_restore_args_dev`) whose dicts hold every argument's storage, so each buffer a kernel
+    touched (outputs, temporaries) lived until the collector's next pass, not its last use (a
+    loop with a graph break kept one buffer per iteration). With the collector paused while
+    the kernel runs, the cycles stay in the youngest generation, which a cheap pass frees."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.collect(0)
 
 
 def _quiet_numpy() -> Any:
