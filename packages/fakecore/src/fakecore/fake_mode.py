@@ -407,7 +407,7 @@ class FakeTensorMode(TorchDispatchMode):
         # is still a SymInt: C++ kernels cannot read it with the Python dispatcher off.)
         python_dispatcher = (torch._C._DisablePythonDispatcher()
                              if self.shape_env is not None and not symbols
-                             and not _any_symint(flat) else nullcontext())
+                             and not _any_symbolic(flat) else nullcontext())
         try:
             with self.kernel_invocation(), python_dispatcher:
                 out = func(*meta_args, **meta_kwargs)
@@ -654,9 +654,9 @@ def _same(a: Any, b: Any) -> bool:
     return hint(a) == hint(b)
 
 
-def _any_symint(flat: list[Any]) -> bool:
-    """Whether an argument is, or a tensor argument has a size, stride or offset that is, a
-    SymInt (even one whose expression is now a number)."""
+def _any_symbolic(flat: list[Any]) -> bool:
+    """Whether an argument is a symbolic number, or a tensor argument has a size, stride or
+    offset that is a SymInt (even one whose expression is now a number)."""
     for a in flat:
         if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             return True
