@@ -626,8 +626,7 @@ def _is_impure(node: torch.fx.Node) -> bool:
     it draws random numbers, or it makes a tensor from a symbolic number, whose value at run time may make it raise
     where the trace's did not (`x + k` with `k` past int64, `torch.zeros(n)` too large)."""
     return node.target in ASSERT_OPS or node.target in _SIDE_EFFECTFUL or _writes(node) or \
-        _draws_random_numbers(
-        node, _name_of(node.target)) or (
+        _draws_random_numbers(node, _name_of(node.target)) or (
         isinstance(node.meta.get("example_value"), torch.Tensor)
         and any(isinstance(arg.meta.get("example_value"), _SYMBOLIC_NUMBERS)
                 for arg in node.all_input_nodes))
