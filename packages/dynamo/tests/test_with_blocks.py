@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import warnings
 
 import pytest
 import torch
@@ -169,6 +170,42 @@ def test_saved_tensors_hooks_opened_in_the_frame_pack_what_the_graph_saves(backe
         fn(x).backward()
         assert x.grad.tolist() == [4.0, 8.0] and len(packed) == 2
     assert torch._C._autograd._top_saved_tensors_default_hooks(False) is None
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("as_object", [False, True])
+def test_a_saved_tensors_hook_around_the_call_that_raises_is_called_once(backend,
+                                                                          as_object) -> None:
+    """The graph's ops call the user's pack hook; when it raises, the error is the call's (the
+    frame was run again eagerly: the hook, called a second time, let it through, and
+    aot_eager's graph was blamed and dropped)."""
+    def f(x, w):
+        return (x * w).sum()
+
+    compiled = dynamo.compile(f, backend=backend)
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3)
+    compiled(x, w)  # (compiled outside the hooks)
+
+    class Budget:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def __call__(self, t):  # refuses the first tensor only
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("over budget")
+            return t
+
+    for fn in (f, compiled):
+        budget = Budget()
+        pack = budget if as_object else (lambda t, budget=budget: budget(t))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeError, match="over budget"):
+                with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                    fn(x, w)
+        assert budget.calls == 1
+    torch.testing.assert_close(compiled(x, w), f(x, w))
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

@@ -13,6 +13,7 @@ import ast
 import collections
 import copy
 import functools
+import inspect
 import linecache
 import types
 from collections.abc import Callable
@@ -481,6 +482,25 @@ def _deletion(builder: ResultBuilder, kind: str, target: Any, name: str) -> str:
     return f"{deleter}({builder.expression(target)}, {name!r})"
 
 
+def user_hook_raised(error: BaseException) -> bool:
+    """Whether `error` came out of a saved-tensor hook of the user's, on top of the stack
+    while the graph ran (the graph's ops call it as eager's do): the frame is not run again
+    eagerly after it, which would call the hook a second time, and the backend is not
+    blamed. Read from the traceback, so a graph that does not raise pays nothing."""
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    if not hooks:
+        return False
+    codes = {getattr(hook, "__code__", None) or getattr(
+        inspect.getattr_static(type(hook), "__call__", None), "__code__", None)
+        for hook in hooks} - {None}
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBuilder,
                 effects: list[str], rerun: bool, grad_mode: bool, undo: tuple[str, ...],
                 on_error: Callable | None = None) -> list[str]:
@@ -508,6 +528,10 @@ def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
                   "    except Exception as ___graph_error:",
                   *[f"        {line}" for line in after],
                   f"        ___set_grad_enabled({grad_mode})",
+                  # A user's saved-tensor hook ran by the graph raised: running the frame again
+                  # would call it again (a hook that refuses once would then succeed)
+                  "        if ___user_hook_raised(___graph_error):",
+                  "            raise",
                   # whose fault: the data's (the captured graph raises too) or the backend's
                   *([f"        ___graph_failed(___graph_error, {args})"]
                     if rerun and on_error is not None else []),
@@ -556,6 +580,7 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
                                  "___open_blocks": open_blocks, "___close_blocks": close_blocks,
                                  "___rng_state": rng_state, "___set_rng_state": set_rng_state,
                                  "___stop_recomputation": _StopRecomputationError,
+                                 "___user_hook_raised": user_hook_raised,
                                  "___float_tensor": float_tensor,
                                  **key_names(), **builder.constants}
     if graph_fn is not None and builder.outputs:
