@@ -217,6 +217,27 @@ def test_index_select_index_add_and_gather_by_a_0d_index(device):
         compile_fx(gm, [v, scalar])
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_accumulating_scatters_under_deterministic_algorithms(device, dtype):
+    """Atomic float additions land in any order on a GPU: under
+    `torch.use_deterministic_algorithms(True)` a float `index_add`/`scatter_add` runs as
+    aten (integer sums are the same in any order: still generated)."""
+    def add_rows(x, index, src):
+        return x.index_add(0, index, src), x.scatter_add(0, index[:, None].expand(-1, 3), src)
+
+    x = torch.zeros(4, 3, device=device).to(dtype)
+    index = torch.tensor([0, 2, 0, 3, 2], device=device)
+    src = torch.arange(15, device=device).reshape(5, 3).to(dtype)
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        compile_and_check(add_rows, x, index, src)
+    finally:
+        torch.use_deterministic_algorithms(previous)
+    atomic = dtype is torch.float32
+    assert (counters["fallbacks"] > 0) == atomic
+
+
 def test_indexing(device):
     x = torch.randn(10, 6, device=device)
     idx = torch.tensor([3, 0, -1, 9], device=device)

@@ -1573,6 +1573,9 @@ def _scatter_into_copy(lower: GraphLowering, x: TensorIR, size: tuple,
     val = lower.node.meta["val"]
     if accumulate and val.dtype not in ATOMIC_ADD_DTYPES:
         raise LoweringError(f"atomic add of {val.dtype}")
+    if accumulate and val.dtype.is_floating_point and torch.are_deterministic_algorithms_enabled():
+        # (atomic float additions land in any order on a GPU: sums that differ run to run)
+        raise LoweringError("atomic add of floats under torch.use_deterministic_algorithms")
     dense = dense_layout(val)  # eager's strides: index_put of a transposed input keeps them
     copy = x if isinstance(x, Pointwise) else Pointwise(x.size, x.dtype, x.device, loader(x))
     out = lower.realize(copy, dense)
