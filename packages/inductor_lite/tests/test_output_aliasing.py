@@ -93,3 +93,36 @@ def test_a_dropped_output_is_freed_without_the_collector(device):
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_finalizer_the_launchs_collection_runs_may_call_a_compiled_graph(device):
+    """The young-generation pass after a launch on Triton's interpreter runs finalizers (a
+    `__del__` of an object in a cycle, a `weakref.finalize`): one that calls a compiled graph
+    launches a kernel. Run while the launch held the interpreter's lock, it deadlocked."""
+    import threading
+
+    def f(x):
+        return x.sin() + 1
+    x = torch.randn(8, device=device)
+    compiled = _compiled(f, x)
+    compiled(x)
+    seen = []
+
+    class Cleanup:
+        def __init__(self):
+            self.me = self  # a cycle: only the collector frees it
+
+        def __del__(self):
+            seen.append(compiled(x))
+
+    def run():
+        Cleanup()
+        seen.append(compiled(x))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive(), "deadlocked"
+    assert len(seen) == 2
+    for out in seen:
+        torch.testing.assert_close(out, f(x))

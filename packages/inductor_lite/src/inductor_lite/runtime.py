@@ -135,8 +135,11 @@ class Launcher:
                     fn.run(*args, *sizes, grid=grid, warmup=False, **options)
                 else:  # Triton's interpreter, in numpy: quiet about lanes that divide by zero
                     # (masked ones, or real ones: eager does not warn)
-                    with _INTERPRETER_LOCK, _quiet_numpy(), _collect_cycles():
-                        fn.run(*args, *sizes, grid=grid, warmup=False, **options)
+                    # (the collection after it runs outside the lock: a finalizer it runs may
+                    # call a compiled graph, whose launch takes the lock)
+                    with _collect_cycles():
+                        with _INTERPRETER_LOCK, _quiet_numpy(), _gc_paused():
+                            fn.run(*args, *sizes, grid=grid, warmup=False, **options)
             except Exception as e:
                 # Triton's interpreter raises a failed bounds check as an error of its own.
                 if INDEX_ERROR in str(e):
@@ -187,6 +190,16 @@ def _collect_cycles() -> Any:
     touched (outputs, temporaries) lived until the collector's next pass, not its last use (a
     loop with a graph break kept one buffer per iteration). With the collector paused while
     the kernel runs, the cycles stay in the youngest generation, which a cheap pass frees."""
+    try:
+        yield
+    finally:
+        gc.collect(0)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Any:
+    """The collector paused (see `_collect_cycles`); taken under the interpreter's lock, so
+    threads launching kernels do not see each other's pause as the user's setting."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -194,7 +207,6 @@ def _collect_cycles() -> Any:
     finally:
         if enabled:
             gc.enable()
-        gc.collect(0)
 
 
 def _quiet_numpy() -> Any:
