@@ -245,3 +245,19 @@ def test_bincount_has_an_unbacked_length_and_eagers_dtypes() -> None:
     with pytest.raises(DataDependentError, match="bincount"):
         with FakeTensorMode() as static:
             torch.bincount(static.from_tensor(x))
+
+
+def test_size_hint_does_not_decide_through_an_unbacked_symbol():
+    # Eq(2*u0, 1) is False for every integer u0 once s0 = 2 is substituted; deciding it from
+    # that partial substitution recorded the guard Ne(s0*u0, 1), which no input binds
+    # (`x[m].reshape(-1).view(-1, 1)` with dynamic sizes: ValueError from guard building)
+    import sympy
+
+    from fakecore.shape_env import ShapeEnv
+
+    env = ShapeEnv()
+    s0 = env.create_symint(2).node.expr
+    u0 = env.create_unbacked_symint("nonzero").node.expr
+    assert env.size_hint(sympy.Eq(s0 * u0, 1)) is None
+    assert env.evaluate_expr(sympy.Eq(s0 * u0, 1), fallback=False) == sympy.false
+    assert not env.guards

@@ -166,7 +166,12 @@ class ShapeEnv:
 
     def size_hint(self, expr: sympy.Basic) -> object:
         """The value of `expr` for the example inputs, or None when it depends on data."""
-        value = self.simplify(expr).xreplace(self.var_to_val)
+        expr = self.simplify(expr)
+        if not expr.free_symbols <= self.var_to_val.keys():
+            # an unbacked symbol left (`Eq(2*u0, 1)` is False for every integer u0): a value
+            # decided from a partial substitution would be recorded as a guard on data
+            return None
+        value = expr.xreplace(self.var_to_val)
         return value if not value.free_symbols else None
 
     def static_value(self, expr: sympy.Basic, *, size_oblivious: bool = False) -> object:
