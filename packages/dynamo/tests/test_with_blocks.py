@@ -5,6 +5,7 @@ entered for real, and the block's body is compiled in the resume function."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import warnings
@@ -173,7 +174,7 @@ def test_saved_tensors_hooks_opened_in_the_frame_pack_what_the_graph_saves(backe
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
-@pytest.mark.parametrize("as_object", [False, True])
+@pytest.mark.parametrize("as_object", [False, True, "partial", "module"])
 def test_a_saved_tensors_hook_around_the_call_that_raises_is_called_once(backend,
                                                                           as_object) -> None:
     """The graph's ops call the user's pack hook; when it raises, the error is the call's (the
@@ -198,7 +199,12 @@ def test_a_saved_tensors_hook_around_the_call_that_raises_is_called_once(backend
 
     for fn in (f, compiled):
         budget = Budget()
-        pack = budget if as_object else (lambda t, budget=budget: budget(t))
+        if as_object == "partial":  # (no __code__: unwrapped to the function)
+            pack = functools.partial(Budget.__call__, budget)
+        elif as_object == "module":  # (its forward's frame, not Module.__call__'s)
+            pack = _ModuleHook(budget)
+        else:
+            pack = budget if as_object else (lambda t, budget=budget: budget(t))
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with pytest.raises(RuntimeError, match="over budget"):
@@ -206,6 +212,33 @@ def test_a_saved_tensors_hook_around_the_call_that_raises_is_called_once(backend
                     fn(x, w)
         assert budget.calls == 1
     torch.testing.assert_close(compiled(x, w), f(x, w))
+
+
+class _ModuleHook(torch.nn.Module):
+    def __init__(self, budget) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def forward(self, t):
+        return self.budget(t)
+
+
+def test_a_module_hook_does_not_claim_a_backends_error() -> None:
+    """A saved-tensor hook that is an nn.Module: a backend's compiled callable that is a module
+    too, and raises, is still the backend's fault (Module.__call__'s frame is in both)."""
+    class Broken(torch.nn.Module):
+        def forward(self, *args):
+            raise RuntimeError("backend bug")
+
+    def f(x, w):
+        return (x * w).sin().sum()
+
+    compiled = dynamo.compile(f, backend=lambda gm, example_inputs: Broken())
+    x, w = torch.randn(3, requires_grad=True), torch.randn(3)
+    with pytest.warns(UserWarning, match="backend bug"):
+        with torch.autograd.graph.saved_tensors_hooks(_ModuleHook(lambda t: t), lambda t: t):
+            out = compiled(x, w)
+    torch.testing.assert_close(out, f(x, w))
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

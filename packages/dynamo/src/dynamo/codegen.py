@@ -482,6 +482,27 @@ def _deletion(builder: ResultBuilder, kind: str, target: Any, name: str) -> str:
     return f"{deleter}({builder.expression(target)}, {name!r})"
 
 
+def _hook_code(hook: Any) -> types.CodeType | None:
+    """The code object a saved-tensor hook runs as: through partials and bound methods; a
+    module's `forward` (not `Module.__call__`, whose frame every module call has); an object's
+    `__call__`."""
+    for _ in range(8):  # (a partial of a bound method of an object with __call__ ...)
+        if isinstance(hook, functools.partial):
+            hook = hook.func
+        elif isinstance(hook, types.MethodType):
+            hook = hook.__func__
+        elif isinstance(hook, types.FunctionType):
+            return hook.__code__
+        elif isinstance(hook, torch.nn.Module):
+            hook = inspect.getattr_static(type(hook), "forward", None)
+        else:
+            call = inspect.getattr_static(type(hook), "__call__", None)
+            if call is None or not isinstance(call, types.FunctionType):
+                return None
+            return call.__code__
+    return None
+
+
 def user_hook_raised(error: BaseException) -> bool:
     """Whether `error` came out of a saved-tensor hook of the user's, on top of the stack
     while the graph ran (the graph's ops call it as eager's do): the frame is not run again
@@ -490,9 +511,7 @@ def user_hook_raised(error: BaseException) -> bool:
     hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
     if not hooks:
         return False
-    codes = {getattr(hook, "__code__", None) or getattr(
-        inspect.getattr_static(type(hook), "__call__", None), "__code__", None)
-        for hook in hooks} - {None}
+    codes = {_hook_code(hook) for hook in hooks} - {None}
     tb = error.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code in codes:
