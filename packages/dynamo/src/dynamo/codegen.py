@@ -485,22 +485,16 @@ def _deletion(builder: ResultBuilder, kind: str, target: Any, name: str) -> str:
 def _hook_code(hook: Any) -> types.CodeType | None:
     """The code object a saved-tensor hook runs as: through partials and bound methods; a
     module's `forward` (not `Module.__call__`, whose frame every module call has); an object's
-    `__call__`."""
-    for _ in range(8):  # (a partial of a bound method of an object with __call__ ...)
-        if isinstance(hook, functools.partial):
-            hook = hook.func
-        elif isinstance(hook, types.MethodType):
-            hook = hook.__func__
-        elif isinstance(hook, types.FunctionType):
-            return hook.__code__
-        elif isinstance(hook, torch.nn.Module):
-            hook = inspect.getattr_static(type(hook), "forward", None)
-        else:
-            call = inspect.getattr_static(type(hook), "__call__", None)
-            if call is None or not isinstance(call, types.FunctionType):
-                return None
-            return call.__code__
-    return None
+    `__call__` (none for one of C)."""
+    if isinstance(hook, functools.partial):
+        return _hook_code(hook.func)
+    if isinstance(hook, types.MethodType):
+        return _hook_code(hook.__func__)
+    if isinstance(hook, types.FunctionType):
+        return hook.__code__
+    run = inspect.getattr_static(
+        type(hook), "forward" if isinstance(hook, torch.nn.Module) else "__call__", None)
+    return run.__code__ if isinstance(run, types.FunctionType) else None
 
 
 def user_hook_raised(error: BaseException) -> bool:

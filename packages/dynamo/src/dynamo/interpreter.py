@@ -37,6 +37,7 @@ from dynamo.sources import (
     builtins_source,
     globals_dict_source,
     globals_source,
+    module_named_by,
 )
 from dynamo.variables.base import NullVariable, VariableTracker
 from dynamo.variables.builder import wrap, wrap_constant_result
@@ -415,17 +416,14 @@ class Translator:
         written = self.output.side_effects.load("global", g, name)
         if written is not MISSING and written is not DELETED:
             return written
+        self._pin_module_of(g)
         if name in g and written is not DELETED:
-            if g is self.output.f_globals:
-                source: Any = GlobalSource(name)
-            else:
-                source = globals_source(g, name)
-                self._pin_module_of(g)
+            source: Any = GlobalSource(name) if g is self.output.f_globals else \
+                globals_source(g, name)
             return wrap(self, g[name], source)
         b = g.get("__builtins__", builtins)
         table = b if isinstance(b, dict) else vars(b)
         namespace = globals_dict_source(g, self.output.f_globals)
-        self._pin_module_of(g)
         if written is MISSING and not isinstance(namespace, GlobalsDictSource):
             # a global of that name, made later, would shadow a builtin (not guarded in a
             # namespace no module owns, `exec`'d code inlined: the guard would keep it alive)
@@ -448,14 +446,9 @@ class Translator:
         the functions imported from the old one (`from mod import h`) still read the old
         dict: without this guard, a write to the old module's globals was checked against
         the new module's and missed (a stale result)."""
-        if g is self.output.f_globals:
-            return
-        source = globals_dict_source(g, self.output.f_globals)
-        if isinstance(source, GlobalsDictSource):
-            return
-        module = source.base  # AttrSource(ModuleSource(name), "__dict__")
-        assert isinstance(module, ModuleSource)
-        self.output.add_guard(Identity.of(module, sys.modules[module.name]))
+        module = module_named_by(g) if g is not self.output.f_globals else None
+        if module is not None:
+            self.output.add_guard(Identity.of(ModuleSource(module), sys.modules[module]))
 
     def load_cell(self, name: str) -> VariableTracker:
         cell = self.cells.get(name)

@@ -42,12 +42,11 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, SymNode, observe_sym_ops
 from fxtrace.module_stack import ModuleStack
 from fxtrace.proxy_mode import ProxyMode, after_inputs
-from fxtrace.runtime_asserts import insert_runtime_asserts
+from fxtrace.runtime_asserts import ASSERT_OPS, insert_runtime_asserts
 
 # checks of a tensor's value that fx would drop as dead code (it keeps only the `msg` overload
 # of `_assert_async`): `torch._assert_async(x.sum() > 0)` traced to aten never raised
-_CHECKS = (torch.ops.aten._assert_async.default, torch.ops.aten._assert_async.msg,
-           torch.ops.aten._assert_scalar.default)
+_CHECKS = (*ASSERT_OPS, torch.ops.aten._assert_async.default, torch.ops.aten._assert_async.msg)
 
 
 def _is_impure(node: torch.fx.Node) -> bool:

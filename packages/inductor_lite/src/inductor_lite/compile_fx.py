@@ -197,21 +197,21 @@ def _ops_under_grad(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
     for node in nodes:
         if node.target is torch._C._set_grad_enabled:
             grad_mode = node.args[0]
-        elif _enters_inference_mode(node, False):
+        elif _leaves_inference_mode(node):
             before[node] = grad_mode
             grad_mode = True
-        elif _exits(node) in before:
-            grad_mode = before.pop(_exits(node))
+        elif (block := _exits(node)) in before:
+            grad_mode = before.pop(block)
         elif grad_mode and node.op in ("call_function", "call_method", "call_module"):
             return True
     return False
 
 
-def _enters_inference_mode(node: torch.fx.Node, mode: bool) -> bool:
-    """Whether `node` is a frontend's `enter_context` node of `torch.inference_mode(mode)`
+def _leaves_inference_mode(node: torch.fx.Node) -> bool:
+    """Whether `node` is a frontend's `enter_context` node of `torch.inference_mode(False)`
     (dynamo's: its target is named so, its arguments are the kind and the settings)."""
     return (node.op == "call_function" and getattr(node.target, "__name__", None) == "enter_context"
-            and node.args[:2] == ("inference_mode", mode))
+            and node.args[:2] == ("inference_mode", False))
 
 
 def _exits(node: torch.fx.Node) -> torch.fx.Node | None:

@@ -40,6 +40,7 @@ class ConstantVariable(VariableTracker):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap_constant_result
         from dynamo.variables.functions import BoundMethodVariable
+        from dynamo.variables.objects import plain_class_attribute
 
         if isinstance(self.value, enum.Enum):  # a member's own methods and properties, traced
             from dynamo.variables.builder import wrap
@@ -67,25 +68,22 @@ class ConstantVariable(VariableTracker):
                 # members are singletons, but their attributes may change; read it through
                 # its source, guarded like any object's attribute, not baked in unguarded.
                 return wrap(tx, self.value.__dict__[name], AttrSource(self.source, name))
-            if on_class is not None and member is not MISSING and \
-                    not name.startswith("__") and not isinstance(member, type(self.value)) \
-                    and not hasattr(type(member), "__get__"):
+            if on_class is not None and member is not MISSING and not isinstance(
+                    member, type(self.value)) and plain_class_attribute(name, member):
                 # A plain attribute of the enum's class that is not a member (`Mode.K = 3`
-                # after the class was made): the class is mutable, so read it through the
-                # class and guard it there (it was a constant, unguarded: a stale result).
+                # after the class was made): it was a constant, unguarded (a stale result)
                 return wrap(tx, member, on_class)
         if isinstance(self.value, tuple) and hasattr(type(self.value), "_fields"):
             # A named tuple of constants from the frame: the methods, properties, static and
             # class methods its class defines are traced (they may take tensors, read globals,
             # be replaced on the class), as for one made in the trace; not run for real; and
-            # a plain attribute of its class (`P.K = 3`) is read through the class, guarded
-            # (the class is mutable), not its fields (`_tuplegetter`s, descriptors)
+            # so is a plain attribute of its class (`P.K = 3`), read through the class
             from dynamo.variables.containers import NamedTupleVariable, tuple_fields
 
             member = inspect.getattr_static(type(self.value), name, MISSING)
             if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)) or (
                     self.source is not None and member is not MISSING and
-                    not name.startswith("__") and not hasattr(type(member), "__get__")):
+                    plain_class_attribute(name, member)):
                 return NamedTupleVariable(
                     [ConstantVariable(v) for v in self.value], type(self.value),
                     tuple_fields(self.value), self.source).getattr(tx, name)

@@ -137,15 +137,12 @@ class NamedTupleVariable(TupleVariable):
             from dynamo.variables.functions import BoundMethodVariable
 
             return BoundMethodVariable(self, name)
-        from dynamo.variables.objects import class_attribute
+        from dynamo.variables.objects import class_attribute, plain_class_attribute
 
         found, member = class_attribute(self.kind, name)
         if isinstance(member, (types.FunctionType, property, staticmethod, classmethod)):
             return self._class_member(tx, name, member)
-        if found and self.class_source is not None and not name.startswith("__") and \
-                not hasattr(type(member), "__get__"):
-            # a plain attribute of its class (`class P(NamedTuple): ...; P.K = 3`), read
-            # through the class and guarded there, as a constant named tuple's
+        if found and self.class_source is not None and plain_class_attribute(name, member):
             from dynamo.variables.builder import wrap
 
             return wrap(tx, member, AttrSource(self.class_source, name))

@@ -83,6 +83,13 @@ def class_attribute(cls: type, name: str) -> tuple[bool, Any]:
     return False, None
 
 
+def plain_class_attribute(name: str, member: Any) -> bool:
+    """Whether class member `name` is a plain value (`P.K = 3`): not a dunder, not a descriptor
+    (a method, a property, a named tuple's field). Classes are mutable: such a value is read
+    through the class and guarded there, not made a constant."""
+    return not name.startswith("__") and not hasattr(type(member), "__get__")
+
+
 class ObjectVariable(VariableTracker):
     """Base of trackers for a real object from the frame (`value`, reached through `source`)."""
 
