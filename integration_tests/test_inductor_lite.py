@@ -598,3 +598,59 @@ def test_float_algebra_that_simplifies_to_a_number_is_computed() -> None:
         torch.testing.assert_close(got[0], want[0], equal_nan=True)
         assert [(type(v), math.copysign(1, v), v) for v in got[1:]] == \
             [(type(v), math.copysign(1, v), v) for v in want[1:]], s
+
+
+def test_an_int_item_is_a_kernel_argument_read_on_the_host() -> None:
+    """Under `capture_scalar_outputs`, an int `.item()` (an unbacked symbol) of a tensor the
+    kernels compute, or of a 0-d CPU input, used as a value: the wrapper reads it on the host
+    once the tensor exists and passes it to the kernels (it ran the whole graph as aten: its
+    symbol was unknown to the wrapper). One version serves every value, past 2**31 and
+    negative ones included."""
+    def f(x, xi, idx, k):
+        n = idx.max().item()
+        return x * n, x[:, 0] + n, xi + n, xi * k.item() - n, n
+
+    compiled = dynamo.compile(f, backend="inductor_lite", capture_scalar_outputs=True)
+    x, xi = torch.randn(4, 3, device=DEVICE), torch.arange(-6, 6, device=DEVICE)
+    for n, k in ((3, 2), (1, 0), (0, -1), (-7, 5), (2**31 + 5, -2**33), (-2**40 - 3, 2**40),
+                 (2**62, 1)):
+        idx, k = torch.tensor([n, n - 1], device=DEVICE), torch.tensor(k)
+        got, want = compiled(x, xi, idx, k), f(x, xi, idx, k)
+        for g, w in zip(got[:-1], want[:-1]):
+            assert g.dtype == w.dtype and torch.equal(g, w), (n, k)
+        assert type(got[-1]) is int and got[-1] == want[-1]
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
+    assert counters["graphs"] == 1 and counters["kernels"] >= 2, dict(counters)
+
+
+def test_a_bool_item_is_a_kernel_argument_and_returned_as_a_bool() -> None:
+    def f(x, flag):
+        b = (x > 0).any().item()
+        return x * b + flag.item(), b
+
+    compiled = dynamo.compile(f, backend="inductor_lite", capture_scalar_outputs=True)
+    x = torch.randn(5, device=DEVICE)
+    for v, flag in ((x, True), (-x.abs(), False), (x.abs(), False)):
+        got, want = compiled(v, torch.tensor(flag)), f(v, torch.tensor(flag))
+        assert torch.equal(got[0], want[0]) and type(got[1]) is bool and got[1] == want[1]
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
+    assert counters["graphs"] == 1, dict(counters)
+
+
+def test_a_size_read_with_item_is_bound_before_the_kernels_that_use_it() -> None:
+    """`torch.zeros(n)` of an int `.item()`: the number, read on the host, is a size of the
+    kernels after it; a negative one raises as eager does (the trace's runtime assert)."""
+    def f(x, idx):
+        n = idx.max().item()
+        return torch.zeros(n, device=x.device) + x.sum(), torch.ones(n, 3, device=x.device).sum(0)
+
+    compiled = dynamo.compile(f, backend="inductor_lite", capture_scalar_outputs=True)
+    x = torch.randn(4, device=DEVICE)
+    for n in (4, 0, 1, 3000):
+        idx = torch.tensor([n, 0], device=DEVICE)
+        for g, w in zip(compiled(x, idx), f(x, idx)):
+            torch.testing.assert_close(g, w, **TOL)
+    with pytest.raises(RuntimeError):
+        compiled(x, torch.tensor([-1, -2], device=DEVICE))
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
+    assert counters["graphs"] == 1, dict(counters)

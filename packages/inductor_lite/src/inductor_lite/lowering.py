@@ -303,15 +303,15 @@ class GraphLowering:
                     self.as_number(self.env[n], node) if n in self.host_nodes else self.env[n])))
             return lowered if lowered is not None else self.extern(
                 node, args, kwargs, fallback=node.target not in EXTERN_OPS)
+        if node.target is aten._local_scalar_dense.default:
+            found = self.host_scalar(node, args[0])
+            if found is not None:
+                return found
         if not isinstance(node.target, torch._ops.OpOverload) or isinstance(
                 node.meta.get("val"), torch.SymInt):
             return self._symbolic_arith(node, args)
         if node.target is aten._assert_scalar.default:  # a runtime assert: checked on the host
             return self.extern(node, args, kwargs, fallback=False)
-        if node.target is aten._local_scalar_dense.default:
-            found = self.host_scalar(node, args[0])
-            if found is not None:
-                return found
         lowered = self._lower(node, args, kwargs)
         if lowered is not None:
             return lowered
@@ -397,17 +397,35 @@ class GraphLowering:
         return symbol
 
     def host_scalar(self, node: torch.fx.Node, x: Any) -> sympy.Expr | None:
-        """`x.item()` of a 0-d CPU float input or host value: its symbol, which the wrapper
-        binds by reading the tensor on the host (no device sync: it is on the CPU) and kernels
-        take as an argument; None for any other `.item()`."""
+        """`x.item()` of a 0-d CPU input or host value, or an integral `x.item()` of any
+        tensor: its symbol, which the wrapper binds by reading the tensor on the host (no
+        device sync for a CPU tensor; for a tensor kernels compute, once they have, as
+        eager's `.item()` syncs) and kernels take as an argument; None for any other
+        `.item()` (a float read out of a tensor kernels compute, which the trace made a
+        constant, see `CompiledGraph`)."""
         val = node.meta.get("val")
-        if not (isinstance(val, torch.SymFloat) and isinstance(x, (InputBuffer, ExternBuffer))
-                and x.layout is not None and not x.layout.size
-                and x.layout.device.type == "cpu" and val.node.expr.is_Symbol):
+        expr = val.node.expr if isinstance(val, (torch.SymFloat, torch.SymInt, torch.SymBool)) \
+            else None
+        if isinstance(val, torch.SymBool) and isinstance(expr, sympy.Eq) and expr.rhs == 1:
+            expr = expr.lhs  # a bool's `.item()` is `Eq(u0, 1)` of an int symbol read as 0 or 1
+        if expr is None or not expr.is_Symbol:
             return None
-        self.host_scalars[val.node.expr] = x.name
-        self.bound.add(val.node.expr)
-        return val.node.expr
+        symbol = expr
+        if isinstance(x, (InputBuffer, ExternBuffer)) and x.layout is not None \
+                and not x.layout.size and x.layout.device.type == "cpu":
+            self.host_scalars[symbol] = x.name  # read once the tensor exists
+        elif isinstance(val, torch.SymFloat) or not is_tensor(x):
+            return None
+        else:
+            # An int (or bool) read out of a tensor kernels compute (`idx.max().item()`): an
+            # extern step (which ends the kernel that computes it) reads it, so the kernels
+            # that take it come after.
+            name = self.new_name()
+            self.add(ExternBuffer(name, None, target=node.target, args=(self.realize(x),),
+                                  kwargs={}, fallback=False))
+            self.host_scalars[symbol] = name
+        self.bound.add(symbol)
+        return symbol
 
     def extern(self, node: torch.fx.Node, args: tuple, kwargs: dict, fallback: bool,
                writes: bool = False) -> Any:
@@ -478,6 +496,9 @@ class GraphLowering:
         returned: dict[str, torch.fx.Node] = {}  # computed buffer -> the output node returning it
         for n in out_nodes:
             value = self.env[n] if isinstance(n, torch.fx.Node) else n
+            if isinstance(n, torch.fx.Node) and isinstance(n.meta.get("val"), torch.SymBool) \
+                    and isinstance(value, sympy.Expr) and value.is_integer:
+                value = sympy.Eq(value, 1)  # a bool's `.item()`, which kernels take as 0 or 1
             base = value.buffer if isinstance(value, BufferView) else value
             first = returned.setdefault(base.name, n) if isinstance(base, ComputedBuffer) else n
             if first is not n and not _aliases(first, n):

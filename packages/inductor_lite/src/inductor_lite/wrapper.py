@@ -210,7 +210,10 @@ class WrapperCodegen:
                               f"({stride}), {step.layout.dtype}, {str(step.target)!r})")
         for symbol, name in self.graph.host_scalars.items():  # a host value: read it now
             if name == step.name:
-                self.lines.append(f"    {symbol} = {_read_number(symbol, name)}")
+                # (`_local_scalar_dense`: the step itself read the number, `.item()`)
+                read = (f"int({name})" if step.target is torch.ops.aten._local_scalar_dense.default
+                        else _read_number(symbol, name))
+                self.lines.append(f"    {symbol} = {read}")
                 self.bound.add(symbol)
 
     def _output(self, o: Any) -> str:
