@@ -716,6 +716,42 @@ def test_an_exception_leaving_the_frame_through_its_handlers_is_a_clean_break(re
     assert not [w for w in recwarn if "runs eagerly" in str(w.message)]
 
 
+def test_raise_from_is_a_graph_break_as_raise_is(recwarn):
+    # a break where it raises, not a frame that runs eagerly (for the calls that do not raise too)
+    log = []
+
+    def f(x, table):
+        y = x * 2
+        log.append(1)
+        if "k" not in table:
+            raise KeyError("k") from None
+        if table["k"] < 0:
+            raise ValueError(f"bad {y.shape}") from OSError("o")
+        return y * table["k"]
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    compiled = dynamo.compile(f, backend=backend)
+    for table in ({}, {"k": 3.0}, {"k": -1.0}, {}):
+        log.clear()
+        try:
+            f(torch.ones(2), table)
+        except Exception as error:
+            with pytest.raises(type(error)) as got:
+                compiled(torch.ones(2), table)
+            assert (str(got.value), type(got.value.__cause__), got.value.__suppress_context__) \
+                == (str(error), type(error.__cause__), error.__suppress_context__)
+            assert got.traceback[-1].name == "f" and log == [1, 1]
+        else:
+            torch.testing.assert_close(compiled(torch.ones(2), table), f(torch.ones(2), table))
+    assert len(graphs) == 1  # the path that returns (the raising ones use no tensor op)
+    assert not [w for w in recwarn if "runs eagerly" in str(w.message)]
+
+
 @dataclasses.dataclass(frozen=True)
 class Key:
     a: int

@@ -1654,9 +1654,12 @@ def test_a_graph_that_turns_grad_off_before_its_ops_is_compiled(device, leave_gr
     (lambda a, i: a.scatter_add(0, i.view(1, 2), torch.ones(1, 2)), [0, 1], [0, -1]),
     (lambda a, i: a.index_select(0, i), [0, 1], [-1, 0]),
     (lambda a, i: F.embedding(i, a), [0, 1], [0, -2]),
+    # (their decompositions are `index_put`s, which count a negative index from the end)
+    (lambda a, i: a.index_add(0, i, torch.ones(2, 3)), [0, 1], [0, -1]),
+    (lambda a, i: a.index_copy(0, i, torch.ones(2, 3)), [0, 1], [-1, 0]),
 ], ids=["index", "negative", "embedding", "gather", "in-reduction", "index_put", "scatter",
         "index_put_", "gather-negative", "scatter-negative", "index_select-negative",
-        "embedding-negative"])
+        "embedding-negative", "index_add-negative", "index_copy-negative"])
 def test_out_of_range_indices_raise_and_touch_no_memory(fn, good, bad):
     from inductor_lite import config
 
@@ -1670,6 +1673,31 @@ def test_out_of_range_indices_raise_and_touch_no_memory(fn, good, bad):
     assert not base.any(), "memory outside the indexed tensor was written"
     assert "helpers.check_index" in source(compiled)
     torch.testing.assert_close(compiled(a, torch.tensor(good)), fn(a.clone(), torch.tensor(good)))
+
+
+def test_index_fill_counts_a_negative_index_from_the_end(device):
+    # its decomposition is an `index_copy`, which eager (and so the kernels) refuse it for
+    fn = lambda a, i: a.index_fill(1, i, -3.0) * 2  # noqa: E731
+    a = torch.randn(4, 5, device=device)
+    compile_and_check(fn, a, torch.tensor([0, -1], device=device))
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [a, torch.tensor([0, -1], device=device)])
+    with pytest.raises(IndexError):
+        compiled(a, torch.tensor([-6], device=device))
+
+
+def test_bernoulli_of_a_probability_outside_0_1_runs_as_its_aten_call(device):
+    # eager refuses it; `rand < p` would draw all ones (or all zeros) without a word
+    x = torch.zeros(4, device=device)
+    def draw(p):
+        return lambda t: t.bernoulli(p) + 1
+
+    for p in (1.5, -0.5, float("nan")):
+        compiled = compile_fx(torch.fx.symbolic_trace(draw(p)), [x])
+        with pytest.raises(RuntimeError, match="bernoulli"):
+            compiled(x)
+    counters.clear()
+    compile_and_check(lambda t: t.bernoulli(1.0) + 1, x)
+    assert counters["fallbacks"] == 0
 
 
 def test_indices_read_under_a_cat_are_read_only_where_the_cat_reads(device):

@@ -174,8 +174,8 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     if ins.opname not in BREAKABLE:
         return (f"the graph cannot break there (at {ins.opname}: only at a call, an operator, "
                 "a subscript, an attribute, a branch or a loop's next item)")
-    if ins.opname == "RAISE_VARARGS" and ins.arg != 1:
-        return "no graph break at a bare raise or raise ... from ..."
+    if ins.opname == "RAISE_VARARGS" and ins.arg == 0:
+        return "no graph break at a bare raise"
     if code.co_flags & 0x20:
         return "no graph break in a generator"
     handler = exception_handler(code, index)

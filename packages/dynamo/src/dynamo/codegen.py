@@ -680,7 +680,8 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
     step = {"call": lambda: f"___result = {plan['callee']}({', '.join(plan['args'])})",
             "branch": lambda: f"___result = bool({plan['condition']})",
             "for": lambda: f"___result = next({plan['iterator']}, ___done)",
-            "raise": lambda: f"raise {plan['exception']}"}[plan["kind"]]()
+            "raise": lambda: f"raise {plan['exception']}" + (
+                "" if plan.get("cause") is None else f" from {plan['cause']}")}[plan["kind"]]()
     def then(resume: tuple[str, list[str]], *pushed: str, locals_: list[str] = local_args) -> str:
         name, stack = resume
         values = [f"'___stack{i}': {e}" for i, e in enumerate([*stack, *pushed])]

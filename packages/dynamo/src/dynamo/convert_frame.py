@@ -397,8 +397,10 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         return {"kind": "for", "iterator": builder.expression(iterator), "locals": local_exprs,
                 "next": resume(tracer.ip + 1, stack, 1), "done": resume(done, below, 0),
                 "on_error": on_error}
-    if ins.opname == "RAISE_VARARGS":
-        return {"kind": "raise", "exception": builder.expression(stack[-1]),
+    if ins.opname == "RAISE_VARARGS":  # `raise exc` or `raise exc from cause`
+        exc, cause = (stack[-1], None) if ins.arg == 1 else (stack[-2], stack[-1])
+        return {"kind": "raise", "exception": builder.expression(exc),
+                "cause": None if cause is None else builder.expression(cause),
                 "locals": local_exprs, "on_error": on_error}
     if ins.opname in BRANCHES:
         below = stack[:-1]

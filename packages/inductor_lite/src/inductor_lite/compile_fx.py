@@ -126,7 +126,31 @@ def _index_add_0d_index(decomposition: Callable, x: torch.Tensor, dim: int,
             raise RuntimeError(f"index_add: a source of {source.ndim} dims for a tensor of "
                                f"{x.ndim}")
         index = index.unsqueeze(0)
-    return decomposition(x, dim, index, source, **kwargs)
+    return decomposition(x, dim, _negative_out_of_range(x, dim, index), source, **kwargs)
+
+
+def _negative_out_of_range(x: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
+    """`index` with its negative values made the dim's size: eager's `index_add` and
+    `index_copy` refuse a negative index ("index -1 is out of bounds"), where the `index_put`
+    of their decompositions counts it from the end and writes the last row. The size is out of
+    range for `index_put` too, so the kernels' bounds check raises, and the frame runs again
+    eagerly, which raises eager's error. (`index_fill` counts from the end as eager does.)"""
+    size = x.shape[dim] if x.dim() else 1
+    return torch.where(index < 0, size, index)
+
+
+def _index_copy(decomposition: Callable, x: torch.Tensor, dim: int, index: torch.Tensor,
+                source: torch.Tensor) -> torch.Tensor:
+    """torch's `index_copy` decomposition, a negative index out of range as in eager."""
+    return decomposition(x, dim, _negative_out_of_range(x, dim, index), source)
+
+
+def _index_fill(decomposition: Callable, x: torch.Tensor, dim: int, index: torch.Tensor,
+                value: Any) -> torch.Tensor:
+    """torch's `index_fill` decomposition (an `index_copy`), its negative indices counted from
+    the end first, as eager's `index_fill` counts them (one still negative is out of range)."""
+    size = x.shape[dim] if x.dim() else 1
+    return decomposition(x, dim, torch.where(index < 0, index + size, index), value)
 
 
 def _masked_fill_that_fits(decomposition: Callable, x: torch.Tensor, mask: torch.Tensor,
@@ -174,6 +198,12 @@ def decompositions() -> dict:
         table[inplace.Tensor] = functools.partial(_foreach_with_scalars_, combine)
     for op in (aten.index_add.default, aten.index_add_.default):
         table[op] = functools.partial(_index_add_0d_index, table[op])
+    for op in (aten.index_copy.default, aten.index_copy_.default):
+        table[op] = functools.partial(_index_copy, table[op])
+    for op in (aten.index_fill.int_Scalar, aten.index_fill.int_Tensor,
+               aten.index_fill_.int_Scalar, aten.index_fill_.int_Tensor):
+        if op in table:
+            table[op] = functools.partial(_index_fill, table[op])
     for op in (aten.masked_fill.Scalar, aten.masked_fill_.Scalar):
         table[op] = functools.partial(_masked_fill_that_fits, table[op])
     for op in (aten.nan_to_num.default, aten.nan_to_num_.default):

@@ -1935,6 +1935,11 @@ def _randn(lower, node, *args, **kwargs):
 def _bernoulli(lower, node, x, p=0.5, *, generator=None):
     if generator is not None:
         raise LoweringError("bernoulli with a generator")
+    if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        # eager refuses a p outside [0, 1] (NaN too: "bernoulli_ expects p to be in [0, 1]"),
+        # where `rand < p` would draw all ones or all zeros; a symbolic p is known only at run
+        # time: the aten call checks it
+        raise LoweringError(f"bernoulli with p={p}, checked by the aten call")
     uniform = _random(lower, "rand")
     cd = compute_dtype(lower.node.meta["val"].dtype)
     return Pointwise(uniform.size, uniform.dtype, uniform.device, lambda idx: to_dtype(
