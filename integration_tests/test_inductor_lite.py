@@ -654,3 +654,33 @@ def test_a_size_read_with_item_is_bound_before_the_kernels_that_use_it() -> None
         compiled(x, torch.tensor([-1, -2], device=DEVICE))
     assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
     assert counters["graphs"] == 1, dict(counters)
+
+
+def test_float_algebra_that_sympy_cancels_is_compared_and_computed_at_run_time() -> None:
+    """`v * 0 <= 0`, `(v + s) - v > 0` of an `.item()` v are sympy's `0 <= 0` and `s > 0`,
+    False for a NaN or an infinity: the branch and the check were decided while tracing; and
+    `(v + s) - v` of a host number was lowered as `s` (NaN for an infinite v)."""
+    def branch(x, t, s):
+        v = t.item()
+        return x + 1 if v * 0 <= 0 else x - 1
+
+    def check(x, t, s):
+        v = t.item()
+        torch._check((v + s) - v > 0)
+        return x + 1
+
+    def value(x, t, s):
+        v = t.item()
+        return x * ((v + s) - v)
+
+    def outcome(fn, *args):
+        try:
+            return fn(*args)
+        except RuntimeError as error:
+            return type(error)
+
+    for fn in (branch, check, value):
+        compiled = dynamo.compile(fn, backend="inductor_lite", capture_scalar_outputs=True)
+        for v, s in ((1.0, 2.0), (float("nan"), 3.0), (float("inf"), 4.0), (-3.0, 5.0)):
+            args = (torch.ones(2), torch.tensor(v), s)
+            assert repr(outcome(compiled, *args)) == repr(outcome(fn, *args)), (fn.__name__, v)

@@ -83,6 +83,42 @@ def test_algebra_of_symbolic_floats_keeps_nan(backend):
     assert a.isnan().all() and b.isnan().all()
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_comparisons_of_algebra_of_symbolic_floats_are_not_decided_while_tracing(backend):
+    # `v * 0 <= 0`, `v - v == 0` are sympy's `0 <= 0`, `0 == 0`, but False for NaN and inf:
+    # decided True while tracing, a NaN took the first branch, passed the check, gave True
+    # (inductor_lite: integration_tests/test_inductor_lite.py)
+    def branch(x):
+        v = x.sum().item()
+        return x + 1 if v * 0 <= 0 else x - 1
+
+    def check(x):
+        v = x.sum().item()
+        torch._check(v - v == 0)
+        return x + 1
+
+    def value(x):
+        v = x.sum().item()
+        return x * torch.tensor(v * 0 != 0), (v + 1) - v < 2
+
+    def outcome(fn, x):
+        try:
+            return fn(x)
+        except RuntimeError as error:
+            return type(error)
+
+    for fn in (branch, check, value):
+        counting, graphs = counting_backend(backend)
+        compiled = dynamo.compile(fn, backend=counting, capture_scalar_outputs=True)
+        counts = []
+        for _ in range(2):
+            for x in ([1.0, 2.0], [float("nan"), 1.0], [float("inf"), 1.0], [-3.0, 1.0]):
+                got, want = outcome(compiled, torch.tensor(x)), outcome(fn, torch.tensor(x))
+                assert repr(got) == repr(want), (fn.__name__, x)
+            counts.append(len(graphs))
+        assert counts[0] == counts[1], fn.__name__  # nothing recompiled
+
+
 def test_a_pybind_functions_break_reason_names_it_by_its_module_and_name():
     def f(x):
         torch._C._autograd._push_saved_tensors_default_hooks(lambda t: t, lambda t: t)

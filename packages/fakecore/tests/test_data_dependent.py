@@ -261,3 +261,31 @@ def test_size_hint_does_not_decide_through_an_unbacked_symbol():
     assert env.size_hint(sympy.Eq(s0 * u0, 1)) is None
     assert env.evaluate_expr(sympy.Eq(s0 * u0, 1), fallback=False) == sympy.false
     assert not env.guards
+
+
+def test_a_comparison_of_float_algebra_sympy_simplified_is_left_to_the_data() -> None:
+    # `v * 0 <= 0`, `v - v == 0`, `(v + s) - v > 0` of an `.item()` are sympy's `0 <= 0`,
+    # `0 == 0` and `s > 0`, but False for a NaN or an infinity: they were the constant True
+    # (the last a guard on s), so a compiled branch or check took it for every value
+    env = ShapeEnv()
+    mode = FakeTensorMode(env)
+    x = mode.from_tensor(torch.randn(3))
+    i = mode.from_tensor(torch.tensor([1, 2]))
+    s = env.create_symfloat(2.0)
+    with mode:
+        v = x.sum().item()
+        n = i.sum().item()
+    conditions = [v * 0 <= 0, v - v == 0, v * 0 != 0, 0 * v + 1 > 0, (v + s) - v > 0,
+                  abs(v - v) < 1, torch.sym_min(v - v, 2.0) < 1]
+    for condition in conditions:
+        assert isinstance(condition, torch.SymBool)
+        with pytest.raises(DataDependentError, match="float algebra that sympy simplified"):
+            bool(condition)
+    torch._check(v * 0 <= 0)  # assumed while tracing, and checked at run time
+    assert len(env.runtime_asserts) == 1
+    assert not env.guards
+    # algebra that is exact stays decided: an int's, a float input's (a finite float), a
+    # float's that sympy did not simplify
+    assert (n - n == 0) is True and (n * 0.0 == 0) is True and (s - s == 0) is True
+    with pytest.raises(DataDependentError, match=r"zuf\d+ from aten"):
+        bool(v * 2 > 0)

@@ -82,6 +82,26 @@ def test_float_algebra_that_simplifies_to_a_number_stays_nodes() -> None:
         torch.testing.assert_close(got, want, equal_nan=True)
 
 
+def test_comparisons_of_float_algebra_that_simplifies_are_computed() -> None:
+    """`v * 0 <= 0` and `v - v == 0` of an `.item()` are True to sympy, False to IEEE for a
+    NaN or an infinity: the check was dropped and the condition written as True."""
+    def checks(x):
+        torch._check(x.max().item() * 0 <= 0)
+        return x + 1
+
+    def condition(x):
+        v = x.max().item()
+        return torch.scalar_tensor(v - v == 0)
+
+    x, inf = torch.ones(2), torch.tensor([1.0, float("inf")])
+    gm = make_fx(checks, "fake")(x)
+    gm(x)
+    with pytest.raises(RuntimeError):
+        gm(inf)
+    gm = make_fx(condition, "fake")(x)
+    assert (gm(x).item(), gm(inf).item()) == (1.0, 0.0)
+
+
 def test_symbolic_records_size_arithmetic() -> None:
     def fn(x):
         n = x.shape[0] * x.shape[1]

@@ -2433,3 +2433,18 @@ def test_host_float_algebra_that_simplifies_to_a_number_runs_as_aten(device):
         got, want = compiled(s, y), fn(s, y)
         torch.testing.assert_close(got, want, equal_nan=True)
         assert torch.equal(got.signbit(), want.signbit())
+
+
+def test_host_float_algebra_that_cancels_a_number_runs_as_aten(device):
+    # `(v + w) - v` is `w` to sympy; at v = inf it is NaN to IEEE: not lowered as `w`
+    from fxtrace import make_fx
+
+    def fn(s, t, y):
+        v, w = s.item(), t.item()
+        return y * ((v + w) - v)
+    y = torch.arange(4.0, device=device)
+    example = (torch.tensor(2.0, dtype=torch.float64), torch.tensor(3.0, dtype=torch.float64), y)
+    compiled = compile_fx(make_fx(fn, "fake")(*example), list(example))
+    for v in (3.0, float("inf"), float("nan")):
+        args = (torch.tensor(v, dtype=torch.float64), example[1], y)
+        torch.testing.assert_close(compiled(*args), fn(*args), equal_nan=True)

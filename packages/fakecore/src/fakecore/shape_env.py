@@ -63,6 +63,7 @@ class ShapeEnv:
         self.var_to_origins: dict[sympy.Symbol, list[SizeOrigin]] = {}
         self.unbacked_producers: dict[sympy.Symbol, str] = {}
         self.size_like: set[sympy.Symbol] = set()
+        self.unbacked_conditions: set[sympy.Symbol] = set()
         self.replacements: dict[sympy.Symbol, sympy.Expr] = {}
         self.guards: list[ShapeGuard] = []
         self.runtime_asserts: list[ShapeGuard] = []
@@ -149,6 +150,14 @@ class ShapeEnv:
         self.var_to_range[sym] = ValueRange.unknown()
         self.unbacked_producers[sym] = producer
         return self.wrap(sym, float, None)
+
+    def create_unbacked_symbool(self, producer: str) -> sympy.Symbol:
+        """A symbol for a data-dependent condition the ShapeEnv must never decide (no range, no
+        hint): deciding it is a DataDependentError, `torch._check` of it a runtime assert."""
+        sym = sympy.Symbol(f"zub{next(self._unbacked_ids)}")
+        self.unbacked_producers[sym] = producer
+        self.unbacked_conditions.add(sym)
+        return sym
 
     def wrap(self, expr: sympy.Basic, pytype: type, hint: object) -> torch.SymInt | int:
         """A torch.SymInt/SymFloat/SymBool over `expr`, or the plain value if `expr` is a number."""
@@ -239,7 +248,7 @@ class ShapeEnv:
             for s in sorted(expr.free_symbols, key=str)
             if s in self.unbacked_producers
         )
-        if isinstance(expr, _BOOLEAN_TYPES):
+        if isinstance(expr, _BOOLEAN_TYPES) or expr in self.unbacked_conditions:
             return (
                 f"could not decide {expr}: it depends on data ({producers}); branching on a "
                 "data-dependent value needs the real tensor"

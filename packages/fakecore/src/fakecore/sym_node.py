@@ -65,6 +65,18 @@ def _observed(node: SymNode) -> Any:
     return torch.SymFloat(node) if _float_value(node) else wrap_node(node)
 
 
+def _cancels(result: SymNode, *args: SymNode) -> bool:
+    """Whether float `result` of `args` is not what IEEE computes for every value of its
+    data-dependent floats: sympy cancelled one out of it (`v - v`, `v * 0`, `(v + s) - v` of a
+    `.item()` v: NaN or inf where sympy has 0 or s), or an argument is such a float."""
+    if result.pytype is not float:
+        return False
+    if any(a.cancelled for a in args):
+        return True
+    lost = set().union(*(a.expr.free_symbols for a in args)) - result._expr.free_symbols
+    return any(s in result.shape_env.unbacked_producers and not s.is_integer for s in lost)
+
+
 def _to_sympy(value: object) -> sympy.Basic:
     return sympy.true if value is True else sympy.false if value is False else sympy.sympify(value)
 
@@ -174,6 +186,7 @@ _USER_OP: dict[str, Callable] = {
     "sym_cosh": math.cosh, "sym_sinh": math.sinh, "sym_tanh": math.tanh, "sym_asin": math.asin,
     "sym_acos": math.acos, "sym_atan": math.atan, "sym_log2": math.log2,
 }
+_SYMBOL = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _CONNECTIVES = ("sym_and", "sym_or")
 # Bit operations have no useful symbolic form: they specialise their operands. Each with
 # Python's symbol for it (a float operand is Python's TypeError, not truncated).
@@ -207,6 +220,7 @@ class SymNode:
         self._hint = hint
         self.constant = constant
         self.size = 1  # operations in the expression, counted as it is built (an upper bound)
+        self.cancelled = False  # a float whose expression is not IEEE's (see `_cancels`)
 
     @property
     def expr(self) -> sympy.Basic:
@@ -318,7 +332,13 @@ class SymNode:
                 value = py_fn(self._guarded_value(), other._guarded_value())
                 return self.wrap_int(value) if pytype is int else self.wrap_float(value)
             expr = _apply(name, self.expr, other.expr)
-        if pytype is bool:
+        if pytype is bool and (self.cancelled or other.cancelled):
+            # `v * 0 <= 0`, `v - v == 0` of a `.item()`: False for NaN and inf, where sympy
+            # has 0 <= 0; a condition on data that nothing decides while tracing
+            expr, hint = self.shape_env.create_unbacked_symbool(
+                f"`{self.expr} {_SYMBOL[name]} {other.expr}`, a comparison of float algebra "
+                "that sympy simplified (IEEE does not, for NaN and inf)"), None
+        elif pytype is bool:
             # A comparison the value ranges settle is a plain constant from here on.
             static = self.shape_env.static_value(expr)
             if static is not None:
@@ -326,6 +346,7 @@ class SymNode:
         result = self._new(expr, pytype, hint)
         if pytype is not bool:
             result.size = size
+            result.cancelled = _cancels(result, self, other)
         return self._notify(name, (self, other), result)
 
     def _guarded_value(self) -> int | float:
@@ -344,6 +365,7 @@ class SymNode:
         else:
             expr = _apply(name, self.expr)
         result = self._new(expr, pytype or self.pytype, hint)
+        result.cancelled = _cancels(result, self)
         return self._notify(name, (self,), result)
 
     def _below(self, expr: sympy.Expr, bound: int) -> bool:

@@ -371,11 +371,12 @@ class GraphLowering:
             return val.node.expr if isinstance(val, torch.SymBool) else sympy.sympify(val)
         if isinstance(val, torch.SymFloat):
             expr = val.node.expr
-            if expr.is_number and any(isinstance(n.meta.get("val"), torch.SymFloat)
-                                      for n in node.all_input_nodes):
-                # algebra on symbolic floats that sympy made a number (`a - a`, `a * 0`):
-                # IEEE arithmetic does not simplify so (inf, NaN, -0.0, overflow)
-                raise LoweringError(f"float algebra that simplifies to a number: {expr}")
+            if getattr(val.node, "cancelled", False) or expr.is_number and any(
+                    isinstance(n.meta.get("val"), torch.SymFloat) for n in node.all_input_nodes):
+                # algebra on symbolic floats that sympy made a number (`a - a`, `a * 0`), or
+                # cancelled a float read from data out of (`(a + s) - a`): IEEE arithmetic
+                # does not simplify so (inf, NaN, -0.0, overflow)
+                raise LoweringError(f"float algebra that sympy simplified: {expr}")
             if (expr.free_symbols <= set(self.host_scalars) and _float_arith(expr)) or (
                     expr.is_integer and expr.free_symbols <= self.bound):
                 return expr
