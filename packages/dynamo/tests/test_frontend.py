@@ -711,6 +711,18 @@ def test_a_backend_whose_graph_returns_other_tensors_is_named() -> None:
             strict(torch.zeros(4))
 
 
+def test_wrong_outputs_of_a_graph_that_writes_an_input_are_a_backend_error() -> None:
+    """The frame cannot run again (the write may have happened): a BackendError in words, not
+    dynamo's internal BadGraphOutputs."""
+    def f(x):
+        x.add_(1)
+        return x.sin()
+
+    compiled = dynamo.compile(f, backend=lambda gm, inputs: (lambda *args: [3]))
+    with pytest.raises(dynamo.BackendError, match="output 0 is int, not a tensor"):
+        compiled(torch.zeros(3))
+
+
 def test_fullgraph_of_a_generator_function_says_it_captures_nothing() -> None:
     """Calling a generator function runs none of its body: under fullgraph=True that is an
     error (as torch.compile's), and explain says why nothing was captured."""

@@ -23,7 +23,7 @@ import torch
 from torch.utils.checkpoint import _StopRecomputationError
 
 from dynamo.breaks import RUN_EAGERLY, Continue, warn_user
-from dynamo.exc import Unsupported
+from dynamo.exc import BackendError, Unsupported
 from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import DELETED, SideEffects
 from dynamo.sources import float_tensor
@@ -548,6 +548,9 @@ def _graph_call(graph_fn: Callable | None, inputs: list[Any], builder: ResultBui
                   # whose fault: the data's (the captured graph raises too) or the backend's
                   *([f"        ___graph_failed(___graph_error, {args})"]
                     if rerun and on_error is not None else []),
+                  # a graph that writes into its inputs cannot run again: a backend's wrong
+                  # outputs are the backend's error, not dynamo's internal one
+                  *([] if rerun else ["        ___bad_outputs_raise(___graph_error)"]),
                   f"        {'return ___eagerly' if rerun else 'raise'}"]
     return lines + [f"    {line}" for line in [*builder.prelude, *effects, *builder.after_effects]]
 
@@ -595,6 +598,7 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
                                  "___stop_recomputation": _StopRecomputationError,
                                  "___user_hook_raised": user_hook_raised,
                                  "___float_tensor": float_tensor,
+                                 "___bad_outputs_raise": _bad_outputs_raise,
                                  **key_names(), **builder.constants}
     if graph_fn is not None and builder.outputs:
         namespace["___graph"] = _checked_once(graph_fn, len(builder.outputs), namespace,
@@ -610,6 +614,14 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
 
 class BadGraphOutputs(TypeError):
     """What a backend's compiled graph returned is not the graph's outputs."""
+
+
+def _bad_outputs_raise(error: BaseException) -> None:
+    """Where the graph writes into its inputs (the frame cannot run again): wrong outputs from
+    the backend's compiled graph are a `BackendError`, not dynamo's internal error."""
+    if isinstance(error, BadGraphOutputs):
+        raise BackendError(f"{error}; the graph writes into its inputs, so the frame cannot "
+                           "run again eagerly") from error
 
 
 def _expected(node: torch.fx.Node) -> tuple[torch.dtype, str, tuple] | None:
