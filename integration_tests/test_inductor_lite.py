@@ -141,6 +141,32 @@ def test_dynamic_sizes_compile_one_version(frontend: str) -> None:
     assert counters["graphs"] == 1 and counters["eager_graphs"] == 0, dict(counters)
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.filterwarnings("error")
+def test_embedding_bag_with_symbolic_sizes(mode: str, last: bool) -> None:
+    """The library call's auxiliary outputs (offset2bag, bag_size, max_indices) are sized as
+    the CPU kernel sizes them: with `max_norm` (an input written) a mismatch raised at the
+    call; without, it warned and ran the captured graph."""
+    def bags(w, idx, offsets):
+        return torch.nn.functional.embedding_bag(idx, w, offsets, mode=mode, max_norm=1.0,
+                                                 include_last_offset=last)
+    compiled = dynamo.compile(bags, backend="inductor_lite", dynamic=True,
+                              raise_backend_errors=True)
+    weight = torch.randn(20, 4) * 3
+    for n, nbags in ((10, 4), (13, 5), (7, 3)):
+        idx = torch.randint(0, 20, (n,))
+        offsets = torch.sort(torch.randint(0, n, (nbags,))).values
+        offsets[0] = 0
+        if last:
+            offsets = torch.cat([offsets, torch.tensor([n])])
+        w_eager, w_compiled = weight.clone(), weight.clone()
+        torch.testing.assert_close(compiled(w_compiled, idx, offsets),
+                                   bags(w_eager, idx, offsets), **TOL)
+        torch.testing.assert_close(w_compiled, w_eager, **TOL)
+    assert counters["eager_graphs"] == 0, dict(counters)
+
+
 @pytest.mark.parametrize("frontend", FRONTENDS)
 def test_cnn_in_training_mode_updates_batch_norm_statistics(frontend: str) -> None:
     """Batch norm in training mode writes its running statistics: the compiled graph writes

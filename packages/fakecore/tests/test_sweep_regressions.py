@@ -187,6 +187,29 @@ def test_symbolic_padding_and_pixel_shuffle_still_trace() -> None:
     assert str(shuffled.shape) == "torch.Size([s0, 2, 2*s1, 2*s2])"
 
 
+@pytest.mark.parametrize("op", ["_embedding_bag", "_embedding_bag_forward_only"])
+def test_symbolic_embedding_bag_outputs_sized_as_the_cpu_kernel_sizes_them(op: str) -> None:
+    # With symbolic sizes the meta function runs (not zeros): on meta tensors it answered for
+    # CUDA (offset2bag of one entry per index for the CPU sum kernel's none, max_indices empty
+    # for sum/mean), and inductor_lite's check of a library call's outputs raised at run time
+    # (F.embedding_bag(..., max_norm=1.0) under dynamic=True).
+    fn = getattr(torch.ops.aten, op)
+    w, idx, offs = torch.randn(20, 4), torch.randint(0, 20, (10,)), torch.tensor([0, 2, 5, 7, 10])
+    for mode in (0, 1, 2):
+        for last in (False, True):
+            for psw in ([None, torch.randn(10)] if mode == 0 else [None]):
+                for pad in (-1, 3):
+                    real = fn(w, idx, offs, False, mode, False, psw, last, pad)
+                    fake_mode = FakeTensorMode(ShapeEnv())
+                    args = [fake_mode.from_tensor(t, dynamic_dims=range(t.dim()))
+                            for t in (w, idx, offs)]
+                    p = None if psw is None else fake_mode.from_tensor(psw, dynamic_dims=[0])
+                    with fake_mode:
+                        out = fn(*args, False, mode, False, p, last, pad)
+                    assert [tuple(int(n) for n in t.shape) for t in out] == [
+                        tuple(t.shape) for t in real], (mode, last, psw is not None, pad)
+
+
 def test_layer_norm_statistics_in_the_dtype_the_device_gives_them() -> None:
     # The CPU kernel returns half-precision statistics for a half input; CUDA's are float32.
     op = torch.ops.aten.native_layer_norm.default

@@ -388,6 +388,18 @@ class FakeTensorMode(TorchDispatchMode):
             return self._decompose(func, args, kwargs, "")
         if func in _INEXACT_META_STRIDES and _can_run_on_zeros(func, flat):
             return self._run_on_zeros(func, args, kwargs, "")
+        if func in _DEVICE_AWARE_META and any(
+                isinstance(t, FakeTensor) and t.fake_device.type == "cpu" for t in flat):
+            # Its Python meta function gives the CPU kernel's auxiliary outputs only when it
+            # sees a CPU tensor (on meta tensors it answers for CUDA: `_embedding_bag`'s
+            # `offset2bag` of one entry per index where the CPU sum kernel gives none, its
+            # `max_indices` empty where the CPU kernel gives one per bag): run it in the mode,
+            # where the fakes show their devices.
+            with self:
+                out = meta_table[func](*args, **kwargs)
+                if func is aten._embedding_bag_forward_only.default:
+                    out = _cpu_forward_only_sizes(out, *args, **kwargs)
+                return out
         if hasattr(func, "prim_meta_impl"):
             # A prim's meta function builds its outputs with ordinary factory calls: run it in
             # the mode, where inputs show their fake devices (a CPU scalar stays a CPU scalar).
@@ -587,6 +599,29 @@ _INEXACT_META_STRIDES = frozenset({
     aten.nonzero_static.default, aten._embedding_bag_forward_only.default,
     aten._embedding_bag.default,
 })
+
+
+# Ops whose Python meta functions answer by the device they see (symbolic sizes: the static
+# ones run on zeros above).
+_DEVICE_AWARE_META = frozenset({
+    aten._embedding_bag_forward_only.default, aten._embedding_bag.default,
+})
+
+
+def _cpu_forward_only_sizes(out, weight, indices, offsets, scale_grad_by_freq=False, mode=0,
+                            sparse=False, per_sample_weights=None, include_last_offset=False,
+                            padding_idx=-1):
+    """`_embedding_bag_forward_only`'s outputs as the CPU kernel sizes them, where its meta
+    function does not (with `include_last_offset`: `bag_size` of `offsets`' length for mode
+    "sum" and of one entry per bag for "mean" and "max", and "sum"'s `max_indices` of
+    `offsets`' length)."""
+    output, offset2bag, bag_size, max_indices = out
+    if include_last_offset:
+        bags = offsets.shape[0] - 1
+        bag_size = offsets.new_empty(offsets.shape[0] if mode == 0 else bags)
+        if mode == 0:
+            max_indices = offsets.new_empty(offsets.shape[0])
+    return output, offset2bag, bag_size, max_indices
 
 
 # Ops that read a sparse tensor's fields (its sizes of parts, its index and value tensors, which
