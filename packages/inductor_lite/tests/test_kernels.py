@@ -2448,3 +2448,22 @@ def test_host_float_algebra_that_cancels_a_number_runs_as_aten(device):
     for v in (3.0, float("inf"), float("nan")):
         args = (torch.tensor(v, dtype=torch.float64), example[1], y)
         torch.testing.assert_close(compiled(*args), fn(*args), equal_nan=True)
+
+
+@torch.library.custom_op("inductor_lite_test::two_outputs", mutates_args=())
+def _two_outputs(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return x + 1, x.new_zeros(3)
+
+
+@_two_outputs.register_fake
+def _(x):
+    return torch.empty_like(x), x.new_empty(2)  # the second output's size is wrong
+
+
+def test_an_output_of_a_library_call_of_other_sizes_than_the_trace_is_named():
+    fn = lambda x: _two_outputs(x)[1] * 2  # noqa: E731
+    x = torch.randn(4)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x])
+    with pytest.raises(RuntimeError, match="output 1 of inductor_lite_test.two_outputs.default "
+                                           r"returned a tensor of sizes \(3,\)"):
+        compiled(x)

@@ -206,8 +206,12 @@ class WrapperCodegen:
         if step.layout is not None:  # the strides the lowering assumed, checked
             size = "".join(f"{self.expr(s)}, " for s in step.layout.size)
             stride = "".join(f"{self.expr(s)}, " for s in step.layout.stride)
+            what = str(step.target)
+            if step.parent is not None:
+                parent = next(b for b in self.graph.buffers if b.name == step.parent)
+                what = f"output {step.item} of {parent.target}"
             self.lines.append(f"    {step.name} = runtime.with_strides({step.name}, ({size}), "
-                              f"({stride}), {step.layout.dtype}, {str(step.target)!r})")
+                              f"({stride}), {step.layout.dtype}, {what!r})")
         for symbol, name in self.graph.host_scalars.items():  # a host value: read it now
             if name == step.name:
                 # (`_local_scalar_dense`: the step itself read the number, `.item()`)
