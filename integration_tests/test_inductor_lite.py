@@ -626,6 +626,33 @@ def test_float_algebra_that_simplifies_to_a_number_is_computed() -> None:
             [(type(v), math.copysign(1, v), v) for v in want[1:]], s
 
 
+def test_float_arithmetic_is_computed_as_eager_one_node_at_a_time() -> None:
+    """Arithmetic on a float argument seen to change, and on a size made a float: the wrapper
+    computes each node in Python from its own arguments, as eager computes Python floats.
+    sympy's expression of a node is simplified across nodes, and was what ran: `(t + 1e16) -
+    1e16` was `t` (eager: 0.0 or 2.0), `t * 2 - t` was `t` (eager: inf at 1e308), three steps
+    `t += 0.05` were `t + 0.15` (eager: 0.6000000000000001 from 0.45), `n * 0.1 * 10` was `n`."""
+    def fn(x, t, dt):
+        c, b = (t + 1e16) - 1e16, t * 2 - t
+        for _ in range(3):
+            x = x + dt * t
+            t += dt
+        n = x.shape[0] * 0.1 * 10
+        return x * c, c, b, t, x * n, n
+
+    compiled = dynamo.compile(fn, backend="inductor_lite", fullgraph=True,
+                              raise_backend_errors=True)
+    for t, n in ((0.25, 3), (0.7, 3), (1.3, 7), (0.45, 7), (1e308, 5), (-0.0, 5)):
+        x = torch.ones(n, device=DEVICE)
+        got, want = compiled(x, t, 0.05), fn(x, t, 0.05)
+        for g, w in zip(got, want):
+            if isinstance(w, torch.Tensor):
+                assert torch.equal(g, w), (t, n)
+            else:
+                assert (type(g), math.copysign(1, g), g) == (type(w), math.copysign(1, w), w)
+    assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
+
+
 def test_an_int_item_is_a_kernel_argument_read_on_the_host() -> None:
     """Under `capture_scalar_outputs`, an int `.item()` (an unbacked symbol) of a tensor the
     kernels compute, or of a 0-d CPU input, used as a value: the wrapper reads it on the host

@@ -2418,8 +2418,31 @@ def test_ops_eager_refuses_run_as_aten(name, device):
     assert counters["fallbacks"] == 1, dict(counters)
 
 
-def test_host_float_algebra_that_simplifies_to_a_number_runs_as_aten(device):
+def test_host_float_arithmetic_is_eagers_one_node_at_a_time(device):
+    # A float read on the host after the aten step that computes it (a host value), and
+    # arithmetic on it: the wrapper computes each node in Python once the float is read, as
+    # eager does. sympy's expression of a node is simplified across nodes: `(v + 1e16) - 1e16`
+    # was `v` (eager: 0.0 or 2.0), `(v * 2 - v) / v` was 1 (eager: inf once `v * 2` overflows).
+    from fxtrace import make_fx
+
+    def fn(s, y):
+        v = (s * 3).item()
+        return y * ((v + 1e16) - 1e16), y * ((v * 2 - v) / v)
+    y = torch.arange(4.0, device=device)
+    gm = make_fx(fn, "fake")(torch.tensor(2.0, dtype=torch.float64), y)
+    compiled = compile_fx(gm, [torch.tensor(2.0, dtype=torch.float64), y])
+    for v in (0.1, 0.7, 3e307, -0.3):
+        s = torch.tensor(v, dtype=torch.float64)
+        for got, want in zip(compiled(s, y), fn(s, y)):
+            torch.testing.assert_close(got, want, equal_nan=True, atol=0, rtol=0)
+    assert counters["eager_graphs"] == 0 and counters["kernels"] >= 1, dict(counters)
+    text = source(compiled)
+    assert text.index(".item()") < text.index("hostf0 = ") < text.index("    kernel0(")
+
+
+def test_host_float_algebra_that_simplifies_to_a_number_is_computed(device):
     # `v * 2 - v - v` is 0 to sympy; 1e308 * 2 is inf to IEEE: not lowered as the sympy number
+    # (the wrapper computes each node, as eager does)
     from fxtrace import make_fx
 
     def fn(s, y):
@@ -2433,9 +2456,10 @@ def test_host_float_algebra_that_simplifies_to_a_number_runs_as_aten(device):
         got, want = compiled(s, y), fn(s, y)
         torch.testing.assert_close(got, want, equal_nan=True)
         assert torch.equal(got.signbit(), want.signbit())
+    assert counters["eager_graphs"] == 0, dict(counters)
 
 
-def test_host_float_algebra_that_cancels_a_number_runs_as_aten(device):
+def test_host_float_algebra_that_cancels_a_number_is_computed(device):
     # `(v + w) - v` is `w` to sympy; at v = inf it is NaN to IEEE: not lowered as `w`
     from fxtrace import make_fx
 
@@ -2448,6 +2472,7 @@ def test_host_float_algebra_that_cancels_a_number_runs_as_aten(device):
     for v in (3.0, float("inf"), float("nan")):
         args = (torch.tensor(v, dtype=torch.float64), example[1], y)
         torch.testing.assert_close(compiled(*args), fn(*args), equal_nan=True)
+    assert counters["eager_graphs"] == 0, dict(counters)
 
 
 @torch.library.custom_op("inductor_lite_test::two_outputs", mutates_args=())

@@ -13,6 +13,7 @@ the CPU; kernels take their numbers as symbols the wrapper reads on the host.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -183,10 +184,11 @@ class GraphLowering:
         # value below), by the tensor's buffer name: the wrapper reads each once the tensor
         # exists, and kernels take it as an argument.
         self.host_scalars: dict[sympy.Symbol, str] = {}
-        # Floats computed from sizes (`interpolate`'s scale, `s0 / (2.0 * s0)`), and ints
-        # Triton cannot compute (`(-2) ** s0`): the wrapper computes each in Python, as eager
-        # does, once the sizes are read; kernels take it as an argument.
-        self.wrapper_values: dict[sympy.Symbol, sympy.Expr] = {}
+        # Floats the graph computes from sizes and host floats (`interpolate`'s scale, `lr * 0.5`,
+        # a `HostOp` per node), and ints Triton cannot compute (`(-2) ** s0`): the wrapper
+        # computes each in Python, as eager does, once its symbols are bound; kernels take it
+        # as an argument.
+        self.wrapper_values: dict[sympy.Symbol, sympy.Expr | HostOp] = {}
         # Host values: 0-d CPU tensors computed from 0-d CPU inputs and constants only (an
         # optimizer's step count and the step size made from it): computed by aten on the
         # host, never by a kernel (a GPU kernel cannot touch CPU memory).
@@ -370,27 +372,42 @@ class GraphLowering:
         if isinstance(val, (torch.SymBool, bool)):  # a runtime assert's condition
             return val.node.expr if isinstance(val, torch.SymBool) else sympy.sympify(val)
         if isinstance(val, torch.SymFloat):
-            expr = val.node.expr
-            if getattr(val.node, "cancelled", False) or expr.is_number and any(
-                    isinstance(n.meta.get("val"), torch.SymFloat) for n in node.all_input_nodes):
-                # algebra on symbolic floats that sympy made a number (`a - a`, `a * 0`), or
-                # cancelled a float read from data out of (`(a + s) - a`): IEEE arithmetic
-                # does not simplify so (inf, NaN, -0.0, overflow)
-                raise LoweringError(f"float algebra that sympy simplified: {expr}")
-            if (expr.free_symbols <= set(self.host_scalars) and _float_arith(expr)) or (
-                    expr.is_integer and expr.free_symbols <= self.bound):
-                return expr
-            if expr.free_symbols <= self.bound and all(s.is_integer for s in expr.free_symbols):
-                return self._wrapper_value(expr)
+            if node.target is torch.sym_float and isinstance(args[0], sympy.Expr) \
+                    and args[0].is_integer and args[0].free_symbols <= self.bound:
+                return args[0]  # a size made a float (a count to divide by): kernels convert it
+            return self._host_float(node, args)
         raise LoweringError(f"cannot lower {node.target}")
 
-    def _wrapper_value(self, expr: sympy.Expr) -> sympy.Symbol:
-        """The symbol of `expr` of sizes (a float, or an int kernels cannot compute), which
-        the wrapper computes."""
+    def _host_float(self, node: torch.fx.Node, args: tuple) -> sympy.Symbol:
+        """The symbol of a float the graph computes from numbers known on the host (floats
+        read there, sizes, constants): the wrapper computes it in Python, one node at a time,
+        from the node's own arguments, as eager computes Python floats (sympy's expression of
+        it is simplified across nodes: `(t + 1e16) - 1e16` is `t` there, 0.0 in IEEE)."""
+        template = HOST_FLOAT_OPS.get(node.target) or _host_function(node.target, len(args))
+        if template is None or node.kwargs or len(args) != template.count("{"):
+            raise LoweringError(f"cannot lower {node.target} of floats")
+        operands = []
+        for i, (a, value) in enumerate(zip(node.args, args)):
+            if isinstance(value, sympy.Number):
+                value = int(value) if value.is_Integer else float(value)
+            if isinstance(value, sympy.Expr):
+                if not value.free_symbols <= self.bound:
+                    raise LoweringError(f"a float of {value}, not known on the host")
+                if value.is_integer and isinstance(a, torch.fx.Node) and isinstance(
+                        a.meta.get("val"), torch.SymFloat):  # `sym_float(s0)`, an int here
+                    template = template.replace(f"{{{i}}}", f"float({{{i}}})")
+            elif not isinstance(value, (bool, int, float)):
+                raise LoweringError(f"cannot lower {node.target} of {type(value).__name__}")
+            operands.append(value)
+        return self._wrapper_value(HostOp(template, tuple(operands)))
+
+    def _wrapper_value(self, expr: sympy.Expr | HostOp) -> sympy.Symbol:
+        """The symbol of `expr` (an int of sizes kernels cannot compute, or one operation on
+        host numbers), which the wrapper computes."""
         for symbol, known in self.wrapper_values.items():
-            if known == expr:
+            if not isinstance(expr, HostOp) and known == expr:  # (`s * 0.0` is not `s * -0.0`)
                 return symbol
-        integer = bool(expr.is_integer)
+        integer = not isinstance(expr, HostOp) and bool(expr.is_integer)
         symbol = sympy.Symbol(f"host{'i' if integer else 'f'}{len(self.wrapper_values)}",
                               integer=integer, real=True)
         self.wrapper_values[symbol] = expr
@@ -557,19 +574,35 @@ def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
     return host if others else set()  # a graph of 0-d CPU tensors alone is all kernels
 
 
-def _float_arith(expr: sympy.Expr) -> bool:
-    """Whether kernels can compute `expr` of floats read on the host: sums, products, quotients
-    (fakecore's and torch's `FloatTrueDiv`, `1 / s`), whole powers, max and min (not
-    `sqrt(s)`, `2 ** s`, or the Piecewise of a comparison)."""
-    for e in sympy.preorder_traversal(expr):
-        if isinstance(e, sympy.Pow):
-            if not (e.exp.is_number and e.exp.is_finite and float(e.exp).is_integer()
-                    and abs(int(e.exp)) <= 8):
-                return False
-        elif not isinstance(e, (sympy.Add, sympy.Mul, sympy.Symbol, sympy.Number, sympy.Max,
-                                sympy.Min)) and type(e).__name__ != "FloatTrueDiv":
-            return False
-    return True
+@dataclasses.dataclass(frozen=True)
+class HostOp:
+    """One Python operation on numbers known on the host, as the wrapper writes it: `template`
+    with `{0}`, `{1}` for its operands (symbols, size expressions, constants)."""
+    template: str
+    operands: tuple
+
+    @property
+    def free_symbols(self) -> set[sympy.Symbol]:
+        return set().union(*[o.free_symbols for o in self.operands if isinstance(o, sympy.Expr)])
+
+
+# Python's operators as the wrapper writes them; other functions of floats (`math.cos`,
+# `torch.sym_max`) are called by their names (`_host_function`).
+HOST_FLOAT_OPS = {
+    operator.add: "{0} + {1}", operator.sub: "{0} - {1}", operator.mul: "{0} * {1}",
+    operator.truediv: "{0} / {1}", operator.pow: "{0} ** {1}", operator.neg: "-{0}",
+    operator.pos: "+{0}", operator.abs: "abs({0})", torch.sym_float: "float({0})",
+}
+
+
+def _host_function(target: Any, count: int) -> str | None:
+    """A call of `target` with `count` operands where it is a function of `math` or `torch`
+    (`math.log2({0})`, `torch.sym_max({0}, {1})`), else None."""
+    name = getattr(target, "__name__", "")
+    for module in (math, torch):
+        if callable(target) and getattr(module, name, None) is target:
+            return f"{module.__name__}.{name}({', '.join(f'{{{i}}}' for i in range(count))})"
+    return None
 
 
 def returns_a_view(target: Any) -> bool:

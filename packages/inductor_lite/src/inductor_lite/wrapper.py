@@ -16,7 +16,7 @@ import sympy
 import torch
 
 from .ir import Buffer, BufferView, ComputedBuffer, ExternBuffer, Layout
-from .lowering import GraphLowering, LoweringError
+from .lowering import GraphLowering, HostOp, LoweringError
 from .scheduler import Kernel, extern_reads, node_reads
 from .triton_codegen import IndexPrinter, KernelCodegen
 
@@ -133,9 +133,28 @@ class WrapperCodegen:
             if lay.offset.is_Symbol and lay.offset not in bound:
                 self.lines.append(f"    {lay.offset} = {buffer.name}.storage_offset()")
                 bound.add(lay.offset)
-        for symbol, expr in self.graph.wrapper_values.items():  # values of sizes, in Python
-            self.lines.append(f"    {symbol} = {self.expr(expr)}")
-            bound.add(symbol)
+        self._bind_values()
+
+    def _bind_values(self) -> None:
+        """Compute in Python each value of `wrapper_values` whose symbols are now bound (by
+        the inputs, or by a host value read after an extern step), in the graph's order."""
+        bound = {str(s) for s in self.bound}
+        for symbol, value in self.graph.wrapper_values.items():
+            if str(symbol) in bound or not {str(s) for s in value.free_symbols} <= bound:
+                continue
+            if isinstance(value, HostOp):  # one operation, as eager's: `hostf1 = hostf0 - 1e+16`
+                text = value.template.format(*(self._operand(o) for o in value.operands))
+            else:
+                text = self.expr(value)
+            self.lines.append(f"    {symbol} = {text}")
+            self.bound.add(symbol)
+            bound.add(str(symbol))
+
+    def _operand(self, o: Any) -> str:
+        """An operand of a `HostOp`: parenthesized unless a symbol or a non-negative number."""
+        plain = isinstance(o, (sympy.Symbol, int)) and not (isinstance(o, int) and o < 0) or \
+            isinstance(o, float) and math.isfinite(o) and math.copysign(1, o) > 0
+        return self.arg(o) if plain else f"({self.arg(o)})"
 
     def _alloc(self, buffer: Buffer, free: dict[tuple, list[str]]) -> None:
         key = self._layout_key(buffer.layout)
@@ -219,6 +238,7 @@ class WrapperCodegen:
                         else _read_number(symbol, name))
                 self.lines.append(f"    {symbol} = {read}")
                 self.bound.add(symbol)
+                self._bind_values()
 
     def _output(self, o: Any) -> str:
         if isinstance(o, (Buffer, BufferView)):
