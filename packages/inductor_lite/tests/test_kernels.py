@@ -2492,3 +2492,45 @@ def test_an_output_of_a_library_call_of_other_sizes_than_the_trace_is_named():
     with pytest.raises(RuntimeError, match="output 1 of inductor_lite_test.two_outputs.default "
                                            r"returned a tensor of sizes \(3,\)"):
         compiled(x)
+
+
+def test_an_integer_division_by_a_changing_int_runs_as_aten(device):
+    """An int argument seen to change is known only at run time: it may be 0, or wrap to 0
+    in the tensor's dtype (256 for int8); the aten call raises where eager does (kernels
+    returned zeros). A size divisor (positive) is still generated."""
+    def fn(x, n):
+        return x // n, x % n, torch.fmod(x, n), torch.div(x, n, rounding_mode="trunc")
+    for dtype in (torch.int8, torch.int64):
+        x = torch.tensor([-128, -7, -1, 0, 3, 127], device=device).to(dtype)
+        compiled = compile_fx(torch.fx.symbolic_trace(fn), [x, 3])
+        for n in (3, 5, 0, 256, -3):
+            want, got = _run(fn, x, n), _run(compiled, x, n)
+            if isinstance(want, str):
+                assert got == want, (dtype, n)
+            else:
+                assert all(torch.equal(g, w) for g, w in zip(got, want)), (dtype, n)
+
+    def by_size(x):
+        return x // x.shape[0], x % x.shape[0]
+    counters.clear()
+    for rows in (4, 5):
+        x = torch.arange(-10, 10, device=device)[:rows * 2].reshape(rows, 2)
+        compiled = compile_fx(torch.fx.symbolic_trace(by_size), [x])
+        assert all(torch.equal(g, w) for g, w in zip(compiled(x), by_size(x)))
+    assert counters["fallbacks"] == 0, dict(counters)
+
+
+def test_a_float_constant_cast_to_an_integer_casts_as_a_tensor_does(device):
+    """A float constant out of the integer dtype's range (or NaN) converts as the kernels'
+    cast of a tensor does: it was wrapped as an int (1e10 to int32 gave 1410065408, CPU eager
+    gives -2**31)."""
+    i = torch.arange(4, device=device, dtype=torch.int32)
+    fns = [lambda i: i + torch.full((4,), 1e10, device=i.device).to(torch.int32),
+           lambda i: i + torch.full((4,), -3e9, dtype=torch.float64, device=i.device).int(),
+           lambda i: i.long() + torch.full((4,), 1e20, device=i.device).long(),
+           lambda i: i.to(torch.int8) + torch.full((4,), 300.7, device=i.device).to(torch.int8)]
+    for fn in fns:
+        compiled = compile_fx(torch.fx.symbolic_trace(fn), [i])
+        got, want = compiled(i), fn(i)
+        if device == "cpu" or fn is fns[-1]:  # (out of range, the cast is the device's own)
+            assert torch.equal(got, want), (got, want)

@@ -117,7 +117,14 @@ def to_dtype(v: Value, dtype: torch.dtype) -> Value:
     if v.dtype == dtype:
         return v
     if v.op == "constant":
-        return constant(v.args[0], dtype)
+        c = v.args[0]
+        if isinstance(c, float) and v.dtype.is_floating_point and not (
+                dtype.is_floating_point or dtype.is_complex or dtype == torch.bool):
+            # A float cast to an integer dtype as eager casts it (the kernels' cast of a
+            # tensor does too): out of range or NaN, C leaves it undefined and CPU eager
+            # gives the dtype's minimum (1e10 to int32 is -2**31, not 1e10 mod 2**32)
+            c = torch.tensor(c, dtype=v.dtype).to(dtype).item()
+        return constant(c, dtype)
     return Value("to_dtype", (v, dtype), dtype)
 
 

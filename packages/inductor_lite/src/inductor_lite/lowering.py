@@ -858,9 +858,18 @@ for _name, _target in [
 def _no_integer_zero_divisor(lower: GraphLowering, a: Any, b: Any) -> None:
     """LoweringError for an integer `//`, `%` or `fmod` by the number 0: the aten call raises
     ZeroDivisionError, as eager does on the CPU (kernels do not check divisors)."""
-    if not is_tensor(b) and type(b) in (int, bool) and b == 0 and \
-            not promoted(lower, a, b).is_floating_point:
+    if is_tensor(b) or promoted(lower, a, b).is_floating_point:
+        return
+    if type(b) in (int, bool) and b == 0:
         raise LoweringError("an integer division by 0")
+    if _symbolic_kind(b) is int and not isinstance(b, Pointwise):
+        # A number known only at run time (an int argument seen to change) may be 0, or
+        # wrap to 0 in a narrower dtype (256 for int8): the aten call raises where eager
+        # does; kernels would divide by it (0 everywhere). A size (`s0`, positive) cannot be
+        # 0, nor wrap to 0 in int32 or int64.
+        expr = sym(b) if isinstance(b, torch.SymInt) else b
+        if not (expr.is_positive and promoted(lower, a, b) in (torch.int32, torch.int64)):
+            raise LoweringError(f"an integer division by {expr}, which may be 0")
 
 
 @register(aten.div)
