@@ -737,3 +737,26 @@ def test_float_algebra_that_sympy_cancels_is_compared_and_computed_at_run_time()
         for v, s in ((1.0, 2.0), (float("nan"), 3.0), (float("inf"), 4.0), (-3.0, 5.0)):
             args = (torch.ones(2), torch.tensor(v), s)
             assert repr(outcome(compiled, *args)) == repr(outcome(fn, *args)), (fn.__name__, v)
+
+
+def test_a_check_on_an_int_or_bool_item_is_checked_by_the_wrapper() -> None:
+    """`torch._check(n == 3)` replaces u0 by 3 in the ShapeEnv: the read still binds u0 and the
+    wrapper checks `Eq(u0, 3)`; `torch._check(b)` of a bool `.item()` is checked too."""
+    def pinned(x, i):
+        n = i.max().item()
+        torch._check(n == 3)
+        return x * n + torch.zeros(n, device=x.device).sum()
+
+    def flag(x):
+        b = (x > 0).any().item()
+        torch._check(b)
+        return x + 1
+
+    x = torch.ones(2, device=DEVICE)
+    for fn, good, bad in ((pinned, (x, torch.tensor([3, 1], device=DEVICE)),
+                           (x, torch.tensor([4, 1], device=DEVICE))), (flag, (x,), (-x,))):
+        compiled = dynamo.compile(fn, backend="inductor_lite", capture_scalar_outputs=True)
+        torch.testing.assert_close(compiled(*good), fn(*good))
+        with pytest.raises(RuntimeError):
+            compiled(*bad)
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)

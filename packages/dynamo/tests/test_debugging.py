@@ -1,4 +1,6 @@
 """Debugging and assertion code inside compiled functions behaves as in eager."""
+import math
+
 import pytest
 import torch
 from counting import counting_backend
@@ -117,6 +119,49 @@ def test_comparisons_of_algebra_of_symbolic_floats_are_not_decided_while_tracing
                 assert repr(got) == repr(want), (fn.__name__, x)
             counts.append(len(graphs))
         assert counts[0] == counts[1], fn.__name__  # nothing recompiled
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_check_that_pins_an_item_or_checks_a_bool_item_is_kept(backend):
+    # `torch._check(n == 3)` teaches the ShapeEnv u0 -> 3, and the `.item()` node's value
+    # printed as 3 bound no u0: the check was left out; a bool `.item()` (`Eq(u0, 1)`) bound
+    # no symbol either
+    def pinned(x, i):
+        n = i.max().item()
+        torch._check(n == 3)
+        return x * n
+
+    def flag(x):
+        b = (x > 0).any().item()
+        torch._check(b)
+        return x + 1
+
+    for fn, good, bad in ((pinned, (torch.ones(2), torch.tensor([3, 1])),
+                           (torch.ones(2), torch.tensor([4, 1]))),
+                          (flag, (torch.ones(2),), (-torch.ones(2),))):
+        compiled = dynamo.compile(fn, backend=backend, capture_scalar_outputs=True)
+        torch.testing.assert_close(compiled(*good), fn(*good))
+        with pytest.raises(RuntimeError):
+            compiled(*bad)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_an_int_of_cancelled_float_algebra_is_not_decided_while_tracing(backend):
+    # `int(v - v)` is sympy's 0, but eager's ValueError for a NaN or an infinite v
+    def trunc(x):
+        v = x.sum().item()
+        return x + int(v - v)
+
+    def floor(x):
+        v = x.sum().item()
+        return x[math.floor(v * 0)]
+
+    for fn in (trunc, floor):
+        compiled = dynamo.compile(fn, backend=backend, capture_scalar_outputs=True)
+        torch.testing.assert_close(compiled(torch.tensor([1.0, 2.0])), fn(torch.tensor([1.0, 2.0])))
+        for v in (float("nan"), float("inf")):
+            with pytest.raises(ValueError):
+                compiled(torch.tensor([v, 1.0]))
 
 
 def test_a_pybind_functions_break_reason_names_it_by_its_module_and_name():

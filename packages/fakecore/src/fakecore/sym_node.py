@@ -364,6 +364,13 @@ class SymNode:
             expr = FloorDiv(p * rest, q) if q != 1 else p * rest
         else:
             expr = _apply(name, self.expr)
+        if pytype is int and self.cancelled:
+            # `int(v - v)`, `math.floor(v * 0)` of an `.item()` v: sympy's 0, but a ValueError
+            # or OverflowError for NaN and inf: a data-dependent int nothing decides while
+            # tracing (computed by the graph where it is used as a value)
+            expr = self.shape_env.create_unbacked_symint(
+                f"`{name}({self.expr})`, of float algebra that sympy simplified (IEEE does "
+                "not, for NaN and inf)").node.expr
         result = self._new(expr, pytype or self.pytype, hint)
         result.cancelled = _cancels(result, self)
         return self._notify(name, (self,), result)
@@ -490,6 +497,12 @@ class SymNode:
         return int(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
 
     def guard_float(self, file: str = "", line: int = 0) -> float:
+        if self.cancelled:  # `float(v - v)`, `round(v * 0)`: sympy's 0, IEEE's NaN at v = inf
+            from fakecore.errors import DataDependentError
+            raise DataDependentError(
+                f"could not decide {self.expr}: float algebra that sympy simplified out of a "
+                "data-dependent float (IEEE does not, for NaN and inf); it was needed as a "
+                "plain Python number, which needs the real tensor")
         return float(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
 
     def guard_bool(self, file: str = "", line: int = 0) -> bool:

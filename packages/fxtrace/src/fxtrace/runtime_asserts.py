@@ -106,11 +106,20 @@ class _Writer:
         """Note the symbols `node` binds first."""
         found = []
         if isinstance(value, _SYM_TYPES):
-            found = [(value.node.expr, node)]
+            # (the symbol as made, too: one a `torch._check(n == 3)` replaced by 3 is still
+            # bound by the node that reads it, and the check of it is still written)
+            found = [(value.node.expr, node),
+                     *([(value.node._expr, node)] if hasattr(value.node, "_expr") else [])]
         elif isinstance(value, torch.Tensor):
             found = [(s.node.expr, (node, dim)) for dim, s in enumerate(value.shape)
                      if isinstance(s, torch.SymInt)]
         for expr, where in found:
+            if isinstance(expr, sympy.Eq) and isinstance(value, torch.SymBool) \
+                    and expr.lhs.is_Symbol and expr.rhs == 1:
+                # a bool's `.item()`, `Eq(u0, 1)`: the node is the condition, and binds `u0`
+                # as its 0 or 1
+                self.built.setdefault(expr, node)
+                expr, where = expr.lhs, ("bool", node)
             if isinstance(expr, sympy.Symbol) and expr not in self.bound:
                 self.bound[expr] = where
 
@@ -126,9 +135,12 @@ class _Writer:
             where = self.bound[expr]
             if isinstance(where, torch.fx.Node):
                 return where
-            tensor, dim = where
-            node = self.graph.call_function(aten.sym_size.int, (tensor, dim))
-            node.meta[self.val_key] = tensor.meta[self.val_key].shape[dim]
+            elif where[0] == "bool":
+                node = self._call(torch.sym_ite, (where[1], 1, 0))
+            else:
+                tensor, dim = where
+                node = self.graph.call_function(aten.sym_size.int, (tensor, dim))
+                node.meta[self.val_key] = tensor.meta[self.val_key].shape[dim]
         else:
             rebuild = _REBUILD.get(type(expr))
             if rebuild is None or isinstance(expr, sympy.Pow) and not (

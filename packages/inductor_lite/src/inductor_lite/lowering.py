@@ -370,7 +370,12 @@ class GraphLowering:
                 return self._wrapper_value(expr)  # `(-2) ** s0`: Triton has no integer power
             return expr
         if isinstance(val, (torch.SymBool, bool)):  # a runtime assert's condition
-            return val.node.expr if isinstance(val, torch.SymBool) else sympy.sympify(val)
+            if not isinstance(val, torch.SymBool):
+                return sympy.sympify(val)
+            # (as made: the check of `torch._check(n == 3)` is `Eq(u0, 3)`, which the
+            # replacement u0 -> 3 it taught the ShapeEnv makes True)
+            raw = getattr(val.node, "_expr", None)
+            return raw if raw is not None and raw.free_symbols <= self.bound else val.node.expr
         if isinstance(val, torch.SymFloat):
             if node.target is torch.sym_float and isinstance(args[0], sympy.Expr) \
                     and args[0].is_integer and args[0].free_symbols <= self.bound:
@@ -422,8 +427,8 @@ class GraphLowering:
         `.item()` (a float read out of a tensor kernels compute, which the trace made a
         constant, see `CompiledGraph`)."""
         val = node.meta.get("val")
-        expr = val.node.expr if isinstance(val, (torch.SymFloat, torch.SymInt, torch.SymBool)) \
-            else None
+        expr = getattr(val.node, "_expr", val.node.expr) if isinstance(
+            val, (torch.SymFloat, torch.SymInt, torch.SymBool)) else None  # (u0, not its value)
         if isinstance(val, torch.SymBool) and isinstance(expr, sympy.Eq) and expr.rhs == 1:
             expr = expr.lhs  # a bool's `.item()` is `Eq(u0, 1)` of an int symbol read as 0 or 1
         if expr is None or not expr.is_Symbol:
