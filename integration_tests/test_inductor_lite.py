@@ -653,6 +653,23 @@ def test_float_arithmetic_is_computed_as_eager_one_node_at_a_time() -> None:
     assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
 
 
+def test_a_size_made_a_float_is_returned_as_a_float() -> None:
+    """`float(x.shape[0])` under dynamic=True: kernels take the size as the int it is, and the
+    output was that int (3, not 3.0)."""
+    def fn(x):
+        n = x.shape[0]
+        return x * 2, float(n), n / 2, torch.sym_float(n) * 1
+
+    compiled = dynamo.compile(fn, backend="inductor_lite", fullgraph=True, dynamic=True,
+                              raise_backend_errors=True)
+    for n in (3, 4, 7):
+        x = torch.ones(n, device=DEVICE)
+        got, want = compiled(x), fn(x)
+        assert torch.equal(got[0], want[0])
+        assert [(type(v), v) for v in got[1:]] == [(type(v), v) for v in want[1:]], n
+    assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
+
+
 def test_an_int_item_is_a_kernel_argument_read_on_the_host() -> None:
     """Under `capture_scalar_outputs`, an int `.item()` (an unbacked symbol) of a tensor the
     kernels compute, or of a 0-d CPU input, used as a value: the wrapper reads it on the host

@@ -4,6 +4,8 @@ Graphs are captured with torch.fx.symbolic_trace and compiled by compile_fx; on 
 run through Triton's interpreter (conftest.py).
 """
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -2473,6 +2475,50 @@ def test_host_float_algebra_that_cancels_a_number_is_computed(device):
         args = (torch.tensor(v, dtype=torch.float64), example[1], y)
         torch.testing.assert_close(compiled(*args), fn(*args), equal_nan=True)
     assert counters["eager_graphs"] == 0, dict(counters)
+
+
+def test_a_host_float_fills_as_a_float(device):
+    # `torch.full` / `fill_` by a float read on the host: the fill was taken for a size
+    # expression and converted to int64 in the kernel (`hostf0.to(tl.int64)`: the interpreter
+    # raised, a GPU truncated 0.75 to 0); a result other than float32 runs the aten call
+    from fxtrace import make_fx
+
+    def fn(s, y):
+        v = s.item()
+        return (torch.full((2,), v * 0.5, device=y.device), y.new_full((3,), v),
+                torch.full_like(y, v + 1), y.clone().fill_(v),
+                torch.full((2,), v, dtype=torch.float64, device=y.device),
+                torch.full((2,), v, dtype=torch.int64, device=y.device),
+                torch.full((2,), v, dtype=torch.float16, device=y.device))
+    y = torch.arange(4.0, device=device)
+    example = (torch.tensor(1.5, dtype=torch.float64), y)
+    compiled = compile_fx(make_fx(fn, "fake")(*example), list(example))
+    for v in (1.5, 0.75, -2.3):
+        s = torch.tensor(v, dtype=torch.float64)
+        for got, want in zip(compiled(s, y), fn(s, y)):
+            assert got.dtype == want.dtype and torch.equal(got, want), (v, got, want)
+    assert counters["eager_graphs"] == 0 and counters["kernels"] >= 1, dict(counters)
+
+
+def test_a_host_float_operation_repeated_is_computed_once(device):
+    # every parameter's update of a single-tensor optimizer takes `-lr`: one line, not one
+    # per parameter; `v * 0.0` and `v * -0.0` stay apart
+    from fxtrace import make_fx
+
+    def fn(s, a, b, c):
+        v = s.item()
+        return a * -v, b * -v, c * -v, a * (v * 0.0), b * (v * -0.0)
+    args = (torch.tensor(0.5, dtype=torch.float64), torch.ones(2, device=device),
+            torch.ones(3, device=device), torch.ones(5, device=device))
+    compiled = compile_fx(make_fx(fn, "fake")(*args), list(args))
+    for v in (0.5, float("inf"), 2.0):
+        s = torch.tensor(v, dtype=torch.float64)
+        for got, want in zip(compiled(s, *args[1:]), fn(s, *args[1:])):
+            torch.testing.assert_close(got, want, equal_nan=True, atol=0, rtol=0)
+            assert torch.equal(got.signbit(), want.signbit())
+    text = source(compiled)
+    assert len(re.findall(r"hostf\d+ = -", text)) == 1, text
+    assert "* 0.0" in text and "* (-0.0)" in text, text
 
 
 @torch.library.custom_op("inductor_lite_test::two_outputs", mutates_args=())

@@ -410,7 +410,10 @@ class GraphLowering:
         """The symbol of `expr` (an int of sizes kernels cannot compute, or one operation on
         host numbers), which the wrapper computes."""
         for symbol, known in self.wrapper_values.items():
-            if not isinstance(expr, HostOp) and known == expr:  # (`s * 0.0` is not `s * -0.0`)
+            if isinstance(expr, HostOp) and isinstance(known, HostOp):
+                if known.key() == expr.key():  # (one `-lr` for every parameter's update)
+                    return symbol
+            elif not isinstance(expr, HostOp) and known == expr:
                 return symbol
         integer = not isinstance(expr, HostOp) and bool(expr.is_integer)
         symbol = sympy.Symbol(f"host{'i' if integer else 'f'}{len(self.wrapper_values)}",
@@ -522,6 +525,11 @@ class GraphLowering:
             if isinstance(n, torch.fx.Node) and isinstance(n.meta.get("val"), torch.SymBool) \
                     and isinstance(value, sympy.Expr) and value.is_integer:
                 value = sympy.Eq(value, 1)  # a bool's `.item()`, which kernels take as 0 or 1
+            if isinstance(n, torch.fx.Node) and isinstance(n.meta.get("val"), torch.SymFloat) \
+                    and isinstance(value, sympy.Expr) and value.is_integer:
+                # a size made a float (`float(x.shape[0])`), which kernels take as the int it
+                # is: returned, it is eager's float
+                value = self._wrapper_value(HostOp("float({0})", (value,)))
             base = value.buffer if isinstance(value, BufferView) else value
             first = returned.setdefault(base.name, n) if isinstance(base, ComputedBuffer) else n
             if first is not n and not _aliases(first, n):
@@ -585,6 +593,13 @@ class HostOp:
     with `{0}`, `{1}` for its operands (symbols, size expressions, constants)."""
     template: str
     operands: tuple
+
+    def key(self) -> tuple:
+        """What makes two of them the same computation: numbers by type and repr (`s * 0.0`
+        is not `s * -0.0`, nor `s * True` `s * 1`, though Python's `==` says so)."""
+        return (self.template, tuple(
+            (type(o), repr(o)) if isinstance(o, (bool, int, float)) else (type(o), o)
+            for o in self.operands))
 
     @property
     def free_symbols(self) -> set[sympy.Symbol]:
@@ -1036,8 +1051,14 @@ def _full(lower, node, *args, **kwargs):
 def _filled(lower: GraphLowering, fill: Any) -> Pointwise:
     """The node's output with every element `fill` (a number or a size expression)."""
     val = lower.node.meta["val"]
-    if isinstance(fill, sympy.Expr) and not fill.is_Number:
+    if isinstance(fill, sympy.Expr) and not fill.is_Number and fill.is_integer:
         v = to_dtype(Value("index", (fill,), torch.int64), compute_dtype(val.dtype))
+    elif isinstance(fill, sympy.Expr) and not fill.is_Number:
+        # a float known on the host (a float argument, `lr * 0.5`): kernels take it as fp32,
+        # which only a float32 result holds as eager's (its cast of the double)
+        if val.dtype != torch.float32:
+            raise LoweringError(f"a float {fill} filling {val.dtype}")
+        v = constant(fill, torch.float32)
     else:
         if val.dtype in (torch.float16, torch.bfloat16):  # what the half tensor would hold
             fill = torch.tensor(float(fill), dtype=val.dtype).item()
