@@ -151,6 +151,36 @@ def test_a_break_with_no_user_code_on_the_way_names_torchs_line() -> None:
     assert error.filename == __file__
 
 
+def test_warnings_at_equal_breaks_in_two_modules_name_their_own_file(tmp_path) -> None:
+    """Two modules with the same function (the same lines): their break runners are equal code
+    objects, which must not share one site (the second module's file named the first's
+    warnings)."""
+    import importlib.util
+
+    import dynamo
+
+    source = ("import warnings\n\n"
+              "def h(x):\n    warnings.warn('careful', stacklevel=2)\n\n"
+              "def f(x):\n    y = x * 2\n    h(x)\n    return y + 1\n")
+    fns = []
+    for name in ("equal_breaks_a", "equal_breaks_b"):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        fns.append(dynamo.compile(module.f, backend="eager"))
+
+    def files():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for fn in fns:
+                fn(torch.ones(2))
+        return [w.filename.rsplit("/", 1)[-1] for w in caught]
+
+    assert files() == files() == ["equal_breaks_a.py", "equal_breaks_b.py"]
+
+
 def test_a_warning_at_a_break_names_the_users_line() -> None:
     """`warnings.warn` is made for real at a break, from the transformed frame: it is still
     attributed to the user's line (stacklevel=1), or to the user's caller (stacklevel=2: a

@@ -210,6 +210,34 @@ def test_callees_called_at_a_break_are_freed_when_the_program_drops_them(monkeyp
     assert len(compiled.cache) <= 3
 
 
+def test_equal_modules_called_at_a_break_get_wrappers_of_their_own() -> None:
+    """The callees' wrappers are found by identity, not by `==`: a module class that compares
+    by value made every equal module run the first one's wrapper (its weights)."""
+
+    class Scale(nn.Module):
+        def __init__(self, k):
+            super().__init__()
+            self.k = k
+
+        def forward(self, x):
+            print(end="", file=io.StringIO())
+            return x * self.k
+
+        def __eq__(self, other):
+            return isinstance(other, Scale)
+
+        def __hash__(self):
+            return 0
+
+    def step(m, x):
+        return m(x) + 1
+
+    compiled = dynamo.compile(step, backend="eager")
+    for k in (2.0, 3.0, 4.0):
+        m = Scale(k)
+        torch.testing.assert_close(compiled(m, torch.ones(2)), step(m, torch.ones(2)))
+
+
 def test_an_entry_outliving_its_compiled_function_still_wraps_its_callees() -> None:
     """The wrapper that compiled `f` is gone; a new one hits the shared cached entry, whose
     break calls `helper` through a wrapper made on the spot (the memo handed over then

@@ -40,6 +40,7 @@ from typing import Any
 
 import bytecode as bc
 from torch.nn.modules import module as _modules
+from torch.utils.weak import WeakIdKeyDictionary
 
 from dynamo.bytecode import PY312, Instruction, drop_when_freed, handlers, instructions
 from dynamo.exc import Unsupported
@@ -60,8 +61,11 @@ def _special_method(obj: Any, name: str) -> Any:
 _DYNAMO_DIR = os.path.dirname(__file__)
 _MODULE_FILE = _modules.__file__
 # The code of each transformed frame that makes a call for real at a break, and where the
-# user's function makes that call: (file, line, module globals).
-BREAK_SITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# user's function makes that call: (file, line, module globals). Keyed by identity: code objects
+# compare by value, not by file, so the equal runners of two equal functions in two modules
+# (the same line, the same break) were one key, and a warning at one's break named the other's
+# file and module.
+BREAK_SITES: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
 
 def warn_at(filename: str, lineno: int, module_globals: dict, message: Any,

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 from torch.nn.modules import module as _modules
 from torch.utils._device import DeviceContext
+from torch.utils.weak import WeakIdKeyDictionary
 
 from dynamo.backends import Backend, lookup_backend
 from dynamo.breaks import RUN_EAGERLY, Continue, warn_user
@@ -594,7 +595,10 @@ class _Callees:
     RECENT = 64
 
     def __init__(self) -> None:
-        self._weak: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # By identity: a WeakKeyDictionary finds a key by `==`, and a module whose class
+        # compares by value (`__eq__`, `__hash__`) was found as another, equal one: the call at
+        # a break ran the first module's compiled wrapper, with its weights, for every other
+        self._weak: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self._recent: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()  # (threads at breaks: one's eviction between another's
         # insertion and its `move_to_end` would raise KeyError)
