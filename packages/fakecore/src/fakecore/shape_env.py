@@ -202,10 +202,21 @@ class ShapeEnv:
             for sym in self.size_like:
                 ranges[sym] = ranges[sym].intersect(ValueRange(2, _oo))
         if isinstance(expr, _BOOLEAN_TYPES):
+            if self._compares_data_float_with_infinity(expr):
+                return None
             decided = decide(expr, ranges)
             return None if decided is None else sympy.true if decided else sympy.false
         rng = bound(expr, ranges)
         return rng.lower if rng.lower == rng.upper and rng.lower.is_finite else None
+
+    def _compares_data_float_with_infinity(self, expr: sympy.Basic) -> bool:
+        """Whether `expr` compares a data-dependent float (an `.item()`) with an infinity:
+        sympy's real symbols are finite, so `v < oo` is True and `v >= -oo` too, where IEEE
+        says False for a NaN (and `v < inf` False at v = inf)."""
+        if not expr.has(sympy.oo, -sympy.oo):
+            return False
+        return any(s in self.unbacked_producers and not s.is_integer
+                   for s in expr.free_symbols)
 
     # ----- deciding, and guarding -------------------------------------------------------------
 
@@ -223,6 +234,16 @@ class ShapeEnv:
         if static is not None:
             return static
         expr = self.simplify(expr)
+        if hint is not None and not expr.free_symbols <= self.var_to_val.keys():
+            # A value whose hint the caller knows but that holds data-dependent symbols: a
+            # `sym_ite(a < 2.0, u0, s0)` (its hint the side its condition's hint picks). A
+            # guard on u0 could never be checked: decide the conditions of input symbols
+            # alone (guarded), and what is left if no data-dependent symbol remains.
+            picked = self._pick_piecewise(expr)
+            if picked is not expr:
+                return self.evaluate_expr(picked, fallback=fallback,
+                                          size_oblivious=size_oblivious, hint=hint)
+            hint = None
         value = sympy.sympify(hint) if hint is not None else self.size_hint(expr)
         if value is None:
             if fallback is not None:
@@ -233,6 +254,20 @@ class ShapeEnv:
         else:
             self._record(sympy.Eq(expr, value))
         return value
+
+    def _pick_piecewise(self, expr: sympy.Basic) -> sympy.Basic:
+        """`expr` with each Piecewise whose conditions are over input symbols only replaced
+        by the side those conditions pick for the example inputs (guarded)."""
+        backed = self.var_to_val.keys()
+        picks = {}
+        for pw in expr.atoms(sympy.Piecewise):
+            for value, cond in pw.args:
+                if not cond.free_symbols <= backed:
+                    break
+                if cond == sympy.true or bool(self.evaluate_expr(cond)):
+                    picks[pw] = value
+                    break
+        return expr.xreplace(picks) if picks else expr
 
     def assume(self, expr: sympy.Basic) -> None:
         """Take `expr` as true without a guard (checked at run time instead): expect_true."""
@@ -310,6 +345,12 @@ class ShapeEnv:
 
     def _replace(self, sym: sympy.Symbol, value: sympy.Expr) -> None:
         if value.is_Symbol and value in self.var_to_range:
+            if (sym in self.var_to_val) != (value in self.var_to_val):
+                # An input's symbol and a data-dependent one (`torch._check(u0 == n)` of a
+                # float n): no replacement, as below. zf0 -> u0 made every later guard on n
+                # one on u0, which no input binds; u0 -> zf0 made the `.item()` node bind zf0,
+                # and the graph's check compared that value with itself.
+                return
             # Keep the older symbol: unify s3 == s1 as s3 -> s1.
             older, newer = sorted((sym, value), key=lambda s: (s.name[0], int(s.name.lstrip("suzf"))))
             sym, value = newer, older

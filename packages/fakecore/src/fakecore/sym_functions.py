@@ -69,7 +69,7 @@ class _PythonBinary(sympy.Function):
 
     @classmethod
     def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
-        if b == 0:
+        if b.is_zero:  # 0 and 0.0 (sympy: Float(0.0) != 0)
             raise ZeroDivisionError(f"{a} {cls._symbol} 0")
         if a.is_number and b.is_number and a.is_extended_real and b.is_extended_real:
             return _python_value(cls._op, a, b)  # numbers, and constants such as 2*sqrt(2)

@@ -14,6 +14,7 @@ out (the graph does not compute the value it is about).
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from collections.abc import Iterable
@@ -33,7 +34,9 @@ _REBUILD = {
     PythonMod: operator.mod, sympy.Eq: operator.eq, sympy.Ne: operator.ne, sympy.Lt: operator.lt,
     sympy.Le: operator.le, sympy.Gt: operator.gt, sympy.Ge: operator.ge, sympy.And: operator.and_,
     sympy.Or: operator.or_, sympy.Not: torch.sym_not, sympy.Abs: operator.abs,
-    FloatTrueDiv: operator.truediv,
+    FloatTrueDiv: operator.truediv, sympy.floor: math.floor, sympy.ceiling: math.ceil,
+    **{getattr(sympy, name): getattr(torch, f"_sym_{name}") for name in (
+        "cos", "sin", "tan", "cosh", "sinh", "tanh", "asin", "acos", "atan")},
 }
 _SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
@@ -129,6 +132,8 @@ class _Writer:
             return int(expr) if expr.is_Integer else bool(expr)
         if expr.is_Float or expr.is_Rational:  # `n / 2`: u0/2, a float in Python
             return float(expr)
+        if getattr(expr, "is_number", False) and expr.is_real:  # `1/log(2)` of a `math.log2`
+            return float(expr)
         if expr in self.built:
             return self.built[expr]
         if isinstance(expr, sympy.Symbol):
@@ -141,10 +146,16 @@ class _Writer:
                 tensor, dim = where
                 node = self.graph.call_function(aten.sym_size.int, (tensor, dim))
                 node.meta[self.val_key] = tensor.meta[self.val_key].shape[dim]
+        elif isinstance(expr, sympy.Piecewise):  # `sym_ite`, `trunc`: both sides computed
+            node = self._build(expr.args[-1][0])
+            if expr.args[-1][1] != sympy.true:
+                raise NotImplementedError(f"fxtrace: a runtime assert over {expr}, a "
+                                          "Piecewise with no otherwise")
+            for value, cond in reversed(expr.args[:-1]):
+                node = self._call(torch.sym_ite, (self._build(cond), self._build(value), node))
         else:
             rebuild = _REBUILD.get(type(expr))
-            if rebuild is None or isinstance(expr, sympy.Pow) and not (
-                    expr.exp.is_Integer and expr.exp >= 0):
+            if rebuild is None:
                 raise NotImplementedError(f"fxtrace: a runtime assert over {expr}, whose "
                                           f"{type(expr).__name__} has no graph operation")
             args = [self._build(a) for a in expr.args]

@@ -1,0 +1,106 @@
+"""Symbolic scalars (float/int arguments made symbols, `.item()` under capture_scalar_outputs,
+sizes under dynamic=True) against eager: the cases a differential fuzzer of them found."""
+
+import math
+
+import pytest
+import torch
+
+import dynamo
+
+
+def _run(fn, *args):
+    try:
+        return "ok", fn(*args)
+    except Exception as error:  # noqa: BLE001
+        return "raised", type(error)
+
+
+def _same(fn, calls, **options):
+    compiled = dynamo.compile(fn, capture_scalar_outputs=True, **options)
+    for args in calls:
+        expected, got = _run(fn, *args), _run(compiled, *args)
+        assert expected[0] == got[0], (args, expected, got)
+        if expected[0] == "raised":
+            assert expected[1] is got[1], (args, expected, got)
+        elif isinstance(expected[1], torch.Tensor):
+            torch.testing.assert_close(got[1], expected[1], equal_nan=True, rtol=0, atol=0)
+        else:
+            assert repr(got[1]) == repr(expected[1]), (args, expected, got)
+
+
+@pytest.mark.parametrize("cond", [
+    lambda v: v < math.inf, lambda v: v > -math.inf, lambda v: v >= -math.inf,
+    lambda v: v <= math.inf,
+])
+def test_item_compared_with_an_infinity_is_not_decided(cond):
+    # sympy's real symbols are finite: `v < oo` was decided True, NaN and inf say False
+    def f(x):
+        return x * (3.0 if cond(x.max().item()) else 2.0)
+
+    _same(f, [(torch.tensor([1.0, math.nan]),), (torch.tensor([math.inf]),),
+              (torch.tensor([-math.inf]),), (torch.tensor([1.0, 2.0]),)])
+
+
+def test_sym_ite_of_an_item_compared_under_a_float_argument():
+    # `sym_ite(a < 2.0, u0, s0) == s0 - 1` was guarded as is: a shape guard on u0 raised
+    # ValueError from the call ("uses [u0], which no input size binds")
+    def f(x, a, b):
+        i0 = b - 1
+        i1 = torch.sym_ite(a < 2.0, x.long().min().item(), b)
+        return x * 2 if i1 == i0 else x * 3
+
+    _same(f, [(torch.tensor([3.0, 4.0, 5.0]), 1.5, 2), (torch.tensor([3.0, 4.0]), 2.5, 3),
+              (torch.tensor([3.0, 4.0]), 1.0, 3), (torch.tensor([1.0, 4.0]), 0.5, 2)],
+          dynamic=True)
+
+
+def test_item_checked_equal_to_a_float_argument():
+    # `torch._check(u0 == n)` replaced the input's symbol by the data's: every later guard
+    # on n was one on u0 (ValueError from the call)
+    def f(x, n):
+        torch._check(x.long().max().item() == n)
+        return x * 2 if n > 2 else x * 3
+
+    calls = [(torch.tensor([0.0, n]), n) for n in (3.0, 4.0, 1.0)]
+    _same(f, calls + [(torch.tensor([0.0, 5.0]), 4.0)])
+
+
+@pytest.mark.parametrize("zero", [0, 0.0])
+def test_item_divided_by_a_constant_zero_raises(zero):
+    # sympy's Float(0.0) != 0: `v // 0.0`, `v % 0.0`, `v / 0.0` of an `.item()` v (and
+    # `v // 0`, which divides by 0.0) traced silently, eager raises ZeroDivisionError
+    def unused(x, k):
+        w = x.mean().item() // k  # noqa: F841
+        return x + 1
+
+    def checked(x, k):
+        torch._check(x.mean().item() % k >= -100)
+        return x + 1
+
+    for f in (unused, checked):
+        _same(f, [(torch.tensor([1.0, 2.0]), zero)])
+
+
+def test_runtime_assert_of_floor_pow_and_sym_ite_is_checked():
+    # a check over `v // n`, `v ** v`, `sym_ite(...)` of an `.item()` was left out of the
+    # graph with a warning: eager's RuntimeError (or ZeroDivisionError) was lost
+    def floor_div(x, n):
+        torch._check(x.mean().item() // n >= -100)
+        return x + 1
+
+    def power(x, n):
+        v = x.sum().item()
+        torch._check(v ** v >= 1e16)
+        return x + 1
+
+    def ite(x, n):
+        v = x.sum().item()
+        torch._check(torch.sym_ite(n > 2, v, -v) >= 0)
+        return x + 1
+
+    _same(floor_div, [(torch.tensor([1.0, 2.0]), 2), (torch.tensor([1.0, 2.0]), 3),
+                      (torch.tensor([-1000.0, -1000.0]), 2), (torch.tensor([1.0, 2.0]), 0)])
+    _same(power, [(torch.tensor([3.0, 2.0]), 1), (torch.tensor([30.0, 2.0]), 1)])
+    _same(ite, [(torch.tensor([3.0, 2.0]), 3), (torch.tensor([3.0, 2.0]), 4),
+                (torch.tensor([-3.0, 2.0]), 5), (torch.tensor([-3.0, 2.0]), 1)])
