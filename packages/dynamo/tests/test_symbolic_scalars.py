@@ -104,3 +104,37 @@ def test_runtime_assert_of_floor_pow_and_sym_ite_is_checked():
     _same(power, [(torch.tensor([3.0, 2.0]), 1), (torch.tensor([30.0, 2.0]), 1)])
     _same(ite, [(torch.tensor([3.0, 2.0]), 3), (torch.tensor([3.0, 2.0]), 4),
                 (torch.tensor([-3.0, 2.0]), 5), (torch.tensor([-3.0, 2.0]), 1)])
+
+
+def test_item_checked_equal_to_an_input_size_is_that_size():
+    # `torch._check(n == x.shape[0])` of an int `.item()`: n is the input's size from then on
+    # (u0 -> s0, as in torch), so a branch on n is a guard on s0, not a break
+    def f(x, t):
+        n = t.item()
+        torch._check(n == x.shape[0])
+        return x * 2 if n > 2 else x * 3
+
+    compiled = dynamo.compile(f, capture_scalar_outputs=True, dynamic=True, fullgraph=True)
+    for size, value in ((5, 5), (7, 7), (2, 2)):
+        x = torch.randn(size)
+        torch.testing.assert_close(compiled(x, torch.tensor(value)), f(x, torch.tensor(value)))
+    with pytest.raises(RuntimeError):
+        compiled(torch.randn(6), torch.tensor(4))
+
+
+def test_runtime_assert_of_an_infinity_and_of_a_square_root_is_checked():
+    # `v < math.inf` was written with `oo`, which had no graph value (the check was dropped);
+    # `math.sqrt(v)` of a negative v raises ValueError, where `v ** 0.5` is complex
+    def below_inf(x):
+        torch._check(x.sum().item() < math.inf)
+        return x + 1
+
+    def root(x):
+        torch._check(math.sqrt(x.sum().item()) != 5)
+        return x + 1
+
+    for backend in ("eager", "aot_eager"):
+        _same(below_inf, [(torch.tensor([1.0, 2.0]),), (torch.tensor([math.inf, 2.0]),)],
+              backend=backend)
+        _same(root, [(torch.tensor([1.0, 2.0]),), (torch.tensor([-3.0, 2.0]),)],
+              backend=backend)

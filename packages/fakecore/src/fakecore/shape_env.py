@@ -346,14 +346,23 @@ class ShapeEnv:
     def _replace(self, sym: sympy.Symbol, value: sympy.Expr) -> None:
         if value.is_Symbol and value in self.var_to_range:
             if (sym in self.var_to_val) != (value in self.var_to_val):
-                # An input's symbol and a data-dependent one (`torch._check(u0 == n)` of a
-                # float n): no replacement, as below. zf0 -> u0 made every later guard on n
-                # one on u0, which no input binds; u0 -> zf0 made the `.item()` node bind zf0,
-                # and the graph's check compared that value with itself.
-                return
-            # Keep the older symbol: unify s3 == s1 as s3 -> s1.
-            older, newer = sorted((sym, value), key=lambda s: (s.name[0], int(s.name.lstrip("suzf"))))
-            sym, value = newer, older
+                # An input's symbol and a data-dependent one: the data's symbol is replaced
+                # by the input's (`torch._check(u0 == x.shape[0])`: later guards on u0 are
+                # guards on s0, as in torch), never the reverse (zf0 -> u0 made every later
+                # guard on n one on u0, which no input binds). A float input's symbol
+                # (`torch._check(u0 == n)` of a float n) replaces nothing: no node before the
+                # `.item()` binds it (the graph takes n as a 0-d tensor), so u0 -> zf0 made
+                # the `.item()` node bind zf0, and the graph's check compared that value with
+                # itself.
+                if not (sym.is_integer and value.is_integer):
+                    return
+                if sym in self.var_to_val:
+                    sym, value = value, sym
+            else:
+                # Keep the older symbol: unify s3 == s1 as s3 -> s1.
+                older, newer = sorted((sym, value),
+                                      key=lambda s: (s.name[0], int(s.name.lstrip("suzf"))))
+                sym, value = newer, older
             self.var_to_range[value] = self.var_to_range[value].intersect(self.var_to_range[sym])
         elif value.is_Number:
             self.var_to_range[sym] = ValueRange(value, value)

@@ -132,8 +132,8 @@ class _Writer:
             return int(expr) if expr.is_Integer else bool(expr)
         if expr.is_Float or expr.is_Rational:  # `n / 2`: u0/2, a float in Python
             return float(expr)
-        if getattr(expr, "is_number", False) and expr.is_real:  # `1/log(2)` of a `math.log2`
-            return float(expr)
+        if getattr(expr, "is_number", False) and (expr.is_real or expr in (sympy.oo, -sympy.oo)):
+            return float(expr)  # `1/log(2)` of a `math.log2`; `v < math.inf`
         if expr in self.built:
             return self.built[expr]
         if isinstance(expr, sympy.Symbol):
@@ -153,6 +153,11 @@ class _Writer:
                                           "Piecewise with no otherwise")
             for value, cond in reversed(expr.args[:-1]):
                 node = self._call(torch.sym_ite, (self._build(cond), self._build(value), node))
+        elif isinstance(expr, sympy.Pow) and expr.exp == sympy.S.Half:
+            # `math.sqrt(v)` (sympy's sqrt is a power of the rational 1/2; `v ** 0.5` is one of
+            # the float 0.5): math.sqrt raises ValueError for a negative v, where `**` gives
+            # a complex number
+            node = self._call(torch._sym_sqrt, (self._build(expr.base),))
         else:
             rebuild = _REBUILD.get(type(expr))
             if rebuild is None:
