@@ -138,3 +138,62 @@ def test_runtime_assert_of_an_infinity_and_of_a_square_root_is_checked():
               backend=backend)
         _same(root, [(torch.tensor([1.0, 2.0]),), (torch.tensor([-3.0, 2.0]),)],
               backend=backend)
+
+
+# Signed zeros and numbers that round() made
+
+
+def _calls(fn, calls, **kw):
+    c = dynamo.compile(fn, backend="eager", **kw)
+    for args in calls:
+        expected, got = fn(*args), c(*args)
+        assert repr(expected) == repr(got), (args[1:], expected, got)
+
+
+def test_copysign_of_a_mod_that_is_minus_zero():
+    # 3.0 % -0.75 is -0.0: sympy's zero had no sign, so x was not negated
+    def f(x, a):
+        return x * math.copysign(1.0, 3.0 % a)
+    x = torch.tensor([1.0, 2.0])
+    _calls(f, [(x, a) for a in (2.25, 1.3, 0.3, -0.75, 0.75, -0.75)])
+
+
+def test_str_of_a_zero_pins_its_symbols():
+    def f(x, n):
+        return x + 1, str(-0.0 / n), math.copysign(1.0, -0.0 - n // 10)
+    x = torch.ones(2)
+    _calls(f, [(x, n) for n in (3, 4, -2, 4, 2, -3)])
+
+
+def test_round_result_is_a_number_with_operations():
+    # round(a, 1) of a float symbol: a constant SymFloat whose operations raised an internal
+    # AssertionError in torch's operators (a graph break), and whose -0.0 was read as 0.0
+    def f(x, a):
+        r = round(a, 1)
+        return (x * (r - 0.5), r < 1.0, r * 2, -r, abs(r), r // 1, r % 1, str(r), int(r),
+                math.copysign(1.0, r), math.copysign(1.0, round(a, 0) - 0.0), r + a)
+    x = torch.ones(2)
+    _calls(f, [(x, a) for a in (1.25, 2.25, -0.25, -0.04, 0.04)], fullgraph=True)
+
+
+def test_sym_ite_of_a_size_made_float_in_a_runtime_assert():
+    # the assert's Piecewise((s0, c), (zf0, True)) was built as torch.sym_ite(c, SymInt,
+    # SymFloat): an AssertionError raised to the caller while compiling
+    def f(x, a, b):
+        if x.numel() ** 2 < a:
+            return 0.0
+        return torch.sym_ite(torch.sym_max(b, int(x.sum())) == int(float(x.shape[0]) == 2),
+                             float(x.shape[0]), a) ** 3
+    calls = [(torch.tensor([[1, 4], [2, 0], [0, 5]]), -0.75, -1), (torch.tensor([[-1]]), 0.25, 6),
+             (torch.tensor([[-1, -2], [-3, 1], [4, 2], [-1, -2]]), 1.5, -1)]
+    _calls(f, calls, dynamic=True, capture_scalar_outputs=True)
+
+
+def test_aot_eager_keeps_the_sign_of_a_rounded_zero():
+    # fxtrace wrote the number round() made as sympy's 0 (x * 0.0 where eager has x * -0.0)
+    def g(x, a):
+        return x * round(math.sin(a), -1)
+    c = dynamo.compile(g, backend="aot_eager")
+    for a in (0.3, 3.25, -0.75, 0.75):
+        x = torch.ones(2)
+        assert g(x, a).signbit().tolist() == c(x, a).signbit().tolist(), a

@@ -245,7 +245,10 @@ class SymNode:
         return self.constant is None
 
     def is_constant(self) -> bool:
-        return self.constant is not None
+        # Not for a float: torch's SymFloat operators read a constant node's number only for
+        # SymInt and SymBool ("expect to be called with constant SymBools" for `round(s, 1) - 0.5`,
+        # whose node round() made a number); ours computes a float constant's operations as Python
+        return self.constant is not None and self.pytype is not float
 
     def is_nested_int(self) -> bool:
         return False
@@ -312,6 +315,13 @@ class SymNode:
             known, rest = (self, other) if self.constant is not None else (other, self)
             absorbing = name == "sym_or"
             return known if bool(known.constant) == absorbing else rest
+        if self.constant is not None and other.constant is not None and \
+                name not in ("pow_by_natural", "float_pow"):
+            # Two numbers (a SymFloat that `round()` specialised, minus 0.0): Python's own
+            # arithmetic, not sympy's (whose zero has no sign: -0.0 - 0.0 was 0.0)
+            value = py_fn(self.constant, other.constant)
+            wrap = {bool: self.wrap_bool, int: self.wrap_int, float: self.wrap_float}[type(value)]
+            return self._notify(name, (self, other), wrap(value))
         if pytype is None:
             pytype = float if float in (self.pytype, other.pytype) else int
         hint = None
@@ -355,6 +365,10 @@ class SymNode:
 
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]
+        if self.constant is not None and name in ("neg", "pos", "abs", "sym_float"):
+            value = py_fn(self.constant)  # -(-0.0) as Python computes it (sympy's zero has no sign)
+            wrap = {bool: self.wrap_bool, int: self.wrap_int, float: self.wrap_float}[type(value)]
+            return self._notify(name, (self,), wrap(value))
         hint = None if self._hint is None else py_fn(self._hint)
         found = _dyadic(self.expr) if name == "floor" or (
             name in ("trunc", "sym_int") and self.expr.is_nonnegative) else None
@@ -503,7 +517,20 @@ class SymNode:
                 f"could not decide {self.expr}: float algebra that sympy simplified out of a "
                 "data-dependent float (IEEE does not, for NaN and inf); it was needed as a "
                 "plain Python number, which needs the real tensor")
-        return float(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
+        if self.constant is not None:  # -0.0 (`round(s, -1)` at s = -0.75): sympy's Float is 0
+            return float(self.constant)
+        value = float(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
+        if value == 0.0 and isinstance(self._hint, float) and self._hint == 0.0 and \
+                self.expr.free_symbols <= self.shape_env.var_to_val.keys():
+            # sympy's zero has no sign (`-0.0 / n`, `-0.0 - n // 10`: sympy's 0, IEEE's -0.0 at
+            # n = 3, 0.0 at n = -3; copysign, str and f-strings show it). The guard Eq(expr, 0)
+            # holds for both: pin the symbols, and take the hint's zero (computed as Python
+            # computes it, one operation at a time)
+            env = self.shape_env
+            for sym in sorted(self.expr.free_symbols, key=str):
+                env.evaluate_expr(sympy.Eq(sym, env.var_to_val[sym]))
+            return self._hint
+        return value
 
     def guard_bool(self, file: str = "", line: int = 0) -> bool:
         return bool(self.shape_env.evaluate_expr(self.expr, hint=self._hint))

@@ -149,6 +149,8 @@ class ProxyMode(TorchDispatchMode):
         known = self._sym_nodes.get(id(value.node))
         if known is not None:
             return known[1]
+        if getattr(value.node, "constant", None) is not None:
+            return value.node.constant  # a number round() made: -0.0 keeps its sign
         expr = value.node.expr
         if expr.is_Number or expr in (sympy.true, sympy.false):
             return value.node.pytype(expr)

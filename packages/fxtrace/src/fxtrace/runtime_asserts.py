@@ -152,7 +152,13 @@ class _Writer:
                 raise NotImplementedError(f"fxtrace: a runtime assert over {expr}, a "
                                           "Piecewise with no otherwise")
             for value, cond in reversed(expr.args[:-1]):
-                node = self._call(torch.sym_ite, (self._build(cond), self._build(value), node))
+                then = self._build(value)
+                if self._kind(then) is not self._kind(node):
+                    # sympy's sym_float is the identity (`sym_ite(c, float(s0), a)` is
+                    # Piecewise((s0, c), (zf0, True))), and torch.sym_ite wants one type:
+                    # both sides as floats
+                    then, node = self._float(then), self._float(node)
+                node = self._call(torch.sym_ite, (self._build(cond), then, node))
         elif isinstance(expr, sympy.Pow) and expr.exp == sympy.S.Half:
             # `math.sqrt(v)` (sympy's sqrt is a power of the rational 1/2; `v ** 0.5` is one of
             # the float 0.5): math.sqrt raises ValueError for a negative v, where `**` gives
@@ -171,6 +177,18 @@ class _Writer:
                 node = self._call(rebuild, (node, arg))
         self.built[expr] = node
         return node
+
+    def _kind(self, value: Any) -> type:
+        """The Python number type `value` (a node or a number) stands for: int, float or bool."""
+        found = type(value.meta[self.val_key] if isinstance(value, torch.fx.Node) else value)
+        return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}.get(found, found)
+
+    def _float(self, value: Any) -> Any:
+        if not isinstance(value, torch.fx.Node):
+            return float(value)
+        if self._kind(value) is float:
+            return value
+        return self._call(torch.sym_float, (value,))
 
     def _call(self, op: Any, args: tuple) -> torch.fx.Node:
         node = self.graph.call_function(op, args)
