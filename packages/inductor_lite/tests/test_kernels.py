@@ -587,6 +587,20 @@ def test_fractional_powers_of_sizes_are_host_floats(device):
     assert "hostf0 = " in source(compiled)
 
 
+def test_a_float_modulo_of_sizes_is_a_host_float(device):
+    """`(s1 / 2) % 1.5`: Python's float `%`, computed by the wrapper as the other host float
+    operations are (it made the graph run as aten: 'cannot lower mod of floats')."""
+    def fn(x):
+        return x * ((x.shape[1] / 2) % 1.5), x * (x.shape[0] % (x.shape[1] * 0.3))
+
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [torch.randn(3, 5, device=device)])
+    for shape in [(3, 5), (4, 7), (6, 9)]:
+        x = torch.randn(*shape, device=device)
+        assert all(torch.equal(g, w) for g, w in zip(compiled(x), fn(x))), shape
+    assert counters["eager_graphs"] == 0 and counters["kernels"] >= 1, dict(counters)
+    assert " % " in source(compiled)
+
+
 def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
     """`floor(1.7 * s)`: Python computes it in float64, index arithmetic could not match."""
     _interpolated_over_sizes(1.7, "nearest", device)
@@ -2564,6 +2578,22 @@ def test_an_integer_division_by_a_changing_int_runs_as_aten(device):
         compiled = compile_fx(torch.fx.symbolic_trace(by_size), [x])
         assert all(torch.equal(g, w) for g, w in zip(compiled(x), by_size(x)))
     assert counters["fallbacks"] == 0, dict(counters)
+
+
+def test_an_integer_division_by_a_size_expression_known_nonzero_is_generated(device):
+    """A divisor of sizes that the ShapeEnv's ranges make nonzero (`s0 - 1`, `s1 // 2`,
+    `1 - s0`: sizes are at least 2) cannot be 0: it is generated, as a size is."""
+    def fn(x):
+        return (x // (x.shape[0] - 1), x % (x.shape[1] // 2),
+                torch.div(x, 1 - x.shape[0], rounding_mode="floor"))
+    for dtype in (torch.int32, torch.int64):
+        counters.clear()
+        x = torch.zeros(3, 4, device=device, dtype=dtype)
+        compiled = compile_fx(torch.fx.symbolic_trace(fn), [x])
+        for rows, cols in ((3, 4), (2, 2), (4, 5), (5, 7)):
+            x = torch.arange(-17, rows * cols - 17, device=device).to(dtype).reshape(rows, cols)
+            assert all(torch.equal(g, w) for g, w in zip(compiled(x), fn(x))), (dtype, rows)
+        assert len(compiled.versions) == 2 and counters["fallbacks"] == 0, dict(counters)
 
 
 def test_a_float_constant_cast_to_an_integer_casts_as_a_tensor_does(device):

@@ -610,8 +610,9 @@ class HostOp:
 # `torch.sym_max`) are called by their names (`_host_function`).
 HOST_FLOAT_OPS = {
     operator.add: "{0} + {1}", operator.sub: "{0} - {1}", operator.mul: "{0} * {1}",
-    operator.truediv: "{0} / {1}", operator.pow: "{0} ** {1}", operator.neg: "-{0}",
-    operator.pos: "+{0}", operator.abs: "abs({0})", torch.sym_float: "float({0})",
+    operator.truediv: "{0} / {1}", operator.mod: "{0} % {1}", operator.pow: "{0} ** {1}",
+    operator.neg: "-{0}", operator.pos: "+{0}", operator.abs: "abs({0})",
+    torch.sym_float: "float({0})",
 }
 
 
@@ -887,9 +888,21 @@ def _no_integer_zero_divisor(lower: GraphLowering, a: Any, b: Any) -> None:
         # wrap to 0 in a narrower dtype (256 for int8): the aten call raises where eager
         # does; kernels would divide by it (0 everywhere). A size (`s0`, positive) cannot be
         # 0, nor wrap to 0 in int32 or int64.
+        # An expression of sizes (`s0 - 1`, `s1 // 2`) is nonzero where the ShapeEnv's
+        # ranges (sizes are at least 2) say so.
         expr = sym(b) if isinstance(b, torch.SymInt) else b
-        if not (expr.is_positive and promoted(lower, a, b) in (torch.int32, torch.int64)):
+        if not ((expr.is_positive or expr.is_negative or _statically_nonzero(lower, expr))
+                and promoted(lower, a, b) in (torch.int32, torch.int64)):
             raise LoweringError(f"an integer division by {expr}, which may be 0")
+
+
+def _statically_nonzero(lower: GraphLowering, expr: sympy.Expr) -> bool:
+    """Whether the ShapeEnv's ranges make `expr` nonzero for every input (no guard)."""
+    shape_env = getattr(lower.gm, "shape_env", None)
+    if shape_env is None or not hasattr(shape_env, "static_value"):
+        return False
+    return any(shape_env.static_value(fact) == sympy.true
+               for fact in (sympy.Gt(expr, 0), sympy.Lt(expr, 0)))
 
 
 @register(aten.div)
