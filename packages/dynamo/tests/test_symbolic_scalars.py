@@ -197,3 +197,31 @@ def test_aot_eager_keeps_the_sign_of_a_rounded_zero():
     for a in (0.3, 3.25, -0.75, 0.75):
         x = torch.ones(2)
         assert g(x, a).signbit().tolist() == c(x, a).signbit().tolist(), a
+
+
+def test_a_bool_item_compared_with_a_bool_is_a_condition():
+    # `b == False` of a bool `.item()` was sympy's Eq of a condition, whose evaluation raised a
+    # TypeError: a graph break with an internal reason, where it is one graph with a check
+    def check(x):
+        b = (x > 0).any().item()
+        torch._check(b == False)  # noqa: E712
+        torch._check(b != True)  # noqa: E712
+        return x + 1
+
+    def value(x):
+        b = (x > 0).any().item()
+        return torch.tensor(b == False), x + 1  # noqa: E712
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    for fn in (check, value):
+        graphs.clear()
+        compiled = dynamo.compile(fn, backend=backend, capture_scalar_outputs=True)
+        for x in (-torch.ones(2), torch.ones(2), torch.tensor([-1.0, 2.0])):
+            expected, got = _run(fn, x), _run(compiled, x)
+            assert repr(expected) == repr(got), (fn.__name__, x, expected, got)
+        assert len(graphs) == 1, fn.__name__

@@ -87,6 +87,22 @@ def _relation(relation: type) -> Callable:
     return lambda a, b: relation(a, b, evaluate=False)
 
 
+# (not Symbol, which sympy also counts a Boolean)
+_CONDITIONS = (sympy.logic.boolalg.BooleanAtom, sympy.logic.boolalg.BooleanFunction,
+               sympy.core.relational.Relational)
+
+
+def _equality(negated: bool) -> Callable:
+    # Between conditions (a bool `.item()` compared with False), `Eq` is no relation sympy can
+    # evaluate (it subtracts its sides): equivalence, or its negation
+    def build(a: sympy.Basic, b: sympy.Basic) -> sympy.Basic:
+        if isinstance(a, _CONDITIONS) or isinstance(b, _CONDITIONS):
+            same = sympy.Equivalent(a, b)
+            return sympy.Not(same) if negated else same
+        return (sympy.Ne if negated else sympy.Eq)(a, b, evaluate=False)
+    return build
+
+
 def _dyadic(a: sympy.Expr) -> tuple[int, sympy.Expr, int] | None:
     """`(p, rest, q)` where `a` is `p / q * rest`, an int expression times a float with few
     significant bits (`1.5 * s0`, `0.5 * s0`: `interpolate`'s output size by a scale factor);
@@ -141,8 +157,8 @@ _BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "float_pow": (operator.pow, lambda a, b: float(a) ** float(b), float),
     "sym_min": (sympy.Min, min, None),
     "sym_max": (sympy.Max, max, None),
-    "eq": (_relation(sympy.Eq), operator.eq, bool),
-    "ne": (_relation(sympy.Ne), operator.ne, bool),
+    "eq": (_equality(negated=False), operator.eq, bool),
+    "ne": (_equality(negated=True), operator.ne, bool),
     "lt": (_relation(sympy.Lt), operator.lt, bool),
     "le": (_relation(sympy.Le), operator.le, bool),
     "gt": (_relation(sympy.Gt), operator.gt, bool),
