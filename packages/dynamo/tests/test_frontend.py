@@ -719,7 +719,9 @@ def test_wrong_outputs_of_a_graph_that_writes_an_input_are_a_backend_error() -> 
         return x.sin()
 
     compiled = dynamo.compile(f, backend=lambda gm, inputs: (lambda *args: [3]))
-    with pytest.raises(dynamo.BackendError, match="output 0 is int, not a tensor"):
+    with pytest.raises(dynamo.BackendError, match="backend '<lambda>' on the graph of "
+                       "test_wrong_outputs_of_a_graph_that_writes_an_input_are_a_backend_error"
+                       r".<locals>.f: .*output 0 is int, not a tensor"):
         compiled(torch.zeros(3))
 
 

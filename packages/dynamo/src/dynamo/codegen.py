@@ -598,7 +598,9 @@ def _define(lines: list[str], graph_fn: Callable | None, builder: ResultBuilder,
                                  "___stop_recomputation": _StopRecomputationError,
                                  "___user_hook_raised": user_hook_raised,
                                  "___float_tensor": float_tensor,
-                                 "___bad_outputs_raise": _bad_outputs_raise,
+                                 "___bad_outputs_raise": functools.partial(
+                                     _bad_outputs_raise,
+                                     getattr(on_error, "culprit", "the backend")),
                                  **key_names(), **builder.constants}
     if graph_fn is not None and builder.outputs:
         namespace["___graph"] = _checked_once(graph_fn, len(builder.outputs), namespace,
@@ -616,12 +618,13 @@ class BadGraphOutputs(TypeError):
     """What a backend's compiled graph returned is not the graph's outputs."""
 
 
-def _bad_outputs_raise(error: BaseException) -> None:
+def _bad_outputs_raise(culprit: str, error: BaseException) -> None:
     """Where the graph writes into its inputs (the frame cannot run again): wrong outputs from
-    the backend's compiled graph are a `BackendError`, not dynamo's internal error."""
+    the backend's compiled graph are a `BackendError` naming the backend and the graph, not
+    dynamo's internal error."""
     if isinstance(error, BadGraphOutputs):
-        raise BackendError(f"{error}; the graph writes into its inputs, so the frame cannot "
-                           "run again eagerly") from error
+        raise BackendError(f"{culprit}: {error}; the graph writes into its inputs, so the "
+                           "frame cannot run again eagerly") from error
 
 
 def _expected(node: torch.fx.Node) -> tuple[torch.dtype, str, tuple] | None:

@@ -334,6 +334,7 @@ def _graph_failed(fn: types.FunctionType, gm: torch.fx.GraphModule, options: Opt
             raise BackendError(message) from error
         warn_user(f"dynamo: {message}; running the captured graph instead from now on")
         namespace["___graph"] = gm.forward
+    failed.culprit = f"backend {name!r} on the graph of {qualname}"  # (for `BackendError`s)
     return failed
 
 
