@@ -313,6 +313,7 @@ def _graph_failed(fn: types.FunctionType, gm: torch.fx.GraphModule, options: Opt
     compiled function, and through it the module, which the cache would then keep alive.)"""
     name = getattr(options.backend, "__name__", options.backend)
     strict, qualname = options.raise_backend_errors, fn.__qualname__
+    culprit = f"backend {name!r} on the graph of {qualname}"
 
     def failed(namespace: dict, error: Exception, *args: Any) -> None:
         rng = rng_state()
@@ -326,15 +327,14 @@ def _graph_failed(fn: types.FunctionType, gm: torch.fx.GraphModule, options: Opt
             close_blocks(depth)
             set_rng_state(rng)
             torch._C._set_grad_enabled(grad)
-        message = (f"backend {name!r} on the graph of {qualname}: {error}"
-                   if isinstance(error, BadGraphOutputs) else
+        message = (f"{culprit}: {error}" if isinstance(error, BadGraphOutputs) else
                    f"backend {name!r}: its compiled graph of {qualname} raised "
                    f"{type(error).__name__}: {error}, where the captured graph does not")
         if strict:
             raise BackendError(message) from error
         warn_user(f"dynamo: {message}; running the captured graph instead from now on")
         namespace["___graph"] = gm.forward
-    failed.culprit = f"backend {name!r} on the graph of {qualname}"  # (for `BackendError`s)
+    failed.culprit = culprit  # (for the `BackendError` of a graph that cannot run again)
     return failed
 
 

@@ -213,10 +213,13 @@ class ShapeEnv:
         """Whether `expr` compares a data-dependent float (an `.item()`) with an infinity:
         sympy's real symbols are finite, so `v < oo` is True and `v >= -oo` too, where IEEE
         says False for a NaN (and `v < inf` False at v = inf)."""
-        if not expr.has(sympy.oo, -sympy.oo):
-            return False
-        return any(s in self.unbacked_producers and not s.is_integer
-                   for s in expr.free_symbols)
+        return expr.has(sympy.oo, -sympy.oo) and any(map(self.is_unbacked_float,
+                                                         expr.free_symbols))
+
+    def is_unbacked_float(self, sym: sympy.Symbol) -> bool:
+        """Whether `sym` is a float read from data (an `.item()`), whose NaN and infinities
+        sympy's finite real symbols cannot stand for."""
+        return sym in self.unbacked_producers and not sym.is_integer
 
     # ----- deciding, and guarding -------------------------------------------------------------
 

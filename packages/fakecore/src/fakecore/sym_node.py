@@ -74,7 +74,7 @@ def _cancels(result: SymNode, *args: SymNode) -> bool:
     if any(a.cancelled for a in args):
         return True
     lost = set().union(*(a.expr.free_symbols for a in args)) - result._expr.free_symbols
-    return any(s in result.shape_env.unbacked_producers and not s.is_integer for s in lost)
+    return any(map(result.shape_env.is_unbacked_float, lost))
 
 
 def _to_sympy(value: object) -> sympy.Basic:
@@ -309,6 +309,10 @@ class SymNode:
     def wrap_bool(self, value: bool) -> SymNode:
         return SymNode(_to_sympy(value), self.shape_env, bool, value, constant=value)
 
+    def _number(self, value: bool | int | float) -> SymNode:
+        """A constant node of `value`, of its own Python type."""
+        return {bool: self.wrap_bool, int: self.wrap_int, float: self.wrap_float}[type(value)](value)
+
     def clone(self) -> SymNode:
         return self
 
@@ -335,9 +339,8 @@ class SymNode:
                 name not in ("pow_by_natural", "float_pow"):
             # Two numbers (a SymFloat that `round()` specialised, minus 0.0): Python's own
             # arithmetic, not sympy's (whose zero has no sign: -0.0 - 0.0 was 0.0)
-            value = py_fn(self.constant, other.constant)
-            wrap = {bool: self.wrap_bool, int: self.wrap_int, float: self.wrap_float}[type(value)]
-            return self._notify(name, (self, other), wrap(value))
+            return self._notify(name, (self, other),
+                                self._number(py_fn(self.constant, other.constant)))
         if pytype is None:
             pytype = float if float in (self.pytype, other.pytype) else int
         hint = None
@@ -382,9 +385,8 @@ class SymNode:
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]
         if self.constant is not None and name in ("neg", "pos", "abs", "sym_float"):
-            value = py_fn(self.constant)  # -(-0.0) as Python computes it (sympy's zero has no sign)
-            wrap = {bool: self.wrap_bool, int: self.wrap_int, float: self.wrap_float}[type(value)]
-            return self._notify(name, (self,), wrap(value))
+            # -(-0.0) as Python computes it (sympy's zero has no sign)
+            return self._notify(name, (self,), self._number(py_fn(self.constant)))
         hint = None if self._hint is None else py_fn(self._hint)
         found = _dyadic(self.expr) if name == "floor" or (
             name in ("trunc", "sym_int") and self.expr.is_nonnegative) else None

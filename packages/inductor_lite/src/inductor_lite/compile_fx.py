@@ -135,8 +135,12 @@ def _negative_out_of_range(x: torch.Tensor, dim: int, index: torch.Tensor) -> to
     of their decompositions counts it from the end and writes the last row. The size is out of
     range for `index_put` too, so the kernels' bounds check raises, and the frame runs again
     eagerly, which raises eager's error. (`index_fill` counts from the end as eager does.)"""
-    size = x.shape[dim] if x.dim() else 1
-    return torch.where(index < 0, size, index)
+    return torch.where(index < 0, _dim_size(x, dim), index)
+
+
+def _dim_size(x: torch.Tensor, dim: int) -> Any:
+    """The size of `x`'s `dim` that an index along it counts to (1 for a 0-d `x`)."""
+    return x.shape[dim] if x.dim() else 1
 
 
 def _index_copy(decomposition: Callable, x: torch.Tensor, dim: int, index: torch.Tensor,
@@ -149,8 +153,7 @@ def _index_fill(decomposition: Callable, x: torch.Tensor, dim: int, index: torch
                 value: Any) -> torch.Tensor:
     """torch's `index_fill` decomposition (an `index_copy`), its negative indices counted from
     the end first, as eager's `index_fill` counts them (one still negative is out of range)."""
-    size = x.shape[dim] if x.dim() else 1
-    return decomposition(x, dim, torch.where(index < 0, index + size, index), value)
+    return decomposition(x, dim, torch.where(index < 0, index + _dim_size(x, dim), index), value)
 
 
 def _masked_fill_that_fits(decomposition: Callable, x: torch.Tensor, mask: torch.Tensor,

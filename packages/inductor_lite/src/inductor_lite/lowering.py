@@ -91,10 +91,16 @@ def _guarded_value(expr: sympy.Expr, shape_env: Any) -> sympy.Expr:
     if expr.is_number or not hasattr(shape_env, "static_value"):
         return expr
     hint = shape_env.size_hint(expr)
-    if hint is not None and any(shape_env.static_value(fact) == sympy.true
-                                for fact in (sympy.Eq(expr, hint), sympy.Eq(hint, expr))):
+    if hint is not None and (_holds(shape_env, sympy.Eq(expr, hint))
+                             or _holds(shape_env, sympy.Eq(hint, expr))):
         return sympy.Integer(hint)
     return expr
+
+
+def _holds(shape_env: Any, fact: sympy.Basic) -> bool:
+    """Whether the trace's ShapeEnv (fakecore's) settles `fact` true for every input, from
+    its ranges and guards (no new guard)."""
+    return hasattr(shape_env, "static_value") and shape_env.static_value(fact) == sympy.true
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -899,10 +905,7 @@ def _no_integer_zero_divisor(lower: GraphLowering, a: Any, b: Any) -> None:
 def _statically_nonzero(lower: GraphLowering, expr: sympy.Expr) -> bool:
     """Whether the ShapeEnv's ranges make `expr` nonzero for every input (no guard)."""
     shape_env = getattr(lower.gm, "shape_env", None)
-    if shape_env is None or not hasattr(shape_env, "static_value"):
-        return False
-    return any(shape_env.static_value(fact) == sympy.true
-               for fact in (sympy.Gt(expr, 0), sympy.Lt(expr, 0)))
+    return _holds(shape_env, sympy.Gt(expr, 0)) or _holds(shape_env, sympy.Lt(expr, 0))
 
 
 @register(aten.div)
@@ -1264,17 +1267,14 @@ def _clamp_start(start: Any, dim_size: sympy.Expr, shape_env: Any = None) -> sym
     # A symbolic start (`x[-k:]` of an int argument) wraps when negative and is clamped to the
     # dim, as the trace's guards decided (the output's size says the same); an undecided sign
     # is not lowered.
-    def holds(fact):
-        return shape_env is not None and shape_env.static_value(fact) == sympy.true
-
-    if start.is_nonnegative or holds(start >= 0):
-        return dim_size if holds(start > dim_size) else start
-    if not holds(start < 0):
+    if start.is_nonnegative or _holds(shape_env, start >= 0):
+        return dim_size if _holds(shape_env, start > dim_size) else start
+    if not _holds(shape_env, start < 0):
         raise LoweringError(f"slice start {start} of unknown sign")
     start = dim_size + start
-    if holds(start >= 0):
+    if _holds(shape_env, start >= 0):
         return start
-    return sympy.Integer(0) if holds(start < 0) else sympy.Max(start, 0)
+    return sympy.Integer(0) if _holds(shape_env, start < 0) else sympy.Max(start, 0)
 
 
 @register(aten.select.int)
@@ -1282,11 +1282,10 @@ def _select(lower, node, x, dim, index):
     dim = dim % len(x.size)
     index = sym(index) if not isinstance(index, sympy.Expr) else index
     shape_env = getattr(lower.gm, "shape_env", None)
-    if index.is_Integer and index < 0 or not index.is_Integer and shape_env is not None and \
-            shape_env.static_value(index < 0) == sympy.true:  # (`x.select(1, -k)`, as guarded)
+    if index.is_Integer and index < 0 or not index.is_Integer and \
+            _holds(shape_env, index < 0):  # (`x.select(1, -k)`, as guarded)
         index = x.size[dim] + index
-    elif not (index.is_nonnegative or shape_env is not None
-              and shape_env.static_value(index >= 0) == sympy.true):
+    elif not (index.is_nonnegative or _holds(shape_env, index >= 0)):
         raise LoweringError(f"select index {index} of unknown sign")
     size = tuple(s for d, s in enumerate(x.size) if d != dim)
 
