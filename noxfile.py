@@ -65,10 +65,21 @@ def _triton_env() -> dict[str, str]:
 
 
 def _pytest(session: nox.Session, *paths: str) -> None:
+    """pytest over `paths`; then, where inductor_lite's kernels ran in Triton's interpreter,
+    each kernel they launched through Triton's compiler for a GPU (its tests/gpu_frontend.py:
+    the interpreter accepts code that compiler refuses)."""
+    env = {"HYPOTHESIS_PROFILE": "ci", **_triton_env()}
+    frontend = "packages/inductor_lite/tests" in paths and "TRITON_INTERPRET" in env
+    if frontend:
+        env["INDUCTOR_LITE_KERNEL_LOG"] = kernel_log = session.create_tmp() + "/kernels"
+        for old in Path(kernel_log).glob("kernels.*.jsonl"):
+            old.unlink()
     session.run(
         "pytest", "-n", os.environ.get("PYTEST_WORKERS", "2"), "-q", *paths, *session.posargs,
-        env={"HYPOTHESIS_PROFILE": "ci", **_triton_env()},
+        env=env,
     )
+    if frontend:
+        session.run("python", "packages/inductor_lite/tests/gpu_frontend.py", kernel_log)
 
 
 @nox.session(venv_params=VENV_PARAMS)

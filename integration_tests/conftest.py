@@ -10,3 +10,9 @@ if os.environ.get("INDUCTOR_LITE_TEST_DEVICE", "cpu") == "cpu":
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # hf_models
+
+if os.environ.get("INDUCTOR_LITE_KERNEL_LOG"):  # nox's test sessions: see gpu_frontend.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages/inductor_lite/tests"))
+    import gpu_frontend
+
+    gpu_frontend.record(os.environ["INDUCTOR_LITE_KERNEL_LOG"])

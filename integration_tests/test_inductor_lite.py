@@ -143,7 +143,7 @@ def test_dynamic_sizes_compile_one_version(frontend: str) -> None:
 
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("last", [False, True])
-@pytest.mark.filterwarnings("error")
+@pytest.mark.filterwarnings("error::UserWarning")
 def test_embedding_bag_with_symbolic_sizes(mode: str, last: bool) -> None:
     """The library call's auxiliary outputs (offset2bag, bag_size, max_indices) are sized as
     the CPU kernel sizes them: with `max_norm` (an input written) a mismatch raised at the
@@ -153,13 +153,13 @@ def test_embedding_bag_with_symbolic_sizes(mode: str, last: bool) -> None:
                                                  include_last_offset=last)
     compiled = dynamo.compile(bags, backend="inductor_lite", dynamic=True,
                               raise_backend_errors=True)
-    weight = torch.randn(20, 4) * 3
+    weight = torch.randn(20, 4, device=DEVICE) * 3
     for n, nbags in ((10, 4), (13, 5), (7, 3)):
-        idx = torch.randint(0, 20, (n,))
-        offsets = torch.sort(torch.randint(0, n, (nbags,))).values
+        idx = torch.randint(0, 20, (n,), device=DEVICE)
+        offsets = torch.sort(torch.randint(0, n, (nbags,), device=DEVICE)).values
         offsets[0] = 0
         if last:
-            offsets = torch.cat([offsets, torch.tensor([n])])
+            offsets = torch.cat([offsets, torch.tensor([n], device=DEVICE)])
         w_eager, w_compiled = weight.clone(), weight.clone()
         torch.testing.assert_close(compiled(w_compiled, idx, offsets),
                                    bags(w_eager, idx, offsets), **TOL)
@@ -577,18 +577,23 @@ def test_a_disabled_autocast_block_inside_an_outer_one_keeps_full_precision(writ
         torch.testing.assert_close(buf, expected[0])
 
 
-def test_a_write_through_data_moves_no_version_counter():
+@pytest.mark.parametrize("kernels", [True, False])
+def test_a_write_through_data_moves_no_version_counter(kernels: bool, monkeypatch) -> None:
     """inductor_lite moves the version counters of the inputs its graph writes, but only of
     those eager's ops move: `x.data.mul_(2)` moves none (backward through a tensor that saved
-    `x` runs, as in eager)."""
+    `x` runs, as in eager), also where the aten graph runs as it is (CPU tensors without
+    Triton's interpreter: its copy back into `x` moved it)."""
     def f(x):
         x.data.mul_(2)
         return x + 1
 
+    device = DEVICE if kernels else "cpu"
+    if not kernels:
+        monkeypatch.setattr(inductor_lite.config, "triton_on_cpu", False)
     compiled = dynamo.compile(f, backend="inductor_lite")
     for requires_grad in (True, False):
-        a = torch.randn(3, requires_grad=True)
-        x = torch.randn(3, requires_grad=requires_grad)
+        a = torch.randn(3, requires_grad=True, device=device)
+        x = torch.randn(3, requires_grad=requires_grad, device=device)
         expected = x.detach() * 2
         loss = (a * x).sum()  # saves x
         with torch.no_grad():
@@ -597,6 +602,7 @@ def test_a_write_through_data_moves_no_version_counter():
         torch.testing.assert_close(x.detach(), expected)
         loss.backward()
         torch.testing.assert_close(a.grad, expected)
+    assert (counters["eager_graphs"] == 0) == kernels, dict(counters)
 
 
 def test_float_algebra_that_simplifies_to_a_number_is_computed() -> None:

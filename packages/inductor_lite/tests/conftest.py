@@ -2,6 +2,8 @@
 on a machine with a GPU, tests run there for real (INDUCTOR_LITE_TEST_DEVICE=cuda)."""
 
 import os
+import sys
+from pathlib import Path
 
 if os.environ.get("INDUCTOR_LITE_TEST_DEVICE", "cpu") == "cpu":
     os.environ.setdefault("INDUCTOR_LITE_TRITON_CPU", "1")
@@ -13,6 +15,12 @@ import torch  # noqa: E402
 import inductor_lite  # noqa: E402
 
 DEVICE = os.environ.get("INDUCTOR_LITE_TEST_DEVICE", "cpu")
+
+if os.environ.get("INDUCTOR_LITE_KERNEL_LOG"):  # nox's test sessions: see gpu_frontend.py
+    sys.path.insert(0, str(Path(__file__).parent))
+    import gpu_frontend
+
+    gpu_frontend.record(os.environ["INDUCTOR_LITE_KERNEL_LOG"])
 
 
 @pytest.fixture(autouse=True)

@@ -493,9 +493,12 @@ class CompiledGraph:
             return _guard(fakes, aten_gm.shape_env, scalars, state, written,
                           offsets=_reads_storage_offsets(aten_gm))
 
+        # the aten graph run as it is: its copies back into inputs move their version counters
+        aten_run = self._runner(
+            _keeping_versions(aten_gm.forward, state, sorted(set(written) - set(moved))), state)
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
-            return guarded(), self._runner(aten_gm.forward, state)
+            return guarded(), aten_run
         # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant,
         # nor one only read as a number (on the host)
         on_host = _read_on_host(aten_gm, len(state), host)
@@ -506,7 +509,7 @@ class CompiledGraph:
             log.warning("inductor_lite: running the aten graph eagerly: it computes on CPU "
                         "tensors (inputs %s) besides its device's", on_cpu)
             counters["eager_graphs"] += 1
-            return guarded(), self._runner(aten_gm.forward, state)
+            return guarded(), aten_run
         if on_cpu and not _interpreted():
             raise RuntimeError("generated kernels on CPU tensors run in Triton's interpreter, which "
                                "must be chosen before triton is imported (torch may import it "
@@ -521,7 +524,7 @@ class CompiledGraph:
             counters["eager_graphs"] += 1
             if before is not None:
                 del guards[before:]  # (what the lowering assumed is not the aten graph's)
-            return guarded(), self._runner(aten_gm.forward, state)
+            return guarded(), aten_run
         return guarded(), runner  # (with what the lowering guarded: a scan's row fits a block)
 
 
@@ -567,6 +570,24 @@ def _bumping_versions(run: Callable, state: list[torch.Tensor], written: list[in
         return out
     bumping.source = getattr(run, "source", None)  # type: ignore[attr-defined]
     return bumping
+
+
+def _keeping_versions(run: Callable, state: list[torch.Tensor], kept: list[int]) -> Callable:
+    """`run` (taking the state first, the aten graph), with the version counters of the inputs
+    `kept` (positions as `_written_inputs` gives them) as they were before it: the graph's
+    copies back move every written input's, where eager's write through `x.data` moves none
+    (a tensor autograd saved, then written so, made backward raise)."""
+    if not kept:
+        return run
+    positions = [i + len(state) for i in kept]
+
+    def keeping(*args: Any) -> Any:
+        tensors = [args[i] for i in positions if _version(args[i]) is not None]
+        versions = [t._version for t in tensors]
+        out = run(*args)
+        torch._C._autograd._unsafe_set_version_counter(tensors, versions)
+        return out
+    return keeping
 
 
 def _grad_mode_after(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:

@@ -1025,6 +1025,9 @@ def _clamp(lower, node, x, min=None, max=None):
         return body(v, lo, hi)
     for bound in inputs[1:]:
         require_fit(bound, lower.node.meta["val"].dtype)
+        if isinstance(bound, float) and math.isnan(bound) and \
+                lower.node.meta["val"].device.type != "cpu":
+            raise LoweringError("a NaN bound of clamp, which eager ignores on a GPU")
     return pointwise(lower, inputs, call)
 
 
@@ -1057,10 +1060,12 @@ def _full(lower, node, *args, **kwargs):
         fill = 1
     else:
         fill = 0  # empty: any content is allowed; zeros keeps runs reproducible
-    # (eager's scalar_tensor rounds a float of any size to half: `where(m, half_x, 1e6)` is inf)
-    if not (name is aten.scalar_tensor and compute_dtype(lower.node.meta["val"].dtype) !=
-            lower.node.meta["val"].dtype):
-        require_fit(fill, lower.node.meta["val"].dtype)
+    # (eager's scalar_tensor on CPU rounds a float of any size to half: `where(m, half_x,
+    # 1e6)` is inf there; on a GPU it fills, which checks, and raises)
+    val = lower.node.meta["val"]
+    if not (name is aten.scalar_tensor and val.device.type == "cpu" and
+            compute_dtype(val.dtype) != val.dtype):
+        require_fit(fill, val.dtype)
     return _filled(lower, fill)
 
 
