@@ -383,6 +383,18 @@ def test_int64_arange_past_int32_is_computed_in_int64(device, args):
     assert counters["kernels"] == 1 and counters["eager_graphs"] == 0
 
 
+def test_index_values_that_fit_are_computed_in_int32(device):
+    """(Triton 3.6 on an H200 computed adaptive pooling's window counts, in int64, as 0: the
+    (5, 5) pooling of an (8, 9) input gave ±inf, where the same arithmetic in int32 was right;
+    int64 division is slow there too.) Only values that may pass 2**31 are int64."""
+    compiled = compile_and_check(lambda x: F.adaptive_avg_pool2d(x, (5, 5)),
+                                 torch.randn(2, 3, 8, 9, device=device))
+    assert "tl.int64) //" not in source(compiled) and "tl.cast(" not in source(compiled)
+    wide = compile_and_check(lambda a: a + torch.arange(2**31 - 2, 2**31 + 2, device=a.device),
+                             torch.zeros(4, dtype=torch.int64, device=device))
+    assert "tl.cast(xindex, tl.int64)" in source(wide)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_a_half_norm_sums_in_float32_before_its_root(device, dtype):
     """(Summed in half, the squares of 300s overflowed to inf.)"""
