@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from counting import counting_backend
 
 import dynamo
 
@@ -140,7 +141,63 @@ def test_runtime_assert_of_an_infinity_and_of_a_square_root_is_checked():
               backend=backend)
 
 
-# Signed zeros and numbers that round() made
+def test_runtime_assert_of_a_log_log2_or_exp_is_checked():
+    # a check over `math.log2(v)` of an `.item()` was left out of the graph with a warning,
+    # and `math.log(v)`, `math.exp(v)` broke the graph: eager's RuntimeError, and its
+    # ValueError (log of a negative) or OverflowError (exp of 1000), were lost
+    def log(x):
+        torch._check(math.log(x.sum().item()) > 0)
+        return x + 1
+
+    def log2(x):  # computed as eager does: log2(8) < 3 fails, log(8) / log(2) < 3 holds
+        torch._check(math.log2(x.sum().item()) < 3)
+        return x + 1
+
+    def scaled_log2(x):
+        v = x.sum().item()
+        torch._check(2.0 / math.log2(v) + math.log(v) * math.log2(v) ** 2 < 12)
+        return x + 1
+
+    def exp(x):
+        torch._check(math.exp(x.sum().item()) < 10)
+        return x + 1
+
+    def exp_of_log(x):  # not simplified to v: eager's ValueError for a negative v
+        torch._check(math.exp(math.log(x.sum().item())) < 5)
+        return x + 1
+
+    def of_an_int(x):
+        torch._check(math.log(x.sum().item()) > 1)
+        return x + 1
+
+    t = torch.tensor
+    for backend in ("eager", "aot_eager"):
+        _same(log, [(t([1.0, 2.0]),), (t([0.25, 0.25]),), (t([-3.0, 2.0]),), (t([0.0]),)],
+              backend=backend, fullgraph=True)
+        _same(log2, [(t([3.0, 4.0]),), (t([4.0, 4.0]),), (t([-3.0, 2.0]),)],
+              backend=backend, fullgraph=True)
+        _same(scaled_log2, [(t([3.0, 1.0]),), (t([8.0]),), (t([16.0]),), (t([1.0]),)],
+              backend=backend, fullgraph=True)
+        _same(exp, [(t([1.0, 1.0]),), (t([-100.0]),), (t([3.0]),), (t([1000.0]),)],
+              backend=backend, fullgraph=True)
+        _same(exp_of_log, [(t([1.0, 1.0]),), (t([6.0]),), (t([-1.0]),)],
+              backend=backend, fullgraph=True)
+        _same(of_an_int, [(t([3]),), (t([2]),), (t([-1]),)], backend=backend, fullgraph=True)
+
+
+def test_log_and_exp_of_a_size_are_symbolic():
+    # `math.log(n)`, `math.exp(n)` of a size: one graph for every size, as `math.log2(n)`
+    def f(x):
+        return x * math.log(x.shape[0]) + math.exp(x.shape[0] / 8)
+
+    backend, graphs = counting_backend("aot_eager")
+    compiled = dynamo.compile(f, backend=backend, dynamic=True, fullgraph=True)
+    for n in (3, 4, 9):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x), f(x), rtol=0, atol=0)
+    assert len(graphs) == 1
+
+
 
 
 def _calls(fn, calls, **kw):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
+import fakecore
 from fakecore import DataDependentError
 from fxtrace import core_aten_decompositions, make_fx
 
@@ -320,6 +323,44 @@ def test_a_check_is_placed_after_the_value_it_reads_and_written_once() -> None:
         torch.ops.aten.cos.default)
     with pytest.raises(RuntimeError, match=r"u0 <= 9 \(at .*test_make_fx\.py:\d+ in fn\)"):
         gm(torch.tensor([5, 5]))
+
+
+def _log2_checked(x):
+    torch._check(torch._sym_log2(x.sum().item()) < 3)
+    return x + 1
+
+
+def _log_checked(x):
+    torch._check(fakecore.sym_log(x.sum().item()) > 0)
+    return x + 1
+
+
+def _exp_checked(x):
+    torch._check(fakecore.sym_exp(x.sum().item()) < 10)
+    return x + 1
+
+
+@pytest.mark.parametrize(("fn", "good", "bad", "error"), [
+    (_log2_checked, [4.0, 3.0], [8.0], RuntimeError),  # log2(8) is 3: eager's, not log's
+    (_log2_checked, [4.0, 3.0], [-1.0], ValueError),
+    (_log_checked, [1.5], [0.5], RuntimeError),
+    (_log_checked, [1.5], [-1.0], ValueError),
+    (_exp_checked, [2.0], [3.0], RuntimeError),
+    (_exp_checked, [2.0], [1000.0], OverflowError),
+], ids=["log2", "log2-domain", "log", "log-domain", "exp", "exp-range"])
+def test_a_check_of_a_log_or_exp_is_checked_when_the_graph_runs(fn, good, bad, error) -> None:
+    """`log(v)/log(2)` (`math.log2`), `log`, `exp` of an `item()` have graph operations: the
+    check was left out with a warning."""
+    good, bad = torch.tensor(good), torch.tensor(bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gm = make_fx(fn, "fake")(good)
+    assert torch.ops.aten._assert_scalar.default in _calls(gm)
+    torch.testing.assert_close(gm(good), fn(good))
+    with pytest.raises(error):
+        fn(bad)
+    with pytest.raises(error):
+        gm(bad)
 
 
 def test_a_graph_with_a_check_traces_again_with_its_check() -> None:

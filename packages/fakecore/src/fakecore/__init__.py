@@ -11,7 +11,7 @@ from fakecore.fake_tensor import FakeTensor
 from fakecore.overlap import may_overlap, strides_overlap
 from fakecore.shape_env import ShapeEnv, ShapeGuard, SizeOrigin
 from fakecore.sym_functions import FloatTrueDiv, FloorDiv, PythonMod
-from fakecore.sym_node import SymNode, observe_sym_ops
+from fakecore.sym_node import SymNode, observe_sym_ops, sym_exp, sym_log
 from fakecore.value_ranges import ValueRange
 
 __all__ = [
@@ -33,4 +33,6 @@ __all__ = [
     "strides_overlap",
     "written_tensors",
     "observe_sym_ops",
+    "sym_exp",
+    "sym_log",
 ]

@@ -187,6 +187,10 @@ _UNARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "sym_acos": (sympy.acos, math.acos, float),
     "sym_atan": (sympy.atan, math.atan, float),
     "sym_log2": (lambda a: sympy.log(a, 2), math.log2, float),
+    # `math.log`, `math.exp` (`sym_log`, `sym_exp` below). Left unevaluated over symbols:
+    # sympy's `exp(log(v))` is `v`, where `math.log` raises for a negative `v`
+    "sym_log": (lambda a: sympy.log(a, evaluate=a.is_number), math.log, float),
+    "sym_exp": (lambda a: sympy.exp(a, evaluate=a.is_number), math.exp, float),
 }
 # The Python callable each operation means, as a tracer records it.
 _USER_OP: dict[str, Callable] = {
@@ -201,6 +205,7 @@ _USER_OP: dict[str, Callable] = {
     "sym_sqrt": math.sqrt, "sym_cos": math.cos, "sym_sin": math.sin, "sym_tan": math.tan,
     "sym_cosh": math.cosh, "sym_sinh": math.sinh, "sym_tanh": math.tanh, "sym_asin": math.asin,
     "sym_acos": math.acos, "sym_atan": math.atan, "sym_log2": math.log2,
+    "sym_log": math.log, "sym_exp": math.exp,
 }
 _SYMBOL = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _CONNECTIVES = ("sym_and", "sym_or")
@@ -621,6 +626,24 @@ def _symbool_sym_ite(pred: torch.SymBool, then: object, otherwise: object) -> ob
     if not isinstance(pred.node, SymNode):
         return _torch_sym_ite(pred, then, otherwise)
     return wrap_node(pred.node.sym_ite(_as_node(pred.node, then), _as_node(pred.node, otherwise)))
+
+
+def _math(name: str, fn: Callable) -> Callable:
+    def apply(value: object) -> object:
+        node = getattr(value, "node", None)
+        if isinstance(value, (torch.SymInt, torch.SymFloat)) and isinstance(node, SymNode):
+            return wrap_node(getattr(node, name)())
+        return fn(value)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = (f"`math.{fn.__name__}(value)`, symbolic for a symbolic int or float (torch "
+                     f"has no `torch._{name}`, as it has `torch._sym_log2`); a tracer records "
+                     f"`math.{fn.__name__}`.")
+    return apply
+
+
+sym_log = _math("sym_log", math.log)
+sym_exp = _math("sym_exp", math.exp)
 
 
 def _install_operations() -> None:

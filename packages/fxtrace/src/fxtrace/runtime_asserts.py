@@ -24,7 +24,7 @@ import sympy
 import torch
 import torch.fx
 
-from fakecore import FloatTrueDiv, FloorDiv, PythonMod
+from fakecore import FloatTrueDiv, FloorDiv, PythonMod, sym_exp, sym_log
 
 aten = torch.ops.aten
 ASSERT_OPS = (aten._assert_scalar.default, torch._assert_scalar)
@@ -37,6 +37,8 @@ _REBUILD = {
     FloatTrueDiv: operator.truediv, sympy.floor: math.floor, sympy.ceiling: math.ceil,
     **{getattr(sympy, name): getattr(torch, f"_sym_{name}") for name in (
         "cos", "sin", "tan", "cosh", "sinh", "tanh", "asin", "acos", "atan")},
+    # `math.log`, `math.exp` (a log over `1/log(2)` is `math.log2`'s: see `_log2_factors`)
+    sympy.log: sym_log, sympy.exp: sym_exp,
 }
 _SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
@@ -68,6 +70,33 @@ def _canonical(expr: sympy.Basic) -> Any:
         difference = sympy.expand(expr.lhs - expr.rhs)
         return type(expr), frozenset((difference, -difference))
     return expr
+
+
+def _log2_factors(expr: sympy.Mul) -> tuple[list[tuple[sympy.Expr, int]], sympy.Expr] | None:
+    """`math.log2(v)` is `log(v)/log(2)` in sympy: the `(v, k)` of each `log2(v)**k` in the
+    product `expr` (a `log(v)**k` that a `log(2)**-k` divides), and the rest of the product;
+    None where there is none."""
+    twos, logs, rest = 0, [], []
+    for factor in expr.args:
+        base, exponent = factor.args if isinstance(factor, sympy.Pow) else (factor, sympy.S.One)
+        if base == sympy.log(2) and exponent.is_Integer:
+            twos += int(exponent)
+        elif isinstance(base, sympy.log) and not base.args[0].is_number and exponent.is_Integer:
+            logs.append((base.args[0], int(exponent)))
+        else:
+            rest.append(factor)
+    log2s = []
+    for arg, exponent in logs:
+        paired = 0
+        if twos * exponent < 0:
+            paired = min(abs(twos), abs(exponent)) * (1 if exponent > 0 else -1)
+            twos += paired
+            log2s.append((arg, paired))
+        if exponent != paired:
+            rest.append(sympy.log(arg, evaluate=False) ** (exponent - paired))
+    if not log2s:
+        return None
+    return log2s, sympy.Mul(*rest, sympy.log(2) ** twos)
 
 
 class _Writer:
@@ -164,6 +193,16 @@ class _Writer:
             # the float 0.5): math.sqrt raises ValueError for a negative v, where `**` gives
             # a complex number
             node = self._call(torch._sym_sqrt, (self._build(expr.base),))
+        elif isinstance(expr, sympy.Mul) and (found := _log2_factors(expr)) is not None:
+            # `math.log2(v)`: computed as eager did, not as math.log(v) / math.log(2) (an ulp
+            # off at powers of two: `math.log2(v) < 3` failed for v = 8)
+            log2s, rest = found
+            node = self._build(rest) if rest != 1 else None
+            for arg, exponent in log2s:
+                factor = self._call(torch._sym_log2, (self._float(self._build(arg)),))
+                if exponent != 1:
+                    factor = self._call(operator.pow, (factor, exponent))
+                node = factor if node is None else self._call(operator.mul, (node, factor))
         else:
             rebuild = _REBUILD.get(type(expr))
             if rebuild is None:

@@ -22,6 +22,8 @@ from typing import Any
 import sympy
 import torch
 
+import fakecore
+
 from . import ir
 from .ir import (
     Buffer,
@@ -619,6 +621,8 @@ HOST_FLOAT_OPS = {
     operator.truediv: "{0} / {1}", operator.mod: "{0} % {1}", operator.pow: "{0} ** {1}",
     operator.neg: "-{0}", operator.pos: "+{0}", operator.abs: "abs({0})",
     torch.sym_float: "float({0})",
+    # (in a runtime assert fxtrace wrote; a trace records them as `math.log`, `math.exp`)
+    fakecore.sym_log: "math.log({0})", fakecore.sym_exp: "math.exp({0})",
 }
 
 

@@ -49,7 +49,7 @@ from dynamo.variables.containers import (
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int, subclass_override
-from fakecore import DataDependentError
+from fakecore import DataDependentError, sym_exp, sym_log
 from guards import AttrSource, DictContains, DistinctObjects, Equals, Identity
 
 if TYPE_CHECKING:
@@ -1389,6 +1389,8 @@ def abc_instancecheck(tx: Translator, cls: Any, obj: VariableTracker) -> bool:
     return answer
 
 
-# math functions torch has SymFloat-aware twins of (`torch._sym_cos`, ...)
+# math functions torch has SymFloat-aware twins of (`torch._sym_cos`, ...), and fakecore
+# (`sym_log`, `sym_exp`)
 _SYM_MATH = {getattr(math, n): getattr(torch, f"_sym_{n}") for n in (
     "sqrt", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acos", "asin", "atan", "log2")}
+_SYM_MATH.update({math.log: sym_log, math.exp: sym_exp})  # (fakecore's: torch has none)
