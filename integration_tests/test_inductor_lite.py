@@ -783,3 +783,52 @@ def test_a_check_on_an_int_or_bool_item_is_checked_by_the_wrapper() -> None:
         with pytest.raises(RuntimeError):
             compiled(*bad)
     assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
+
+
+def test_a_slice_by_an_int_item_is_generated_for_every_value() -> None:
+    """`x[:n]`, `x[n:]` of an int `.item()` n: fakecore makes the slice's length (and, for a
+    start of unknown sign, its start) new unbacked symbols, which the wrapper did not bind, and
+    the whole graph ran as its aten graph. The wrapper computes them as Python slices a range
+    (clamped to the dim, a negative bound counted from its end): one version serves n = 0, n
+    past the dim, negative n."""
+    def f(x, i):
+        n = i.item()
+        return x[:n] * 2, x[:n].sum(), x[n:] + 1, x[:, :n].sum(0), x[n:n + 2] - 1, x[:n:2] * 3
+
+    compiled = dynamo.compile(f, backend="inductor_lite", capture_scalar_outputs=True)
+    x = torch.randn(10, 3, device=DEVICE)
+    for n in (3, 0, 1, 10, 100, -3, -100, 2**40):
+        i = torch.tensor(n)
+        for g, w in zip(compiled(x, i), f(x, i)):
+            assert g.shape == w.shape and g.stride() == w.stride(), n
+            torch.testing.assert_close(g, w, **TOL)
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
+    assert counters["graphs"] == 1 and counters["kernels"] > 0, dict(counters)
+
+
+def test_a_slice_by_an_item_kernels_compute_and_a_returned_view() -> None:
+    """The bound read by an extern step after the kernel that computes it (`idx.max()`), a
+    slice returned as it is (a view of the input, as eager's) and `narrow` at a start read
+    from data (its end is a `torch.sym_ite`, computed by the wrapper's Python)."""
+    def f(x, idx):
+        n = idx.max().item()
+        y = x[n:]
+        return y, x[:n].softmax(-1), x.narrow(0, n, 2) * 2
+
+    compiled = dynamo.compile(f, backend="inductor_lite", capture_scalar_outputs=True)
+    x = torch.randn(10, 3, device=DEVICE)
+    for n in (3, 0, 8, -2, -10):
+        idx = torch.tensor([n, n - 5], device=DEVICE)
+        got, want = compiled(x, idx), f(x, idx)
+        assert got[0].data_ptr() == want[0].data_ptr() and got[0]._base is x, n
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.stride() == w.stride(), n
+            torch.testing.assert_close(g, w, **TOL)
+    for n, error in ((9, RuntimeError), (-11, IndexError)):  # past the dim: as eager, raises
+        idx = torch.tensor([n, n - 5], device=DEVICE)
+        with pytest.raises(error):
+            f(x, idx)
+        with pytest.raises(error):
+            compiled(x, idx)
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
+    assert counters["graphs"] == 1 and counters["kernels"] > 0, dict(counters)

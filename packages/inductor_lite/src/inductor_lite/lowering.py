@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -197,6 +198,9 @@ class GraphLowering:
         # computes each in Python, as eager does, once its symbols are bound; kernels take it
         # as an argument.
         self.wrapper_values: dict[sympy.Symbol, sympy.Expr | HostOp] = {}
+        # The clamped start of a slice at a bound of unknown sign (`x[n:]` of an `.item()`):
+        # a symbol the wrapper computes (`_bind_slice`)
+        self.slice_starts: dict[torch.fx.Node, sympy.Symbol] = {}
         # Host values: 0-d CPU tensors computed from 0-d CPU inputs and constants only (an
         # optimizer's step count and the step size made from it): computed by aten on the
         # host, never by a kernel (a GPU kernel cannot touch CPU memory).
@@ -322,6 +326,8 @@ class GraphLowering:
             return self._symbolic_arith(node, args)
         if node.target is aten._assert_scalar.default:  # a runtime assert: checked on the host
             return self.extern(node, args, kwargs, fallback=False)
+        if node.target in (aten.slice.Tensor, aten.slice_copy.Tensor):
+            self._bind_slice(node, args, kwargs)
         lowered = self._lower(node, args, kwargs)
         if lowered is not None:
             return lowered
@@ -460,6 +466,42 @@ class GraphLowering:
             self.host_scalars[symbol] = name
         self.bound.add(symbol)
         return symbol
+
+    def _bind_slice(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> None:
+        """The new unbacked symbols of a slice whose bounds the trace could not place (`x[:n]`,
+        `x[n:]` of an int `.item()` n, whose sign no guard decides): fakecore's slice makes its
+        length (before the step) and its clamped start new symbols (`u1`, bounded by the dim,
+        see fakecore's `_slice_with_unbacked`). The wrapper computes them as Python slices a
+        range, once the bounds are known on the host (`u1 = len(range(10)[0:u0])`: clamped
+        to the dim, a negative bound counted from its end), so that kernels take them as
+        sizes; the lowering reads the clamped start as `slice_starts`."""
+        shape_env = getattr(self.gm, "shape_env", None)
+        producers = getattr(shape_env, "unbacked_producers", {})
+        val = node.meta.get("val")
+        bound = dict(zip(("self", "dim", "start", "end", "step"), args)) | kwargs
+        x = bound["self"]
+        if not isinstance(val, torch.Tensor) or not is_tensor(x) or not x.size or \
+                len(x.size) != val.dim():
+            return
+        dim = bound.get("dim", 0) % len(x.size)
+        n, start, end = x.size[dim], bound.get("start"), bound.get("end")
+        start = sympy.Integer(0) if start is None else start
+        end = n if end is None or isinstance(end, int) and end >= sys.maxsize else end
+        if any(not isinstance(o, (int, sympy.Expr)) or isinstance(o, sympy.Expr) and
+               not o.free_symbols <= self.bound for o in (n, start, end)):
+            return
+
+        def new_symbols(v: Any) -> set[sympy.Symbol]:
+            expr = v.node.expr if isinstance(v, torch.SymInt) else sympy.Integer(v)
+            return {s for s in expr.free_symbols - self.bound
+                    if str(producers.get(s, "")).startswith("aten.slice")}
+        for s in new_symbols(val.shape[dim]):
+            self.wrapper_values[s] = HostOp("len(range({0})[{1}:{2}])", (n, start, end))
+            self.bound.add(s)
+        for s in new_symbols(val.storage_offset()):
+            self.wrapper_values[s] = HostOp("range({0})[{1}:{2}].start", (n, start, end))
+            self.bound.add(s)
+            self.slice_starts[node] = s
 
     def extern(self, node: torch.fx.Node, args: tuple, kwargs: dict, fallback: bool,
                writes: bool = False) -> Any:
@@ -1246,7 +1288,12 @@ def _slice(lower, node, x, dim=0, start=None, end=None, step=1):
     val = lower.node.meta["val"]
     dim = dim % len(x.size)
     size = tuple(sym(s) for s in val.shape)
-    start = _clamp_start(start, x.size[dim], getattr(lower.gm, "shape_env", None))
+    try:
+        start = _clamp_start(start, x.size[dim], getattr(lower.gm, "shape_env", None))
+    except LoweringError:
+        if node not in lower.slice_starts:
+            raise
+        start = lower.slice_starts[node]  # (of unknown sign: clamped by the wrapper)
     return _slice_view(lower, x, dim, start, sym(step), size)  # (`x[::k]`: a symbolic step)
 
 

@@ -258,6 +258,16 @@ class IndexPrinter(StrPrinter):
     def _print_Not(self, expr):
         return f"(not {self._print(expr.args[0])})"
 
+    def _print_Piecewise(self, expr):
+        # `torch.sym_ite` of sizes in the wrapper's Python (narrow's end at a start read from
+        # data, `start + length + (size if start < 0 and start + length == 0 else 0)`)
+        if self.kernel or expr.args[-1].cond is not sympy.true:
+            raise LoweringError(f"no Python for {expr} of sizes")
+        text = self._print(expr.args[-1].expr)
+        for value, cond in reversed(expr.args[:-1]):
+            text = f"({self._print(value)} if {self._print(cond)} else {text})"
+        return text
+
 
 @dataclass
 class Scope:
