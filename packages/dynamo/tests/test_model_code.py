@@ -459,6 +459,58 @@ def test_recurrent_dropout_between_layers_in_training(backend) -> None:
                 torch.testing.assert_close(g, e)
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_recurrent_dropout_that_changes_between_calls(backend) -> None:
+    """A dropout changed between calls (a schedule) is a float made a symbol on the call after:
+    it is pinned before choosing the layer-at-a-time trace, not left to the one op, whose
+    Python decomposition (aot_eager) dropped the dropout between layers."""
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    torch.manual_seed(0)
+    x = torch.randn(5, 3, 4)
+    for rnn in (nn.GRU(4, 6, 2, dropout=0.5), nn.LSTM(4, 6, 2, dropout=0.5)):
+        compiled = dynamo.compile(rnn, backend=backend)
+        for p in (0.5, 0.0, 0.9, 0.3):
+            rnn.dropout = p
+            for inp in (x, pack_padded_sequence(x, torch.tensor([5, 3, 2]))):
+                torch.manual_seed(1)
+                expected = rnn(inp)[0]
+                torch.manual_seed(1)
+                got = compiled(inp)[0]
+                if not isinstance(expected, torch.Tensor):
+                    expected, got = expected.data, got.data
+                torch.testing.assert_close(got, expected)
+
+
+def test_breaks_of_sequence_ops_that_read_data_in_cpp_name_the_data() -> None:
+    """`pad_packed_sequence` (its C++ reads the batch sizes) and `ctc_loss` of int lengths
+    (its C++ writes them into a tensor it made) break with a reason in words, not
+    "raised RuntimeError while tracing: ... data is not allocated yet", and a break inside an
+    RNN module that also compiles on its own is listed once."""
+    import torch.nn.functional as F
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    def ctc(logits, targets):
+        return F.ctc_loss(logits.log_softmax(-1), targets, [12, 11, 10], [4, 3, 2])
+
+    rnn = nn.LSTM(4, 6, batch_first=True)
+
+    def packed(x, lengths):
+        out, _ = rnn(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+        return pad_packed_sequence(out, batch_first=True)[0]
+
+    logits, targets = torch.randn(12, 3, 6), torch.randint(1, 6, (3, 4))
+    x, lengths = torch.randn(3, 5, 4), torch.tensor([3, 5, 2])
+    for explained, expected in ((dynamo.explain(ctc)(logits, targets), ctc(logits, targets)),
+                                (dynamo.explain(packed)(x, lengths), packed(x, lengths))):
+        torch.testing.assert_close(explained.result, expected)
+        reasons = [b.reason for b in explained.breaks]
+        assert not any("while tracing" in r for r in reasons), reasons
+        assert any("depends on tensor data" in r for r in reasons), reasons
+        assert len({(b.reason, b.library_where() or b.lineno) for b in explained.breaks}) \
+            == len(reasons), reasons
+
+
 def _train_step_result(opt_cls, compiled: bool) -> list[float]:
     model = nn.Linear(2, 1, bias=False)
     with torch.no_grad():

@@ -65,6 +65,16 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
+def _same_place(a: Unsupported, b: Unsupported) -> bool:
+    """Whether two breaks are one: the same reason at the same line, where a user's line that
+    led into torch's code (`self.rnn(p)`, inside `LSTM.forward`) is also the place in torch's
+    code it reached, at which the callee, compiled on its own, broke again."""
+    def places(e: Unsupported) -> set:
+        return {(e.filename, e.lineno), *([e.library_site] if e.library_site else [])}
+
+    return a.reason == b.reason and bool(places(a) & places(b))
+
+
 def _op_name(node: torch.fx.Node) -> str:
     target = node.target
     return target if isinstance(target, str) else getattr(target, "__name__", str(target))
@@ -103,10 +113,8 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
                                     "frame runs eagerly under a user's mode")
             for key, cache in caches:
                 for i, (guards, entry) in enumerate(cache.entries):
-                    report.breaks += [b for b in entry.breaks if all(
-                        (b.reason, b.filename, b.lineno) != (seen.reason, seen.filename,
-                                                             seen.lineno)
-                        for seen in report.breaks)]
+                    report.breaks += [b for b in entry.breaks if not any(
+                        _same_place(b, seen) for seen in report.breaks)]
                     described = [g.describe() for g in guards]
                     report.guards += described
                     code = key[0]()  # (the key holds the code weakly)

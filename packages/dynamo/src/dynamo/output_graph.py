@@ -353,6 +353,13 @@ class OutputGraph:
         except Unsupported:
             raise
         except Exception as error:
+            if isinstance(error, RuntimeError) and "data is not allocated yet" in str(error):
+                # C++ code that reads a tensor's values through its data pointer, with no
+                # dispatch of its own to fake (`_pad_packed_sequence` reads the batch sizes;
+                # `ctc_loss` of int lists writes the lengths into a tensor it made)
+                raise Unsupported(f"{what}: its result depends on tensor data (its C++ code "
+                                  "reads the values of a tensor, which a fake tensor does "
+                                  "not hold)") from None
             raise Unsupported(f"{what} raised {type(error).__name__} while tracing: "
                               f"{error}") from None
 

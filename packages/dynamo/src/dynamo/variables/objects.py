@@ -1342,6 +1342,13 @@ def _dropout_between_layers(args: list) -> bool | None:
     has_biases = args[3]
     packed = not (has_biases.is_constant() and type(has_biases.as_constant()) is bool)
     num_layers, dropout, train = args[5:8] if packed else args[4:7]
+    if isinstance(dropout, SymNodeVariable) and all(v.is_constant() for v in (num_layers, train)) \
+            and train.as_constant() and num_layers.as_constant() > 1:
+        # a dropout that changed between calls (a float made a symbol): the op's C++ schema
+        # takes a plain float, so its value is pinned anyway (a guard); pinned here, before
+        # choosing, or the single op's Python decomposition (aot_eager, inductor_lite) drops
+        # the dropout between layers
+        dropout = args[6 if packed else 5] = ConstantVariable(dropout.as_python())
     if not all(v.is_constant() for v in (num_layers, dropout, train)):
         return None
     if not (train.as_constant() and dropout.as_constant() != 0 and num_layers.as_constant() > 1):
