@@ -605,6 +605,39 @@ def test_a_write_through_data_moves_no_version_counter(kernels: bool, monkeypatc
     assert (counters["eager_graphs"] == 0) == kernels, dict(counters)
 
 
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("writes", [False, True])
+def test_an_output_of_data_has_its_own_version_counter(kernels: bool, writes: bool,
+                                                       monkeypatch) -> None:
+    """`return x.data` (or a view of it): eager's result has a version counter of its own,
+    the aten graph's `detach` shared the input's, so a later in-place op on the result moved
+    `x`'s and backward through a tensor that saved `x` raised ("modified by an inplace
+    operation") where eager's gives the gradient."""
+    def f(x):
+        d = x.data
+        if writes:
+            d.add_(1)
+        return d, d.view(3, 1)
+
+    device = DEVICE if kernels else "cpu"
+    if not kernels:
+        monkeypatch.setattr(inductor_lite.config, "triton_on_cpu", False)
+    compiled = dynamo.compile(f, backend="inductor_lite")
+    for fn in (f, compiled):
+        a = torch.randn(3, requires_grad=True, device=device)
+        x = torch.randn(3, device=device)
+        loss = (a * x).sum()  # saves x
+        with torch.no_grad():
+            d, v = fn(x)
+        assert (x._version, d._version) == (0, int(writes))
+        d.mul_(2)
+        v.add_(1)
+        assert x._version == 0 and d.data_ptr() == x.data_ptr()
+        loss.backward()
+        torch.testing.assert_close(a.grad, x)
+    assert (counters["eager_graphs"] == 0) == kernels, dict(counters)
+
+
 def test_float_algebra_that_simplifies_to_a_number_is_computed() -> None:
     """`v - v`, `0 * v + 1` of an `.item()` and `s * 2 - s - s`, `s * 0` of a float input
     are numbers to sympy, not to IEEE arithmetic (NaN, inf, -0.0): make_fx wrote the

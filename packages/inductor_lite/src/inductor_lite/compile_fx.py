@@ -454,9 +454,10 @@ class CompiledGraph:
             # Compiled, the graph records nothing for autograd (`_autograd_sees`): traced
             # without grad, as its ops run (an optimizer's in-place updates of parameters).
             moved: list[int] = []
+            fresh: list[tuple[int, int]] = []
             with torch.no_grad():
                 aten_gm = _trace(self.gm, list(self.state), fake_state, fakes, decompositions(),
-                                 moved)
+                                 moved, fresh)
         except (DataDependentError, UnsupportedFakeOpError, InputMetadataChange) as e:
             if isinstance(e, DataDependentError) and can_read_scalars:
                 self.read_scalars = True
@@ -494,8 +495,9 @@ class CompiledGraph:
                           offsets=_reads_storage_offsets(aten_gm))
 
         # the aten graph run as it is: its copies back into inputs move their version counters
-        aten_run = self._runner(
-            _keeping_versions(aten_gm.forward, state, sorted(set(written) - set(moved))), state)
+        aten_run = self._runner(_fresh_outputs(
+            _keeping_versions(aten_gm.forward, state, sorted(set(written) - set(moved))), fresh),
+            state)
         if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
             return guarded(), aten_run
@@ -518,7 +520,8 @@ class CompiledGraph:
         before = len(guards) if isinstance(guards, list) else None
         try:
             bumped = sorted(set(written) & set(moved))
-            runner = self._runner(_bumping_versions(generate(aten_gm), state, bumped), state)
+            runner = self._runner(_fresh_outputs(
+                _bumping_versions(generate(aten_gm), state, bumped), fresh), state)
         except (LoweringError, GraphLoweringError) as e:
             log.warning("inductor_lite: running the aten graph eagerly: %s", e)
             counters["eager_graphs"] += 1
@@ -588,6 +591,47 @@ def _keeping_versions(run: Callable, state: list[torch.Tensor], kept: list[int])
         torch._C._autograd._unsafe_set_version_counter(tensors, versions)
         return out
     return keeping
+
+
+def _fresh_aliases(outputs: list, inputs: tuple) -> list[tuple[int, int]]:
+    """The positions in `outputs` of tensors that alias a tensor of `inputs` (its storage)
+    but share the version counter of none of them (eager's `x.data`, or a view of it), each
+    with its counter's value (the graph's own in-place ops on it)."""
+    tensors = [t for t in inputs if _version(t) is not None]
+    found = []
+    for i, out in enumerate(outputs):
+        if _version(out) is None or not any(torch._C._is_alias_of(out, t) for t in tensors):
+            continue
+        before = out._version
+        versions = [t._version for t in tensors]
+        torch.autograd.graph.increment_version(tensors)  # (each counter once, set back below)
+        shared = out._version != before
+        torch._C._autograd._unsafe_set_version_counter(tuple(tensors), tuple(versions))
+        torch._C._autograd._unsafe_set_version_counter((out,), (before,))
+        if not shared:
+            found.append((i, before))
+    return found
+
+
+def _fresh_outputs(run: Callable, fresh: list[tuple[int, int]]) -> Callable:
+    """`run`, its flat outputs at the positions of `fresh` given their own version counters
+    (`out.data`, set to the values `fresh` holds), as eager's `x.data` has: the aten graph's
+    `detach` shared the input's, so a later in-place op on such an output moved the input's
+    (and backward through a saved input raised where eager's gives its gradient)."""
+    if not fresh:
+        return run
+
+    def freshened(*args: Any) -> Any:
+        out = run(*args)
+        flat, spec = tree_flatten(out)
+        for i, version in fresh:
+            if isinstance(flat[i], torch.Tensor):
+                flat[i] = flat[i].data
+                if version:
+                    torch._C._autograd._unsafe_set_version_counter((flat[i],), (version,))
+        return tree_unflatten(flat, spec)
+    freshened.source = getattr(run, "source", None)  # type: ignore[attr-defined]
+    return freshened
 
 
 def _grad_mode_after(nodes: list[torch.fx.Node], grad_mode: bool) -> bool:
@@ -738,7 +782,8 @@ def _untraceable_write(error: RuntimeError) -> bool:
 
 
 def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
-           table: dict, moved: list[int] | None = None) -> torch.fx.GraphModule:
+           table: dict, moved: list[int] | None = None,
+           fresh: list[tuple[int, int]] | None = None) -> torch.fx.GraphModule:
     """`gm` as an aten graph of (*state, *inputs), functional: no writes but copies into inputs
     at the end (views stay views, lowered as index maps, not the copies that removing views too
     would make).
@@ -755,6 +800,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     `moved` gets the positions (as `_written_inputs` gives them) of the inputs whose version
     counter the graph's own writes move: those eager's in-place ops move (a write through
     `x.data` moves none), before functionalization's copies back move every written one's.
+    `fresh` gets the positions among the flat outputs of those that alias an input but share
+    no input's version counter (`x.data`, a view of it), with their counters' values: the
+    aten graph has `detach` for `.data`, whose result shares the input's counter.
     """
     count = len(state)
     versions = [_version(t) for t in (*state, *inputs)]
@@ -764,7 +812,10 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         # would run global module hooks on fakes)
         with torch.nn.utils.stateless._reparametrize_module(
                 gm, dict(zip(state_names, args[:count]))):
-            return gm.forward(*args[count:])
+            out = gm.forward(*args[count:])
+        if fresh is not None:
+            fresh.extend(_fresh_aliases(tree_flatten(out)[0], args))
+        return out
 
     metadata = [_metadata(t) for t in (*state, *inputs)]
     try:
