@@ -865,3 +865,25 @@ def test_a_slice_by_an_item_kernels_compute_and_a_returned_view() -> None:
             compiled(x, idx)
     assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
     assert counters["graphs"] == 1 and counters["kernels"] > 0, dict(counters)
+
+
+@pytest.mark.filterwarnings("error::UserWarning")
+def test_a_first_call_whose_check_fails_leaves_later_calls_compiled() -> None:
+    """A `torch._check` that fails for the first call's values already while tracing (a 0-d
+    input read as a constant) is that call's error, eager's: it was a failure of the backend,
+    with a warning, and every later call ran the graph as it came."""
+    def f(x):
+        v = x.item()
+        torch._check(v < 3)
+        return x * 2
+
+    compiled = dynamo.compile(f, backend="inductor_lite", capture_scalar_outputs=True)
+    for v in (8.0, 2.0, 1.0, 9.0):
+        x = torch.tensor(v)  # (0-d CPU: kernels in the interpreter; elsewhere the aten graph)
+        if v < 3:
+            assert torch.equal(compiled(x), x * 2)
+        else:
+            with pytest.raises(RuntimeError):
+                compiled(x)
+    if DEVICE == "cpu":
+        assert counters["eager_graphs"] == 0 and counters["kernels"] > 0, dict(counters)

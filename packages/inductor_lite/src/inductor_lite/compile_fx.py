@@ -339,7 +339,9 @@ class CompiledGraph:
                                  for n in nodes)
         if not self._autograd_sees(first):
             with _COMPILE_LOCK:
-                self.versions.append(self._compile(first))
+                version = self._compile(first)
+                if version[0] is not None:
+                    self.versions.append(version)
 
     def _autograd_sees(self, args: Any, grad_mode: bool | None = None) -> bool:
         """Whether autograd must record this call (made with `grad_mode`, by default the one
@@ -398,7 +400,8 @@ class CompiledGraph:
         self.dynamic |= _changed(self.first, args)
         self.strides |= _changed_strides(self.first, args)
         version = self._compile(list(args))
-        self.versions.append(version)
+        if version[0] is not None:
+            self.versions.append(version)
         return version[1]
 
     def _runner(self, run: Callable, state: list[torch.Tensor]) -> Callable:
@@ -429,7 +432,9 @@ class CompiledGraph:
         without_grad.source = getattr(runner, "source", None)  # type: ignore[attr-defined]
         return without_grad
 
-    def _compile(self, inputs: list) -> tuple[Callable, Callable]:
+    def _compile(self, inputs: list) -> tuple[Callable | None, Callable]:
+        """A version for `inputs`: (its guard, its run). A guard of None: a run for this call
+        only (one whose `torch._check` fails for these inputs already while tracing)."""
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
         unusual = _unusual_inputs(tensors)
         if unusual:
@@ -467,6 +472,12 @@ class CompiledGraph:
             log.warning("inductor_lite: running the graph eagerly: %s", e)
             counters["eager_graphs"] += 1
             return (lambda args: True), self.eager
+        except RuntimeError as e:
+            if "Runtime assertion failed" not in str(e):
+                raise
+            # a check of the graph fails for these inputs (read as constants): eager's run
+            # raises it, and another call compiles its own version
+            return None, self.eager
         unusual = _unusual_inputs(_node_tensors(aten_gm))
         if unusual:  # (a graph without its values: seen in the trace)
             log.warning("inductor_lite: running the graph eagerly: it makes %s tensors", unusual)
