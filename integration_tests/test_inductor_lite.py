@@ -887,3 +887,51 @@ def test_a_first_call_whose_check_fails_leaves_later_calls_compiled() -> None:
                 compiled(x)
     if DEVICE == "cpu":
         assert counters["eager_graphs"] == 0 and counters["kernels"] > 0, dict(counters)
+
+
+def test_max_of_a_slice_by_an_item_that_is_empty_raises_as_eager() -> None:
+    """`x[:n].max()` (`max.dim`, `min`) of an int `.item()` n: the slice is generated, and a
+    max over its dim of size 0 has no identity; eager raises, the kernel gave -inf. The meta
+    kernels of `max`/`min` do not check it (amax's reference does): fakecore's handler makes
+    the check a runtime assert with eager's error."""
+    def f(x, i):
+        n = i.item()
+        return x[:n].max() + 0, x[:n].min(0).values * 2
+
+    compiled = dynamo.compile(f, backend="inductor_lite", capture_scalar_outputs=True)
+    x = torch.randn(10, 3, device=DEVICE)
+    for n in (3, -2, 10):
+        i = torch.tensor(n)
+        for g, w in zip(compiled(x, i), f(x, i)):
+            torch.testing.assert_close(g, w, **TOL)
+    i = torch.tensor(0)
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        f(x, i)
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        compiled(x, i)
+    g = dynamo.compile(lambda x, i: x[:i.item()].max(0)[0] + 1, backend="inductor_lite",
+                       capture_scalar_outputs=True)
+    torch.testing.assert_close(g(x, torch.tensor(4)), x[:4].max(0)[0] + 1, **TOL)
+    with pytest.raises(IndexError, match="dim 0 to have non-zero size"):
+        g(x, torch.tensor(0))
+    assert counters["eager_graphs"] == 0 and counters["fallbacks"] == 0, dict(counters)
+
+
+@pytest.mark.filterwarnings("error::UserWarning")
+def test_a_size_rounded_from_a_log_of_a_size_is_an_int_of_the_wrapper() -> None:
+    """`torch.zeros(math.ceil(math.log2(n)))`, `x[:math.floor(math.log(n))]` of a symbolic
+    size n: the wrapper printed floor/ceiling of floats with `//` (`log(s0) // log(2)`), a
+    float size (empty_strided's TypeError: the captured graph ran from then on) and 2.0 for
+    n = 8; it is `math.floor(math.log2(s0))`, eager's int."""
+    def f(x):
+        n = x.shape[0]
+        return (torch.zeros(math.ceil(math.log2(n)), device=x.device) + 1,
+                x[:math.floor(math.log2(n))] * 2, x[:math.floor(math.exp(n / 8))] + 1)
+
+    compiled = dynamo.compile(f, backend="inductor_lite", dynamic=True)
+    for n in (8, 5, 16, 31, 32, 64):
+        x = torch.randn(n, 3, device=DEVICE)
+        for g, w in zip(compiled(x), f(x)):
+            assert g.shape == w.shape, n
+            torch.testing.assert_close(g, w, **TOL)
+    assert counters["eager_graphs"] == 0 and counters["kernels"] > 0, dict(counters)

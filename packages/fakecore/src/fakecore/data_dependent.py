@@ -321,6 +321,27 @@ def _symint(env: Any, expr: sympy.Expr) -> int | torch.SymInt:
     return env.wrap(expr, int, None if hint is None else int(hint))
 
 
+@_handles(aten.max.default, aten.min.default, aten.max.dim, aten.min.dim)
+def _extreme_of_unbacked(mode, func, args, kwargs):
+    # `max()`/`max(dim)` have no identity: eager raises for an empty input (dim), which the
+    # meta kernels (unlike amax's reference) do not check. Of a size read from data (`x[:n]`
+    # of an `.item()` n) that may be 0, the check is a runtime assert, with eager's error.
+    x = args[0]
+    if mode.shape_env is None or not any(_is_unbacked(mode, s) for s in x.shape):
+        return NotImplemented
+    name = func.overloadpacket.__name__
+    if func in (aten.max.default, aten.min.default):
+        message = (f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                   "Specify the reduction dim with the 'dim' argument.")
+        torch._check(x.numel() != 0, lambda: message)
+        return NotImplemented
+    dim = (dict(zip(("self", "dim"), args)) | kwargs).get("dim")
+    if isinstance(dim, int) and -x.dim() <= dim < x.dim() and x.dim() > 0:
+        message = f"{name}(): Expected reduction dim {dim % x.dim()} to have non-zero size."
+        torch._check_with(IndexError, x.shape[dim] != 0, lambda: message)
+    return NotImplemented
+
+
 @_handles(aten.roll.default)
 def _roll_unbacked(mode, func, args, kwargs):
     # Its decomposition returns early for an empty input (`if a.numel() == 0`), which an

@@ -161,11 +161,21 @@ class IndexPrinter(StrPrinter):
 
     def _print_floor(self, expr):
         num, den = sympy.fraction(sympy.together(expr.args[0]))
+        if not self.kernel and not (num.is_integer and den.is_integer):
+            return self._float_rounded("floor", expr.args[0])
         return self._floor_of(num, den)
 
     def _print_ceiling(self, expr):
         num, den = sympy.fraction(sympy.together(expr.args[0]))
+        if not self.kernel and not (num.is_integer and den.is_integer):
+            return self._float_rounded("ceil", expr.args[0])
         return f"(-{self._floor_of(-num, den)})"
+
+    def _float_rounded(self, name: str, arg: sympy.Expr) -> str:
+        # The wrapper's Python: `math.floor(math.log2(s0))` is an int, computed as eager does
+        # (`log(s0) // log(2)` was a float, an empty_strided TypeError as a size, and 2.0 for
+        # s0 = 8)
+        return f"math.{name}({self._print(arg)})"
 
     def _print_Pow(self, expr):
         base, exp = expr.args
