@@ -211,6 +211,19 @@ def test_a_view_made_under_no_grad_is_a_leaf_as_in_eager() -> None:
         view.is_leaf, None, view.requires_grad, True)
 
 
+def test_a_view_with_grad_and_dynamic_sizes_is_not_a_leaf() -> None:
+    """A view autograd tracks (`as_subclass`, `view`) is not rebuilt from its base when its
+    strides are symbolic: its fake was a leaf, and dynamo's guard on `x.is_leaf` (True) failed
+    for the very input it was made for (found by the stale-answer fuzzer, seed 13016)."""
+    from fakecore import ShapeEnv
+
+    base = torch.randn(3, 4, requires_grad=True)
+    for view in (base.as_subclass(torch.Tensor), base.view(3, 4)):
+        fake = FakeTensorMode(shape_env=ShapeEnv()).from_tensor(view, dynamic_dims=(0, 1))
+        assert (fake.is_leaf, fake.requires_grad) == (False, True)
+        assert isinstance(fake.shape[1], torch.SymInt)
+
+
 def test_a_grad_that_no_longer_matches_its_tensor_is_refused_in_words() -> None:
     weight = torch.nn.Parameter(torch.randn(4, 8))
     weight.grad = torch.randn(4, 8)

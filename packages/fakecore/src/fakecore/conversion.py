@@ -109,7 +109,7 @@ class TensorConverter:
             # inference fake that requires grad cannot be made)
             with self.mode, torch.inference_mode(t.is_inference()):
                 fake = torch.nn.Parameter(fake, requires_grad=t.requires_grad)
-        elif not t.is_leaf and fake.is_leaf and not t._is_view():
+        elif not t.is_leaf and fake.is_leaf:  # (also a view not rebuilt: symbolic strides)
             fake = self._non_leaf(fake)
         if t.is_leaf and t.grad is not None:  # only leaves keep a .grad
             # (its dims as dynamic as the tensor's, as PyTorch's converter gives a grad its
