@@ -2641,3 +2641,48 @@ def test_a_float_constant_cast_to_an_integer_casts_as_a_tensor_does(device):
         got, want = compiled(i), fn(i)
         if device == "cpu" or fn is fns[-1]:  # (out of range, the cast is the device's own)
             assert torch.equal(got, want), (got, want)
+
+
+def test_float64_to_half_rounds_through_float32_as_eager(device):
+    """c10 converts a double to half through float (`Half(float)`): a value just above the
+    midpoint of two halves becomes the midpoint in float32, which rounds to even. Triton's
+    direct conversion rounded it once, up (1 + 2**-11 + 2**-40 gave 1.0009765625, eager 1.0)."""
+    v = 1 + 2**-11 + 2**-40
+    a = torch.tensor([v, -v, 1 + 2**-8 + 2**-40, 3.0], dtype=torch.float64, device=device)
+    for fn in [lambda a: (a * 1).half(), lambda a: (a * 1).half().float() + 1,
+               lambda a: (a * 1).sum(dtype=torch.float16),
+               lambda a: (a * 1).cumsum(0, dtype=torch.float16)]:
+        got, want = compile_fx(torch.fx.symbolic_trace(fn), [a])(a), fn(a)
+        assert got.dtype == want.dtype and torch.equal(got, want), (got, want)
+
+
+def test_a_float_constant_cast_to_another_float_dtype_rounds_as_a_tensor_does(device):
+    """An explicit cast of a constant to a narrower float dtype rounds, also when a wider cast
+    follows (folding kept the Python float: `full(0.1).double()` gave 0.1, eager
+    0.10000000149011612; `.bfloat16().float()` kept every bit)."""
+    x = torch.zeros(4, dtype=torch.float64, device=device)
+    v, b = 1 + 2**-11 + 2**-40, 1 + 2**-8 + 3 * 2**-11
+    fns = [lambda x: x + torch.full((4,), 0.1, device=x.device).double(),
+           lambda x: x + torch.full((4,), 0.1, dtype=torch.float64, device=x.device).float()
+           .double(),
+           lambda x: x + torch.full((4,), b, device=x.device).bfloat16().double(),
+           lambda x: x + torch.full((4,), v, dtype=torch.float64, device=x.device).half()
+           .double(),
+           lambda x: (x + 1, torch.full((4,), v, dtype=torch.float64, device=x.device).half())]
+    for fn in fns:
+        got, want = compile_fx(torch.fx.symbolic_trace(fn), [x])(x), fn(x)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        assert all(g.dtype == w.dtype and torch.equal(g, w) for g, w in zip(got, want)), \
+            (got, want)
+
+
+def test_a_float64_pow_is_as_precise_as_eager(device):
+    """A float64 `pow` by another exponent than the written-out ones runs as its aten call:
+    `exp2(b * log2|a|)` in float64 was hundreds of ulps off where `b * log2|a|` is large
+    (`1e200 ** 1.5` gave 1.00000000000009e300)."""
+    x = torch.tensor([1e200, 3.7e150, 12345.678, 0.5], dtype=torch.float64, device=device)
+    y = torch.tensor([1.5, -1.3, 7.25, 300.3], dtype=torch.float64, device=device)
+    for fn in [lambda x, y: (x * 1) ** 1.5, lambda x, y: 10.0 ** (y * 2),
+               lambda x, y: (x * 1) ** y]:
+        got, want = compile_fx(torch.fx.symbolic_trace(fn), [x, y])(x, y), fn(x, y)
+        torch.testing.assert_close(got, want, rtol=4e-16, atol=0)

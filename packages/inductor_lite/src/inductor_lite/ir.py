@@ -124,6 +124,11 @@ def to_dtype(v: Value, dtype: torch.dtype) -> Value:
             # tensor does too): out of range or NaN, C leaves it undefined and CPU eager
             # gives the dtype's minimum (1e10 to int32 is -2**31, not 1e10 mod 2**32)
             c = torch.tensor(c, dtype=v.dtype).to(dtype).item()
+        elif isinstance(c, float) and v.dtype.is_floating_point and dtype.is_floating_point:
+            # Rounded as the source dtype holds it, then as torch converts it (float64 to
+            # half through float32): a constant keeps a Python float, which folding would
+            # otherwise carry past an explicit narrowing cast (`full(0.1).double()` was 0.1)
+            c = torch.tensor(c, dtype=v.dtype).to(dtype).item()
         return constant(c, dtype)
     return Value("to_dtype", (v, dtype), dtype)
 

@@ -109,9 +109,13 @@ FINISH = {"sum": "tl.sum({0}, 1)", "prod": "helpers.prod({0}, 1)", "max": "helpe
 
 def cast(text: str, dtype: torch.dtype) -> str:
     """`text` converted to `dtype`; to bfloat16 rounded to nearest even (Triton's interpreter
-    truncates)."""
+    truncates); to float16 through float32, as c10's `Half(float)` converts a double (a
+    float64 value halfway between two halves after rounding to float32 goes to the even one:
+    Triton's direct conversion rounds it once; a no-op step for float32 values)."""
     if dtype == torch.bfloat16:
         return f"helpers.to_bfloat16({text})"
+    if dtype == torch.float16:
+        return f"{text}.to(tl.float32).to(tl.float16)"
     return f"{text}.to({TL_DTYPES[dtype]})"
 
 
