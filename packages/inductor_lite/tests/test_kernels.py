@@ -2686,3 +2686,17 @@ def test_a_float64_pow_is_as_precise_as_eager(device):
                lambda x, y: (x * 1) ** y]:
         got, want = compile_fx(torch.fx.symbolic_trace(fn), [x, y])(x, y), fn(x, y)
         torch.testing.assert_close(got, want, rtol=4e-16, atol=0)
+
+
+def test_an_integer_tensor_in_half_arithmetic_is_converted_to_half_first(device):
+    """Eager converts a tensor operand to the result's dtype (2049 is 2048 in half); computed
+    as float32, `int64 + 0-d half` gave 2050. Python numbers stay float, as in eager."""
+    ints = torch.tensor([2049, 4097, -2049, 3], device=device)
+    for dtype in (torch.float16, torch.bfloat16):
+        h = torch.tensor(0.5, dtype=dtype, device=device)
+        for fn in (lambda a, h: a + h, lambda a, h: a * (h * 2), lambda a, h: h / a,
+                   lambda a, h: torch.div(a, h + 2.5, rounding_mode="floor"),
+                   lambda a, h: (a > 0) + h + 1.0001):
+            compiled = compile_fx(torch.fx.symbolic_trace(fn), [ints, h])
+            got, want = compiled(ints, h), fn(ints, h)
+            assert got.dtype == want.dtype and torch.equal(got, want), (fn, got, want)

@@ -909,6 +909,7 @@ def _binary(name: str) -> Callable:
         if lower.node.meta["val"].dtype == torch.bool:  # 1-bit sums and products would wrap
             kind = {"add": "logical_or", "mul": "logical_and"}.get(
                 name, name.replace("bitwise_", "logical_"))
+        a, b = _tensors_in_result_dtype(lower, a, b)
         if alpha is not None and alpha != 1:
             require_fit(alpha, lower.node.meta["val"].dtype)  # eager's `alpha` conversion
             return pointwise(lower, [a, b], lambda x, y: op(
@@ -956,6 +957,7 @@ def _statically_nonzero(lower: GraphLowering, expr: sympy.Expr) -> bool:
 
 @register(aten.div)
 def _div(lower, node, a, b, *, rounding_mode=None):
+    a, b = _tensors_in_result_dtype(lower, a, b)
     if rounding_mode is None:
         return pointwise(lower, [a, b], lambda x, y: op("truediv", x, y))
     _no_integer_zero_divisor(lower, a, b)
@@ -1010,6 +1012,16 @@ def _compare(name: str) -> Callable:
                          lambda x, y: op(name, x, y, dtype=torch.bool),
                          in_dtype=compute_dtype(dtype))
     return lowering
+
+
+def _tensors_in_result_dtype(lower: GraphLowering, *args: Any) -> list:
+    """A binary op's operands, its tensors of other dtypes converted to a half-precision
+    result's dtype first, as eager converts them (`int64 + 0-d half`: 2049 is 2048 in half;
+    as float32 it gave 2050). Numbers stay as they are: eager computes with them in float."""
+    val = lower.node.meta["val"]
+    if not val.dtype.is_floating_point or compute_dtype(val.dtype) == val.dtype:
+        return list(args)
+    return [_rounded_to(x, val.dtype, val.device) if is_tensor(x) else x for x in args]
 
 
 def _rounded_to(x: Any, dtype: torch.dtype, device: torch.device) -> Any:
