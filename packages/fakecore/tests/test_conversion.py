@@ -224,6 +224,27 @@ def test_a_view_with_grad_and_dynamic_sizes_is_not_a_leaf() -> None:
         assert isinstance(fake.shape[1], torch.SymInt)
 
 
+def test_a_view_at_an_offset_with_grad_and_dynamic_sizes_is_not_a_leaf() -> None:
+    """`x[1:]` (a storage offset a clone does not keep) under dynamic sizes: its fake was a
+    leaf still (dynamo's `is_leaf` guard failed for the input it was made for, every call).
+    It is a view with its layout; of a leaf base an in-place op on it raises, as eager's."""
+    from fakecore import ShapeEnv
+
+    base = torch.randn(4, 6, requires_grad=True)
+    for view, leaf_base in ((base[1:], True), ((base * 1)[1:], False),
+                            (base[:1].expand(4, 6), True)):
+        mode = FakeTensorMode(shape_env=ShapeEnv())
+        fake = mode.from_tensor(view, dynamic_dims=(0, 1))
+        assert (fake.is_leaf, fake.requires_grad) == (False, True)
+        assert fake.storage_offset() == view.storage_offset()
+        with mode, torch.enable_grad():
+            if leaf_base:
+                with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+                    fake.add_(1)
+            else:
+                fake.add_(1)
+
+
 def test_a_grad_that_no_longer_matches_its_tensor_is_refused_in_words() -> None:
     weight = torch.nn.Parameter(torch.randn(4, 8))
     weight.grad = torch.randn(4, 8)

@@ -2700,3 +2700,22 @@ def test_an_integer_tensor_in_half_arithmetic_is_converted_to_half_first(device)
             compiled = compile_fx(torch.fx.symbolic_trace(fn), [ints, h])
             got, want = compiled(ints, h), fn(ints, h)
             assert got.dtype == want.dtype and torch.equal(got, want), (fn, got, want)
+
+
+def test_a_one_element_second_operand_of_a_half_mul_or_div_is_not_rounded_on_cpu(device):
+    """CPU eager's `mul` and `div` of a half type read a second operand of one element as it
+    is (`original_scalar_value`): `half_x * tensor(0.1)` multiplies by float32 0.1, not
+    half(0.1), unlike `add` or `tensor(0.1) * half_x`, which convert it first."""
+    if device != "cpu":
+        pytest.skip("eager's CPU kernels for half types")
+    x = torch.randn(512) * 10
+    for dtype in (torch.float16, torch.bfloat16):
+        h = x.to(dtype)
+        for s in (torch.tensor(0.1), torch.tensor([2049]), torch.tensor(-0.3)):
+            for fn in (lambda a, s: a * s, lambda a, s: a / s, lambda a, s: s * a,
+                       lambda a, s: a + s, lambda a, s: a.clone().mul_(s),
+                       lambda a, s: torch.div(a, s, rounding_mode="floor"),
+                       lambda a, s: torch.div(a, s, rounding_mode="trunc")):
+                compiled = compile_fx(torch.fx.symbolic_trace(fn), [h, s])
+                got, want = compiled(h, s), fn(h, s)
+                assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)

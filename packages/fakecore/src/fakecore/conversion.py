@@ -110,7 +110,7 @@ class TensorConverter:
             with self.mode, torch.inference_mode(t.is_inference()):
                 fake = torch.nn.Parameter(fake, requires_grad=t.requires_grad)
         elif not t.is_leaf and fake.is_leaf:  # (also a view not rebuilt: symbolic strides)
-            fake = self._non_leaf(fake)
+            fake = self._non_leaf(fake, t)
         if t.is_leaf and t.grad is not None:  # only leaves keep a .grad
             # (its dims as dynamic as the tensor's, as PyTorch's converter gives a grad its
             # tensor's symbolic context: a static grad, assigned, specialised them to its sizes;
@@ -188,13 +188,24 @@ class TensorConverter:
         if key not in self._storages:
             self._storages[key] = (StorageWeakRef(t.untyped_storage()), weakref.ref(fake))
 
-    def _non_leaf(self, leaf: FakeTensor) -> FakeTensor:
+    def _non_leaf(self, leaf: FakeTensor, t: torch.Tensor) -> FakeTensor:
         """A non-leaf with `leaf`'s layout (the clone of a leaf), when a clone keeps it."""
         with torch.enable_grad(), self.mode:
             out = leaf.clone(memory_format=torch.preserve_format)
         # Compared as expressions: no guard for symbolic strides.
         same = str((out.stride(), out.storage_offset())) == str((leaf.stride(), leaf.storage_offset()))
-        return out if same else leaf
+        if same:
+            return out
+        # A layout a clone does not keep (a storage offset: `x[1:]` under dynamic sizes; a
+        # stride of 0): a view with that layout of a storage autograd tracks, a leaf where
+        # `t`'s base is one (an in-place op on it raises as eager's does), else a non-leaf (a
+        # leaf here failed dynamo's `is_leaf` guard for the very input it was made for)
+        numel = leaf.untyped_storage().nbytes() // leaf.element_size()
+        with torch.enable_grad(), self.mode:
+            root = torch.empty(numel, dtype=leaf.dtype, device=leaf.device, requires_grad=True)
+            if not (t._is_view() and t._base.is_leaf):
+                root = root.clone()
+            return root.as_strided(leaf.shape, leaf.stride(), leaf.storage_offset())
 
     def _symbolic_layout(self, t: torch.Tensor, dynamic_dims: tuple[int, ...], source: object,
                          dynamic_strides: tuple[int, ...] = (),

@@ -909,7 +909,7 @@ def _binary(name: str) -> Callable:
         if lower.node.meta["val"].dtype == torch.bool:  # 1-bit sums and products would wrap
             kind = {"add": "logical_or", "mul": "logical_and"}.get(
                 name, name.replace("bitwise_", "logical_"))
-        a, b = _tensors_in_result_dtype(lower, a, b)
+        a, b = _tensors_in_result_dtype(lower, a, b, scalar_b_as_is=name == "mul")
         if alpha is not None and alpha != 1:
             require_fit(alpha, lower.node.meta["val"].dtype)  # eager's `alpha` conversion
             return pointwise(lower, [a, b], lambda x, y: op(
@@ -957,7 +957,7 @@ def _statically_nonzero(lower: GraphLowering, expr: sympy.Expr) -> bool:
 
 @register(aten.div)
 def _div(lower, node, a, b, *, rounding_mode=None):
-    a, b = _tensors_in_result_dtype(lower, a, b)
+    a, b = _tensors_in_result_dtype(lower, a, b, scalar_b_as_is=True)
     if rounding_mode is None:
         return pointwise(lower, [a, b], lambda x, y: op("truediv", x, y))
     _no_integer_zero_divisor(lower, a, b)
@@ -1014,14 +1014,22 @@ def _compare(name: str) -> Callable:
     return lowering
 
 
-def _tensors_in_result_dtype(lower: GraphLowering, *args: Any) -> list:
+def _tensors_in_result_dtype(lower: GraphLowering, a: Any, b: Any, *,
+                             scalar_b_as_is: bool = False) -> list:
     """A binary op's operands, its tensors of other dtypes converted to a half-precision
     result's dtype first, as eager converts them (`int64 + 0-d half`: 2049 is 2048 in half;
-    as float32 it gave 2050). Numbers stay as they are: eager computes with them in float."""
+    as float32 it gave 2050). Numbers stay as they are: eager computes with them in float.
+    `scalar_b_as_is` (CPU `mul` and `div`): a second operand of one element (a 0-d float32
+    tensor, an int64 one of size (1,)) stays as it is, as eager's CPU kernels for half types
+    read it (`original_scalar_value`, in float32: `half_x * tensor(0.1)` is not
+    `half_x * half(0.1)`; `tensor(0.1) * half_x` is)."""
     val = lower.node.meta["val"]
     if not val.dtype.is_floating_point or compute_dtype(val.dtype) == val.dtype:
-        return list(args)
-    return [_rounded_to(x, val.dtype, val.device) if is_tensor(x) else x for x in args]
+        return [a, b]
+    kept = scalar_b_as_is and val.device.type == "cpu" and is_tensor(b) and all(
+        s == 1 for s in b.size)
+    return [_rounded_to(x, val.dtype, val.device) if is_tensor(x) and not (x is b and kept)
+            else x for x in (a, b)]
 
 
 def _rounded_to(x: Any, dtype: torch.dtype, device: torch.device) -> Any:
