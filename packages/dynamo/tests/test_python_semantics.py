@@ -871,3 +871,19 @@ def test_a_set_of_functions_built_across_a_break_is_refused_in_words() -> None:
 
     with pytest.warns(UserWarning, match="adding to a set of items that are not constants"):
         assert torch.equal(dynamo.compile(f, backend="eager")(torch.ones(1)), f(torch.ones(1)))
+
+
+_BITS = [1]
+
+
+def test_a_symbolic_bool_with_an_int_in_a_bitwise_op_is_int_arithmetic() -> None:
+    """`True | 2` is 3 (a bool is an int): torch's SymBool `|` is logical, and once the
+    compared global was a symbol the result was 2 (found by the stale-answer fuzzer)."""
+    def f(x):
+        flag = _BITS[0] > -2
+        return x * 1.0, flag | 2, flag & 3, flag ^ 2, 2 | flag
+
+    compiled = dynamo.compile(f, backend="eager")
+    for value in (1, 0, 5, -5):
+        _BITS[0] = value
+        assert compiled(torch.ones(1))[1:] == f(torch.ones(1))[1:], value

@@ -160,6 +160,10 @@ def _op(tx: Translator, fn: Any, *args: Any) -> VariableTracker:
     return BuiltinVariable(fn).call(tx, args, {})
 
 
+_BITWISE = (operator.or_, operator.and_, operator.xor, operator.ior, operator.iand,
+            operator.ixor)
+
+
 def _symbolic_number_op(tx: Translator, fn: Any, args: list[VariableTracker]
                         ) -> VariableTracker | None:
     """Python's operations on symbolic numbers that torch's SymInt and SymFloat do not have,
@@ -176,6 +180,11 @@ def _symbolic_number_op(tx: Translator, fn: Any, args: list[VariableTracker]
         raise Unsupported("~ of a symbolic bool (an int of it: -2 or -1)")
     if fn is complex:
         raise Unsupported("complex() of a symbolic number (no symbolic complex numbers)")
+    kinds = [a.python_type() for a in args]
+    if fn in _BITWISE and bool in kinds and int in kinds:
+        # a bool with an int is an int operation (`True | 2` is 3): torch's SymBool `|` is
+        # logical (it gave 2)
+        return _op(tx, fn, *(_op(tx, int, a) if k is bool else a for a, k in zip(args, kinds)))
     if fn in (operator.pow, pow) and len(args) == 2:
         return _float_pow(tx, *args)
     if fn is pow and len(args) == 3:
