@@ -577,6 +577,15 @@ def test_a_disabled_autocast_block_inside_an_outer_one_keeps_full_precision(writ
         torch.testing.assert_close(buf, expected[0])
 
 
+def _kernels_or_aten(kernels: bool, monkeypatch) -> str:
+    """The device of a test of both paths: the test device's kernels, or CPU tensors without
+    Triton's interpreter, where the aten graph runs as it is."""
+    if kernels:
+        return DEVICE
+    monkeypatch.setattr(inductor_lite.config, "triton_on_cpu", False)
+    return "cpu"
+
+
 @pytest.mark.parametrize("kernels", [True, False])
 def test_a_write_through_data_moves_no_version_counter(kernels: bool, monkeypatch) -> None:
     """inductor_lite moves the version counters of the inputs its graph writes, but only of
@@ -587,9 +596,7 @@ def test_a_write_through_data_moves_no_version_counter(kernels: bool, monkeypatc
         x.data.mul_(2)
         return x + 1
 
-    device = DEVICE if kernels else "cpu"
-    if not kernels:
-        monkeypatch.setattr(inductor_lite.config, "triton_on_cpu", False)
+    device = _kernels_or_aten(kernels, monkeypatch)
     compiled = dynamo.compile(f, backend="inductor_lite")
     for requires_grad in (True, False):
         a = torch.randn(3, requires_grad=True, device=device)
@@ -619,9 +626,7 @@ def test_an_output_of_data_has_its_own_version_counter(kernels: bool, writes: bo
             d.add_(1)
         return d, d.view(3, 1)
 
-    device = DEVICE if kernels else "cpu"
-    if not kernels:
-        monkeypatch.setattr(inductor_lite.config, "triton_on_cpu", False)
+    device = _kernels_or_aten(kernels, monkeypatch)
     compiled = dynamo.compile(f, backend="inductor_lite")
     for fn in (f, compiled):
         a = torch.randn(3, requires_grad=True, device=device)
