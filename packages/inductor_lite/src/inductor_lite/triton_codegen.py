@@ -415,7 +415,7 @@ class KernelCodegen:
             text = f"tl.full({self.unit}, {_literal(abs(c) if negative_zero else c)}, " \
                 f"{TL_DTYPES[v.dtype]})" + (" * -1.0" if negative_zero else "")  # (-0.0 is 0 - 0.0)
         elif v.op == "index" and v.dtype is torch.int64:
-            # computed in int32 where every step provably fits (Triton 3.6 on an H100/H200
+            # computed in int32 where every step provably fits (Triton 3.6 on an H200
             # computed adaptive pooling's `(8*(x // 5 % 5) + 12) // 5 - 8*(x // 5 % 5) // 5`
             # as 0 in int64, and int64 division is slow there), else in int64
             bound = _magnitude(simplify_index(v.args[0], self.ranges), self.ranges)
