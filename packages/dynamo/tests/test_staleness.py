@@ -258,6 +258,28 @@ def test_torch_state_query_is_guarded(case) -> None:
         torch.manual_seed(seed)
 
 
+
+def test_the_attention_kernel_flags_are_guarded() -> None:
+    # `sdpa_kernel` picks the kernel scaled_dot_product_attention runs; aot_eager's aten graph
+    # holds the one chosen when it was traced (the flash kernel ran under the math block, and
+    # ran where eager raises: no kernel of those allowed runs on the CPU)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v = (torch.randn(2, 4, 64, 32) for _ in range(3))
+
+    def f(q):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    math = sdpa_kernel(SDPBackend.MATH)
+    _stale_check(f, (q,), math.__enter__, backend="aot_eager")
+    math.__exit__(None, None, None)
+    compiled = dynamo.compile(f, backend="aot_eager")
+    compiled(q)
+    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION), pytest.raises(RuntimeError):
+        f(q)
+    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION), pytest.raises(RuntimeError):
+        compiled(q)
+
 def test_inference_mode_query_is_guarded() -> None:
     # under no_grad and under inference_mode the grad mode is the same (off)
     def f(x):

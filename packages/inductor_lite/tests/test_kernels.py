@@ -240,6 +240,31 @@ def test_accumulating_scatters_under_deterministic_algorithms(device, dtype):
     assert (counters["fallbacks"] > 0) == atomic
 
 
+
+
+def test_empty_under_deterministic_algorithms_is_filled_as_eager_fills_it(device):
+    """Under `torch.use_deterministic_algorithms(True)` eager fills `empty` (NaN, the largest
+    integer) while `torch.utils.deterministic.fill_uninitialized_memory` is on: such an
+    `empty` runs as aten, which reads that flag as it runs (the kernels' zeros were returned;
+    outside deterministic mode any content is allowed: zeros, generated)."""
+    def make(x):
+        return (torch.empty(3, device=x.device), torch.empty(2, dtype=torch.int64,
+                device=x.device), torch.empty_like(x), x.new_empty(2) + 1,
+                torch.empty_permuted((2, 3), (1, 0), device=x.device))
+
+    x = torch.randn(3, device=device)
+    gm = make_fx(make)(x)
+    compile_fx(gm, [x])(x)
+    assert counters["fallbacks"] == 0
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        out = compile_fx(make_fx(make)(x), [x])(x)
+        for got, want in zip(out, make(x)):
+            torch.testing.assert_close(got, want, equal_nan=True)
+    finally:
+        torch.use_deterministic_algorithms(previous)
+
 def test_indexing(device):
     x = torch.randn(10, 6, device=device)
     idx = torch.tensor([3, 0, -1, 9], device=device)

@@ -1129,6 +1129,7 @@ def _full(lower, node, *args, **kwargs):
     elif name in (aten.ones, aten.ones_like):
         fill = 1
     else:
+        _require_uninitialized_allowed()
         fill = 0  # empty: any content is allowed; zeros keeps runs reproducible
     # (eager's scalar_tensor on CPU rounds a float of any size to half: `where(m, half_x,
     # 1e6)` is inf there; on a GPU it fills, which checks, and raises)
@@ -1165,7 +1166,17 @@ def _fill(lower, node, x, value):
 
 @register(aten.empty_permuted.default)
 def _empty_permuted(lower, node, *args, **kwargs):
+    _require_uninitialized_allowed()
     return _filled(lower, 0)
+
+
+def _require_uninitialized_allowed() -> None:
+    """`empty` may hold anything, except under `torch.use_deterministic_algorithms` with
+    `torch.utils.deterministic.fill_uninitialized_memory` (the default), where eager fills it
+    with NaN (the largest integer, True): then the aten call makes it, reading that flag, which
+    no guard covers, as it runs (the deterministic setting is in dynamo's global-state guard)."""
+    if torch.are_deterministic_algorithms_enabled():
+        raise LoweringError("empty under torch.use_deterministic_algorithms (eager fills it)")
 
 
 @register(aten.lift_fresh.default)

@@ -1256,6 +1256,13 @@ class TorchFunctionVariable(TrueVariable):
             # MultiheadAttention's inference fast path without weights: the kernel returns
             # None for them, the meta function an empty tensor
             return TupleVariable([result.values[0], ConstantVariable(None)])
+        if original in _SDPA_CALLS:
+            # the kernel eager runs is chosen by these flags as it runs (`sdpa_kernel`); a
+            # backend that traces the graph at the dispatcher bakes the kernel chosen now
+            # (aot_eager, inductor_lite: the flash kernel ran where eager ran the math one,
+            # or ran where eager raises "no available kernel")
+            for query in _SDPA_SETTINGS:
+                self._guard_answer(tx, query, (), query())
         answer = _query_answer(result)
         if answer is not None and not kwargs and (not args or _getter(fn) and all(
                 a.is_constant() and type(a.as_constant()) is str for a in args)):
@@ -1332,6 +1339,13 @@ def _query_answer(result: VariableTracker) -> Any:
 
 
 _RNN_OPS = (torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu)
+# scaled-dot-product attention, whose kernel the flags below choose when it runs
+_SDPA_CALLS = (torch.nn.functional.scaled_dot_product_attention,
+               torch.nn.functional.multi_head_attention_forward)
+_SDPA_SETTINGS = tuple(getattr(torch._C, name) for name in (
+    "_get_flash_sdp_enabled", "_get_mem_efficient_sdp_enabled", "_get_math_sdp_enabled",
+    "_get_cudnn_sdp_enabled", "_get_overrideable_sdp_enabled", "_get_fa3_sdp_enabled",
+    "_get_math_sdp_allow_fp16_bf16_reduction") if hasattr(torch._C, name))
 
 
 def _dropout_between_layers(args: list) -> bool | None:
