@@ -1195,3 +1195,26 @@ def test_a_class_attribute_read_through_a_named_tuple_of_tensors(monkeypatch, re
     _stale_check(fn, (torch.ones(2), _ScaledPair(torch.ones(2), 2)),
                  lambda: monkeypatch.setattr(_ScaledPair, "K", 7))
     assert dynamo.explain(fn)(torch.ones(2), _ScaledPair(torch.ones(2), 2)).graph_break_count == 0
+
+
+class _WithClassAttribute:
+    pass
+
+
+_HOLDER = _WithClassAttribute()
+
+
+def test_hasattr_found_on_the_class_is_guarded() -> None:
+    """`hasattr(obj, "zz")` answered by the class: deleting the class attribute must not keep
+    the True answer (found by the stale-answer fuzzer, seed 15912)."""
+    def f(x):
+        return x + (1 if hasattr(_HOLDER, "zz") else 0)
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.zeros(2)
+    for step in range(3):
+        if step == 1:
+            _WithClassAttribute.zz = 7
+        if step == 2:
+            del _WithClassAttribute.zz
+        assert torch.equal(compiled(x), f(x)), step

@@ -240,7 +240,8 @@ class ObjectVariable(VariableTracker):
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
         """`hasattr`, guarded: an attribute the instance holds must stay (it may be deleted),
-        one it lacks must stay missing (it may be added); one found on the class is not."""
+        one it lacks must stay missing (it may be added), and one found on the class must stay
+        in the dict of the class that defines it (`del Cls.zz`: the answer was stale)."""
         if self._deleted(tx, name):  # only the class may have it now
             return class_attribute(type(self.value), name)[0]
         if tx.output.side_effects.load("attr", self, name) is not MISSING:
@@ -251,6 +252,9 @@ class ObjectVariable(VariableTracker):
                        if name in getattr(self.value, where, {})]
             for where in holders[:1] if found else self._instance_dicts():
                 tx.output.add_guard(DictContains(AttrSource(self.source, where), name, found))
+            if found and not holders and any(name in c.__dict__ for c in type(self.value).__mro__):
+                entry = self._class_dict_entry(name)
+                tx.output.add_guard(DictContains(entry.of, name, True))
         return found
 
     def _instance_dicts(self) -> tuple[str, ...]:
