@@ -887,3 +887,16 @@ def test_a_symbolic_bool_with_an_int_in_a_bitwise_op_is_int_arithmetic() -> None
     for value in (1, 0, 5, -5):
         _BITS[0] = value
         assert compiled(torch.ones(1))[1:] == f(torch.ones(1))[1:], value
+
+
+def test_unary_plus_of_a_symbolic_bool_is_an_int() -> None:
+    """`+flag` of a comparison of a changing int is 1 or 0: torch's SymBool has no `+`, and
+    the whole frame ran eagerly ("bad operand type for unary +: 'SymBool'")."""
+    def f(x, n):
+        flag = n > 2
+        return x * 1.0, +flag, +flag + n
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True, fullgraph=True)
+    for n in (4, 1, 3, 0):
+        assert compiled(torch.ones(1), n)[1:] == f(torch.ones(1), n)[1:], n
+        assert type(compiled(torch.ones(1), n)[1]) is int

@@ -292,3 +292,19 @@ def test_a_subclass_with_its_own_dispatch_handles_its_ops_on_fakes() -> None:
             masked = torch.masked.masked_tensor(data, mask)
             out = (masked * 2).get_data()
     assert isinstance(out, FakeTensor) and out.shape == (3,)
+
+
+def test_a_non_leaf_fake_keeps_the_conjugate_and_negative_bits() -> None:
+    """A non-leaf under dynamic sizes is faked as a clone or an `as_strided` view of a new
+    storage: both dropped the conj and neg bits (`x.conj()[1:]` that requires grad read
+    `is_conj()` False in a compiled function, True in eager)."""
+    from fakecore import ShapeEnv
+
+    a = torch.randn(4, 3, dtype=torch.cfloat, requires_grad=True)
+    r = torch.randn(4, 3, requires_grad=True)
+    for view in (a.conj(), a.conj()[1:], (a * 1).conj(), (a * 1).conj()[:, 1:],
+                 torch._neg_view(r * 1), torch._neg_view(r * 1)[1:]):
+        mode = FakeTensorMode(shape_env=ShapeEnv())
+        fake = mode.from_tensor(view, dynamic_dims=(0, 1))
+        assert (fake.is_leaf, fake.requires_grad) == (False, True)
+        assert (fake.is_conj(), fake.is_neg()) == (view.is_conj(), view.is_neg()), view

@@ -2744,3 +2744,27 @@ def test_a_one_element_second_operand_of_a_half_mul_or_div_is_not_rounded_on_cpu
                 compiled = compile_fx(torch.fx.symbolic_trace(fn), [h, s])
                 got, want = compiled(h, s), fn(h, s)
                 assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)
+
+
+def test_a_tensor_operand_of_a_half_remainder_fmod_or_pow_is_converted_first(device):
+    """Eager converts a tensor operand of another dtype to the half result's dtype in `%`,
+    `fmod` and `**` too (c79247f converted it only in add/sub/mul/div): `half_x % tensor(0.1)`
+    is `% half(0.1)`, `tensor(2049) % half_x` is `2048 % half_x`, and `-11.25 ** tensor(2049)`
+    is inf (2049 is 2048 in half), not -inf."""
+    x = torch.tensor([3.5, -11.2578125, 23.015625, 0.31591796875, -4.8125, 7.0, -2.0, 1.5],
+                     device=device)
+    for dtype in (torch.float16, torch.bfloat16):
+        h = x.to(dtype)
+        for s in (torch.tensor(0.1), torch.tensor(-0.3), torch.tensor(2049), torch.tensor(257),
+                  torch.tensor(5.0013)):
+            s = s.to(device)
+            for fn in (lambda a, s: a % s, lambda a, s: s % a, lambda a, s: torch.fmod(a, s),
+                       lambda a, s: torch.fmod(s, a), lambda a, s: torch.remainder(a, s)):
+                compiled = compile_fx(torch.fx.symbolic_trace(fn), [h, s])
+                got, want = compiled(h, s), fn(h, s)
+                assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)
+            if s.dtype == torch.int64 or s.item() == 5.0013:  # (whole powers: exact)
+                fn = lambda a, s: a ** s  # noqa: E731
+                compiled = compile_fx(torch.fx.symbolic_trace(fn), [h, s])
+                got, want = compiled(h, s), fn(h, s)
+                assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)

@@ -189,6 +189,15 @@ class TensorConverter:
             self._storages[key] = (StorageWeakRef(t.untyped_storage()), weakref.ref(fake))
 
     def _non_leaf(self, leaf: FakeTensor, t: torch.Tensor) -> FakeTensor:
+        """A non-leaf with `leaf`'s layout and its conjugate and negative bits (a clone
+        resolves them, an `as_strided` view of a new storage has none: `x.conj()[1:]` that
+        requires grad read `is_conj()` False under dynamic sizes)."""
+        fake = self._non_leaf_layout(leaf, t)
+        torch._C._set_conj(fake, leaf.is_conj())
+        torch._C._set_neg(fake, leaf.is_neg())
+        return fake
+
+    def _non_leaf_layout(self, leaf: FakeTensor, t: torch.Tensor) -> FakeTensor:
         """A non-leaf with `leaf`'s layout (the clone of a leaf), when a clone keeps it."""
         with torch.enable_grad(), self.mode:
             out = leaf.clone(memory_format=torch.preserve_format)

@@ -970,18 +970,22 @@ def _div(lower, node, a, b, *, rounding_mode=None):
 
 @register(aten.remainder)
 def _remainder(lower, node, a, b):
+    a, b = _tensors_in_result_dtype(lower, a, b)  # (`half_x % tensor(0.1)`: eager's half 0.1)
     _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("remainder", x, y))
 
 
 @register(aten.fmod)
 def _fmod(lower, node, a, b):
+    a, b = _tensors_in_result_dtype(lower, a, b)
     _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("fmod", x, y))
 
 
 @register(aten.pow)
 def _pow(lower, node, a, b):
+    # (`half_x ** tensor(2049)` is `half_x ** 2048` in eager: -11.25 ** it is inf, not -inf)
+    a, b = _tensors_in_result_dtype(lower, a, b)
     if not is_tensor(b) and isinstance(b, (int, float)) and float(b).is_integer() and 0 <= b <= 4:
         def power(x, _):
             out = constant(1, x.dtype)

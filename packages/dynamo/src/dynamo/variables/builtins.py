@@ -178,6 +178,8 @@ def _symbolic_number_op(tx: Translator, fn: Any, args: list[VariableTracker]
                      "bad operand type for unary ~: 'float'")
     if fn is operator.invert and kind is bool:
         raise Unsupported("~ of a symbolic bool (an int of it: -2 or -1)")
+    if fn is operator.pos and kind is bool:  # `+True` is 1; torch's SymBool has no `+`
+        return _op(tx, int, args[0])
     if fn is complex:
         raise Unsupported("complex() of a symbolic number (no symbolic complex numbers)")
     kinds = [a.python_type() for a in args]
