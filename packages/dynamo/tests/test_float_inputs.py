@@ -217,3 +217,22 @@ def test_float_algebra_that_simplifies_to_a_number_is_computed_by_every_backend(
         torch.testing.assert_close(got[0], want[0], equal_nan=True)
         assert [(type(v), math.copysign(1, v), v) for v in got[1:]] == \
             [(type(v), math.copysign(1, v), v) for v in want[1:]], s
+
+
+_BASE = [-2.0]
+
+
+def test_a_negative_float_specialised_late_is_the_base_of_a_power() -> None:
+    """A float input pinned to a negative value by a later use (`base ** n` of a size) is a
+    constant of the graph, written into its uses at the end: FX printed `pow(-3.0, y)` as
+    `-3.0 ** y`, which Python reads as `-(3.0 ** y)` (found by the stale-answer fuzzer)."""
+    def f(x):
+        base = _BASE[0]
+        return x * base ** x.round(), base ** x.shape[0]
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    x = torch.tensor([1.0, 2.0, 3.0])
+    for value in (-2.0, 2.0, -3.0):
+        _BASE[0] = value
+        got, want = compiled(x), f(x)
+        assert torch.equal(got[0], want[0]) and got[1] == want[1], value

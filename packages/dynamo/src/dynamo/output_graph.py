@@ -466,6 +466,9 @@ class OutputGraph:
                     user.args, user.kwargs = torch.fx.node.map_arg(
                         (user.args, user.kwargs),
                         lambda n, item=item, value=float(value): value if n is item else n)
+                    with self.graph.inserting_before(user):  # (`-2.0 ** y`: see printable_args)
+                        user.args = printable_args(self.graph, user.target, user.args,
+                                                   "example_value")
         # Facts assumed of data-dependent values (`torch._check(n >= 2)`, a kernel's bounds
         # check): checked by the graph. (The frames they name are the compiled function's
         # caller, not the traced line: dropped, here and for a backend's re-trace.)
