@@ -1218,3 +1218,49 @@ def test_hasattr_found_on_the_class_is_guarded() -> None:
         if step == 2:
             del _WithClassAttribute.zz
         assert torch.equal(compiled(x), f(x)), step
+
+
+class _ModuleWithoutFlag(torch.nn.Module):
+    def forward(self, x):
+        return x + (1 if hasattr(self, "flag") else 0)
+
+
+def test_hasattr_of_a_module_that_says_no_is_guarded_by_its_class() -> None:
+    """`hasattr(module, "flag")` said no: the attribute added to (then deleted from) the
+    module's class must not leave the answer standing."""
+    module = _ModuleWithoutFlag()
+    compiled = dynamo.compile(module, backend="eager")
+    x = torch.zeros(2)
+    try:
+        for step in range(4):
+            if step == 1:
+                _ModuleWithoutFlag.flag = True
+            if step == 2:
+                del _ModuleWithoutFlag.flag
+            assert torch.equal(compiled(x), module(x)), step
+    finally:
+        if "flag" in _ModuleWithoutFlag.__dict__:
+            del _ModuleWithoutFlag.flag
+
+
+class _ClassAsked:
+    zz = 1
+
+
+def test_hasattr_of_a_class_is_guarded() -> None:
+    """`hasattr(Cls, "zz")` (a class, not an instance): `del Cls.zz`, then `Cls.zz = 1`,
+    must each be seen."""
+    def f(x):
+        return x + (1 if hasattr(_ClassAsked, "zz") else 0)
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.zeros(2)
+    try:
+        for step in range(3):
+            if step == 1:
+                del _ClassAsked.zz
+            if step == 2:
+                _ClassAsked.zz = 1
+            assert torch.equal(compiled(x), f(x)), step
+    finally:
+        _ClassAsked.zz = 1

@@ -818,10 +818,16 @@ def _own_contains(obj: VariableTracker) -> bool:
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     from dynamo.variables.functions import UserFunctionVariable
-    from dynamo.variables.objects import CompiledVariable, NNModuleVariable, PythonModuleVariable
+    from dynamo.variables.objects import (
+        CompiledVariable,
+        NNModuleVariable,
+        PythonModuleVariable,
+        UserClassVariable,
+    )
     from dynamo.variables.user_objects import UserObjectVariable
 
-    if isinstance(obj, (NNModuleVariable, UserObjectVariable, PythonModuleVariable)):
+    if isinstance(obj, (NNModuleVariable, UserObjectVariable, PythonModuleVariable,
+                        UserClassVariable)):
         return obj.has_attribute(tx, name)
     if isinstance(obj, CompiledVariable):  # a compiled module or function: what it wraps
         return (name == "_orig_mod" and isinstance(obj.value, torch.nn.Module)) or \

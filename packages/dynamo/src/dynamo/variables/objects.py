@@ -57,6 +57,7 @@ from dynamo.variables.functions import (
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
 from guards import (
     AttrSource,
+    ClassLacks,
     DictContains,
     DictKeys,
     DistinctObjects,
@@ -439,6 +440,16 @@ class NNModuleVariable(ObjectVariable):
             return len(self._entries(tx)) > 0
         raise Unsupported(f"the truth value of a {cls.__qualname__} (it defines __bool__ or "
                           "__len__)")
+
+    def has_attribute(self, tx: Translator, name: str) -> bool:
+        """`hasattr(module, name)`: as an object's; a no is also guarded by the class and its
+        bases still lacking the name (`Cls.flag = 1` after compiling left the no standing;
+        what `nn.Module.__getattr__` answers, a parameter, buffer or submodule, is guarded
+        where the module's dicts are)."""
+        found = super().has_attribute(tx, name)
+        if not found and self.source is not None and not self._deleted(tx, name):
+            tx.output.add_guard(ClassLacks(TypeSource(self.source), (name,)))
+        return found
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
@@ -877,6 +888,27 @@ class UserClassVariable(VariableTracker):
 
     def python_type(self) -> type:
         return type(self.cls)
+
+    def has_attribute(self, tx: Translator, name: str) -> bool:
+        """`hasattr(Cls, name)`, guarded: found in the class (or a base), by the dict of the
+        class that defines it holding the name; not found, by the class and its bases, and
+        its metaclass, still lacking it (`del Cls.zz` or `Cls.zz = 1` left a stale answer)."""
+        meta = type(self.cls)
+        if any("__getattr__" in c.__dict__ for c in meta.__mro__):
+            raise Unsupported(f"hasattr() on the class {self.cls.__qualname__}, whose metaclass "
+                              "customises attribute access")
+        found = hasattr(self.cls, name)
+        if self.source is None:
+            return found
+        if found and any(name in c.__dict__ for c in self.cls.__mro__):
+            entry = _class_dict_entry(self.source, self.cls, name)
+            tx.output.add_guard(DictContains(entry.of, name, True))
+        elif found:  # the metaclass's: a method or attribute of `type`, or of a metaclass
+            tx.output.add_guard(TypeMatch(self.source, type(self.cls)))
+        else:
+            tx.output.add_guard(ClassLacks(self.source, (name,)))
+            tx.output.add_guard(ClassLacks(TypeSource(self.source), (name, "__getattr__")))
+        return found
 
     def is_constant(self) -> bool:
         return True
