@@ -339,9 +339,7 @@ class CompiledGraph:
                                  for n in nodes)
         if not self._autograd_sees(first):
             with _COMPILE_LOCK:
-                version = self._compile(first)
-                if version[0] is not None:
-                    self.versions.append(version)
+                self._add_version(first)
 
     def _autograd_sees(self, args: Any, grad_mode: bool | None = None) -> bool:
         """Whether autograd must record this call (made with `grad_mode`, by default the one
@@ -399,10 +397,14 @@ class CompiledGraph:
             return self.eager
         self.dynamic |= _changed(self.first, args)
         self.strides |= _changed_strides(self.first, args)
-        version = self._compile(list(args))
-        if version[0] is not None:
-            self.versions.append(version)
-        return version[1]
+        return self._add_version(list(args))
+
+    def _add_version(self, inputs: list) -> Callable:
+        """A version compiled for `inputs`, kept unless it is for this call only: its run."""
+        check, run = self._compile(inputs)
+        if check is not None:
+            self.versions.append((check, run))
+        return run
 
     def _runner(self, run: Callable, state: list[torch.Tensor]) -> Callable:
         """`run`, a compiled version of the graph taking the parameters and buffers first, as

@@ -1327,12 +1327,10 @@ def _slice(lower, node, x, dim=0, start=None, end=None, step=1):
     val = lower.node.meta["val"]
     dim = dim % len(x.size)
     size = tuple(sym(s) for s in val.shape)
-    try:
+    if node in lower.slice_starts:  # (of unknown sign: clamped by the wrapper)
+        start = lower.slice_starts[node]
+    else:
         start = _clamp_start(start, x.size[dim], getattr(lower.gm, "shape_env", None))
-    except LoweringError:
-        if node not in lower.slice_starts:
-            raise
-        start = lower.slice_starts[node]  # (of unknown sign: clamped by the wrapper)
     return _slice_view(lower, x, dim, start, sym(step), size)  # (`x[::k]`: a symbolic step)
 
 

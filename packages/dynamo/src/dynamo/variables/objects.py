@@ -254,8 +254,8 @@ class ObjectVariable(VariableTracker):
             for where in holders[:1] if found else self._instance_dicts():
                 tx.output.add_guard(DictContains(AttrSource(self.source, where), name, found))
             if found and not holders and any(name in c.__dict__ for c in type(self.value).__mro__):
-                entry = self._class_dict_entry(name)
-                tx.output.add_guard(DictContains(entry.of, name, True))
+                tx.output.add_guard(DictContains(
+                    _class_dict(TypeSource(self.source), type(self.value), name), name, True))
         return found
 
     def _instance_dicts(self) -> tuple[str, ...]:
@@ -293,11 +293,15 @@ def python_descriptor(member: Any) -> bool:
     return isinstance(inspect.getattr_static(type(member), "__get__", None), types.FunctionType)
 
 
+def _class_dict(class_source: Any, cls: type, name: str) -> Any:
+    """The source of the dict of the class of `cls`'s MRO that defines `name`."""
+    index = next(i for i, base in enumerate(cls.__mro__) if name in base.__dict__)
+    return AttrSource(GetItemSource(AttrSource(class_source, "__mro__"), index), "__dict__")
+
+
 def _class_dict_entry(class_source: Any, cls: type, name: str) -> Any:
     """The source of `name` in the dict of the class of `cls`'s MRO that defines it."""
-    index = next(i for i, base in enumerate(cls.__mro__) if name in base.__dict__)
-    return GetItemSource(AttrSource(GetItemSource(AttrSource(class_source, "__mro__"), index),
-                                    "__dict__"), name)
+    return GetItemSource(_class_dict(class_source, cls, name), name)
 
 
 class WeakRefVariable(ObjectVariable):
@@ -901,8 +905,7 @@ class UserClassVariable(VariableTracker):
         if self.source is None:
             return found
         if found and any(name in c.__dict__ for c in self.cls.__mro__):
-            entry = _class_dict_entry(self.source, self.cls, name)
-            tx.output.add_guard(DictContains(entry.of, name, True))
+            tx.output.add_guard(DictContains(_class_dict(self.source, self.cls, name), name, True))
         elif found:  # the metaclass's: a method or attribute of `type`, or of a metaclass
             tx.output.add_guard(TypeMatch(self.source, type(self.cls)))
         else:
