@@ -508,6 +508,35 @@ def test_equality_guards_on_equal_constants_of_other_types_stay_apart() -> None:
                     assert gs.explain(swapped, {})
 
 
+def test_batched_constants_compare_value_and_type_bit_for_bit() -> None:
+    import numpy as np
+
+    class Int(int):
+        pass
+
+    class Str(str):
+        pass
+
+    class Float(float):
+        pass
+
+    nan = float("nan")
+    values = [None, True, 0, 7, 2**70, -0.0, 1.5, nan, 1j, "a", (1, "b"), torch.device("cpu")]
+    names = [f"v{i}" for i in range(len(values))]
+    gs = GuardSet([Equals(LocalSource(n), v) for n, v in zip(names, values)])
+    frame = dict(zip(names, values))
+    assert "___marshal" in gs.source and gs.check(frame, {})
+    assert gs.check({**frame, "v7": float("nan")}, {})  # another NaN object, the same bits
+    look_alikes = {1: [1, np.bool_(True)], 2: [False, 0.0, np.int64(0), Int(0), torch.tensor(0)],
+                   4: [float(2**70)], 5: [0.0, Float(-0.0)], 6: [np.float64(1.5), Float(1.5)],
+                   8: [complex(0, 1.0000000000000002)], 9: [Str("a"), b"a"],
+                   10: [(True, "b"), (1.0, "b"), [1, "b"]], 11: ["cpu"]}
+    for i, others in look_alikes.items():
+        for other in others:
+            assert not gs.check({**frame, names[i]: other}, {}), (i, other)
+            assert gs.explain({**frame, names[i]: other}, {}), (i, other)
+
+
 def test_identity_on_a_freed_object_fails_for_a_value_of_none() -> None:
     import gc
 

@@ -22,6 +22,7 @@ import builtins
 import collections
 import fractions
 import keyword
+import marshal
 import math
 import operator
 import re
@@ -211,6 +212,19 @@ def _weak_keys(guards: list[Guard]) -> list[WeakKey]:
     return list(dict.fromkeys(key for guard in guards for key in guard.weak_keys))
 
 
+def _marshalled_exactly(value: Any) -> bool:
+    """Whether `marshal` (format 2) writes `value` as itself: None, a bool, an int, a float or
+    complex number (bit for bit: `-0.0` is not `0.0`; not NaN, which `Equals` takes for any
+    NaN) or a str, of exactly that type, or a tuple of those. Bytes written so name type and
+    value, so equal bytes mean an equal value of the same type: an object of any other type, a
+    subclass included, is refused or written as a bytes string (a buffer, such as a numpy
+    scalar), which no such value is written as."""
+    if type(value) is tuple:
+        return all(map(_marshalled_exactly, value))
+    return value is None or type(value) in (bool, int, str) or (
+        type(value) in (float, complex) and value == value)
+
+
 def _is_singleton(value: Any) -> bool:
     """Whether CPython keeps a single object for this value (so `is` can compare it)."""
     return value is None or type(value) is bool or (type(value) is int and -5 <= value <= 256)
@@ -340,31 +354,33 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     late = [guard for guard in late if guard.sources]
 
     # Locals that are constants (`L['n'] == 3`, fifty times over) are checked all at once, in C:
-    # one `itemgetter` fetches them. Those equal to None, a bool or a small int (objects
-    # CPython keeps one of) are compared by identity, which checks value and type together; a
-    # fresh equal object only fails the check, never passes it wrongly. The others get one
-    # tuple comparison for the values and one pass of `is` over their types (`True == 1`, but
-    # a bool is not an int). Constants that `==` confuses with others (zeros of either sign,
-    # NaN, tuples) are left to their own checks.
+    # one `itemgetter` fetches them, and `marshal` writes those it writes exactly (ints,
+    # floats, str, None, ...) as one bytes string, compared with theirs: value and type in one
+    # pass (`True == 1`, but their bytes differ). The others (devices, bytes) get one tuple
+    # comparison for the values and one pass of `is` over their types. Constants that `==`
+    # confuses with others and marshal cannot write (a float subclass's zero) are left to
+    # their own checks.
     in_late = {source for guard in late for source in guard.sources}
     batch = [
         root for root in children.get(None, [])
         if isinstance(root, LocalSource) and not children.get(root) and root not in in_late
         and len(on_source.get(root, [])) == 1 and isinstance(on_source[root][0], Equals)
-        and (_is_singleton(on_source[root][0].value) or plain_constant(on_source[root][0].value))
+        and (_marshalled_exactly(on_source[root][0].value)
+             or plain_constant(on_source[root][0].value))
     ]
     if len(batch) > 1:
-        singletons = [r for r in batch if _is_singleton(on_source[r][0].value)]
-        others = [r for r in batch if r not in singletons]
-        for group, by_identity in ((singletons, True), (others, False)):
+        exact = [r for r in batch if _marshalled_exactly(on_source[r][0].value)]
+        others = [r for r in batch if r not in exact]
+        for group, in_bytes in ((exact, True), (others, False)):
             if not group:
                 continue
             values = tuple(on_source[root][0].value for root in group)
             keys = [root.name for root in group]
             fetch = consts.name(operator.itemgetter(*keys)) + "(L)" if len(keys) > 1 \
                 else f"(L[{keys[0]!r}],)"
-            if by_identity:
-                lines.append(f"if not all(map(___is, {fetch}, {consts.name(values)})):")
+            if in_bytes:
+                written = consts.name(marshal.dumps(values, 2))
+                lines.append(f"if ___marshal({fetch}, 2) != {written}:")
             else:
                 types = consts.name(tuple(map(type, values)))
                 lines.append(f"___values = {fetch}")
@@ -440,6 +456,7 @@ def _compile(guards: list[Guard]) -> tuple[CheckFn, str]:
     source = f"def check(L, G):\n    try:\n{body}\n    except Exception:\n        return False\n    return True\n"
     namespace: dict[str, Any] = {"math": math, "Fraction": fractions.Fraction,
                                  "___is": operator.is_, "___contains": operator.contains,
+                                 "___marshal": marshal.dumps,
                                  "___is_not": operator.is_not, "___deref": weakref.ref.__call__,
                                  "___item": item, "___plain": frozenset((dict, list, tuple)),
                                  **key_names(),
