@@ -2746,6 +2746,31 @@ def test_a_one_element_second_operand_of_a_half_mul_or_div_is_not_rounded_on_cpu
                 assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)
 
 
+def test_a_tensor_operand_of_a_half_addcmul_addcdiv_or_xlogy_is_converted_first(device):
+    """CPU eager converts a 0-d operand of another dtype to the half result's dtype in
+    `addcmul`, `addcdiv` and `xlogy` (torch's decompositions compute with it in float32:
+    `addcmul(h, h, tensor(0.1))` was an ulp off in 1 of 10 values)."""
+    if device != "cpu":
+        pytest.skip("eager's CPU kernels for half types")
+    torch.manual_seed(0)
+    x, y = torch.randn(1024), torch.randn(1024)
+    for dtype in (torch.float16, torch.bfloat16):
+        a, b = x.to(dtype), y.to(dtype)
+        for s in (torch.tensor(0.1), torch.tensor(-0.3), torch.tensor(2049)):
+            for fn in (lambda a, b, s: torch.addcmul(a, b, s, value=3),
+                       lambda a, b, s: torch.addcmul(s, a, b),
+                       lambda a, b, s: torch.addcdiv(a, b, s),
+                       lambda a, b, s: torch.addcdiv(a, s, b, value=-2)):
+                compiled = compile_fx(torch.fx.symbolic_trace(fn), [a, b, s])
+                got, want = compiled(a, b, s), fn(a, b, s)
+                assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)
+            # eager also rounds the log to half; the kernels keep it in float32
+            fn = lambda a, b, s: torch.xlogy(a, s.abs())  # noqa: E731
+            got = compile_fx(torch.fx.symbolic_trace(fn), [a, b, s])(a, b, s)
+            want = (a.float() * s.abs().to(dtype).float().log()).to(dtype)
+            assert torch.equal(got, want), (dtype, s, got, want)
+
+
 def test_a_tensor_operand_of_a_half_remainder_fmod_or_pow_is_converted_first(device):
     """Eager converts a tensor operand of another dtype to the half result's dtype in `%`,
     `fmod` and `**` too (c79247f converted it only in add/sub/mul/div): `half_x % tensor(0.1)`

@@ -176,6 +176,36 @@ def _nan_to_num_that_fits(decomposition: Callable, x: torch.Tensor, nan: Any = N
     return decomposition(x, nan, posinf, neginf)
 
 
+def _result_dtype(tensors: list[torch.Tensor]) -> torch.dtype | None:
+    """The dtype eager's type promotion gives an op of these tensors: that of the dimensioned
+    ones, unless the 0-d ones are of a higher category (an int64 vector and a 0-d float64:
+    float64). None for a complex result, which nothing here needs."""
+    def promote(dtypes: list[torch.dtype]) -> torch.dtype | None:
+        return functools.reduce(torch.promote_types, dtypes) if dtypes else None
+
+    def category(dtype: torch.dtype) -> int:
+        return 3 if dtype.is_complex else 2 if dtype.is_floating_point else int(
+            dtype != torch.bool)
+
+    dims = promote([t.dtype for t in tensors if t.dim() > 0])
+    zeros = promote([t.dtype for t in tensors if t.dim() == 0])
+    if dims is None or zeros is None or category(zeros) <= category(dims):
+        return dims or zeros
+    return None if zeros.is_complex else torch.promote_types(dims, zeros)
+
+
+def _operands_in_result_dtype(decomposition: Callable, *args: Any, **kwargs: Any) -> Any:
+    """torch's decomposition of `addcmul`, `addcdiv` or `xlogy` with its tensor operands first
+    converted to a half-precision result's dtype, as eager converts them: the decomposition
+    computes in float32 with a 0-d float32 operand as it is (`addcmul(half_x, half_y,
+    tensor(0.1))` was an ulp off eager's, which multiplies by the half 0.1, in 400 of 4096
+    values)."""
+    dtype = _result_dtype([a for a in args if isinstance(a, torch.Tensor)])
+    if dtype in (torch.float16, torch.bfloat16):
+        args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args)
+    return decomposition(*args, **kwargs)
+
+
 def _diagonal_scatter(x: torch.Tensor, src: torch.Tensor, offset: int = 0, dim1: int = 0,
                       dim2: int = 1) -> torch.Tensor:
     """`diagonal_scatter` as an `index_put` at the diagonal's places (torch's decomposition
@@ -209,6 +239,8 @@ def decompositions() -> dict:
             table[op] = functools.partial(_index_fill, table[op])
     for op in (aten.masked_fill.Scalar, aten.masked_fill_.Scalar):
         table[op] = functools.partial(_masked_fill_that_fits, table[op])
+    for op in (aten.addcmul.default, aten.addcdiv.default, aten.xlogy.Tensor):
+        table[op] = functools.partial(_operands_in_result_dtype, table[op])
     for op in (aten.nan_to_num.default, aten.nan_to_num_.default):
         table[op] = functools.partial(_nan_to_num_that_fits, table[op])
     table[aten._fused_rms_norm.default] = _rms_norm
