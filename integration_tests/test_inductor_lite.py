@@ -940,3 +940,15 @@ def test_a_size_rounded_from_a_log_of_a_size_is_an_int_of_the_wrapper() -> None:
             assert g.shape == w.shape, n
             torch.testing.assert_close(g, w, **TOL)
     assert counters["eager_graphs"] == 0 and counters["kernels"] > 0, dict(counters)
+
+
+def test_float_constants_of_size_relations_keep_every_digit() -> None:
+    """The wrapper prints a float constant of a relation of sizes with all its digits
+    (`math.log(s0) == 1.3862943611198906` was printed with 1.38629436111989: False at 4)."""
+    def fn(x):
+        return x + 1, math.log(x.shape[0]) == math.log(4), x.shape[0] * 0.1 == 0.30000000000000004
+
+    compiled = dynamo.compile(fn, backend="inductor_lite", dynamic=True)
+    for n in (3, 4, 5):
+        x = torch.zeros(n, device=DEVICE)
+        assert compiled(x)[1:] == fn(x)[1:], n

@@ -1264,3 +1264,78 @@ def test_hasattr_of_a_class_is_guarded() -> None:
             assert torch.equal(compiled(x), f(x)), step
     finally:
         _ClassAsked.zz = 1
+
+
+class _Meta(type):
+    mm = 1
+
+
+class _ClassOfMeta(metaclass=_Meta):
+    pass
+
+
+def test_hasattr_of_a_class_found_on_its_metaclass_is_guarded() -> None:
+    """`hasattr(Cls, "mm")` answered by the metaclass: `del Meta.mm` must be seen."""
+    def f(x):
+        return x + (1 if hasattr(_ClassOfMeta, "mm") else 0)
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.zeros(2)
+    try:
+        for step in range(3):
+            if step == 1:
+                del _Meta.mm
+            if step == 2:
+                _Meta.mm = 1
+            assert torch.equal(compiled(x), f(x)), step
+    finally:
+        _Meta.mm = 1
+
+
+def test_hasattr_of_a_python_module_sees_a_module_getattr_added() -> None:
+    """A no about a Python module is also guarded by the module lacking `__getattr__` (PEP
+    562) and its class lacking the name; a yes of its `__getattr__` by it staying."""
+    import types
+
+    class _ModuleClass(types.ModuleType):
+        pass
+
+    for module in (types.ModuleType("m"), _ModuleClass("m")):
+        def f(x, module=module):
+            return x + (1 if hasattr(module, "q") else 0)
+
+        compiled = dynamo.compile(f, backend="eager")
+        x = torch.zeros(2)
+        for step in range(4):
+            if step == 1:
+                module.__getattr__ = lambda name: 1
+            if step == 2:
+                del module.__getattr__
+            if step == 3 and type(module) is not types.ModuleType:
+                type(module).q = 1
+            assert torch.equal(compiled(x), f(x)), (module, step)
+
+
+def test_hasattr_of_a_class_whose_descriptor_raises_is_a_graph_break() -> None:
+    """`hasattr(Cls, "p")` is False when a metaclass property raises AttributeError; its no
+    guard (the class lacks 'p') failed for the very inputs compiled for, so every call ran
+    eagerly with a warning. It is a graph break now."""
+    class Meta(type):
+        @property
+        def p(cls):
+            raise AttributeError("p")
+
+    class Cls(metaclass=Meta):
+        pass
+
+    def f(x):
+        return x + (1 if hasattr(Cls, "p") else 0)
+
+    explained = dynamo.explain(f)(torch.zeros(2))
+    assert any("'p' raised AttributeError" in b.reason for b in explained.breaks), \
+        explained.breaks
+    compiled = dynamo.compile(f, backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            assert torch.equal(compiled(torch.zeros(2)), f(torch.zeros(2)))

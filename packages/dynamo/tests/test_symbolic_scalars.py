@@ -282,3 +282,11 @@ def test_a_bool_item_compared_with_a_bool_is_a_condition():
             expected, got = _run(fn, x), _run(compiled, x)
             assert repr(expected) == repr(got), (fn.__name__, x, expected, got)
         assert len(graphs) == 1, fn.__name__
+
+
+def test_a_symbolic_bool_with_a_float_in_a_bitwise_op_raises_as_python():
+    """`(n > 3) | 2.0` is Python's TypeError (torch's SymBool `|` is logical: it gave 2.0)."""
+    def fn(x):
+        return x + 1, (x.shape[0] > 3) | 2.0
+
+    _same(fn, [(torch.zeros(2),), (torch.zeros(5),)], dynamic=True)

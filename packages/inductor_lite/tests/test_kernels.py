@@ -2793,3 +2793,4 @@ def test_a_tensor_operand_of_a_half_remainder_fmod_or_pow_is_converted_first(dev
                 compiled = compile_fx(torch.fx.symbolic_trace(fn), [h, s])
                 got, want = compiled(h, s), fn(h, s)
                 assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)
+

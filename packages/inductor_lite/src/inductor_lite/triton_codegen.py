@@ -140,6 +140,12 @@ class IndexPrinter(StrPrinter):
                 return f"helpers.{name}({self._print(a)}, {self._print(b)})"
         return super()._print(expr, **kwargs)
 
+    def _print_Float(self, expr):
+        # every digit of the float (StrPrinter's 15 significant digits made the wrapper's
+        # `log(s0) == 1.3862943611198906` compare with 1.38629436111989: False at s0 = 4)
+        value = float(expr)
+        return repr(value) if math.isfinite(value) else f"float('{value}')"
+
     def atom(self, expr) -> str:
         text = self._print(expr)
         return text if (expr.is_Atom or isinstance(expr, (FloorDiv, ModularIndexing))) else f"({text})"

@@ -183,6 +183,13 @@ def _symbolic_number_op(tx: Translator, fn: Any, args: list[VariableTracker]
     if fn is complex:
         raise Unsupported("complex() of a symbolic number (no symbolic complex numbers)")
     kinds = [a.python_type() for a in args]
+    if fn in _BITWISE and float in kinds and len(args) == 2:
+        # (torch's SymBool `|` is logical: `b | 2.0` gave 2.0, where Python raises)
+        symbol = {operator.or_: "|", operator.and_: "&", operator.xor: "^",
+                  operator.ior: "|=", operator.iand: "&=", operator.ixor: "^="}[fn]
+        message = (f"unsupported operand type(s) for {symbol}: '{kinds[0].__name__}' and "
+                   f"'{kinds[1].__name__}'")
+        raise Raised(TypeError(message), message)
     if fn in _BITWISE and bool in kinds and int in kinds:
         # a bool with an int is an int operation (`True | 2` is 3): torch's SymBool `|` is
         # logical (it gave 2)

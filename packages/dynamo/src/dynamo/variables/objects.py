@@ -902,12 +902,21 @@ class UserClassVariable(VariableTracker):
             raise Unsupported(f"hasattr() on the class {self.cls.__qualname__}, whose metaclass "
                               "customises attribute access")
         found = hasattr(self.cls, name)
+        if not found and any(name in c.__dict__ for c in (*meta.__mro__, *self.cls.__mro__)):
+            # a descriptor (a property of the metaclass) raised AttributeError: the guards of
+            # a no (the name absent) failed at once, every call ran eagerly with a warning
+            raise Unsupported(f"hasattr() on the class {self.cls.__qualname__}, whose "
+                              f"{name!r} raised AttributeError")
         if self.source is None:
             return found
         if found and any(name in c.__dict__ for c in self.cls.__mro__):
             tx.output.add_guard(DictContains(_class_dict(self.source, self.cls, name), name, True))
         elif found:  # the metaclass's: a method or attribute of `type`, or of a metaclass
-            tx.output.add_guard(TypeMatch(self.source, type(self.cls)))
+            tx.output.add_guard(TypeMatch(self.source, meta))
+            owner = next((c for c in meta.__mro__ if name in c.__dict__), type)
+            if owner not in (type, object):  # (a user's metaclass: `del Meta.zz` left a yes)
+                tx.output.add_guard(DictContains(_class_dict(TypeSource(self.source), meta,
+                                                             name), name, True))
         else:
             tx.output.add_guard(ClassLacks(self.source, (name,)))
             tx.output.add_guard(ClassLacks(TypeSource(self.source), (name, "__getattr__")))
@@ -1111,6 +1120,20 @@ class PythonModuleVariable(TrueVariable):
         where = self._attr_source("__dict__")
         if where is not None and (not found or name in self.module.__dict__):
             tx.output.add_guard(DictContains(where, name, found))
+        if where is not None and not found:
+            # nor answered by a module `__getattr__` (PEP 562) or the module's own class,
+            # added later (both left the no standing)
+            if "__getattr__" not in self.module.__dict__:
+                tx.output.add_guard(DictContains(where, "__getattr__", False))
+            if type(self.module) is not types.ModuleType:
+                tx.output.add_guard(ClassLacks(TypeSource(where.base), (name, "__getattr__")))
+        elif where is not None and name not in self.module.__dict__:
+            cls = type(self.module)
+            if any(name in c.__dict__ for c in cls.__mro__[:-2]):  # its class's (not ModuleType's)
+                tx.output.add_guard(DictContains(_class_dict(TypeSource(where.base), cls, name),
+                                                 name, True))
+            elif "__getattr__" in self.module.__dict__:  # the yes of its `__getattr__`
+                tx.output.add_guard(DictContains(where, "__getattr__", True))
         return found
 
 
