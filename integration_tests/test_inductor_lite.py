@@ -952,3 +952,34 @@ def test_float_constants_of_size_relations_keep_every_digit() -> None:
     for n in (3, 4, 5):
         x = torch.zeros(n, device=DEVICE)
         assert compiled(x)[1:] == fn(x)[1:], n
+
+
+def test_a_check_that_fixes_the_length_of_a_slice_by_an_item_is_checked() -> None:
+    """`torch.stack([x[:n], x[:2]])`, `cat` along another dim, `x[:, :n].reshape(12)` of an int
+    `.item()` n: the meta kernel's check teaches the ShapeEnv the slice's length u1 -> 2, which
+    folded the graph's `Eq(u1, 2)` to True and left u1 unbound: n = 5 or 9 returned values
+    read past the slice (eager raises)."""
+    fns = [lambda x, i: torch.stack([x[:i.item()], x[:2]]),
+           lambda x, i: torch.cat([x[i.item():i.item() + 2], x[:2]], 1),
+           lambda x, i: x[:, :i.item()].reshape(12) + 1]
+    x = torch.arange(60.0, device=DEVICE).reshape(6, 10)
+    for fn in fns:
+        compiled = dynamo.compile(fn, backend="inductor_lite", capture_scalar_outputs=True)
+        torch.testing.assert_close(compiled(x, torch.tensor(2)), fn(x, torch.tensor(2)))
+        for n in (5, 9):
+            with pytest.raises(RuntimeError):
+                fn(x, torch.tensor(n))
+            with pytest.raises(RuntimeError):
+                compiled(x, torch.tensor(n))
+
+
+def test_max_of_a_slice_by_a_changing_int_that_is_empty_raises_as_eager() -> None:
+    """`x[n:].min()`, `x[:n].max()` of an int n seen to change (a size of the inputs, not an
+    `.item()`): n = 10 or 0 made the slice empty and the kernel gave inf/-inf; eager raises."""
+    compiled = dynamo.compile(lambda x, n: x[n:].min() + x[:n].max(), backend="inductor_lite")
+    x = torch.randn(10, device=DEVICE)
+    for n in (3, 4, 7):
+        torch.testing.assert_close(compiled(x, n), x[n:].min() + x[:n].max())
+    for n in (10, 0):
+        with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+            compiled(x, n)

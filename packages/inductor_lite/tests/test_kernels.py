@@ -2794,3 +2794,16 @@ def test_a_tensor_operand_of_a_half_remainder_fmod_or_pow_is_converted_first(dev
                 got, want = compiled(h, s), fn(h, s)
                 assert got.dtype == want.dtype and torch.equal(got, want), (dtype, s, got, want)
 
+
+
+def test_an_int_constant_cast_to_float_is_rounded_once(device):
+    """`full(2**60 + 2**36 + 1).float()` is rounded once, as torch converts it (through a
+    Python float it was rounded twice: 2**60)."""
+    x = torch.zeros(5, device=device)
+    for dtype in (torch.float32, torch.float16, torch.float64):
+        def fn(x, dtype=dtype):
+            big = torch.full((5,), 2**60 + 2**36 + 1, dtype=torch.int64, device=x.device)
+            return big.to(dtype) + x.to(dtype)
+
+        got = compile_fx(torch.fx.symbolic_trace(fn), [x])(x)
+        assert torch.equal(got, fn(x)), (dtype, got, fn(x))

@@ -143,8 +143,11 @@ class _Writer:
             found = [(value.node.expr, node),
                      *([(value.node._expr, node)] if hasattr(value.node, "_expr") else [])]
         elif isinstance(value, torch.Tensor):
-            found = [(s.node.expr, (node, dim)) for dim, s in enumerate(value.shape)
-                     if isinstance(s, torch.SymInt)]
+            # (and as made: the length `u1` of `x[:n]` that a check of `torch.cat` replaced
+            # by 2 is still that dim's size, and the check of `Eq(u1, 2)` reads it)
+            found = [(e, (node, dim)) for dim, s in enumerate(value.shape)
+                     if isinstance(s, torch.SymInt)
+                     for e in (s.node.expr, *([s.node._expr] if hasattr(s.node, "_expr") else []))]
         for expr, where in found:
             if isinstance(expr, sympy.Eq) and isinstance(value, torch.SymBool) \
                     and expr.lhs.is_Symbol and expr.rhs == 1:

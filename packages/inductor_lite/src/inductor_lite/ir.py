@@ -129,6 +129,10 @@ def to_dtype(v: Value, dtype: torch.dtype) -> Value:
             # half through float32): a constant keeps a Python float, which folding would
             # otherwise carry past an explicit narrowing cast (`full(0.1).double()` was 0.1)
             c = torch.tensor(c, dtype=v.dtype).to(dtype).item()
+        elif type(c) is int and dtype.is_floating_point and abs(c) > 2**24:
+            # (rounded once, as torch converts it: through a Python float an int64 past 2**53
+            # was rounded twice, `full(2**60 + 2**36 + 1).float()` was 2**60)
+            c = torch.tensor(c, dtype=v.dtype).to(dtype).item()
         return constant(c, dtype)
     return Value("to_dtype", (v, dtype), dtype)
 

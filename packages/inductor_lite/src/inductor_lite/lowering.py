@@ -374,6 +374,8 @@ class GraphLowering:
         (`sym_float(s0 * s1)`, the count a group norm divides by: kernels convert it) and a
         comparison of them (the condition of a runtime assert, which the wrapper checks)."""
         val = node.meta.get("val")
+        if type(val) is bool and (raw := self._raw_comparison(node)) is not None:
+            return raw  # a comparison the ShapeEnv decided (an assert's condition)
         if isinstance(val, (torch.SymInt, int)):
             expr = sym(val)
             if any(not s.is_integer for s in expr.free_symbols):
@@ -396,6 +398,21 @@ class GraphLowering:
                 return args[0]  # a size made a float (a count to divide by): kernels convert it
             return self._host_float(node, args)
         raise LoweringError(f"cannot lower {node.target}")
+
+    def _raw_comparison(self, node: torch.fx.Node) -> sympy.Basic | None:
+        """A comparison of sizes the ShapeEnv folded to a bool (`sym_size(x[:n]) == 2`, True
+        once the check itself taught it u1 -> 2: `torch.stack([x[:n], y])`), as made from its
+        operands' symbols, where the wrapper binds them; else None."""
+        relation = _RELATIONS.get(node.target)
+        if relation is None or len(node.args) != 2 or node.kwargs:
+            return None
+        operands = [_raw_size(a) for a in node.args]
+        if None in operands:
+            return None
+        expr = relation(*operands)
+        if expr in (sympy.true, sympy.false) or not expr.free_symbols <= self.bound:
+            return None
+        return expr
 
     def _host_float(self, node: torch.fx.Node, args: tuple) -> sympy.Symbol:
         """The symbol of a float the graph computes from numbers known on the host (floats
@@ -492,7 +509,11 @@ class GraphLowering:
             return
 
         def new_symbols(v: Any) -> set[sympy.Symbol]:
-            expr = v.node.expr if isinstance(v, torch.SymInt) else sympy.Integer(v)
+            # (as made: a symbol a check replaced, `torch.stack([x[:n], y])` teaching u1 -> 2,
+            # is still computed, so that the check of `Eq(u1, 2)` reads it; replaced, it was
+            # never bound and the check was folded to True: the kernels read past the slice)
+            expr = getattr(v.node, "_expr", v.node.expr) if isinstance(v, torch.SymInt) \
+                else sympy.Integer(v)
             return {s for s in expr.free_symbols - self.bound
                     if str(producers.get(s, "")).startswith("aten.slice")}
         for s in new_symbols(val.shape[dim]):
@@ -654,6 +675,30 @@ class HostOp:
     @property
     def free_symbols(self) -> set[sympy.Symbol]:
         return set().union(*[o.free_symbols for o in self.operands if isinstance(o, sympy.Expr)])
+
+
+def _raw_size(a: Any) -> sympy.Expr | None:
+    """An int of the graph (a size, size arithmetic) as made from its symbols, before the
+    ShapeEnv's replacements (`6 * sym_size(x[:, :n], 1)` is `6*u1`, not 12); None for others."""
+    if type(a) is int:
+        return sympy.Integer(a)
+    if not isinstance(a, torch.fx.Node):
+        return None
+    arith = _RAW_ARITH.get(a.target)
+    if arith is not None and len(a.args) == 2 and not a.kwargs:
+        operands = [_raw_size(x) for x in a.args]
+        return None if None in operands else arith(*operands)
+    v = a.meta.get("val")
+    if isinstance(v, torch.SymInt):
+        return getattr(v.node, "_expr", v.node.expr)
+    return sympy.Integer(v) if type(v) is int else None
+
+
+_RAW_ARITH = {operator.add: operator.add, operator.sub: operator.sub,
+              operator.mul: operator.mul}
+
+_RELATIONS = {operator.eq: sympy.Eq, operator.ne: sympy.Ne, operator.lt: sympy.Lt,
+              operator.le: sympy.Le, operator.gt: sympy.Gt, operator.ge: sympy.Ge}
 
 
 # Python's operators as the wrapper writes them; other functions of floats (`math.cos`,
