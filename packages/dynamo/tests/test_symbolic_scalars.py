@@ -290,3 +290,21 @@ def test_a_symbolic_bool_with_a_float_in_a_bitwise_op_raises_as_python():
         return x + 1, (x.shape[0] > 3) | 2.0
 
     _same(fn, [(torch.zeros(2),), (torch.zeros(5),)], dynamic=True)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_check_that_fixes_an_item_is_checked_by_aot_eager_too(backend):
+    """`torch._check(n.item() == 2)` or `stack([zeros(n.item()), ones(2)])` teach the
+    ShapeEnv u0 -> 2; aot_eager's second trace read the fake's memoized u0 as 2, and its aten
+    graph checked nothing: n = 3 returned a value where eager raises."""
+    def checked(x, n):
+        torch._check(n.item() == 2)
+        return x[:n.item()] * 2
+
+    def stacked(x, n):
+        return torch.stack([torch.zeros(n.item()), torch.ones(2)]) + x[:2]
+
+    x = torch.arange(6.0)
+    for fn in (checked, stacked):
+        _same(fn, [(x, torch.tensor(2)), (x, torch.tensor(3)), (x, torch.tensor(2))],
+              backend=backend)

@@ -92,11 +92,15 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     # and this one, on the same fakes: a cast found there is not traced (a fake constant)
     cache = torch.is_autocast_cache_enabled()
     torch.set_autocast_cache_enabled(False)
+    values = _traced_values(gm, example_inputs, symbolic)
     try:
         # (no module stack: its global module hooks would reach other threads' calls)
-        aten = make_fx(_AtenLowering(gm).run, "symbolic" if symbolic else "fake",
-                       record_grad_mode=True, record_module_stack=False)(
-            *_traced_values(gm, example_inputs, symbolic))
+        # (read again, an `.item()` is a new symbol: its checks are the aten graph's too)
+        fakes = [v for v in values if isinstance(v, FakeTensor)]
+        with fakes[0].fake_mode.unbacked_reads_forgotten(fakes) if fakes else \
+                contextlib.nullcontext():
+            aten = make_fx(_AtenLowering(gm).run, "symbolic" if symbolic else "fake",
+                           record_grad_mode=True, record_module_stack=False)(*values)
     finally:
         torch.set_autocast_cache_enabled(cache)
     if any(n.op == "get_attr" and isinstance(getattr(aten, n.target, None), FakeTensor)

@@ -122,6 +122,27 @@ class FakeTensorMode(TorchDispatchMode):
         from a 0-d tensor input), until anything writes to `t`."""
         memoized(self, t)["item"] = value
 
+    @contextmanager
+    def unbacked_reads_forgotten(self, tensors: Sequence[Any]) -> Iterator[None]:
+        """Inside the block, the reads of these fakes' data memoized as unbacked symbols
+        (`n.item()` as `u0`) are forgotten; they are restored after. A second trace of a graph
+        on the same fakes (a backend's) then reads new symbols and records their checks,
+        rather than reading `u0` as what the first trace's checks taught the ShapeEnv
+        (`torch._check(u0 == 2)`: 2, with nothing left to check)."""
+        unbacked = self.shape_env.unbacked_producers.keys() if self.shape_env else set()
+        forgotten = []
+        for t in tensors:
+            memo = t.__dict__.get("_unbacked_memo") if isinstance(t, FakeTensor) else None
+            for key, read in list((memo or {}).items()):
+                node = getattr(read, "node", None)
+                if node is not None and getattr(node, "_expr", node.expr).free_symbols & unbacked:
+                    forgotten.append((memo, key, memo.pop(key)))
+        try:
+            yield
+        finally:
+            for memo, key, read in forgotten:
+                memo[key] = read
+
     def _forget_values_written_by(self, func, args, kwargs, flat: list[Any]) -> None:
         written = written_tensors(func, args, kwargs) or [
             t for t in flat if isinstance(t, FakeTensor)]
