@@ -932,6 +932,80 @@ def test_a_plain_traced_tensor_subclass_keeps_the_methods_and_operators_it_overr
                                            else g == e)
 
 
+def test_a_plain_traced_tensor_subclass_changed_after_compiling_recompiles() -> None:
+    # a method, or a torch-function override, given to the class after the trace read it
+    # (the entry traced torch.Tensor's; aot_eager's graph is aten ops, which never ask the class)
+    def double(x):
+        return x.double()
+
+    def add(x):
+        return torch.add(x, 1)
+
+    @classmethod
+    def tens(cls, func, types, args=(), kwargs=None):
+        with torch._C.DisableTorchFunctionSubclass():
+            out = func(*args, **(kwargs or {}))
+        return out * 10 if func is torch.add else out
+
+    for backend in ("eager", "aot_eager"):
+        for f, change in ((double, lambda c: setattr(c, "double", lambda self: torch.zeros(1))),
+                          (add, lambda c: setattr(c, "__torch_function__", tens))):
+            class Sub(torch.Tensor):
+                __torch_function__ = torch._C._disabled_torch_function_impl
+
+            dynamo.reset()
+            compiled = dynamo.compile(f, backend=backend)
+            x = torch.ones(3).as_subclass(Sub)
+            assert torch.equal(compiled(x), f(x))
+            change(Sub)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert torch.equal(compiled(x), f(x))
+
+
+class _OwnIter(torch.Tensor):
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    def __iter__(self):
+        return iter([torch.zeros(1)])
+
+
+class _OwnDim(torch.Tensor):
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    def dim(self):
+        return 5
+
+
+class _OwnDtype(torch.Tensor):
+    __torch_function__ = torch._C._disabled_torch_function_impl
+    dtype = property(lambda self: torch.float64)
+
+
+def test_a_plain_traced_tensor_subclass_keeps_its_iteration_and_metadata() -> None:
+    def loop(x):
+        return [y + 1 for y in x]
+
+    def unpack(x):
+        a, *rest = x
+        return a + 1
+
+    def scaled(x):
+        return x * 2 + x.dim()
+
+    cases = ((loop, _OwnIter), (unpack, _OwnIter), (scaled, _OwnDim), (scaled, _OwnDtype))
+    for backend in ("eager", "aot_eager"):
+        for f, cls in cases:
+            dynamo.reset()
+            x = torch.ones(3).as_subclass(cls)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                got = dynamo.compile(f, backend=backend)(x)
+            _same(got, f(x))
+            if cls is not _OwnIter:  # (the loop breaks at its header, the frame compiled)
+                assert any("defines its own" in str(w.message) for w in caught)
+
+
 def test_tensors_of_symbolic_ints_stay_symbolic_and_exact() -> None:
     def f(x, n, scale):
         return x + torch.tensor(n), torch.tensor([[n, 2], [3, n]]), torch.tensor([n, scale])

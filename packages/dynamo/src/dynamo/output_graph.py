@@ -39,7 +39,7 @@ from dynamo.variables.containers import (
     tuple_fields,
 )
 from dynamo.variables.contexts import enter_context, exit_context
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable, subclass_override
 from fakecore import (
     DataDependentError,
     FakeTensor,
@@ -58,10 +58,12 @@ from guards import (
     GlobalState,
     Guard,
     GuardSet,
+    PlainSubclassLacks,
     SameObject,
     Source,
     TensorMatch,
     TypeMatch,
+    TypeSource,
     shape_guards,
 )
 
@@ -77,6 +79,15 @@ _FUSED_STEPS = frozenset(getattr(torch, name) for name in (
 # foreach ops whose last argument is a list of scalars, or one tensor holding them
 _SCALAR_LIST_OPS = frozenset(getattr(torch, name) for name in (
     "_foreach_addcdiv", "_foreach_addcdiv_", "_foreach_addcmul", "_foreach_addcmul_"))
+
+
+# What the fake conversion and the tensor guard read of a real tensor (through its class), and
+# how attributes are looked up
+_TENSOR_METADATA = (
+    "__getattribute__", "__class__", "dim", "ndim", "shape", "size", "stride",
+    "storage_offset", "dtype", "device", "layout", "requires_grad", "is_leaf", "grad",
+    "_base", "is_nested", "is_quantized", "is_sparse", "is_conj", "is_neg", "is_inference",
+    "numel", "untyped_storage", "_version", "is_contiguous")
 
 
 class OutputGraph:
@@ -139,6 +150,19 @@ class OutputGraph:
         if known is not None:  # the same tensor under two names: one input, and a guard
             self.add_guard(SameObject(known[0], source))
             return known[1]
+        if type(value) is not torch.Tensor and type(value) is not torch.nn.Parameter:
+            # a subclass traced as a plain tensor: the metadata read below, by the fake
+            # conversion and by the tensor guard is read through its class, which must not
+            # answer for the tensor (`dtype = property(...)`, `def dim(self)`)
+            for name in _TENSOR_METADATA:
+                owner = subclass_override(type(value), name)
+                if owner is not None:
+                    raise Unsupported(f"{described(source)} is a {type(value).__qualname__}, "
+                                      f"whose class {owner.__qualname__} defines its own "
+                                      f"{name} (a tensor subclass's override of torch.Tensor's "
+                                      "metadata)")
+            # (its class switches torch-function and dispatch off, and lacks those, still)
+            self.add_guard(PlainSubclassLacks(TypeSource(source), _TENSOR_METADATA))
         if value.is_nested or value.is_quantized:
             kind = "nested" if value.is_nested else "quantized"
             raise Unsupported(f"{described(source)} is a {kind} tensor (only plain strided "

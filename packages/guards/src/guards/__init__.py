@@ -20,6 +20,7 @@ from guards.guard_kinds import (
     Identity,
     Length,
     ModuleTraining,
+    PlainSubclassLacks,
     SameObject,
     TensorMatch,
     TypeMatch,
@@ -51,7 +52,7 @@ __all__ = [
     "Alive", "AttrSource", "CacheLimitExceeded", "ChainedSource", "ClassLacks", "ClosureCellSource",
     "DefaultSource", "DictContains", "DictKeySource", "DictKeys", "DistinctObjects", "Equals", "FiniteFloat", "GetItemSource",
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
-    "ModuleTraining", "ParameterSource", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
+    "ModuleTraining", "ParameterSource", "PlainSubclassLacks", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
     "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "WeakKey", "by_identity", "hold", "key_expr",
     "key_names", "shape_guards",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import inspect
 import math
 import numbers
 import operator
@@ -597,6 +598,66 @@ class ClassLacks(Guard):
             return None
         return ClassLacks(self.source, (*self.names, *(n for n in other.names
                                                        if n not in self.names)))
+
+
+def plain_subclass_lacks(cls: type, names: tuple[str, ...]) -> bool:
+    """Whether tensor subclass `cls` still acts as a plain tensor (its torch-function and
+    dispatch overrides off) and no class of its MRO above `torch.Tensor` (or `nn.Parameter`)
+    holds any of `names` in its dict."""
+    if inspect.getattr_static(cls, "__torch_function__", None) \
+            is not torch._C._disabled_torch_function_impl \
+            or inspect.getattr_static(cls, "__torch_dispatch__", None) \
+            is not torch._C._disabled_torch_dispatch_impl:
+        return False
+    for c in cls.__mro__:
+        if c is torch.Tensor or c is torch.nn.Parameter:
+            return True
+        if not c.__dict__.keys().isdisjoint(names):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class PlainSubclassLacks(Guard):
+    """The tensor subclass at the source (a class traced as a plain tensor: `nn.Parameter`'s
+    subclasses, or one that switches torch-function and dispatch off) still switches both off,
+    and its classes above `torch.Tensor` still lack `names`: a `double` method, an `__iter__`
+    or a `__torch_function__` given to the class after the trace read it must not go unseen.
+    One call over the MRO."""
+
+    source: Source
+    names: tuple[str, ...] = ()
+
+    cost = 2
+
+    def holds(self, value: Any) -> bool:
+        return plain_subclass_lacks(value, self.names)
+
+    def code(self, name: str, consts: Constants) -> str:
+        return f"{consts.name(plain_subclass_lacks)}({name}, {self.names!r})"
+
+    def describe(self) -> str:
+        return (f"{self.source} switches torch-function and dispatch off"
+                + (f" and lacks {', '.join(map(repr, self.names))} above torch.Tensor"
+                   if self.names else ""))
+
+    def failure(self, value: Any) -> str:
+        for c in value.__mro__:
+            if c is torch.Tensor or c is torch.nn.Parameter:
+                break
+            for n in self.names:
+                if n in c.__dict__:
+                    return f"{c.__qualname__} has {n!r} now"
+        return f"{value.__qualname__} overrides torch-function or dispatch now"
+
+    def implies(self, other: Guard) -> bool:
+        return type(other) is PlainSubclassLacks and set(other.names) <= set(self.names)
+
+    def joined(self, other: Guard) -> Guard | None:
+        if type(other) is not PlainSubclassLacks:
+            return None
+        return PlainSubclassLacks(self.source, (*self.names, *(n for n in other.names
+                                                               if n not in self.names)))
 
 
 def _dispatch_flags(t: torch.Tensor) -> tuple[bool, bool, bool]:

@@ -534,11 +534,11 @@ def _polyfill(value: Any) -> Any:
         return None
 
 
-@functools.cache
 def _plain_tensor_type(cls: type) -> bool:
     """Whether ops on tensors of type `cls` act as on plain tensors: `torch.Tensor`, and
     subclasses (`nn.Parameter`) that switch both torch-function and dispatch overrides off.
-    Any other subclass may change what an op does or returns."""
+    Any other subclass may change what an op does or returns. (Not cached: a class may switch
+    an override on later; the inputs' guards check that it has not.)"""
     return cls is torch.Tensor or (
         inspect.getattr_static(cls, "__torch_function__") is torch._C._disabled_torch_function_impl
         and inspect.getattr_static(cls, "__torch_dispatch__")

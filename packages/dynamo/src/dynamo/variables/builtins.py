@@ -48,7 +48,7 @@ from dynamo.variables.containers import (
     iterate,
 )
 from dynamo.variables.generators import lazy_map
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int, subclass_override
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int, refuse_override
 from fakecore import DataDependentError, sym_exp, sym_log
 from guards import AttrSource, DictContains, DistinctObjects, Equals, Identity
 
@@ -282,7 +282,7 @@ class BuiltinVariable(TrueVariable):
     def call(self, tx: Translator, args: list[VariableTracker],
              kwargs: dict[str, VariableTracker]) -> VariableTracker:
         fn = self.fn
-        _refuse_subclass_operator(fn, args)
+        _refuse_subclass_operator(tx, fn, args)
         if fn in INPLACE_OPERATORS:
             return self._inplace(tx, args)
         if fn in _COMPARISONS and len(args) == 2 and any(
@@ -946,7 +946,7 @@ _SPECIAL_METHODS = {
 }
 
 
-def _refuse_subclass_operator(fn: Any, args: list[VariableTracker]) -> None:
+def _refuse_subclass_operator(tx: Translator, fn: Any, args: list[VariableTracker]) -> None:
     """A break at an operator (or builtin) on a tensor subclass traced as a plain tensor whose
     class implements it itself (`__add__`, `__getitem__`, `__len__`): the graph would apply
     torch.Tensor's."""
@@ -959,12 +959,8 @@ def _refuse_subclass_operator(fn: Any, args: list[VariableTracker]) -> None:
         names = _OPERATOR_METHODS.get(fn) or _SPECIAL_METHODS.get(fn) or (
             (_UNARY_METHODS[fn],) if fn in _UNARY_METHODS else ())
     for a in args:
-        if isinstance(a, TensorVariable):
-            for name in names:
-                owner = subclass_override(a.cls, name)
-                if owner is not None:
-                    raise Unsupported(f"{getattr(fn, '__name__', fn)} of a {a.cls.__qualname__}: "
-                                      f"{owner.__qualname__} defines its own {name}")
+        if isinstance(a, TensorVariable) and names:
+            refuse_override(tx, a, tuple(names), str(getattr(fn, '__name__', fn)))
 
 
 def _traced_method(v: VariableTracker, name: str) -> bool:

@@ -19,7 +19,7 @@ from dynamo.side_effects import MISSING
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from fakecore import DataDependentError, may_overlap
-from guards import AttrSource, Equals, TensorPropertySource
+from guards import AttrSource, Equals, PlainSubclassLacks, TensorPropertySource, TypeSource
 
 if TYPE_CHECKING:
     import torch.fx
@@ -58,6 +58,23 @@ def subclass_override(cls: type | None, name: str) -> type | None:
     return None
 
 
+def refuse_override(tx: Translator, tensor: TensorVariable, names: tuple[str, ...],
+                    what: str) -> None:
+    """Break (naming `what`) where the subclass of input `tensor` defines one of `names` itself;
+    otherwise guard that its class still lacks them (one added to the class later must not
+    go unseen by the entry traced as torch.Tensor's)."""
+    cls = tensor.cls
+    if cls is None or cls is torch.Tensor or cls is torch.nn.Parameter:
+        return
+    for name in names:
+        owner = subclass_override(cls, name)
+        if owner is not None:
+            raise Unsupported(f"{what} of a {cls.__qualname__}: {owner.__qualname__} defines "
+                              f"its own {name} (a tensor subclass's override of torch.Tensor's)")
+    if tensor.source is not None:
+        tx.output.add_guard(PlainSubclassLacks(TypeSource(tensor.source), names))
+
+
 def _in_place(name: str) -> bool:
     return name.endswith("_") and not name.startswith("__") or name in _IN_PLACE_OPERATORS
 
@@ -81,10 +98,7 @@ class TensorVariable(VariableTracker):
         return torch.nn.Parameter if isinstance(self.fake, torch.nn.Parameter) else torch.Tensor
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
-        owner = subclass_override(self.cls, name)
-        if owner is not None:
-            raise Unsupported(f"{name!r} of a {self.cls.__qualname__}: {owner.__qualname__} "
-                              "defines its own (a tensor subclass's override of torch.Tensor's)")
+        refuse_override(tx, self, (name,), repr(name))
         if name in _METADATA:
             value = getattr(self.fake, name)
             if name == "is_leaf":
@@ -188,6 +202,7 @@ class TensorVariable(VariableTracker):
 
             raise Raised(TypeError("iteration over a 0-d tensor"),
                          "iterating over a 0-d tensor (a TypeError while tracing)")
+        refuse_override(tx, self, ("__iter__",), "iterating")
         length = int(self.fake.shape[0])  # a symbolic length is specialised (a guard)
         return [tx.output.call_function(operator.getitem, [self, ConstantVariable(i)], {})
                 for i in range(length)]
