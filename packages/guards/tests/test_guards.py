@@ -27,6 +27,7 @@ from guards import (
     LocalSource,
     ModuleTraining,
     ParameterSource,
+    PlainSubclassLacks,
     SameObject,
     SubmoduleSource,
     TensorMatch,
@@ -696,3 +697,24 @@ def test_a_copied_or_unpickled_guard_set_replaces_its_guards() -> None:
         again.add(ClassLacks(LocalSource("c"), ("y",)))  # joined with the first
         assert again.guards == [ClassLacks(LocalSource("c"), ("x", "y")), Equals(a, 3)]
     assert len(guards) == 2
+
+
+def test_a_plain_subclass_guard_fails_once_its_class_gains_a_name_or_an_override() -> None:
+    class Sub(torch.Tensor):
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
+    class SubSub(Sub):
+        pass
+
+    x = torch.ones(2).as_subclass(SubSub)
+    gs = GuardSet([PlainSubclassLacks(TypeSource(X), ("double",)),
+                   PlainSubclassLacks(TypeSource(X), ("__iter__",))])  # joined: one check
+    assert gs.check({"x": x}, {}) and len(gs) == 1
+    Sub.double = lambda self: self
+    assert not gs.check({"x": x}, {})
+    assert "Sub has 'double' now" in gs.explain({"x": x}, {})[0]
+    del Sub.double
+    assert gs.check({"x": x}, {})
+    Sub.__torch_function__ = classmethod(lambda cls, func, types, args=(), kwargs=None: 0)
+    assert not gs.check({"x": x}, {})
+    assert "overrides torch-function or dispatch now" in gs.explain({"x": x}, {})[0]
