@@ -591,12 +591,12 @@ class ClassLacks(Guard):
         return f"{found[0].__qualname__} has {found[1]!r} now"
 
     def implies(self, other: Guard) -> bool:
-        return type(other) is ClassLacks and set(other.names) <= set(self.names)
+        return type(other) is type(self) and set(other.names) <= set(self.names)
 
     def joined(self, other: Guard) -> Guard | None:
-        if type(other) is not ClassLacks:
+        if type(other) is not type(self):
             return None
-        return ClassLacks(self.source, (*self.names, *(n for n in other.names
+        return type(self)(self.source, (*self.names, *(n for n in other.names
                                                        if n not in self.names)))
 
 
@@ -618,17 +618,12 @@ def plain_subclass_lacks(cls: type, names: tuple[str, ...]) -> bool:
 
 
 @dataclass(frozen=True)
-class PlainSubclassLacks(Guard):
+class PlainSubclassLacks(ClassLacks):
     """The tensor subclass at the source (a class traced as a plain tensor: `nn.Parameter`'s
     subclasses, or one that switches torch-function and dispatch off) still switches both off,
     and its classes above `torch.Tensor` still lack `names`: a `double` method, an `__iter__`
     or a `__torch_function__` given to the class after the trace read it must not go unseen.
     One call over the MRO."""
-
-    source: Source
-    names: tuple[str, ...] = ()
-
-    cost = 2
 
     def holds(self, value: Any) -> bool:
         return plain_subclass_lacks(value, self.names)
@@ -637,9 +632,8 @@ class PlainSubclassLacks(Guard):
         return f"{consts.name(plain_subclass_lacks)}({name}, {self.names!r})"
 
     def describe(self) -> str:
-        return (f"{self.source} switches torch-function and dispatch off"
-                + (f" and lacks {', '.join(map(repr, self.names))} above torch.Tensor"
-                   if self.names else ""))
+        return (f"{self.source} switches torch-function and dispatch off and lacks "
+                f"{', '.join(map(repr, self.names))} above torch.Tensor")
 
     def failure(self, value: Any) -> str:
         for c in value.__mro__:
@@ -649,15 +643,6 @@ class PlainSubclassLacks(Guard):
                 if n in c.__dict__:
                     return f"{c.__qualname__} has {n!r} now"
         return f"{value.__qualname__} overrides torch-function or dispatch now"
-
-    def implies(self, other: Guard) -> bool:
-        return type(other) is PlainSubclassLacks and set(other.names) <= set(self.names)
-
-    def joined(self, other: Guard) -> Guard | None:
-        if type(other) is not PlainSubclassLacks:
-            return None
-        return PlainSubclassLacks(self.source, (*self.names, *(n for n in other.names
-                                                               if n not in self.names)))
 
 
 def _dispatch_flags(t: torch.Tensor) -> tuple[bool, bool, bool]:
