@@ -249,6 +249,48 @@ def test_a_custom_function_that_marks_its_input_dirty_says_so_at_its_break() -> 
         dynamo.compile(f, backend="eager", fullgraph=True)(x)
 
 
+class UpdatesItsBuffer(torch.autograd.Function):
+    """Writes a buffer it is given in place without `mark_dirty` (the buffer needs no grad),
+    as SyncBatchNorm's Function updates the running statistics."""
+
+    @staticmethod
+    def forward(ctx, x, running):
+        running.add_(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2, None
+
+
+class UpdatesItsBufferData(UpdatesItsBuffer):
+    """The same, through `.data` (which has a version counter of its own)."""
+
+    @staticmethod
+    def forward(ctx, x, running):
+        running.data.add_(x)
+        return x * 2
+
+
+@pytest.mark.parametrize("function", [UpdatesItsBuffer, UpdatesItsBufferData])
+def test_a_custom_functions_write_to_a_buffer_stays_when_its_result_is_unused(function) -> None:
+    def f(x, running):
+        function.apply(x, running)  # only for its write
+        return running * 1
+
+    for backend in ("eager", "aot_eager"):
+        for requires_grad in (False, True):
+            dynamo.reset()
+            x = torch.ones(3, requires_grad=requires_grad)
+            running = torch.zeros(3)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # (no backend fallback: it lowers)
+                out = dynamo.compile(f, backend=backend, raise_backend_errors=True)(x, running)
+            # the unused call was dropped as dead code: zeros, the buffer unwritten (aot_eager's
+            # aten graph dropped it; through `.data` no version counter moved: the frontend did)
+            assert out.tolist() == running.tolist() == [1.0, 1.0, 1.0]
+
+
 def test_a_defaultdicts_missing_key_is_not_added_by_a_later_call() -> None:
     import collections
 

@@ -605,6 +605,25 @@ def test_an_opaque_call_is_one_node_whose_own_backward_runs(mode: str) -> None:
     torch.testing.assert_close(x.grad, 2 * 10 * (x.detach() * 2))
 
 
+def _add_into(x, acc):  # writes `acc`, which the tracer does not see: it is opaque
+    acc.add_(x)
+    return x * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_opaque_call_whose_result_is_unused_is_kept(mode: str) -> None:
+    from fxtrace import opaque_call
+
+    def fn(x, acc):
+        opaque_call(_add_into, x, acc)
+        return acc + 0
+
+    gm = make_fx(fn, mode)(torch.ones(3), torch.zeros(3))
+    assert _add_into in _calls(gm)  # (dead code elimination dropped it: the write was lost)
+    acc = torch.zeros(3)
+    assert gm(torch.ones(3), acc).tolist() == acc.tolist() == [1.0, 1.0, 1.0]
+
+
 @pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
 def test_in_place_metadata_changes_leave_earlier_node_values_as_they_were(mode: str) -> None:
     def f(x):

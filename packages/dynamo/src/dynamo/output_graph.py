@@ -660,13 +660,21 @@ def _is_impure(node: torch.fx.Node) -> bool:
     it draws random numbers, or it makes a tensor from a symbolic number, whose value at run time may make it raise
     where the trace's did not (`x + k` with `k` past int64, `torch.zeros(n)` too large)."""
     return node.target in ASSERT_OPS or node.target in _SIDE_EFFECTFUL or _writes(node) or \
-        _draws_random_numbers(node, _name_of(node.target)) or (
+        _custom_function(node) or _draws_random_numbers(node, _name_of(node.target)) or (
         isinstance(node.meta.get("example_value"), torch.Tensor)
         and any(isinstance(arg.meta.get("example_value"), _SYMBOLIC_NUMBERS)
                 for arg in node.all_input_nodes))
 
 
 _SYMBOLIC_NUMBERS = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _custom_function(node: torch.fx.Node) -> bool:
+    """Whether the node calls a custom autograd.Function's `apply` (`objects.graph_apply`):
+    its forward is the user's Python, which may write what it is given where no version
+    counter shows it (`buf.data.add_(x)`, a running statistic updated through `.data`): kept
+    when its result is unused (it was dropped, and the write with it)."""
+    return getattr(node.target, "autograd_function", None) is not None
 
 
 def _float_algebra(node: torch.fx.Node, value: Any) -> bool:

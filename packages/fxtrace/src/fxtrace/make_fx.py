@@ -50,7 +50,8 @@ _CHECKS = (*ASSERT_OPS, torch.ops.aten._assert_async.default, torch.ops.aten._as
 
 
 def _is_impure(node: torch.fx.Node) -> bool:
-    return node.target in _CHECKS or node.is_impure()
+    # (an `opaque_call`'s node: see `ProxyMode.record_call`)
+    return node.target in _CHECKS or node.meta.get("opaque_call", False) or node.is_impure()
 
 TRACING_MODES = ("real", "fake", "symbolic")
 

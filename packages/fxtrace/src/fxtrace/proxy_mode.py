@@ -287,7 +287,13 @@ class ProxyMode(TorchDispatchMode):
                 out = fn(*args, **kwargs)
         finally:
             self._running_op -= 1
-        self._track_outputs(out, self._new_node(fn, proxy_args, proxy_kwargs))
+        node = self._new_node(fn, proxy_args, proxy_kwargs)
+        self._track_outputs(out, node)
+        # kept when nothing uses its result: `fn` may write what it is given, unseen by the
+        # tracer (a Function's forward updating a buffer in place without `mark_dirty`, as
+        # SyncBatchNorm's running statistics; dropped as dead code, the write never happened).
+        # (Set after its outputs' getitem nodes copied its meta: they may still be dropped.)
+        node.meta["opaque_call"] = True
         return out
 
     def _snapshot_written(self, func: Any, args: tuple, kwargs: dict) -> None:
