@@ -428,6 +428,45 @@ def test_the_value_a_generator_returns_rides_on_its_stop_iteration() -> None:
     assert _same(got, f(x)) and graphs == 1
 
 
+def _returns_seven():
+    yield 1
+    return 7
+
+
+class _StopSubclass(StopIteration):
+    pass
+
+
+class _StopsWithValue:
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise _StopSubclass(99)
+
+
+def test_next_raises_the_iterators_own_stop_iteration() -> None:
+    """`next(g)` on a generator that returns carries what it returned, as `g.send(None)` does,
+    and `next(it)` on a user's iterator raises the very StopIteration its `__next__` raises
+    (a value, a subclass): they were replaced by a bare StopIteration()."""
+    def f(x):
+        g = _returns_seven()
+        x = x + next(g)
+        try:
+            next(g)
+        except StopIteration as stop:
+            returned = stop.value
+        try:
+            next(_StopsWithValue())
+        except StopIteration as stop:
+            own = (type(stop).__name__, stop.value)
+        return x * returned, own
+
+    x = torch.ones(2)
+    got, graphs = _compiled(f, x)
+    assert _same(got, f(x)) and got[1] == ("_StopSubclass", 99) and graphs == 1
+
+
 def _cleaned_up(x):
     try:
         yield x
@@ -730,3 +769,33 @@ def test_a_stray_stop_iteration_and_throw_into_any_generator_act_as_in_eager() -
     torch.testing.assert_close(out, x + 1)
     assert graphs == 1
     assert seen == want
+
+
+def _cleanup_logged(sink):
+    try:
+        yield 1
+        yield 2
+    finally:
+        sink.append("generator closed")
+
+
+def test_a_generator_called_at_a_break_lives_until_the_frame_ends() -> None:
+    """A generator called for real at a break and never read again is still the frame's
+    local: Python closes it when the frame ends, after the rest of the body. Not handed to
+    the resume function (a dead local), it was closed at the break, its `finally` running
+    before the body's remaining code."""
+    def f(sink, x):
+        g = _cleanup_logged(sink)
+        x = x + next(g)
+        print("a break")
+        sink.append("body end")
+        return x
+
+    expected: list = []
+    f(expected, torch.ones(2))
+    compiled = dynamo.compile(f, backend="eager")
+    with contextlib.redirect_stdout(io.StringIO()):
+        compiled([], torch.ones(2))  # (the compiling call: see the report)
+        got: list = []
+        compiled(got, torch.ones(2))
+    assert got == expected == ["body end", "generator closed"]

@@ -90,9 +90,9 @@ def aot_eager(gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
     symbolic = shape_env is not None and bool(getattr(shape_env, "var_to_val", None))
     # An autocast block around the call keeps its cache of casts through the frontend's trace
     # and this one, on the same fakes: a cast found there is not traced (a fake constant)
+    values = _traced_values(gm, example_inputs, symbolic)
     cache = torch.is_autocast_cache_enabled()
     torch.set_autocast_cache_enabled(False)
-    values = _traced_values(gm, example_inputs, symbolic)
     try:
         # (no module stack: its global module hooks would reach other threads' calls)
         # (read again, an `.item()` is a new symbol: its checks are the aten graph's too)

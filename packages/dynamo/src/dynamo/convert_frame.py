@@ -364,7 +364,8 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         """The locals live at `index`, sorted (every path to one resume point must name the
         same resume function), and the dict entries that pass them."""
         live = live_locals(fn.__code__, index)
-        names = tuple(sorted(n for n in known if n in live))
+        names = tuple(sorted(n for n in known if n in live or _kept_to_the_end(
+            known[n], tracer.frame_locals.get(n))))
         return names, [f"{n!r}: {expression(known[n])}" for n in names]
 
     local_names, local_exprs = live_at(tracer.ip, values)
@@ -490,3 +491,16 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
                 "done": (*resume(done, slots[:-1], 0, names=done_names), done_locals),
             }
     return plan
+
+
+def _kept_to_the_end(value: Any, real: Any) -> bool:
+    """Whether a local the code after a break never reads is still handed on: a generator
+    (the real one, called at a break) is closed when its last reference goes, running its
+    `finally`/`__exit__`; Python's frame holds it until the frame ends (or a `del`), so
+    dropping it at the break ran that cleanup before the rest of the frame's code."""
+    if not isinstance(value, VariableTracker):  # a local the trace never read: its value
+        return isinstance(real, types.GeneratorType)
+    try:
+        return value.python_type() is types.GeneratorType
+    except Exception:
+        return False

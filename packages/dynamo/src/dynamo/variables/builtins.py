@@ -16,6 +16,7 @@ import functools
 import itertools
 import math
 import operator
+import sys
 import types
 import typing
 from collections.abc import Iterator
@@ -608,13 +609,17 @@ class BuiltinVariable(TrueVariable):
         return iterate(tx, obj)
 
     def _call_next(self, tx, it, *default, **_):
-        from dynamo.variables.generators import UserIteratorVariable
+        from dynamo.variables.generators import GeneratorVariable, UserIteratorVariable
         from dynamo.variables.user_objects import UserObjectVariable
 
         if isinstance(it, UserObjectVariable) and it.defines_in_python("__next__"):
             it = UserIteratorVariable(it)  # a user's iterator class: its `__next__`, inlined
         if not isinstance(it, IteratorVariable):
             raise Unsupported(f"next() on {it.words()}")
+        if not default and isinstance(it, (GeneratorVariable, UserIteratorVariable)):
+            # the StopIteration that ends it is its own: a generator's carries what its body
+            # returned, a user's `__next__` raises one of its choosing (a value, a subclass)
+            return it.call_method(tx, "__next__", [], {})
         value = it.next(tx)
         if value is None:
             if default:
@@ -750,8 +755,10 @@ class BuiltinVariable(TrueVariable):
         values = args[0].items(tx) if len(args) == 1 else list(args)
         if not values:
             if default is None:
-                raise Raised(ValueError("min()/max() of an empty sequence"),
-                             "min()/max() of an empty sequence (a ValueError while tracing)")
+                name = "min" if better is operator.lt else "max"
+                words = (f"{name}() iterable argument is empty" if sys.version_info >= (3, 12)
+                         else f"{name}() arg is an empty sequence")  # (Python's own words)
+                raise Raised(ValueError(words), f"{words} (a ValueError while tracing)")
             return default
         keyed = key is not None and not is_none(key)
         if not keyed and any(isinstance(v, TensorVariable) for v in values):
