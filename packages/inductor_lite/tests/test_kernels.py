@@ -2807,3 +2807,15 @@ def test_an_int_constant_cast_to_float_is_rounded_once(device):
 
         got = compile_fx(torch.fx.symbolic_trace(fn), [x])(x)
         assert torch.equal(got, fn(x)), (dtype, got, fn(x))
+
+
+def test_arange_with_bool_bounds_and_step(device):
+    """`arange(False, True, True)` (an OpInfo sample): bools are ints to Python, Boolean atoms
+    to sympy (an internal TypeError)."""
+    x = torch.zeros(1, device=device)
+    for dtype in (torch.float32, torch.float16, torch.int64):
+        def fn(x, dtype=dtype):
+            return torch.arange(False, True, True, dtype=dtype, device=x.device) + x.to(dtype)
+
+        got = compile_fx(torch.fx.symbolic_trace(fn), [x])(x)
+        assert torch.equal(got, fn(x)), (dtype, got)

@@ -1251,6 +1251,8 @@ def _arange(lower, node, *args, **kwargs):
         start = positional[0]
         step = positional[2] if len(positional) > 2 else kwargs.get("step", 1)
     cd = compute_dtype(val.dtype)
+    # bools are ints to Python but Boolean atoms to sympy (`arange(False, True, True)`)
+    start, step = (int(v) if isinstance(v, bool) else v for v in (start, step))
     if not all(isinstance(v, int) or isinstance(v, sympy.Expr) and v.is_integer
                for v in (start, step)):  # (a symbolic size is an integer expression)
         if not val.dtype.is_floating_point:
