@@ -1036,7 +1036,8 @@ class Translator:
                 exc.as_constant(), type) and issubclass(exc.as_constant(), BaseException):
             exc = make_exception(exc.as_constant(), [], {})
         if not (exc.is_constant() and isinstance(exc.as_constant(), BaseException)):
-            raise Unsupported(f"raise {exc!r} (an exception raised while tracing)")
+            raise Unsupported(f"raise of {exc.words()} (an exception made while tracing, of a "
+                              "kind the trace cannot hold as a constant)")
         return exc
 
     def _raise(self, exc: VariableTracker) -> None:
