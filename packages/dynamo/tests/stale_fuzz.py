@@ -207,6 +207,8 @@ class OwnT2(torch.Tensor):
         return 7
     def __add__(self, other):
         return torch.sub(self, other)
+def _same_kind(t, like):
+    return t if type(like) is torch.Tensor else t.as_subclass(type(like))
 class MutatingSink:
     def write(self, s):
         if s.strip():
@@ -578,8 +580,8 @@ def _mutation(rng: random.Random) -> Mutation:
         Mutation("X = X.float()", "X"), Mutation("X = torch.randn(3, 4, requires_grad=True)", "X"),
         Mutation("X = X.detach()", "X"), Mutation("X = torch.arange(12).reshape(3, 4)", "X"),
         Mutation("X = X.clone()", "X"), Mutation("X = X[:, :2]", "X"),
-        Mutation("X = torch.empty_strided(X.size(), X.stride(), dtype=X.dtype)"
-                 ".copy_(X).requires_grad_(X.requires_grad)", "X", no_op=True),
+        Mutation("X = _same_kind(torch.empty_strided(X.size(), X.stride(), dtype=X.dtype)"
+                 ".copy_(X).requires_grad_(X.requires_grad), X)", "X", no_op=True),
         Mutation("X.add_(1) if not X.requires_grad else None", "X"), Mutation("X = X[1:]", "X"),
         Mutation("X = X * 1", "X"),
         Mutation("obj.__class__ = Cfg2", "obj"), Mutation("obj.__class__ = SubCfg", "obj"),
