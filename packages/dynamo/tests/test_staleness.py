@@ -1339,3 +1339,44 @@ def test_hasattr_of_a_class_whose_descriptor_raises_is_a_graph_break() -> None:
         warnings.simplefilter("error")
         for _ in range(3):
             assert torch.equal(compiled(torch.zeros(2)), f(torch.zeros(2)))
+
+
+def test_hasattr_of_a_python_module_follows_its_getattr_functions() -> None:
+    """A module's answer given by its `__getattr__` (PEP 562) or its class's stands while each
+    is the same function: a class `__getattr__` that raises made the no's guard fail at once
+    (every call ran eagerly, with a warning); deleting or replacing one left the old answer."""
+    import types
+
+    class RaisingModule(types.ModuleType):
+        def __getattr__(self, name):
+            raise AttributeError(name)
+
+    class AnsweringModule(types.ModuleType):
+        def __getattr__(self, name):
+            return 1
+
+    def compiled_for(module):
+        def f(x):
+            return x + (1 if hasattr(module, "zz") else 0)
+        return f, dynamo.compile(f, backend="eager")
+
+    x = torch.zeros(2)
+    f, compiled = compiled_for(RaisingModule("m1"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            assert torch.equal(compiled(x), f(x))
+    f, compiled = compiled_for(AnsweringModule("m2"))
+    assert torch.equal(compiled(x), f(x))
+    del AnsweringModule.__getattr__
+    assert torch.equal(compiled(x), f(x))
+    plain = types.ModuleType("m3")
+    plain.__getattr__ = lambda name: 1
+    f, compiled = compiled_for(plain)
+    assert torch.equal(compiled(x), f(x))
+
+    def refuse(name):
+        raise AttributeError(name)
+
+    plain.__getattr__ = refuse
+    assert torch.equal(compiled(x), f(x))

@@ -1120,20 +1120,30 @@ class PythonModuleVariable(TrueVariable):
         where = self._attr_source("__dict__")
         if where is not None and (not found or name in self.module.__dict__):
             tx.output.add_guard(DictContains(where, name, found))
-        if where is not None and not found:
-            # nor answered by a module `__getattr__` (PEP 562) or the module's own class,
-            # added later (both left the no standing)
-            if "__getattr__" not in self.module.__dict__:
-                tx.output.add_guard(DictContains(where, "__getattr__", False))
-            if type(self.module) is not types.ModuleType:
-                tx.output.add_guard(ClassLacks(TypeSource(where.base), (name, "__getattr__")))
-        elif where is not None and name not in self.module.__dict__:
-            cls = type(self.module)
-            if any(name in c.__dict__ for c in cls.__mro__[:-2]):  # its class's (not ModuleType's)
+        if where is None or (found and name in self.module.__dict__):
+            return found
+        # A module `__getattr__` (PEP 562) and one of the module's class answer a name its dict
+        # lacks: the answer stands while each is the same function (one added, replaced or
+        # deleted later, the module's or its class's, changes it)
+        cls = type(self.module)
+        module_getattr = self.module.__dict__.get("__getattr__")
+        if module_getattr is None:
+            tx.output.add_guard(DictContains(where, "__getattr__", False))
+        else:
+            tx.output.add_guard(Identity.of(GetItemSource(where, "__getattr__"), module_getattr))
+        if cls is not types.ModuleType:
+            class_getattr = next((c.__dict__["__getattr__"] for c in cls.__mro__
+                                  if "__getattr__" in c.__dict__), None)
+            if class_getattr is None:
+                tx.output.add_guard(ClassLacks(TypeSource(where.base), ("__getattr__",)))
+            else:
+                tx.output.add_guard(Identity.of(AttrSource(TypeSource(where.base), "__getattr__"),
+                                                class_getattr))
+            if not found:
+                tx.output.add_guard(ClassLacks(TypeSource(where.base), (name,)))
+            elif any(name in c.__dict__ for c in cls.__mro__[:-2]):  # its class's (not ModuleType's)
                 tx.output.add_guard(DictContains(_class_dict(TypeSource(where.base), cls, name),
                                                  name, True))
-            elif "__getattr__" in self.module.__dict__:  # the yes of its `__getattr__`
-                tx.output.add_guard(DictContains(where, "__getattr__", True))
         return found
 
 
