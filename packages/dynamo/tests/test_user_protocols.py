@@ -220,3 +220,28 @@ def test_slots_refuse_other_attributes():
     expected = f(x)
     torch.testing.assert_close(got[0], expected[0])
     assert got[1:] == expected[1:] and len(graphs) == 1
+
+
+class _Half(float):
+    def __rmul__(self, other):
+        return 7.0
+
+    def __gt__(self, other):
+        return "gt"
+
+
+def test_a_tensor_operator_takes_a_number_subclass_before_its_reflected_method():
+    """`x * c` of a float subclass with `__rmul__`: torch.Tensor's `__mul__` takes c as a float
+    (the trace called c.__rmul__, 7.0)."""
+    def f(x, c):
+        product = x * c
+        str(c)  # (a break: its class's own str)
+        return product, x < c
+
+    x, c = torch.ones(3), _Half(0.5)
+    for backend in ("eager", "aot_eager"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = dynamo.compile(f, backend=backend)(x, c)
+        for g, e in zip(got, f(x, c)):
+            assert torch.equal(g, e), (backend, got)

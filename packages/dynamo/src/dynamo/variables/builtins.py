@@ -1003,6 +1003,11 @@ def _user_operator(tx: Translator, fn: Any, a: VariableTracker,
     TypeError when both answer NotImplemented."""
     method, reflected = _OPERATOR_METHODS[fn]
     comparison = fn in _SYMBOLS  # reflected even between two objects of one type
+    if isinstance(a, TensorVariable) and issubclass(b.python_type(), (int, float, complex)):
+        # torch.Tensor's operator takes a number subclass as the number it is, before any
+        # reflected method of its class is asked (`x * c` called `c.__rmul__`)
+        raise Unsupported(f"{_SYMBOLS.get(fn, method)} of a tensor and {b.words()}, a number "
+                          "of a subclass with operators of its own")
     left = (a, method, b) if _traced_method(a, method) else None
     right = (b, reflected, a) if _traced_method(b, reflected) and (
         comparison or a.python_type() is not b.python_type()) else None
