@@ -675,3 +675,42 @@ def test_named_tuple_subclass_with_its_own_new() -> None:
     explained = dynamo.explain(made)(x)
     assert "_Doubled(): a named tuple class whose own __new__" in str(explained.breaks[0])
     assert dynamo.explain(replaced)(_Doubled(x)).graph_count == 1
+
+
+def _sparse_set() -> set:
+    """A set whose table a copy lays out otherwise: `set(s)` iterates 64 first."""
+    s = set(range(40))
+    for i in range(36):
+        s.discard(i)
+    s.add(64)
+    return s
+
+
+def test_a_set_iterates_and_pops_in_eagers_order():
+    """A set's order is its hash table's, and a copy may order the same items otherwise: the
+    trace iterated a copy of a set argument (64 came first), popped from its copy (1 where
+    eager pops 40, leaving the caller's set wrong) and wrote changes back by clear() and
+    update()."""
+    def iterated(x, s):
+        return x + 1, [v for v in s]
+
+    def popped(x, s):
+        s.discard(3)
+        s.add(40)
+        return x * s.pop()
+
+    def made(x):
+        s = set(range(20))
+        for i in range(15):
+            s.discard(i)
+        s.add(100)
+        return x, list(s), s
+
+    for fn, args in ((iterated, lambda: (torch.ones(1), _sparse_set())),
+                     (popped, lambda: (torch.ones(1), {3, 16, 1, 8})),
+                     (made, lambda: (torch.ones(1),))):
+        eager_args, compiled_args = args(), args()
+        expected = fn(*eager_args)
+        got = dynamo.compile(fn, backend="eager")(*compiled_args)
+        assert repr(got) == repr(expected), (fn.__name__, got, expected)
+        assert repr(compiled_args) == repr(eager_args), (fn.__name__, compiled_args, eager_args)

@@ -50,6 +50,7 @@ from dynamo.variables.containers import (
     ZipIteratorVariable,
     broken_dict_iterator,
     key_value,
+    set_from_log,
 )
 from dynamo.variables.contexts import (
     ExitVariable,
@@ -271,6 +272,8 @@ class ResultBuilder:
                 return f"{self.constant(collections.OrderedDict)}({text})"
             return text
         if isinstance(v, SetVariable):
+            if v.from_empty:  # made as the trace made it: a copy may order it otherwise
+                return f"{self.constant(set_from_log)}({self.constant(tuple(v.log))})"
             return self.constant(set(v.values)) + ".copy()"
         if isinstance(v, ModuleChainVariable):  # made as eager makes it
             kind, parts = v.rebuilt()
@@ -440,11 +443,17 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
                 writes.append(f"{where}[{builder.key(key)}] = {temp}")
                 temp = f"___new{len(values)}"
         else:
-            fresh = container.entries if isinstance(container, DictVariable) else None
-            values.append(f"{temp} = " + (
-                "{" + ", ".join(f"{builder.key(k)}: {builder.expression(v)}"
-                                for k, v in fresh.items()) + "}"
-                if fresh is not None else f"{builder.constant(set(container.values))}.copy()"))
+            if isinstance(container, SetVariable):
+                # the trace's changes made again, in order: the set ends as eager's, its order
+                # included (`clear()` and `update()` of the result ordered it otherwise)
+                for name, args in container.log:
+                    values.append(f"{temp} = {builder.constant(args)}")
+                    writes.append(f"{where}.{name}(*{temp})")
+                    temp = f"___new{len(values)}"
+                continue
+            fresh = container.entries
+            values.append(f"{temp} = " + "{" + ", ".join(
+                f"{builder.key(k)}: {builder.expression(v)}" for k, v in fresh.items()) + "}")
             writes.append(f"{where}.clear()")
             writes.append(f"{where}.update({temp})")
     for kind, target, name, value in effects.writes.values():

@@ -704,7 +704,8 @@ class Translator:
         self.push(ListVariable(self.popn(ins.arg)))
 
     def BUILD_SET(self, ins) -> None:
-        self.push(SetVariable({dict_key(v) for v in self.popn(ins.arg)}))
+        items = tuple(dict_key(v) for v in self.popn(ins.arg))
+        self.push(SetVariable(set(items), own=True, made_by=items))
 
     def BUILD_MAP(self, ins) -> None:
         flat = self.popn(2 * ins.arg)
@@ -757,11 +758,20 @@ class Translator:
 
     def SET_ADD(self, ins) -> None:
         value = dict_key(self.pop())
-        self._building_set(ins.arg).values.add(value)
+        made = self._building_set(ins.arg)
+        made.values.add(value)
+        made.log.append(("add", (value,)))
 
     def SET_UPDATE(self, ins) -> None:
-        values = [dict_key(v) for v in self.pop().items(self)]
-        self._building_set(ins.arg).values.update(values)
+        other = self.pop()
+        if isinstance(other, ConstantVariable) and type(other.value) in (set, frozenset):
+            values = other.value  # merged as CPython merges a set (another order than adds)
+        else:
+            values = [dict_key(v) for v in other.items(self)]
+        made = self._building_set(ins.arg)
+        made.values.update(values)
+        made.log.append(("update", (values if isinstance(values, (set, frozenset))
+                                    else tuple(values),)))
 
     def _building_set(self, depth: int) -> SetVariable:
         container = self._building(depth)

@@ -692,7 +692,8 @@ class BuiltinVariable(TrueVariable):
         return TupleVariable(obj.items(tx) if obj is not None else [])
 
     def _call_set(self, tx, obj=None, **_):
-        return SetVariable({v.as_constant() for v in obj.items(tx)} if obj is not None else set())
+        items = tuple(v.as_constant() for v in (obj.items(tx) if obj is not None else ()))
+        return SetVariable(set(items), own=True, made_by=items)  # (item by item, as `set()`)
 
     def _call_dict(self, tx, obj=None, **kwargs):
         from dynamo.variables.objects import NNModuleVariable

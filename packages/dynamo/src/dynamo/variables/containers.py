@@ -733,9 +733,24 @@ class DictVariable(VariableTracker):
 class SetVariable(VariableTracker):
     """A set of constants."""
 
-    def __init__(self, values: set, source: Any = None) -> None:
-        self.values = set(values)
+    def __init__(self, values: set, source: Any = None, own: bool = False,
+                 made_by: tuple | None = None) -> None:
+        # A set's order is its hash table's: a copy (`set(s)`) may order the same items
+        # otherwise (another table size). A set the trace built (`own`) is used as it is, made
+        # by the very operations eager makes, so that it iterates in eager's order; one from
+        # the frame is copied, and iterates in the real set's order (`order`, which its guard
+        # holds) until the trace changes it. The changes made to a set from the frame are kept
+        # in order (`log`), and made again on the real set, so that it ends as eager's does.
+        self.values = values if own and type(values) is set else set(values)
         self.source = source
+        self.order = tuple(values) if source is not None else None
+        self.log: list[tuple[str, tuple]] = []
+        # made by the trace from an empty set, item by item (`made_by`), then by `log`: the
+        # transformed frame makes it the same way (a copy of the trace's set may order it
+        # otherwise)
+        self.from_empty = own and made_by is not None
+        if self.from_empty:
+            self.log.append(("update", (made_by,)))
 
     def python_type(self) -> type:
         return set
@@ -747,7 +762,7 @@ class SetVariable(VariableTracker):
         return set(self.values)
 
     def items(self, tx: Translator) -> list[VariableTracker]:
-        return [ConstantVariable(v) for v in self.values]
+        return [ConstantVariable(v) for v in (self.values if self.order is None else self.order)]
 
     def truth(self, tx: Translator) -> bool:
         return bool(self.values)
@@ -764,6 +779,8 @@ class SetVariable(VariableTracker):
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update", "symmetric_difference_update"):
             getattr(self.values, name)(*constants)
+            self.log.append((name, tuple(constants)))
+            self.order = None
             return ConstantVariable(None)
         raise Unsupported(f"set.{name}()")
 
@@ -1224,3 +1241,11 @@ class OpaqueIteratorVariable(VariableTracker):
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         raise Unsupported("the items of an iterator from outside the trace")
+
+
+def set_from_log(log: tuple) -> set:
+    """A set made by the changes of `log` from an empty set, as the traced code made it."""
+    made: set = set()
+    for name, args in log:
+        getattr(made, name)(*args)
+    return made
