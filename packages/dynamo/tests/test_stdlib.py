@@ -714,3 +714,16 @@ def test_a_set_iterates_and_pops_in_eagers_order():
         got = dynamo.compile(fn, backend="eager")(*compiled_args)
         assert repr(got) == repr(expected), (fn.__name__, got, expected)
         assert repr(compiled_args) == repr(eager_args), (fn.__name__, compiled_args, eager_args)
+
+
+def test_a_chain_map_made_in_the_frame_breaks_with_a_reason_in_words():
+    """`len(ChainMap(a, b))` is `len(set().union(*maps))`: a set of the maps' keys, which the
+    trace holds as constants only (the reason said "a dict where Python needs a constant")."""
+    def f(x, over, base):
+        return x * len(collections.ChainMap(over, base))
+
+    args = (torch.ones(2), {"k": 2}, {"k": 1, "j": 3})
+    explained = dynamo.explain(f)(*args)
+    assert any("set.union() of a dict, not a constant" in b.reason for b in explained.breaks), \
+        explained.breaks
+    assert torch.equal(dynamo.compile(f, backend="eager")(*args), f(*args))

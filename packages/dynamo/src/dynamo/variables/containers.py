@@ -768,7 +768,12 @@ class SetVariable(VariableTracker):
         return bool(self.values)
 
     def call_method(self, tx, name, args, kwargs) -> VariableTracker:
-        constants = [a.as_constant() for a in args]
+        constants = []
+        for a in args:
+            try:
+                constants.append(a.as_constant())
+            except Unsupported:  # (a set holds constants only)
+                raise Unsupported(f"set.{name}() of {a.words()}, not a constant") from None
         if name in ("__contains__", "issubset", "issuperset", "isdisjoint", "union",
                     "intersection", "difference", "symmetric_difference", "__len__", "copy"):
             result = getattr(self.values, name)(*constants)
