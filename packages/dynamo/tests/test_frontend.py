@@ -1559,6 +1559,15 @@ def test_disable_of_what_compile_returned_leaves_it_compiling() -> None:
         assert len(graphs) == 1
         graphs.clear()
     assert "_dynamo_disable" not in vars(obj) and not hasattr(f, "_dynamo_disable")
+    # a compiled module: its module was marked, and the compiled module ran eagerly for good
+    module = nn.Linear(3, 3)
+    compiled = dynamo.compile(module, backend=backend)
+    disabled = dynamo.disable(compiled)
+    torch.testing.assert_close(disabled(x), module(x))
+    assert not graphs
+    torch.testing.assert_close(compiled(x), module(x))
+    assert len(graphs) == 1
+    assert not hasattr(module, "_dynamo_disable")
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
@@ -1631,3 +1640,66 @@ def test_as_subclass_to_a_plain_tensor_is_an_alias(backend) -> None:
     torch.testing.assert_close(got, f(x))
     got.sum().backward()
     torch.testing.assert_close(x.grad, 2 * torch.cos(2 * x.detach()))
+
+
+def test_a_function_attribute_named_like_the_wrappers_state_does_not_replace_it() -> None:
+    """`compile` copied the function's `__dict__` over its own state: a decorator's
+    `wrapper.fn = fn` made it compile the undecorated function (the decorator's work lost),
+    and a `step` attribute replaced the method that runs the frame."""
+    import functools
+
+    def decorated(fn):
+        @functools.wraps(fn)
+        def wrapper(x):
+            return fn(x) + 100
+        wrapper.fn = fn
+        wrapper.step = "a step"
+        wrapper.calls = 0
+        return wrapper
+
+    @decorated
+    def f(x):
+        return x * 2
+
+    x = torch.randn(3)
+    compiled = dynamo.compile(f, backend="eager")
+    torch.testing.assert_close(compiled(x), x * 2 + 100)
+    assert compiled.calls == 0 and compiled.__wrapped__ is f and compiled.__name__ == "f"
+
+
+def test_compile_takes_callables_written_in_c() -> None:
+    """An `lru_cache`d function or an `operator.methodcaller` was a TypeError (torch.compile
+    takes any callable)."""
+    import functools
+    import operator
+
+    @functools.lru_cache
+    def double(x):
+        return x * 2
+
+    x = torch.randn(3)
+    torch.testing.assert_close(dynamo.compile(double, backend="eager", fullgraph=True)(x), x * 2)
+    torch.testing.assert_close(dynamo.compile(operator.methodcaller("sin"))(x), x.sin())
+    with pytest.raises(TypeError, match="needs a Python function"):
+        dynamo.compile(3)
+
+
+class _WithCompiledMethod:
+    def __init__(self, k):
+        self.k = k
+
+    @dynamo.compile
+    def scale(self, x):
+        return x * self.k
+
+
+def test_compile_of_a_compiled_method_read_from_its_object_pickles() -> None:
+    """It pickled as `getattr(obj, "scale")`, which reads the compiled method back: loading it
+    raised TypeError (`needs a Python function ... not CompiledFunction`)."""
+    import pickle
+
+    x = torch.randn(3)
+    compiled = dynamo.compile(_WithCompiledMethod(3).scale)
+    loaded = pickle.loads(pickle.dumps(compiled))
+    torch.testing.assert_close(loaded(x), x * 3)
+    assert loaded.bound_self is not compiled.bound_self

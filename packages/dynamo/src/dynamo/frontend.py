@@ -100,10 +100,16 @@ def disable(fn: Callable) -> Callable:
     keeps compiling."""
     if not isinstance(fn, types.FunctionType):  # (`uncompiled` comes later in this module)
         inner = uncompiled(fn)
-        if inner is not fn and not isinstance(inner, torch.nn.Module):
+        if inner is not fn:
             # a function of its own that calls it: marking the function (or object) itself
             # stopped `fn`, and every other compilation of it, compiling (torch's `disable`
-            # wraps, too)
+            # wraps, too). Also for a compiled module: marking the module it wraps stopped
+            # the compiled module itself compiling
+            if isinstance(inner, torch.nn.Module):
+                def call(*args: Any, **kwargs: Any) -> Any:
+                    return inner(*args, **kwargs)
+                call.__name__ = call.__qualname__ = type(inner).__name__
+                return _marked(call, "_dynamo_disable")
             return _marked(_calling(inner), "_dynamo_disable")
         fn = inner
     return _marked(fn, "_dynamo_disable")
@@ -299,7 +305,13 @@ class CompiledFunction:
         self.symbolic_ints = symbolic_ints  # a resume function's: its int inputs are symbols
         self._callees = _Callees()
         self._use_code()
-        functools.update_wrapper(self, fn)
+        # The function's name, docstring, `__wrapped__`, and the attributes of its own, but
+        # not over this wrapper's state and methods: a decorator's `wrapper.fn = fn` (or a
+        # `step` attribute) copied over `self.fn` compiled the inner function, silently
+        # dropping what the decorator adds
+        functools.update_wrapper(self, fn, updated=())
+        own = set(self.__dict__) | set(dir(type(self))) | {"_cache", "_gave_up"}
+        self.__dict__.update({k: v for k, v in fn.__dict__.items() if k not in own})
         if bound_self is not None:  # (the method: `inspect.signature` has no `self`, as
             # torch.compile's wrapper of a bound method, and `fn`'s)
             self.__wrapped__ = types.MethodType(fn, bound_self)
@@ -580,6 +592,8 @@ def _named_as(fn: types.FunctionType) -> Any:
 
 def _recompiled(fn: Any, backend: Backend, options: dict[str, Any]) -> CompiledFunction:
     """A pickled or copied `CompiledFunction` made again: `fn`, a function or a method."""
+    fn = uncompiled(fn)  # (a method of an `@compile`d function pickles as `getattr(obj, name)`,
+    # which reads the compiled method back)
     if isinstance(fn, types.MethodType):
         return CompiledFunction(fn.__func__, backend, bound_self=fn.__self__, **options)
     return CompiledFunction(fn, backend, **options)
@@ -890,8 +904,11 @@ def compile(model: Any = None, *, backend: str | Backend = "eager", fullgraph: b
             compile, backend=compiler, **options))  # its class's __call__, compiled
     if not isinstance(model, type) and isinstance(call, staticmethod | CompiledFunction):
         return compile(model.__call__, backend=compiler, **options)  # the function it calls
-    if isinstance(model, types.BuiltinFunctionType | types.MethodDescriptorType):
-        return CompiledFunction(_calling(model), compiler, **options)  # `F.gelu`, `torch.sin`
+    if isinstance(model, types.BuiltinFunctionType | types.MethodDescriptorType) or (
+            callable(model) and not isinstance(model, type | types.FunctionType)):
+        # `F.gelu`, `torch.sin`; and other callables written in C, an `lru_cache`d function,
+        # an `operator.methodcaller` (torch.compile takes them; a TypeError here)
+        return CompiledFunction(_calling(model), compiler, **options)
     return CompiledFunction(model, compiler, **options)
 
 
