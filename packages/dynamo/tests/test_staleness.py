@@ -1380,3 +1380,37 @@ def test_hasattr_of_a_python_module_follows_its_getattr_functions() -> None:
 
     plain.__getattr__ = refuse
     assert torch.equal(compiled(x), f(x))
+
+
+def test_an_attribute_a_modules_getattr_answers_is_read_once_per_call() -> None:
+    """`mod.name` answered by the module's own `__getattr__` (PEP 562) is read for real, once
+    per call, as in eager: it was called while tracing, again by each guard check (the value
+    it gave changed, so the guard failed and the frame ran eagerly after reading it 6 times),
+    and a deprecated alias's warning named dynamo's frames, not the user's line."""
+    import sys
+    import types
+
+    module = types.ModuleType("j33_pep562")
+    reads = [0]
+
+    def module_getattr(name):
+        if name == "DYN":
+            reads[0] += 1
+            warnings.warn("DYN is deprecated", DeprecationWarning, stacklevel=2)
+            return float(reads[0])
+        raise AttributeError(name)
+
+    module.__getattr__ = module_getattr
+    sys.modules["j33_pep562"] = module
+    try:
+        def f(x):
+            return x * module.DYN + 1
+        compiled = dynamo.compile(f, backend="eager")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i in range(1, 4):
+                assert torch.equal(compiled(torch.ones(2)), torch.full((2,), i + 1.0))
+                assert reads[0] == i
+        assert [w.filename for w in caught] == [__file__] * 3
+    finally:
+        del sys.modules["j33_pep562"]

@@ -1097,11 +1097,26 @@ class PythonModuleVariable(TrueVariable):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
 
+        self._refuse_module_getattr(name)
         try:
             value = getattr(self.module, name)
         except AttributeError:
             raise Unsupported(f"module {self.module.__name__} has no attribute {name!r}") from None
         return wrap(tx, value, self._attr_source(name))
+
+    def _refuse_module_getattr(self, name: str) -> None:
+        """A graph break where the module's own `__getattr__` (PEP 562), a function of the
+        user's, answers `name` (not in the module's dict nor on its class): it may compute a
+        new value or warn at each read (a deprecated alias). Called while tracing and again by
+        each guard check, it ran several times a call (a changing value failed the guard just
+        made, and the frame ran eagerly after all those reads) and its warnings named dynamo's
+        frames. Read for real, once, as eager does (torch's own lazy submodules aside)."""
+        module_getattr = self.module.__dict__.get("__getattr__")
+        if (isinstance(module_getattr, types.FunctionType) and name not in self.module.__dict__
+                and inspect.getattr_static(type(self.module), name, MISSING) is MISSING
+                and (_module_name(self.module) or "").partition(".")[0] not in _LIBRARIES):
+            raise Unsupported(f"{self.module.__name__}.{name} is answered by the module's "
+                              "__getattr__ (PEP 562), read for real")
 
     def _attr_source(self, name: str) -> Any:
         """Where `module.name` is read, so that it is guarded (`torch.sigmoid` or `math.pi`
@@ -1116,6 +1131,7 @@ class PythonModuleVariable(TrueVariable):
     def has_attribute(self, tx: Translator, name: str) -> bool:
         """`hasattr(module, name)`, guarded by the module's dict holding the name or not (an
         attribute its own `__getattr__` answers, a lazy submodule, is not in that dict)."""
+        self._refuse_module_getattr(name)
         found = hasattr(self.module, name)
         where = self._attr_source("__dict__")
         if where is not None and (not found or name in self.module.__dict__):
