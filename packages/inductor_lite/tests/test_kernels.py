@@ -321,6 +321,18 @@ def test_fallback_runs_unlowered_ops(device, caplog):
     assert "run as aten fallbacks: aten.sort.default" in caplog.text  # which op, in words
 
 
+def test_one_hot_checks_its_classes_by_an_extern_call_not_a_fallback(device):
+    # one_hot's decomposition asserts its classes are in range (`aten._assert_async.msg` of an
+    # `all` the kernels compute): a library call on purpose, which raises eager's error
+    classes = torch.tensor([0, 3, 1], device=device)
+    compiled = compile_and_check(lambda i: F.one_hot(i, 4) * 2, classes)
+    assert counters["fallbacks"] == 0 and counters["extern_calls"] == 2, dict(counters)
+    for bad, words in ((torch.tensor([0, 4, 1]), "smaller than num_classes"),
+                       (torch.tensor([0, -1, 1]), "non-negative")):
+        with pytest.raises(RuntimeError, match=words):
+            compiled(bad.to(device))
+
+
 def test_random_ops(device):
     x = torch.ones(64, 64, device=device)
     gm = torch.fx.symbolic_trace(lambda x: (F.dropout(x, 0.25, True), torch.rand_like(x)))
