@@ -799,3 +799,21 @@ def test_a_generator_called_at_a_break_lives_until_the_frame_ends() -> None:
         got: list = []
         compiled(got, torch.ones(2))
     assert got == expected == ["body end", "generator closed"]
+
+
+def test_a_dead_generator_with_nothing_to_clean_up_is_not_handed_on():
+    """A generator the trace made, dead at a break and suspended outside any try or with
+    block, closes doing nothing: it is not handed on to the resume function (a half-run one
+    cannot be rebuilt: its `next()` became a graph break, and a third graph)."""
+    def fn(x):
+        y = x * 2
+        g = (i for i in range(3))
+        y = y + next(g)
+        print("break")
+        return y + 1
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        explained = dynamo.explain(fn)(torch.ones(2))
+        assert dynamo.compile(fn, backend="eager")(torch.ones(2)).tolist() == [3.0, 3.0]
+    assert explained.graph_count == 2, explained.breaks
+    assert len(explained.breaks) == 1, explained.breaks

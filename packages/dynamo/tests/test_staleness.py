@@ -1414,3 +1414,33 @@ def test_an_attribute_a_modules_getattr_answers_is_read_once_per_call() -> None:
         assert [w.filename for w in caught] == [__file__] * 3
     finally:
         del sys.modules["j33_pep562"]
+
+
+def test_a_lazy_submodule_a_module_getattr_imports_is_no_break(tmp_path, monkeypatch):
+    """A package's `__getattr__` that imports a submodule on first read (numpy's `np.ma`,
+    `np.fft`): the submodule is imported once and read as an attribute; the break kept in the
+    compiled code for good (the submodule sat in the package's dict from the first call on)."""
+    import sys
+
+    package = tmp_path / "lazy_pkg_j34"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import importlib\n"
+        "def __getattr__(name):\n"
+        "    if name == 'sub':\n"
+        "        return importlib.import_module(__name__ + '.sub')\n"
+        "    raise AttributeError(name)\n")
+    (package / "sub.py").write_text("SCALE = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import lazy_pkg_j34
+
+    def fn(x):
+        return x * lazy_pkg_j34.sub.SCALE
+
+    try:
+        explained = dynamo.explain(fn)(torch.ones(2))
+        assert explained.graph_count == 1 and not explained.breaks, explained.breaks
+        assert explained.result.tolist() == [3.0, 3.0]
+    finally:
+        for name in ("lazy_pkg_j34.sub", "lazy_pkg_j34"):
+            sys.modules.pop(name, None)

@@ -57,6 +57,7 @@ from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import IteratorVariable, OpaqueIteratorVariable
 from dynamo.variables.contexts import close_blocks, open_blocks
 from dynamo.variables.functions import Cell, ClosureCell, OpaqueFunctionVariable
+from dynamo.variables.generators import GeneratorVariable
 from dynamo.variables.objects import TorchFunctionVariable
 from guards import AttrSource, Equals, GetItemSource, GuardSet, LocalSource
 
@@ -500,6 +501,15 @@ def _kept_to_the_end(value: Any, real: Any) -> bool:
     dropping it at the break ran that cleanup before the rest of the frame's code."""
     if not isinstance(value, VariableTracker):  # a local the trace never read: its value
         return isinstance(real, types.GeneratorType)
+    if isinstance(value, GeneratorVariable):
+        # one the trace made: closing it runs code only when it is suspended inside a try or
+        # with block (its own, or a `yield from` delegate's); else handing it on is needless,
+        # and a half-run one cannot be rebuilt (a genexpr's `next` became a graph break)
+        while value is not None:
+            if value._suspended_in_block():
+                return True
+            value = value._delegate()
+        return False
     try:
         return value.python_type() is types.GeneratorType
     except Exception:

@@ -16,6 +16,8 @@ import collections.abc
 import dataclasses
 import enum
 import functools
+import importlib
+import importlib.util
 import inspect
 import sys
 import types
@@ -1114,7 +1116,8 @@ class PythonModuleVariable(TrueVariable):
         module_getattr = self.module.__dict__.get("__getattr__")
         if (isinstance(module_getattr, types.FunctionType) and name not in self.module.__dict__
                 and inspect.getattr_static(type(self.module), name, MISSING) is MISSING
-                and (_module_name(self.module) or "").partition(".")[0] not in _LIBRARIES):
+                and (_module_name(self.module) or "").partition(".")[0] not in _LIBRARIES
+                and not _imported_submodule(self.module, name)):
             raise Unsupported(f"{self.module.__name__}.{name} is answered by the module's "
                               "__getattr__ (PEP 562), read for real")
 
@@ -1166,6 +1169,23 @@ class PythonModuleVariable(TrueVariable):
 # Modules whose attributes are read by the module's name (they are never replaced in
 # `sys.modules`); any other module by the path the code took to it.
 _LIBRARIES = ("torch", "math", "operator", "builtins")
+
+
+def _imported_submodule(module: types.ModuleType, name: str) -> bool:
+    """Whether `module.name` is a submodule of the package, not imported yet, that importing
+    puts in its dict (a lazy submodule its `__getattr__` imports on first read: `np.ma`,
+    `np.fft`, `np.random`): imported here, once, as that first read would, and then read as a
+    plain attribute (a graph break there stayed in the compiled code for good)."""
+    package = _module_name(module)
+    if package is None or "__path__" not in vars(module):  # (not a package: no submodules)
+        return False
+    try:
+        if importlib.util.find_spec(f"{package}.{name}") is None:
+            return False
+        importlib.import_module(f"{package}.{name}")
+    except Exception:  # (not a submodule, or one whose import fails: read for real)
+        return False
+    return module.__dict__.get(name) is sys.modules.get(f"{package}.{name}")
 
 
 def _group_by_device_and_dtype(tx: Translator, args: list, kwargs: dict) -> Any:
