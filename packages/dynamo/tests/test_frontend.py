@@ -1290,10 +1290,11 @@ def test_an_unused_random_op_still_advances_the_generator(backend: str) -> None:
     assert torch.equal(dynamo.compile(f, backend=backend)(x), expected)
 
 
-def test_an_unused_op_on_a_symbolic_int_still_raises_eagers_error() -> None:
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_an_unused_op_on_a_symbolic_int_still_raises_eagers_error(backend: str) -> None:
     """Its error depends on the int's value at run time, which the trace did not see: the op
     stays in the graph (eager: OverflowError for `k` past int64, RuntimeError for a size
-    whose storage overflows)."""
+    whose storage overflows), and in aot_eager's aten graph too (make_fx dropped it)."""
     def add(x, k):
         unused = x + k  # noqa: F841
         return x * 2
@@ -1304,7 +1305,7 @@ def test_an_unused_op_on_a_symbolic_int_still_raises_eagers_error() -> None:
 
     x = torch.ones(2)
     for f, big, error in ((add, 2**70, OverflowError), (zeros, 2**62, RuntimeError)):
-        compiled = dynamo.compile(f)
+        compiled = dynamo.compile(f, backend=backend)
         for k in (3, 4):  # the second call makes `k` a symbol
             torch.testing.assert_close(compiled(x, k), f(x, k))
         with pytest.raises(error):

@@ -87,6 +87,25 @@ def test_explain_takes_what_compile_returned_too() -> None:
     assert dynamo.explain(dynamo.compile(torch.nn.Linear(2, 2)))(torch.ones(1, 2)).graph_count == 1
 
 
+def test_explain_of_what_compile_returned_keeps_its_options() -> None:
+    # explained with compile's defaults, a `capture_scalar_outputs=True` compilation was
+    # reported breaking at its `.item()`, and a `dynamic=True` one with static sizes
+    def scaled(x):
+        return x * x.sum().item()
+
+    class Scaled(nn.Module):
+        def forward(self, x):
+            return scaled(x)
+
+    for compiled in (dynamo.compile(scaled, capture_scalar_outputs=True),
+                     dynamo.compile(Scaled(), capture_scalar_outputs=True)):
+        report = dynamo.explain(compiled)(torch.ones(3))
+        assert (report.graph_count, report.graph_break_count) == (1, 0), str(report)
+    assert dynamo.explain(scaled)(torch.ones(3)).graph_break_count == 1  # (the default)
+    report = dynamo.explain(dynamo.compile(lambda x: x + 1, dynamic=True))(torch.ones(3))
+    assert any("Tensor(*)" in g for g in report.guards), report.guards
+
+
 def test_explain_leaves_compiled_state_alone() -> None:
     compiled = dynamo.compile(_breaking)
     compiled(torch.ones(3))

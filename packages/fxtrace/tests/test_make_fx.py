@@ -765,3 +765,22 @@ def test_a_subclass_with_its_own_dispatch_is_traced_through_its_inner_tensors(mo
         expected = f(y)
     assert type(out) is torch.Tensor and not gm._buffers and "_tensor_constant" not in gm.code
     torch.testing.assert_close(out, expected)
+
+
+def test_an_unused_op_on_an_int_input_is_kept_for_its_error() -> None:
+    """`x + k` unused: its error depends on `k`'s value at run time (OverflowError past
+    int64), so the symbolic graph keeps it; an unused op on sizes alone is dropped."""
+    def f(x, k):
+        unused = x + k  # noqa: F841
+        also_unused = x.view(-1)  # noqa: F841
+        return x * 2
+
+    gm = make_fx(f, "symbolic")(torch.ones(2), 3)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.add.Tensor in targets
+    assert torch.ops.aten.view.default not in targets
+    torch.testing.assert_close(gm(torch.ones(2), 5), torch.ones(2) * 2)
+    with pytest.raises(OverflowError):
+        f(torch.ones(2), 2**70)
+    with pytest.raises(OverflowError):
+        gm(torch.ones(2), 2**70)

@@ -1906,6 +1906,22 @@ def test_math_functions_keep_their_precision_at_tiny_and_huge_values(device, nam
     assert torch.equal(got.signbit(), want.signbit())
 
 
+@pytest.mark.parametrize("name", ["sinh", "cosh"])
+def test_sinh_and_cosh_past_88_are_as_precise_as_below(device, name):
+    # exp(a - log 2) took a - log(2) rounded (4e-6 near 88 in float32): 1.6e-6 off in
+    # float32 (eager: 1e-7), 5e-14 in float64 near 700; exp(a / 2) squared and halved is not
+    fn = getattr(torch, name)
+    x = torch.linspace(88.0, 89.4, 701, device=device)
+    x = torch.cat([x, -x])
+    compiled = compile_fx(torch.fx.symbolic_trace(lambda t: fn(t)), [x])
+    torch.testing.assert_close(compiled(x), fn(x.double()).float(), rtol=5e-7, atol=0)
+    if name == "cosh":  # float64 sinh runs as an aten call (FP32_PRECISE)
+        y = torch.tensor([88.5, 100.0, 300.0, 700.0, 709.5, 710.4], dtype=torch.float64,
+                         device=device)
+        compiled = compile_fx(torch.fx.symbolic_trace(lambda t: fn(t)), [y])
+        torch.testing.assert_close(compiled(y), fn(y), rtol=1e-15, atol=0)
+
+
 def test_powers_with_large_results_are_as_precise_as_eagers(device):
     """exp2(b * log2|a|) in float32 loses precision as |b * log2 a| grows (10 ** 30 was 4e-6
     off, 7 ** 9 was 40353580): computed in float64, then rounded."""

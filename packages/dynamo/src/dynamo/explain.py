@@ -9,6 +9,7 @@ other threads' compiled calls.
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,9 +81,32 @@ def _op_name(node: torch.fx.Node) -> str:
     return target if isinstance(target, str) else getattr(target, "__name__", str(target))
 
 
+def _options_of(fn: Any) -> dict[str, Any]:
+    """The options `compile` was given for what it returned (`fn`), those that change what is
+    captured: `explain(compile(f, capture_scalar_outputs=True))` reports the graphs and breaks
+    of that compilation, not of a default one (which broke at every `.item()`). Not
+    `fullgraph` (the report lists breaks instead of raising at the first) nor
+    `raise_backend_errors` (the recording backend does not fail)."""
+    if isinstance(fn, frontend.OptimizedModule):
+        options = getattr(fn._compile_forward, "keywords", {}).get("options", {})
+    else:
+        if type(fn) is functools.partial and fn.func is frontend._call_partial:
+            fn = fn.args[1]  # `compile` of a partial: its function's CompiledFunction
+        elif type(fn) is functools.partial and fn.func is frontend._call_object:
+            options = getattr(fn.args[2], "keywords", {})  # `compile` of a callable object
+            return {k: options[k] for k in ("dynamic", "capture_scalar_outputs") if k in options}
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, frontend.CompiledFunction):
+            fn = fn.__func__
+        if not isinstance(fn, frontend.CompiledFunction):
+            return {}
+        options = {"dynamic": fn.dynamic, "capture_scalar_outputs": fn.capture_scalar_outputs}
+    return {k: options[k] for k in ("dynamic", "capture_scalar_outputs") if k in options}
+
+
 def explain(fn: Callable) -> Callable[..., ExplainOutput]:
     """`explain(fn)(*args, **kwargs)`: run the call and report what dynamo captured (`fn` may
     be what `compile` returned: the function or module it wraps is explained)."""
+    options = _options_of(fn)
     fn = fn._orig_mod if isinstance(fn, frontend.OptimizedModule) else frontend.uncompiled(fn)
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
@@ -101,7 +125,7 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
 
         under_mode = frontend._user_mode_active()
         try:
-            compiled = frontend.compile(fn, backend=recording)
+            compiled = frontend.compile(fn, backend=recording, **options)
             report.result = compiled(*args, **kwargs)
             with frontend._COMPILE_LOCK:  # (no other thread adds a cache meanwhile)
                 caches = [(k, c) for k, c in list(frontend._caches.items()) if ours(k)]

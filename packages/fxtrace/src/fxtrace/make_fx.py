@@ -28,6 +28,7 @@ what running `fn` would.
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import keyword
 from collections.abc import Callable
@@ -49,9 +50,29 @@ from fxtrace.runtime_asserts import ASSERT_OPS, insert_runtime_asserts
 _CHECKS = (*ASSERT_OPS, torch.ops.aten._assert_async.default, torch.ops.aten._assert_async.msg)
 
 
-def _is_impure(node: torch.fx.Node) -> bool:
+def _is_impure(node: torch.fx.Node, number_inputs: frozenset = frozenset()) -> bool:
     # (an `opaque_call`'s node: see `ProxyMode.record_call`)
-    return node.target in _CHECKS or node.meta.get("opaque_call", False) or node.is_impure()
+    return node.target in _CHECKS or node.meta.get("opaque_call", False) or node.is_impure() \
+        or _tensor_of_an_input_number(node, number_inputs)
+
+
+_SYMBOLIC_NUMBERS = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _symbols_of(value: Any) -> frozenset:
+    return frozenset(value.node.expr.free_symbols) if isinstance(value, _SYMBOLIC_NUMBERS) and \
+        hasattr(value.node, "expr") else frozenset()
+
+
+def _tensor_of_an_input_number(node: torch.fx.Node, number_inputs: frozenset) -> bool:
+    """Whether the node makes a tensor from a symbolic number that depends on a number given
+    as an input (not a size): its value at run time may make the op raise where the trace's
+    did not (`x + k` with `k` past int64: OverflowError), so it is kept when unused, as
+    dynamo keeps it in its own graph (dropped here, aot_eager and inductor_lite lost eager's
+    error)."""
+    return bool(number_inputs) and node.op == "call_function" and \
+        isinstance(node.meta.get("val"), torch.Tensor) and any(
+            _symbols_of(arg.meta.get("val")) & number_inputs for arg in node.all_input_nodes)
 
 TRACING_MODES = ("real", "fake", "symbolic")
 
@@ -192,7 +213,10 @@ class _Trace:
         if self.shape_env is not None:  # facts assumed of data-dependent values: checked
             insert_runtime_asserts(self.graph, self.shape_env.runtime_asserts)
         # e.g. detaches autograd made to save activations; a check whose result is unused stays
-        self.graph.eliminate_dead_code(is_impure_node=_is_impure)
+        number_inputs = frozenset().union(*(_symbols_of(n.meta.get("val")) for n in
+                                            self.graph.nodes if n.op == "placeholder"))
+        self.graph.eliminate_dead_code(
+            is_impure_node=functools.partial(_is_impure, number_inputs=number_inputs))
         if self.lift_params:  # called as gm(*parameters_and_buffers, *args)
             lifted = ["p_" + name.replace(".", "_") for name in state]
             arg_names = lifted + arg_names
