@@ -1247,25 +1247,6 @@ class _ClassAsked:
     zz = 1
 
 
-def test_hasattr_of_a_class_is_guarded() -> None:
-    """`hasattr(Cls, "zz")` (a class, not an instance): `del Cls.zz`, then `Cls.zz = 1`,
-    must each be seen."""
-    def f(x):
-        return x + (1 if hasattr(_ClassAsked, "zz") else 0)
-
-    compiled = dynamo.compile(f, backend="eager")
-    x = torch.zeros(2)
-    try:
-        for step in range(3):
-            if step == 1:
-                del _ClassAsked.zz
-            if step == 2:
-                _ClassAsked.zz = 1
-            assert torch.equal(compiled(x), f(x)), step
-    finally:
-        _ClassAsked.zz = 1
-
-
 class _Meta(type):
     mm = 1
 
@@ -1274,22 +1255,26 @@ class _ClassOfMeta(metaclass=_Meta):
     pass
 
 
-def test_hasattr_of_a_class_found_on_its_metaclass_is_guarded() -> None:
-    """`hasattr(Cls, "mm")` answered by the metaclass: `del Meta.mm` must be seen."""
+@pytest.mark.parametrize(("asked", "owner", "name"), [(_ClassAsked, _ClassAsked, "zz"),
+                                                      (_ClassOfMeta, _Meta, "mm")],
+                         ids=["its own", "its metaclass's"])
+def test_hasattr_of_a_class_is_guarded(asked, owner, name) -> None:
+    """`hasattr(Cls, name)` (a class, not an instance), answered by the class or by its
+    metaclass: `del Owner.name`, then `Owner.name = 1`, must each be seen."""
     def f(x):
-        return x + (1 if hasattr(_ClassOfMeta, "mm") else 0)
+        return x + (1 if hasattr(asked, name) else 0)
 
     compiled = dynamo.compile(f, backend="eager")
     x = torch.zeros(2)
     try:
         for step in range(3):
             if step == 1:
-                del _Meta.mm
+                delattr(owner, name)
             if step == 2:
-                _Meta.mm = 1
+                setattr(owner, name, 1)
             assert torch.equal(compiled(x), f(x)), step
     finally:
-        _Meta.mm = 1
+        setattr(owner, name, 1)
 
 
 def test_hasattr_of_a_python_module_sees_a_module_getattr_added() -> None:
