@@ -1235,3 +1235,31 @@ def test_infer_size_of_what_is_not_a_size_raises_as_eager() -> None:
     for n in (3, 4):
         with pytest.raises(RuntimeError, match="expected a torch.Size"):
             compiled(torch.randn(n), torch.randn(n + 1))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_multilabel_margin_loss_with_padded_targets_is_eagers(reduction) -> None:
+    """torch's decomposition of `multilabel_margin_loss_forward` (the op's Autograd kernel
+    under the Python dispatcher) counts the target slots after a row's first -1 as targets
+    (class 0), and gives an unbatched "none" loss of size (1,): the call is a break, run for
+    real."""
+    def f(x, t):
+        return torch.nn.functional.multilabel_margin_loss(x, t, reduction=reduction)
+
+    x = torch.randn(3, 4, requires_grad=True)
+    t = torch.tensor([[1, 3, -1, 0], [2, -1, 0, 0], [0, 1, 2, 3]])
+    v = torch.randn(4, requires_grad=True)
+    u = torch.tensor([2, -1, 1, 0])
+    expected, expected_grad = f(x, t), torch.autograd.grad(f(x, t).sum(), x)[0]
+    for backend in ("eager", "aot_eager"):
+        for dynamic in (None, True):
+            dynamo.reset()
+            compiled = dynamo.compile(f, backend=backend, dynamic=dynamic)
+            got = compiled(x, t)
+            torch.testing.assert_close(got, expected)
+            torch.testing.assert_close(torch.autograd.grad(got.sum(), x)[0], expected_grad)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # (eager: the fakes' size differed; ran eagerly)
+                unbatched = compiled(v, u)
+            assert unbatched.shape == f(v, u).shape
+            torch.testing.assert_close(unbatched, f(v, u))

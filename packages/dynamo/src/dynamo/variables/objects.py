@@ -1302,6 +1302,10 @@ class TorchFunctionVariable(TrueVariable):
             return ConstantVariable(True)
         if original in _UNSUPPORTED_TORCH:
             raise Unsupported(f"{_name(fn)}() inside a compiled frame")
+        if original in _WRONG_DECOMPOSITIONS:
+            raise Unsupported(f"{_name(fn)}(): torch's decomposition of it, which the fakes and "
+                              f"a backend's aten graph run, {_WRONG_DECOMPOSITIONS[original]}; "
+                              "it runs for real")
         if _sets_global_state(original):
             raise Unsupported(f"{_name(fn)}() (it changes torch's global state)")
         if _functorch_machinery(original):
@@ -1513,6 +1517,13 @@ _DISPATCH_MODE_QUERIES = (torch.utils._python_dispatch._get_current_dispatch_mod
 _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling,
                       torch._utils.is_compiling)
 
+
+# Ops whose torch decomposition (the Autograd kernel under the Python dispatcher, which a
+# ShapeEnv switches on) is wrong, in this torch, for inputs that are not rare
+_WRONG_DECOMPOSITIONS = dict.fromkeys(
+    (torch._C._nn.multilabel_margin_loss, torch.nn.functional.multilabel_margin_loss),
+    "counts a target row's slots after its first -1 (the usual padding) and gives an unbatched "
+    "'none' loss of size (1,) (pytorch/pytorch#141017)")
 
 _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_default_dtype,
                       torch.use_deterministic_algorithms,
