@@ -1523,7 +1523,7 @@ _COMPILING_QUERIES = (torch.compiler.is_compiling, torch.compiler.is_dynamo_comp
 _WRONG_DECOMPOSITIONS = dict.fromkeys(
     (torch._C._nn.multilabel_margin_loss, torch.nn.functional.multilabel_margin_loss),
     "counts a target row's slots after its first -1 (the usual padding) and gives an unbatched "
-    "'none' loss of size (1,) (pytorch/pytorch#141017)")
+    "'none' loss of size (1,) (pytorch/pytorch#185464)")
 
 _UNSUPPORTED_TORCH = (torch.random.manual_seed, torch.random.seed, torch.set_default_dtype,
                       torch.use_deterministic_algorithms,
