@@ -420,6 +420,85 @@ def test_generics_and_type_statements_inside_the_frame_name_the_construct() -> N
             dynamo.compile(namespace[name], backend="eager", fullgraph=True)(torch.ones(2))
 
 
+def test_a_break_at_a_method_load_hands_the_resume_function_both_values() -> None:
+    # 3.12's LOAD_ATTR of `obj.name(...)` pushes two values (NULL and the attribute, or the
+    # method and `self`); a break there (a `__class__` property that prints) handed the
+    # resume function one, and the call took the int argument for the function
+    class Claims:
+        @property
+        def __class__(self):
+            print("class read")
+            return Claims
+
+        def __init__(self, v=1):
+            self.v = v
+
+    obj = Claims(3)
+
+    def f(x):
+        a = x + 1
+        made = obj.__class__(5)
+        return a * made.v
+
+    x = torch.randn(3)
+    torch.testing.assert_close(_compiled_without_eager_frames(f, x), f(x))
+
+
+def test_unary_plus_of_an_object_whose_pos_breaks_is_a_graph_break() -> None:
+    # 3.11's UNARY_POSITIVE and 3.12's CALL_INTRINSIC_1 (INTRINSIC_UNARY_POSITIVE): applied
+    # for real at a break, as `-value` is, rather than the whole frame running eagerly
+    class Positive:
+        def __pos__(self):
+            print("pos")
+            return 5
+
+    p = Positive()
+
+    def f(x):
+        a = x + 1
+        return a * +p
+
+    x = torch.randn(3)
+    torch.testing.assert_close(_compiled_without_eager_frames(f, x), f(x))
+
+
+def test_a_super_that_the_module_shadows_is_called_as_python_calls_it() -> None:
+    # 3.12's LOAD_SUPER_ATTR calls a global `super` that is not the builtin (with no
+    # arguments for `super().f`); the trace read the builtin's answer instead, and a global
+    # `super` set after compiling recompiles
+    import builtins
+
+    import dynamo
+
+    namespace = {"torch": torch, "_real": builtins.super, "calls": []}
+    exec(
+        "def fake(*args):\n"
+        "    calls.append(len(args))\n"
+        "    return _real(*args) if args else _real(B, B.inst)\n"
+        "class A:\n"
+        "    def f(self, x):\n"
+        "        return x + 1\n"
+        "class B(A):\n"
+        "    def f(self, x):\n"
+        "        return super().f(x) * 2\n"
+        "    def g(self, x):\n"
+        "        return super(B, self).f(x) * 3\n"
+        "B.inst = B()\n"
+        "def run(x):\n"
+        "    calls.clear()\n"
+        "    return B.inst.f(x) + B.inst.g(x), list(calls)\n", namespace)
+    run, x = namespace["run"], torch.randn(3)
+    compiled = dynamo.compile(run, backend="eager")
+    for shadow in (False, True, False):
+        if shadow:
+            namespace["super"] = namespace["fake"]
+        else:
+            namespace.pop("super", None)
+        expected, got = run(x), compiled(x)
+        assert got[1] == expected[1]
+        torch.testing.assert_close(got[0], expected[0])
+
+
 def test_warnings_from_a_script_run_as_main_draw_no_deprecation_warning(tmp_path) -> None:
     # `__main__` of a script has a `__loader__` and no `__spec__`: handing its globals to
     # warn_explicit draws 3.12's DeprecationWarning "Module globals is missing a

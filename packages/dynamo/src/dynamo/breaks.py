@@ -158,6 +158,7 @@ OPERATORS: dict[str, tuple[int, int, Any]] = {
     "CONTAINS_OP": (2, 1, lambda item, container: item in container),
     "GET_ITER": (1, 1, iter),
     "UNARY_NEGATIVE": (1, 1, operator.neg),
+    "UNARY_POSITIVE": (1, 1, operator.pos),  # 3.11; 3.12's is CALL_INTRINSIC_1 5 (below)
     "UNARY_INVERT": (1, 1, operator.invert),
     "UNARY_NOT": (1, 1, operator.not_),
     "BEFORE_WITH": (1, 2, enter_with),
@@ -167,8 +168,9 @@ BRANCHES = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR
                       "JUMP_IF_TRUE_OR_POP"})
 BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", *BRANCHES,
                        "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
-                       "LOAD_ATTR", "LOAD_SUPER_ATTR", "STORE_ATTR", "FORMAT_VALUE",
-                       "UNPACK_SEQUENCE", "UNPACK_EX", *OPERATORS})
+                       "LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR", "STORE_ATTR", "FORMAT_VALUE",
+                       "UNPACK_SEQUENCE", "UNPACK_EX", "CALL_INTRINSIC_1", *OPERATORS})
+_INTRINSIC_UNARY_POSITIVE = 5  # 3.12's `+value` (CALL_INTRINSIC_1's argument)
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -178,6 +180,9 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     if ins.opname not in BREAKABLE:
         return (f"the graph cannot break there (at {ins.opname}: only at a call, an operator, "
                 "a subscript, an attribute, a branch or a loop's next item)")
+    if ins.opname == "CALL_INTRINSIC_1" and ins.arg != _INTRINSIC_UNARY_POSITIVE:
+        return ("the graph cannot break there (at CALL_INTRINSIC_1: only at a call, an "
+                "operator, a subscript, an attribute, a branch or a loop's next item)")
     if ins.opname == "RAISE_VARARGS" and ins.arg == 0:
         return "no graph break at a bare raise"
     if code.co_flags & 0x20:
@@ -243,13 +248,15 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
         if ins.opname == "CONTAINS_OP" and ins.arg:
             return count, pushes, lambda item, container: item not in container
         return count, pushes, function
+    if ins.opname == "CALL_INTRINSIC_1" and ins.arg == _INTRINSIC_UNARY_POSITIVE:
+        return 1, 1, operator.pos
     if ins.opname == "BINARY_OP":
         return 2, 1, BINARY[dis._nb_ops[ins.arg][1]]
     if ins.opname == "COMPARE_OP":
         return 2, 1, COMPARE[ins.argval]
     if ins.opname == "IS_OP":
         return 2, 1, operator.is_not if ins.arg else operator.is_
-    if ins.opname == "LOAD_ATTR":
+    if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):  # a method's load: see convert_frame
         return 1, 1, operator.attrgetter(ins.argval)
     if ins.opname == "LOAD_SUPER_ATTR":  # 3.12's `super().name`: the global `super`, the
         # class and the first argument on the stack, as CPython calls them (a `super` the

@@ -388,7 +388,10 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     if ins.opname not in ("CALL", "CALL_FUNCTION_EX", "FOR_ITER", "RAISE_VARARGS", *BRANCHES):
         count, pushes, function = operator_of(ins)
         below = stack[:len(stack) - count]
-        if ins.opname == "LOAD_SUPER_ATTR" and ins.arg & 1:  # a method's load: NULL, attribute
+        if ins.opname == "LOAD_METHOD" or ins.opname in ("LOAD_ATTR", "LOAD_SUPER_ATTR") \
+                and PY312 and ins.arg & 1:
+            # a method's load (3.11's LOAD_METHOD, 3.12's LOAD_ATTR and LOAD_SUPER_ATTR of
+            # `obj.name(...)`) pushes two values: NULL, then the bound attribute
             below = [*below, NullVariable()]
         return {"kind": "call", "callee": builder.constant(function),
                 "args": [builder.expression(v) for v in stack[len(stack) - count:]],

@@ -604,9 +604,14 @@ class Translator:
         self.push(self._attribute(obj, ins.argval, method=True))
 
     def LOAD_SUPER_ATTR(self, ins) -> None:
-        cls, obj = self.popn(3)[1:]
-        attr = self._attribute(SuperVariable(cls.as_constant(), obj), ins.argval,
-                               bool(ins.arg & 1))
+        global_super, cls, obj = self.popn(3)
+        if global_super.is_constant() and global_super.as_constant() is super:
+            bound: VariableTracker = SuperVariable(cls.as_constant(), obj)
+        else:
+            # a global `super` that shadows the builtin: CPython calls it, with no arguments
+            # for the zero-argument form (`super().f`), and reads the attribute from its result
+            bound = self.call(global_super, [cls, obj] if ins.arg & 2 else [], {})
+        attr = self._attribute(bound, ins.argval, bool(ins.arg & 1))
         if ins.arg & 1:
             self.push(NullVariable())
         self.push(attr)
