@@ -164,6 +164,17 @@ def test_view_outputs_alias(device):
     assert "as_strided" in source(compiled) and counters["kernels"] == 0
 
 
+def test_views_that_add_dims_of_size_one_keep_eager_strides(device):
+    """`x.unsqueeze(0)` of a (2, 3) input has stride 6 in its new dim (eager's; it addresses
+    nothing), not 1; the view still shares the input's storage."""
+    x = torch.randn(2, 3, device=device)
+    for fn in (lambda x: x.unsqueeze(0), lambda x: x[None, :, None], lambda x: x.unsqueeze(1),
+               lambda x: x.reshape(1, 6), lambda x: x.t().unsqueeze(2)):
+        got, want = compile_fx(torch.fx.symbolic_trace(fn), [x])(x), fn(x)
+        assert got.stride() == want.stride(), (got.stride(), want.stride())
+        assert got.data_ptr() == want.data_ptr()
+
+
 def test_view_outputs_of_temporaries_keep_eager_strides(device):
     # Not dense: stored with the traced strides (a broadcast row is stored once), not copied.
     def views(x):

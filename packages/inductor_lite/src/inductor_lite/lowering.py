@@ -1339,7 +1339,9 @@ def _reshape(lower, node, x, *_):
             return out
 
         def layout_fn(lay):
-            stride = [sympy.Integer(1)] * len(size)
+            # Dims of size 1 take the fake value's stride (eager's: `unsqueeze(0)` of a (2, 3)
+            # tensor has stride 6 there, not 1); their stride addresses nothing.
+            stride = [sym(st) if s == 1 else sympy.Integer(1) for s, st in zip(size, val.stride())]
             for new_d, old_d in pairs:
                 stride[new_d] = lay.stride[old_d]
             return Layout(size, tuple(stride), lay.offset, lay.dtype, lay.device)
