@@ -173,3 +173,41 @@ def test_a_pybind_functions_break_reason_names_it_by_its_module_and_name():
     reasons = [str(b.reason) for b in dynamo.explain(f)(torch.ones(2)).breaks]
     assert reasons and reasons[0].startswith(
         "torch._C._autograd._push_saved_tensors_default_hooks()"), reasons
+
+
+class _UnprintableError(Exception):
+    def __str__(self):
+        raise RuntimeError("its message cannot be made")
+
+
+def test_a_backend_error_whose_message_cannot_be_made_is_still_a_warning_or_a_backend_error():
+    """The warning and BackendError quote the backend's exception: one whose `__str__` raises
+    made the user's call raise that instead."""
+    import warnings
+
+    def backend(gm, example_inputs):
+        raise _UnprintableError()
+
+    def f(x):
+        return x.sin() + 1
+
+    x = torch.ones(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert torch.equal(dynamo.compile(f, backend=backend)(x), f(x))
+    assert any("its message cannot be shown" in str(w.message) for w in caught)
+    with pytest.raises(dynamo.BackendError, match="_UnprintableError"):
+        dynamo.compile(f, backend=backend, raise_backend_errors=True)(x)
+
+
+def test_a_list_that_holds_itself_is_an_input_like_any_list():
+    """`is_constant` of a list that holds itself recursed forever: the frame ran eagerly with a
+    RecursionError for its reason."""
+    def f(x, y):
+        return x + 1 if y is None else x * 2
+
+    looped = [1]
+    looped.append(looped)
+    explained = dynamo.explain(f)(torch.ones(2), looped)
+    assert explained.graph_count == 1 and not explained.breaks and not explained.eager
+    assert torch.equal(dynamo.compile(f, backend="eager")(torch.ones(2), looped), torch.ones(2) * 2)

@@ -718,3 +718,20 @@ def test_a_plain_subclass_guard_fails_once_its_class_gains_a_name_or_an_override
     Sub.__torch_function__ = classmethod(lambda cls, func, types, args=(), kwargs=None: 0)
     assert not gs.check({"x": x}, {})
     assert "overrides torch-function or dispatch now" in gs.explain({"x": x}, {})[0]
+
+
+def test_a_class_whose_metaclass_refuses_its_name_is_still_named() -> None:
+    """`TypeMatch`'s failure names the class found; a metaclass whose `__getattribute__` raises
+    for `__qualname__` made `explain` (and a recompilation's reasons) raise."""
+    class Refusing(type):
+        def __getattribute__(cls, name):
+            if name in ("__qualname__", "__name__"):
+                raise RuntimeError("no name")
+            return type.__getattribute__(cls, name)
+
+    class Odd(metaclass=Refusing):
+        pass
+
+    gs = GuardSet([TypeMatch(X, int)])
+    reasons = gs.explain({"x": Odd()}, {})
+    assert len(reasons) == 1 and "Odd" in reasons[0], reasons

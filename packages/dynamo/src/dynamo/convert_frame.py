@@ -47,7 +47,7 @@ from dynamo.codegen import (
     rng_state,
     set_rng_state,
 )
-from dynamo.exc import BackendError, Raised, Unsupported
+from dynamo.exc import BackendError, Raised, Unsupported, error_words
 from dynamo.interpreter import Translator, _reachable, frame_values
 from dynamo.logs import logger
 from dynamo.output_graph import OutputGraph, mutates_inputs, undone_on_error
@@ -296,7 +296,7 @@ def _compile_graph(fn: types.FunctionType, gm: torch.fx.GraphModule, output: Out
         return compiled
     except Exception as error:
         failed = (f"backend {getattr(options.backend, '__name__', options.backend)!r} failed "
-                  f"on the graph of {fn.__qualname__} ({type(error).__name__}: {error})")
+                  f"on the graph of {fn.__qualname__} ({error_words(error)})")
         if options.raise_backend_errors:
             raise BackendError(failed) from error
         warn_user(f"dynamo: {failed}; running the graph eagerly")
@@ -330,7 +330,7 @@ def _graph_failed(fn: types.FunctionType, gm: torch.fx.GraphModule, options: Opt
             torch._C._set_grad_enabled(grad)
         message = (f"{culprit}: {error}" if isinstance(error, BadGraphOutputs) else
                    f"backend {name!r}: its compiled graph of {qualname} raised "
-                   f"{type(error).__name__}: {error}, where the captured graph does not")
+                   f"{error_words(error)}, where the captured graph does not")
         if strict:
             raise BackendError(message) from error
         warn_user(f"dynamo: {message}; running the captured graph instead from now on")

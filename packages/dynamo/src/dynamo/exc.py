@@ -113,5 +113,15 @@ def no_attribute(kind: str, name: str, reason: str | None = None) -> Raised:
                   reason or f"{message} (an AttributeError while tracing)")
 
 
+def error_words(error: BaseException) -> str:
+    """`Type: message` of an exception, for a warning or an error of dynamo's own; its type
+    alone where its message cannot be made (a KeyError of an int too long to print, an
+    exception whose `__str__` raises or recurses)."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except Exception:
+        return f"{type(error).__name__} (its message cannot be shown)"
+
+
 class BackendError(RuntimeError):
     """A backend raised while compiling a graph."""

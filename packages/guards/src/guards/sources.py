@@ -59,7 +59,12 @@ class Source:
 
 def a_type(cls: type) -> str:
     """`cls`'s name with its article, for messages: "an int", "a Tensor"."""
-    name = cls.__qualname__
+    try:
+        name = cls.__qualname__
+        if type(name) is not str:
+            raise TypeError(name)
+    except Exception:  # a metaclass whose `__getattribute__` answers `__qualname__` itself
+        name = type.__dict__["__qualname__"].__get__(cls, type)
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 

@@ -46,8 +46,18 @@ class SequenceVariable(VariableTracker):
     def python_type(self) -> type:
         return self.kind
 
+    _asking = False  # (is_constant is being answered: see there)
+
     def is_constant(self) -> bool:
-        return all(v.is_constant() for v in self.values)
+        # A list that holds itself (`l.append(l)`) is no constant: asking its items again
+        # would recurse forever.
+        if self._asking:
+            return False
+        self._asking = True
+        try:
+            return all(v.is_constant() for v in self.values)
+        finally:
+            self._asking = False
 
     def as_constant(self) -> Any:
         return self.kind(v.as_constant() for v in self.values)
