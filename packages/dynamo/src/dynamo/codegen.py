@@ -272,7 +272,7 @@ class ResultBuilder:
                 return f"{self.constant(collections.OrderedDict)}({text})"
             return text
         if isinstance(v, SetVariable):
-            if v.from_empty:  # made as the trace made it: a copy may order it otherwise
+            if v.built:  # made as the trace made it: a copy may order it otherwise
                 return f"{self.constant(set_from_log)}({self.constant(tuple(v.log))})"
             return self.constant(set(v.values)) + ".copy()"
         if isinstance(v, ModuleChainVariable):  # made as eager makes it

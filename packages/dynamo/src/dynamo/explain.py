@@ -87,19 +87,16 @@ def _options_of(fn: Any) -> dict[str, Any]:
     of that compilation, not of a default one (which broke at every `.item()`). Not
     `fullgraph` (the report lists breaks instead of raising at the first) nor
     `raise_backend_errors` (the recording backend does not fail)."""
+    partial = type(fn) is functools.partial
     if isinstance(fn, frontend.OptimizedModule):
-        options = getattr(fn._compile_forward, "keywords", {}).get("options", {})
+        options = fn._compile_forward.keywords["options"]
+    elif partial and fn.func is frontend._call_object:  # `compile` of a callable object
+        options = fn.args[2].keywords
     else:
-        if type(fn) is functools.partial and fn.func is frontend._call_partial:
-            fn = fn.args[1]  # `compile` of a partial: its function's CompiledFunction
-        elif type(fn) is functools.partial and fn.func is frontend._call_object:
-            options = getattr(fn.args[2], "keywords", {})  # `compile` of a callable object
-            return {k: options[k] for k in ("dynamic", "capture_scalar_outputs") if k in options}
-        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, frontend.CompiledFunction):
-            fn = fn.__func__
-        if not isinstance(fn, frontend.CompiledFunction):
-            return {}
-        options = {"dynamic": fn.dynamic, "capture_scalar_outputs": fn.capture_scalar_outputs}
+        if partial and fn.func is frontend._call_partial:  # `compile` of a partial
+            fn = fn.args[1]
+        fn = getattr(fn, "__func__", fn)  # (a compiled method read from its object)
+        options = fn._settings() if isinstance(fn, frontend.CompiledFunction) else {}
     return {k: options[k] for k in ("dynamic", "capture_scalar_outputs") if k in options}
 
 

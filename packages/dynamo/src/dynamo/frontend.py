@@ -103,13 +103,8 @@ def disable(fn: Callable) -> Callable:
         if inner is not fn:
             # a function of its own that calls it: marking the function (or object) itself
             # stopped `fn`, and every other compilation of it, compiling (torch's `disable`
-            # wraps, too). Also for a compiled module: marking the module it wraps stopped
-            # the compiled module itself compiling
-            if isinstance(inner, torch.nn.Module):
-                def call(*args: Any, **kwargs: Any) -> Any:
-                    return inner(*args, **kwargs)
-                call.__name__ = call.__qualname__ = type(inner).__name__
-                return _marked(call, "_dynamo_disable")
+            # wraps, too; for a compiled module, marking the module it wraps stopped the
+            # compiled module itself compiling)
             return _marked(_calling(inner), "_dynamo_disable")
         fn = inner
     return _marked(fn, "_dynamo_disable")
@@ -918,7 +913,8 @@ def _calling(builtin: Any) -> types.FunctionType:
     def call(*args: Any, **kwargs: Any) -> Any:
         return builtin(*args, **kwargs)
 
-    call.__name__ = call.__qualname__ = getattr(builtin, "__name__", "builtin")
+    call.__name__ = call.__qualname__ = getattr(builtin, "__name__", None) or \
+        type(builtin).__name__
     # A code object of its own: caches are per code, and every builtin compiled through one
     # shared code filled one cache (the ninth builtin hit the cache limit and ran eagerly).
     # One per builtin's name, made once: a code made at each `compile` was a cache of its own

@@ -709,8 +709,7 @@ class Translator:
         self.push(ListVariable(self.popn(ins.arg)))
 
     def BUILD_SET(self, ins) -> None:
-        items = tuple(dict_key(v) for v in self.popn(ins.arg))
-        self.push(SetVariable(set(items), own=True, made_by=items))
+        self.push(SetVariable.made(tuple(dict_key(v) for v in self.popn(ins.arg))))
 
     def BUILD_MAP(self, ins) -> None:
         flat = self.popn(2 * ins.arg)
@@ -763,20 +762,15 @@ class Translator:
 
     def SET_ADD(self, ins) -> None:
         value = dict_key(self.pop())
-        made = self._building_set(ins.arg)
-        made.values.add(value)
-        made.log.append(("add", (value,)))
+        self._building_set(ins.arg).change("add", value)
 
     def SET_UPDATE(self, ins) -> None:
         other = self.pop()
         if isinstance(other, ConstantVariable) and type(other.value) in (set, frozenset):
             values = other.value  # merged as CPython merges a set (another order than adds)
         else:
-            values = [dict_key(v) for v in other.items(self)]
-        made = self._building_set(ins.arg)
-        made.values.update(values)
-        made.log.append(("update", (values if isinstance(values, (set, frozenset))
-                                    else tuple(values),)))
+            values = tuple(dict_key(v) for v in other.items(self))
+        self._building_set(ins.arg).change("update", values)
 
     def _building_set(self, depth: int) -> SetVariable:
         container = self._building(depth)

@@ -39,7 +39,7 @@ from dynamo.variables.containers import (
     tuple_fields,
 )
 from dynamo.variables.contexts import enter_context, exit_context
-from dynamo.variables.tensor import SymNodeVariable, TensorVariable, subclass_override
+from dynamo.variables.tensor import SymNodeVariable, TensorVariable, refuse_override
 from fakecore import (
     DataDependentError,
     FakeTensor,
@@ -58,12 +58,10 @@ from guards import (
     GlobalState,
     Guard,
     GuardSet,
-    PlainSubclassLacks,
     SameObject,
     Source,
     TensorMatch,
     TypeMatch,
-    TypeSource,
     shape_guards,
 )
 
@@ -150,19 +148,11 @@ class OutputGraph:
         if known is not None:  # the same tensor under two names: one input, and a guard
             self.add_guard(SameObject(known[0], source))
             return known[1]
-        if type(value) is not torch.Tensor and type(value) is not torch.nn.Parameter:
-            # a subclass traced as a plain tensor: the metadata read below, by the fake
-            # conversion and by the tensor guard is read through its class, which must not
-            # answer for the tensor (`dtype = property(...)`, `def dim(self)`)
-            for name in _TENSOR_METADATA:
-                owner = subclass_override(type(value), name)
-                if owner is not None:
-                    raise Unsupported(f"{described(source)} is a {type(value).__qualname__}, "
-                                      f"whose class {owner.__qualname__} defines its own "
-                                      f"{name} (a tensor subclass's override of torch.Tensor's "
-                                      "metadata)")
-            # (its class switches torch-function and dispatch off, and lacks those, still)
-            self.add_guard(PlainSubclassLacks(TypeSource(source), _TENSOR_METADATA))
+        # A subclass traced as a plain tensor: the metadata read below, by the fake conversion
+        # and by the tensor guard, is read through its class, which must not answer for the
+        # tensor (`dtype = property(...)`, `def dim(self)`)
+        refuse_override(self, type(value), source, _TENSOR_METADATA,
+                        f"{described(source)} as an input")
         if value.is_nested or value.is_quantized:
             kind = "nested" if value.is_nested else "quantized"
             raise Unsupported(f"{described(source)} is a {kind} tensor (only plain strided "

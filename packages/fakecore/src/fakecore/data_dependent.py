@@ -322,13 +322,12 @@ def _symint(env: Any, expr: sympy.Expr) -> int | torch.SymInt:
 
 
 @_handles(aten.max.default, aten.min.default, aten.max.dim, aten.min.dim)
-def _extreme_of_unbacked(mode, func, args, kwargs):
+def _extreme_of_symbolic(mode, func, args, kwargs):
     # `max()`/`max(dim)` have no identity: eager raises for an empty input (dim), which the
-    # meta kernels (unlike amax's reference) do not check. Of a size read from data (`x[:n]`
-    # of an `.item()` n) that may be 0, the check is a runtime assert, with eager's error.
+    # meta kernels (unlike amax's reference) do not check. Of a symbolic size that may be 0
+    # (`x[:n]` of an `.item()` n; `x[n:]` of an int n seen to change, at n = len(x)), the
+    # check is a runtime assert, with eager's error.
     x = args[0]
-    # (a size of the inputs too: `x[n:]` of an int n seen to change is 0 long for n = len(x),
-    # and the kernel's reduction gave its identity, -inf, where eager raises)
     if mode.shape_env is None or not any(isinstance(s, torch.SymInt) for s in x.shape):
         return NotImplemented
     name = func.overloadpacket.__name__

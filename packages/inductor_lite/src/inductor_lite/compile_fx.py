@@ -29,6 +29,7 @@ from typing import Any
 import sympy
 import torch
 from torch._decomp import get_decompositions
+from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from fakecore import (
@@ -176,31 +177,14 @@ def _nan_to_num_that_fits(decomposition: Callable, x: torch.Tensor, nan: Any = N
     return decomposition(x, nan, posinf, neginf)
 
 
-def _result_dtype(tensors: list[torch.Tensor]) -> torch.dtype | None:
-    """The dtype eager's type promotion gives an op of these tensors: that of the dimensioned
-    ones, unless the 0-d ones are of a higher category (an int64 vector and a 0-d float64:
-    float64). None for a complex result, which nothing here needs."""
-    def promote(dtypes: list[torch.dtype]) -> torch.dtype | None:
-        return functools.reduce(torch.promote_types, dtypes) if dtypes else None
-
-    def category(dtype: torch.dtype) -> int:
-        return 3 if dtype.is_complex else 2 if dtype.is_floating_point else int(
-            dtype != torch.bool)
-
-    dims = promote([t.dtype for t in tensors if t.dim() > 0])
-    zeros = promote([t.dtype for t in tensors if t.dim() == 0])
-    if dims is None or zeros is None or category(zeros) <= category(dims):
-        return dims or zeros
-    return None if zeros.is_complex else torch.promote_types(dims, zeros)
-
-
 def _operands_in_result_dtype(decomposition: Callable, *args: Any, **kwargs: Any) -> Any:
     """torch's decomposition of `addcmul`, `addcdiv` or `xlogy` with its tensor operands first
     converted to a half-precision result's dtype, as eager converts them: the decomposition
     computes in float32 with a 0-d float32 operand as it is (`addcmul(half_x, half_y,
     tensor(0.1))` was an ulp off eager's, which multiplies by the half 0.1, in 400 of 4096
     values)."""
-    dtype = _result_dtype([a for a in args if isinstance(a, torch.Tensor)])
+    _, dtype = elementwise_dtypes(*(a for a in args if isinstance(a, torch.Tensor)),
+                                  type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)
     if dtype in (torch.float16, torch.bfloat16):
         args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args)
     return decomposition(*args, **kwargs)

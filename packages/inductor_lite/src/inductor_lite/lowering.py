@@ -49,6 +49,7 @@ from .ir import (
     to_dtype,
 )
 from .scheduler import loads
+from .traced_sizes import symbol_expr
 from .triton_codegen import PERSISTENT_RNUMEL
 
 aten = torch.ops.aten
@@ -464,7 +465,7 @@ class GraphLowering:
         `.item()` (a float read out of a tensor kernels compute, which the trace made a
         constant, see `CompiledGraph`)."""
         val = node.meta.get("val")
-        expr = getattr(val.node, "_expr", val.node.expr) if isinstance(
+        expr = symbol_expr(val) if isinstance(
             val, (torch.SymFloat, torch.SymInt, torch.SymBool)) else None  # (u0, not its value)
         if isinstance(val, torch.SymBool) and isinstance(expr, sympy.Eq) and expr.rhs == 1:
             expr = expr.lhs  # a bool's `.item()` is `Eq(u0, 1)` of an int symbol read as 0 or 1
@@ -515,8 +516,7 @@ class GraphLowering:
             # (as made: a symbol a check replaced, `torch.stack([x[:n], y])` teaching u1 -> 2,
             # is still computed, so that the check of `Eq(u1, 2)` reads it; replaced, it was
             # never bound and the check was folded to True: the kernels read past the slice)
-            expr = getattr(v.node, "_expr", v.node.expr) if isinstance(v, torch.SymInt) \
-                else sympy.Integer(v)
+            expr = symbol_expr(v) if isinstance(v, torch.SymInt) else sympy.Integer(v)
             return {s for s in expr.free_symbols - self.bound
                     if str(producers.get(s, "")).startswith("aten.slice")}
         for s in new_symbols(val.shape[dim]):
@@ -687,18 +687,16 @@ def _raw_size(a: Any) -> sympy.Expr | None:
         return sympy.Integer(a)
     if not isinstance(a, torch.fx.Node):
         return None
-    arith = _RAW_ARITH.get(a.target)
-    if arith is not None and len(a.args) == 2 and not a.kwargs:
+    if a.target in _RAW_ARITH and len(a.args) == 2 and not a.kwargs:
         operands = [_raw_size(x) for x in a.args]
-        return None if None in operands else arith(*operands)
+        return None if None in operands else a.target(*operands)
     v = a.meta.get("val")
     if isinstance(v, torch.SymInt):
-        return getattr(v.node, "_expr", v.node.expr)
+        return symbol_expr(v)
     return sympy.Integer(v) if type(v) is int else None
 
 
-_RAW_ARITH = {operator.add: operator.add, operator.sub: operator.sub,
-              operator.mul: operator.mul}
+_RAW_ARITH = (operator.add, operator.sub, operator.mul)
 
 _RELATIONS = {operator.eq: sympy.Eq, operator.ne: sympy.Ne, operator.lt: sympy.Lt,
               operator.le: sympy.Le, operator.gt: sympy.Gt, operator.ge: sympy.Ge}

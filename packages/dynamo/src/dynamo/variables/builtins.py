@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from dynamo.exc import Raised, Unsupported
+from dynamo.operators import BINARY
 from dynamo.sources import CallSource, ModuleSource
 from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none, is_numpy_number, numpy_raising
@@ -186,8 +187,7 @@ def _symbolic_number_op(tx: Translator, fn: Any, args: list[VariableTracker]
     kinds = [a.python_type() for a in args]
     if fn in _BITWISE and float in kinds and len(args) == 2:
         # (torch's SymBool `|` is logical: `b | 2.0` gave 2.0, where Python raises)
-        symbol = {operator.or_: "|", operator.and_: "&", operator.xor: "^",
-                  operator.ior: "|=", operator.iand: "&=", operator.ixor: "^="}[fn]
+        symbol = next(s for s, op in BINARY.items() if op is fn)
         message = (f"unsupported operand type(s) for {symbol}: '{kinds[0].__name__}' and "
                    f"'{kinds[1].__name__}'")
         raise Raised(TypeError(message), message)
@@ -692,8 +692,8 @@ class BuiltinVariable(TrueVariable):
         return TupleVariable(obj.items(tx) if obj is not None else [])
 
     def _call_set(self, tx, obj=None, **_):
-        items = tuple(v.as_constant() for v in (obj.items(tx) if obj is not None else ()))
-        return SetVariable(set(items), own=True, made_by=items)  # (item by item, as `set()`)
+        return SetVariable.made(tuple(v.as_constant() for v in obj.items(tx)) if obj is not None
+                                else ())
 
     def _call_dict(self, tx, obj=None, **kwargs):
         from dynamo.variables.objects import NNModuleVariable
@@ -968,7 +968,8 @@ def _refuse_subclass_operator(tx: Translator, fn: Any, args: list[VariableTracke
             (_UNARY_METHODS[fn],) if fn in _UNARY_METHODS else ())
     for a in args:
         if isinstance(a, TensorVariable) and names:
-            refuse_override(tx, a, tuple(names), str(getattr(fn, '__name__', fn)))
+            refuse_override(tx.output, a.cls, a.source, tuple(names),
+                            str(getattr(fn, '__name__', fn)))
 
 
 def _traced_method(v: VariableTracker, name: str) -> bool:

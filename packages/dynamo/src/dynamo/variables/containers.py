@@ -743,24 +743,33 @@ class DictVariable(VariableTracker):
 class SetVariable(VariableTracker):
     """A set of constants."""
 
-    def __init__(self, values: set, source: Any = None, own: bool = False,
-                 made_by: tuple | None = None) -> None:
+    def __init__(self, values: Any, source: Any = None) -> None:
         # A set's order is its hash table's: a copy (`set(s)`) may order the same items
-        # otherwise (another table size). A set the trace built (`own`) is used as it is, made
-        # by the very operations eager makes, so that it iterates in eager's order; one from
-        # the frame is copied, and iterates in the real set's order (`order`, which its guard
-        # holds) until the trace changes it. The changes made to a set from the frame are kept
-        # in order (`log`), and made again on the real set, so that it ends as eager's does.
-        self.values = values if own and type(values) is set else set(values)
+        # otherwise (another table size). One from the frame is copied, and iterates in the
+        # real set's order (`order`, which its guard holds) until the trace changes it. The
+        # changes made to a set are kept in order (`log`): made again on the real set from the
+        # frame, so that it ends as eager's does, and by the transformed frame on a set the
+        # trace built (`built`), from an empty one.
+        self.values = set(values)
         self.source = source
         self.order = tuple(values) if source is not None else None
         self.log: list[tuple[str, tuple]] = []
-        # made by the trace from an empty set, item by item (`made_by`), then by `log`: the
-        # transformed frame makes it the same way (a copy of the trace's set may order it
-        # otherwise)
-        self.from_empty = own and made_by is not None
-        if self.from_empty:
-            self.log.append(("update", (made_by,)))
+        self.built = False
+
+    @classmethod
+    def made(cls, items: Any) -> SetVariable:
+        """A set the trace builds (a literal, `set(iterable)`): from an empty set updated with
+        `items` (a tuple, or a set or frozenset merged whole), as eager builds it, so that it
+        iterates in eager's order."""
+        made = cls(())
+        made.built = True
+        made.change("update", items)
+        return made
+
+    def change(self, name: str, *args: Any) -> None:
+        """`set.name(*args)` (`add`, `update`, ...) of constants, on the trace's copy, logged."""
+        getattr(self.values, name)(*args)
+        self.log.append((name, args))
 
     def python_type(self) -> type:
         return set
@@ -793,8 +802,7 @@ class SetVariable(VariableTracker):
         tx.output.side_effects.mutated(self)
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update", "symmetric_difference_update"):
-            getattr(self.values, name)(*constants)
-            self.log.append((name, tuple(constants)))
+            self.change(name, *constants)
             self.order = None
             return ConstantVariable(None)
         raise Unsupported(f"set.{name}()")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import torch.fx
 
     from dynamo.interpreter import Translator
+    from dynamo.output_graph import OutputGraph
 
 # Attributes whose value the fake tensor knows, and that guards keep constant.
 _METADATA = frozenset({
@@ -58,12 +59,11 @@ def subclass_override(cls: type | None, name: str) -> type | None:
     return None
 
 
-def refuse_override(tx: Translator, tensor: TensorVariable, names: tuple[str, ...],
-                    what: str) -> None:
-    """Break (naming `what`) where the subclass of input `tensor` defines one of `names` itself;
-    otherwise guard that its class still lacks them (one added to the class later must not
-    go unseen by the entry traced as torch.Tensor's)."""
-    cls = tensor.cls
+def refuse_override(output: OutputGraph, cls: type | None, source: Any,
+                    names: tuple[str, ...], what: str) -> None:
+    """Break (naming `what`) where `cls`, the subclass of a tensor traced as a plain tensor,
+    defines one of `names` itself; otherwise guard that the class at `source` still lacks them
+    (one added to the class later must not go unseen by the entry traced as torch.Tensor's)."""
     if cls is None or cls is torch.Tensor or cls is torch.nn.Parameter:
         return
     for name in names:
@@ -71,8 +71,8 @@ def refuse_override(tx: Translator, tensor: TensorVariable, names: tuple[str, ..
         if owner is not None:
             raise Unsupported(f"{what} of a {cls.__qualname__}: {owner.__qualname__} defines "
                               f"its own {name} (a tensor subclass's override of torch.Tensor's)")
-    if tensor.source is not None:
-        tx.output.add_guard(PlainSubclassLacks(TypeSource(tensor.source), names))
+    if source is not None:
+        output.add_guard(PlainSubclassLacks(TypeSource(source), names))
 
 
 def _in_place(name: str) -> bool:
@@ -98,7 +98,7 @@ class TensorVariable(VariableTracker):
         return torch.nn.Parameter if isinstance(self.fake, torch.nn.Parameter) else torch.Tensor
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
-        refuse_override(tx, self, (name,), repr(name))
+        refuse_override(tx.output, self.cls, self.source, (name,), repr(name))
         if name in _METADATA:
             value = getattr(self.fake, name)
             if name == "is_leaf":
@@ -202,7 +202,7 @@ class TensorVariable(VariableTracker):
 
             raise Raised(TypeError("iteration over a 0-d tensor"),
                          "iterating over a 0-d tensor (a TypeError while tracing)")
-        refuse_override(tx, self, ("__iter__",), "iterating")
+        refuse_override(tx.output, self.cls, self.source, ("__iter__",), "iterating")
         length = int(self.fake.shape[0])  # a symbolic length is specialised (a guard)
         return [tx.output.call_function(operator.getitem, [self, ConstantVariable(i)], {})
                 for i in range(length)]
