@@ -1704,3 +1704,26 @@ def test_compile_of_a_compiled_method_read_from_its_object_pickles() -> None:
     loaded = pickle.loads(pickle.dumps(compiled))
     torch.testing.assert_close(loaded(x), x * 3)
     assert loaded.bound_self is not compiled.bound_self
+
+
+def test_compiled_function_attributes_are_the_wrappers():
+    def h(x):
+        return x + (H.k if hasattr(H, "k") else 100), getattr(H, "k", -1)
+
+    H = dynamo.compile(h)
+    H.k = 1
+    use = dynamo.compile(lambda x: (x + (H.k if hasattr(H, "k") else 100), getattr(H, "k", -1)))
+    assert use(torch.ones(1))[1] == 1
+    del H.k
+    assert use(torch.ones(1))[1] == -1
+
+
+def test_compiled_function_counter_attribute():
+    @dynamo.compile
+    def f(x):
+        if not hasattr(f, "calls"):
+            f.calls = 0
+        f.calls += 1
+        return x + f.calls
+
+    assert [f(torch.ones(1)).item() for _ in range(3)] == [2.0, 3.0, 4.0]

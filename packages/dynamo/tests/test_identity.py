@@ -354,3 +354,20 @@ def test_the_result_of_an_out_argument_is_that_tensor() -> None:
         *same, value = dynamo.compile(f, backend=backend)(x)
         assert same == [True] * 5
         torch.testing.assert_close(value, x.sin() + 1)
+
+
+@pytest.mark.parametrize("make", [lambda: int("1000001"), lambda: "a" * int("40"),
+                                  lambda: float("2.5"), lambda: tuple([1, 2]),
+                                  lambda: float("nan")])
+def test_is_between_equal_constants_from_the_frame_is_guarded(make) -> None:
+    """`k is j` of two equal constants: one object on one call, two equal ones on the next
+    (value guards alone held for both: the first answer came back)."""
+    def fn(x, k, j):
+        return x + (1 if k is j else 0)
+
+    compiled = dynamo.compile(fn, backend="eager")
+    one, x = make(), torch.zeros(1)
+    assert make() is not one
+    assert compiled(x, one, one).item() == 1
+    assert compiled(x, one, make()).item() == 0
+    assert compiled(x, one, one).item() == 1

@@ -900,3 +900,13 @@ def test_unary_plus_of_a_symbolic_bool_is_an_int() -> None:
     for n in (4, 1, 3, 0):
         assert compiled(torch.ones(1), n)[1:] == f(torch.ones(1), n)[1:], n
         assert type(compiled(torch.ones(1), n)[1]) is int
+
+
+def test_set_operation_results_iterate_as_eagers():
+    def f(x, s):
+        u = s | {1, 33}
+        return x + 1, list(s.union({1, 33})), list(u), u
+
+    mk = lambda: {0, 1, 99}  # noqa: E731
+    eager, compiled = f(torch.ones(1), mk()), dynamo.compile(f)(torch.ones(1), mk())
+    assert eager[1:3] == compiled[1:3] and list(eager[3]) == list(compiled[3])

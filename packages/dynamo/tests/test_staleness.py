@@ -1429,3 +1429,34 @@ def test_a_lazy_submodule_a_module_getattr_imports_is_no_break(tmp_path, monkeyp
     finally:
         for name in ("lazy_pkg_j34.sub", "lazy_pkg_j34"):
             sys.modules.pop(name, None)
+
+
+def test_subclass_metadata_added_after_compiling_does_not_crash_recompilation():
+    class T(torch.Tensor):
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
+    f = dynamo.compile(lambda x: x.shape)
+    f(torch.ones(2).as_subclass(T))
+    T.shape = property(lambda s: "mine")
+    assert f(torch.ones(2).as_subclass(T)) == "mine"
+
+
+def test_hasattr_of_a_submodule_the_package_getattr_does_not_import(tmp_path, monkeypatch):
+    """A package's `__getattr__` that imports nothing: `hasattr(pkg, "sub")` is False though
+    `sub.py` exists (the trace imported it, and answered True)."""
+    pkg = tmp_path / "strict_getattr_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("def __getattr__(name):\n    raise AttributeError(name)\n")
+    (pkg / "sub.py").write_text("V = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import sys
+
+    import strict_getattr_pkg
+
+    f = dynamo.compile(lambda x: x + (1 if hasattr(strict_getattr_pkg, "sub") else 2))
+    try:
+        assert f(torch.ones(1)).item() == 3.0
+        assert "strict_getattr_pkg.sub" not in sys.modules
+    finally:
+        sys.modules.pop("strict_getattr_pkg.sub", None)
+        del sys.modules["strict_getattr_pkg"]

@@ -137,3 +137,35 @@ def test_threads_pruning_dead_caches_at_once() -> None:
     assert not errors, errors
     gc.collect()
     assert all(key[0]() is not None for key in frontend._caches)  # no freed code's cache left
+
+
+_FLAG = [False]
+
+
+def test_state_changed_between_a_trace_and_its_retrace_breaks_where_it_failed() -> None:
+    """A global another thread sets between the first trace and the trace up to its break
+    sends the second another way, to a break before the first's: that failure was raised, and
+    the frame ran eagerly for good. (Made here by a function the trace calls for real.)"""
+    traces = [0]
+
+    @dynamo.assume_constant_result
+    def version():
+        traces[0] += 1
+        _FLAG[0] = traces[0] == 2  # set for the second trace only
+        return 1
+
+    def f(x):
+        y = x.sin() * version()
+        if _FLAG[0]:
+            print(end="")
+        z = y.cos()
+        print(end="")
+        return z + 1
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), x.sin().cos() + 1)
+    assert not compiled._gave_up and compiled.cache.entries
+    _FLAG[0] = False
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), x.sin().cos() + 1)

@@ -18,6 +18,9 @@ from guards import (
     Alive,
     AttrSource,
     CacheLimitExceeded,
+    ClassLacks,
+    ClosureCellSource,
+    DefaultSource,
     DictContains,
     DictKeys,
     Equals,
@@ -29,10 +32,14 @@ from guards import (
     Identity,
     Length,
     LocalSource,
+    ParameterSource,
     SameObject,
     ShapeGuard,
+    SubmoduleSource,
     TensorMatch,
+    TensorPropertySource,
     TypeMatch,
+    TypeSource,
     key_expr,
     key_names,
 )
@@ -349,6 +356,15 @@ class EqualsAnything:
     (lambda: Equals(L("x"), EqualsAnything()), TypeError, "holds an EqualsAnything"),
     (lambda: Equals(L("x"), torch.ones(2)), TypeError, "holds a Tensor"),
     (lambda: Equals(L("x"), (1, torch.ones(2))), TypeError, "holds a Tensor"),
+    # (a str of names was its characters: `ClassLacks(s, "zz")` guarded 'z')
+    (lambda: ClassLacks(L("x"), "zz"), TypeError, "ClassLacks needs a tuple of names"),
+    (lambda: ClassLacks(L("x"), (1,)), TypeError, "ClassLacks needs str names"),
+    # (each wrote `[0]` in the check, where fetch and explain read with "0" and failed)
+    (lambda: ClosureCellSource(L("g"), "0"), TypeError, "ClosureCellSource needs an int index"),
+    (lambda: TensorPropertySource(L("t"), "size", "0"), TypeError, "needs an int dim"),
+    (lambda: TensorPropertySource(L("t"), "bogus", 0), TypeError, "needs 'size', 'stride'"),
+    (lambda: TensorPropertySource(L("t"), "storage_offset", 0), TypeError, "needs no dim"),
+    (lambda: DefaultSource(L("f"), 0.5), TypeError, "DefaultSource needs an int index or a str"),
 ])
 def test_misuse_is_refused_where_a_guard_source_or_cache_is_made(make, error, message) -> None:
     # each was accepted, then raised an AttributeError inside a check or another method, or
@@ -373,3 +389,22 @@ def test_equality_guards_take_the_constants_dynamo_guards() -> None:
               (lambda: 0).__code__, torch.Size([2, 3]), frozenset({1, "a"}), (1, (None, "x"))]
     for value in values:
         assert _verdict(GuardSet([Equals(L("x"), value)]), {"x": value}), value
+
+
+def test_names_given_as_str_subclasses_are_written_as_plain_strs() -> None:
+    """numpy's `np.str_("w")` (a module's parameter registered by such a name) wrote the
+    check's expression as `np.str_('w')`, a NameError inside the check: it never held, and
+    `explain`, which fetches, found nothing wrong."""
+    model = torch.nn.Module()
+    model.register_parameter(np.str_("w"), torch.nn.Parameter(torch.ones(2)))
+    model.add_module(np.str_("sub"), torch.nn.Linear(2, 2))
+    model.sub.n = 3
+    frame = {np.str_("m"): model}
+    guards = GuardSet([
+        TensorMatch.of(ParameterSource(L(np.str_("m")), np.str_("w")), model.w),
+        Equals(AttrSource(SubmoduleSource(L("m"), np.str_("sub")), np.str_("n")), 3),
+        ClassLacks(TypeSource(L("m")), (np.str_("zz"),)),
+    ])
+    assert guards.check(frame, {}) and guards.explain(frame, {}) == []
+    model.sub.n = 4
+    assert not guards.check(frame, {})

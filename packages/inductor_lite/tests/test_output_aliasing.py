@@ -49,6 +49,43 @@ def test_view_of_temporary_read_twice_keeps_its_strides(device):
     torch.testing.assert_close(total, f(x)[1])
 
 
+def test_split_pieces_are_views_of_the_input_they_write(device):
+    def returned(x):
+        a, b = x.chunk(2)  # split's pieces are getitems of one node: views all the same
+        a.add_(1)
+        return b
+
+    x, expected = torch.zeros(4, 2, device=device), torch.zeros(4, 2, device=device)
+    out, ref = _compiled(returned, x.clone())(x), returned(expected)
+    out.fill_(5)  # eager's `b` is a view of x: the write reaches it (it was a copy)
+    ref.fill_(5)
+    torch.testing.assert_close(x, expected)
+
+    def relaid(x):
+        x[1:].mul_(2)
+        y = x * 2          # copied into the transposed input's order: its pieces along
+        return y, *y.chunk(2, 1)
+
+    y, a, b = _compiled(relaid, torch.randn(3, 4, device=device).t())(
+        torch.randn(3, 4, device=device).t())
+    y.zero_()
+    assert (a == 0).all() and (b == 0).all()
+
+    def overlapping(x):  # a piece of an overlapping view: runs as it came
+        x.unfold(0, 3, 1).chunk(4)[0].mul_(2)
+        return x + 0
+
+    def storage(x):  # an as_strided view of an input written through a piece: as it came
+        x.split(2)[0].add_(1)
+        return x.as_strided((2,), (1,), 1) * 1
+
+    for f, make in ((overlapping, lambda: torch.arange(1., 7., device=device)),
+                    (storage, lambda: torch.arange(1., 13., device=device)[4:].view(4, 2))):
+        x, expected = make(), make()  # (the storage offset is the graph's to read)
+        torch.testing.assert_close(_compiled(f, make())(x), f(expected))
+        torch.testing.assert_close(x, expected)
+
+
 def test_half_mean_rounds_once(device):
     x = (torch.randn(8, 5, device=device) * 10).half()
     torch.testing.assert_close(_compiled(lambda t: t.mean(-1), x)(x), x.mean(-1), atol=0, rtol=0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import itertools
 import logging
 import time
 import types
@@ -137,29 +138,25 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
     started = time.perf_counter()
     try:
         return _convert(fn, f_locals, f_globals, options, None, opaque_generators, phases)
-    except Unsupported as error:
+    except Unsupported as failed:
         _add_phase(phases, "tracing", started)
-        if not options.allow_breaks or error.index is None or error.generator is not None:
-            raise
-        if isinstance(error, Raised) and error.frames == 1 and not error.explicit and \
-                isinstance(error.exception, (TypeError, AttributeError)):
-            # An operation of the frame's own code failed on a value the trace computed (a
-            # subscript or attribute of None), and nothing in it catches: breaking there runs
-            # the failing step for real on the traced values, which may not be eager's
-            # (`if not torch.compiler.is_compiling(): mask = ...` leaves `mask` None in the
-            # trace only). As torch.compile does, the frame runs eagerly instead.
-            raise
-        why_not = refusal(fn.__code__, error.index)
-        if why_not is not None:
-            error.reason += f" ({why_not})"
-            raise
+        error = failed
+    for attempt in itertools.count(1):
+        _check_breakable(fn, error, options)
         retraced = time.perf_counter()
         try:
             entry = _convert(fn, f_locals, f_globals, options, error.index, opaque_generators,
                              phases, retrace=True)
-        except Unsupported:
+        except Unsupported as again:
             _add_phase(phases, "tracing up to the break again", retraced)
-            raise
+            # The trace up to the break went another way than the one before it and failed
+            # first: what it reads changed in between (a global, or global module hooks, that
+            # another thread set). Break where it failed instead; raised, it made the frame
+            # run eagerly for good, though the next call would have found the state settled.
+            if again.index is None or again.index == error.index or attempt == _RETRACES:
+                raise
+            error = again
+            continue
         log = logger("graph_breaks")  # (once the trace up to it is made: the break is made)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("graph break in %s: %s", fn.__qualname__, error)
@@ -168,6 +165,27 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
         error.__traceback__ = error.__context__ = None
         entry.breaks.insert(0, error)
         return entry
+
+
+_RETRACES = 3  # traces up to a break, when each finds another place to fail (see above)
+
+
+def _check_breakable(fn: types.FunctionType, error: Unsupported, options: Options) -> None:
+    """Raise `error` where the frame cannot break at it (the frame then runs eagerly)."""
+    if not options.allow_breaks or error.index is None or error.generator is not None:
+        raise error
+    if isinstance(error, Raised) and error.frames == 1 and not error.explicit and \
+            isinstance(error.exception, (TypeError, AttributeError)):
+        # An operation of the frame's own code failed on a value the trace computed (a
+        # subscript or attribute of None), and nothing in it catches: breaking there runs
+        # the failing step for real on the traced values, which may not be eager's
+        # (`if not torch.compiler.is_compiling(): mask = ...` leaves `mask` None in the
+        # trace only). As torch.compile does, the frame runs eagerly instead.
+        raise error
+    why_not = refusal(fn.__code__, error.index)
+    if why_not is not None:
+        error.reason += f" ({why_not})"
+        raise error
 
 
 def _add_phase(phases: dict[str, float], phase: str, since: float) -> float:

@@ -498,6 +498,15 @@ class CompiledFunction:
                     value = source.fetch(f_locals, f_globals)
                 except Exception:  # the input is gone or different: nothing to learn
                     continue
+                if isinstance(value, torch.Tensor) and type(value) not in (
+                        torch.Tensor, torch.nn.Parameter):
+                    # a subclass's own metadata (`shape = property(...)`, `def dim`) is not
+                    # the tensor's: read as torch.Tensor's (it raised, or ran the user's code)
+                    try:
+                        with torch._C.DisableTorchFunctionSubclass():
+                            value = torch.Tensor.as_subclass(value, torch.Tensor)
+                    except Exception:
+                        continue
                 if isinstance(value, torch.Tensor) and value.dim() == len(shape):
                     changed = {d for d, n in enumerate(shape) if value.shape[d] != n}
                     if changed:

@@ -577,6 +577,14 @@ class ClassLacks(Guard):
 
     cost = 2
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # (a str alone would be its characters: `ClassLacks(s, "zz")` guarded 'z')
+        expect(self.names, tuple, f"{type(self).__name__} needs a tuple of names")
+        for n in self.names:
+            expect(n, str, f"{type(self).__name__} needs str names")
+        object.__setattr__(self, "names", tuple(str.__str__(n) for n in self.names))
+
     def holds(self, value: Any) -> bool:
         return lacks(value, self.names)
 

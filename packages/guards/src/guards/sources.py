@@ -76,12 +76,23 @@ def expect(value: Any, kind: type | tuple[type, ...], needs: str) -> None:
         raise TypeError(f"{needs}, not {a_type(type(value))}")
 
 
+def expect_name(source: Source, field: str, kind: type | tuple[type, ...] = str,
+                needs: str = "a str name") -> None:
+    """`expect` of a source's name field, kept as the plain str it equals where it is given as a
+    str subclass (`np.str_`, whose `repr` is `np.str_('x')`): an expression writes it with
+    `repr`, which must give its literal."""
+    value = getattr(source, field)
+    expect(value, kind, f"{type(source).__name__} needs {needs}")
+    if isinstance(value, str) and type(value) is not str:
+        object.__setattr__(source, field, str.__str__(value))
+
+
 @dataclass(frozen=True)
 class LocalSource(Source):
     name: str
 
     def __post_init__(self) -> None:
-        expect(self.name, str, f"{type(self).__name__} needs a str name")
+        expect_name(self, "name")
 
     @property
     def expr(self) -> str:
@@ -99,7 +110,7 @@ class GlobalSource(Source):
     name: str
 
     def __post_init__(self) -> None:
-        expect(self.name, str, f"{type(self).__name__} needs a str name")
+        expect_name(self, "name")
 
     @property
     def expr(self) -> str:
@@ -146,7 +157,7 @@ class AttrSource(ChainedSource):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        expect(self.attr, str, "AttrSource needs a str attribute name")
+        expect_name(self, "attr", needs="a str attribute name")
 
     def access(self, base_expr: str) -> str:
         # `.attr` only for plain names: a keyword (`.class`) does not parse, and Python reads
@@ -349,6 +360,10 @@ class ClosureCellSource(ChainedSource):
 
     index: int
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        expect(self.index, int, "ClosureCellSource needs an int index")
+
     def access(self, base_expr: str) -> str:
         return f"{base_expr}.__closure__[{self.index}].cell_contents"
 
@@ -361,6 +376,10 @@ class DefaultSource(ChainedSource):
     """A function's default: positional `__defaults__[i]` (int key) or `__kwdefaults__[name]`."""
 
     key: int | str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        expect_name(self, "key", (int, str), "an int index or a str name")
 
     def access(self, base_expr: str) -> str:
         if isinstance(self.key, int):
@@ -394,6 +413,10 @@ class ParameterSource(ChainedSource):
     name: str
     buffer: bool = False
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        expect_name(self, "name")
+
     @property
     def table(self) -> str:
         return "_buffers" if self.buffer else "_parameters"
@@ -413,6 +436,10 @@ class SubmoduleSource(ChainedSource):
     """A child module of an nn.Module, read from its `_modules` dict."""
 
     name: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        expect_name(self, "name")
 
     @property
     def table(self) -> str:
@@ -434,6 +461,17 @@ class TensorPropertySource(ChainedSource):
 
     prop: str
     dim: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.prop not in ("size", "stride", "storage_offset"):
+            raise TypeError("TensorPropertySource needs 'size', 'stride' or 'storage_offset', "
+                            f"not {self.prop!r}")
+        if (self.prop == "storage_offset") != (self.dim is None) or (
+                self.dim is not None and not isinstance(self.dim, int)):
+            raise TypeError(f"TensorPropertySource({self.prop!r}) needs "
+                            + ("no dim" if self.prop == "storage_offset" else "an int dim")
+                            + f", not {self.dim!r}")
 
     def access(self, base_expr: str) -> str:
         if self.prop == "storage_offset":

@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import logging
 import math
+import operator
 import os
 import threading
 from collections.abc import Callable
@@ -1106,8 +1107,13 @@ def _other_dense_order(node: Any, want: Any) -> list[int] | None:
 
 
 def _is_view(node: torch.fx.Node) -> bool:
-    """Whether the node's result is a view of its first argument."""
-    return node.op == "call_function" and returns_a_view(node.target)
+    """Whether the node's result is a view of its first argument: also an item of a list of
+    views (`split`, `chunk`, `unbind`: their `getitem`), whose first argument is that list."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        return isinstance(node.args[0], torch.fx.Node) and _is_view(node.args[0])
+    return returns_a_view(node.target)
 
 
 class _AtenInterpreter(torch.fx.Interpreter):

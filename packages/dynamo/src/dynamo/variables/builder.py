@@ -602,6 +602,6 @@ def wrap_constant_result(value: Any) -> VariableTracker:
         return BuiltinVariable(value)
     if isinstance(value, dict):
         return DictVariable({k: wrap_constant_result(v) for k, v in value.items()})
-    if isinstance(value, set):
-        return SetVariable(value)
+    if isinstance(value, set):  # (an operator's result, `a | b`: laid out as it is)
+        return SetVariable.result(value)
     return ConstantVariable(value)

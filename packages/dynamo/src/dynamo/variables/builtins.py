@@ -52,7 +52,8 @@ from dynamo.variables.containers import (
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int, refuse_override
 from fakecore import DataDependentError, sym_exp, sym_log
-from guards import AttrSource, DictContains, DistinctObjects, Equals, Identity
+from guards import AttrSource, DictContains, DistinctObjects, Equals, Identity, SameObject
+from guards.guard_kinds import ordered
 
 if TYPE_CHECKING:
     from dynamo.interpreter import Translator
@@ -286,6 +287,11 @@ class BuiltinVariable(TrueVariable):
         _refuse_subclass_operator(tx, fn, args)
         if fn in INPLACE_OPERATORS:
             return self._inplace(tx, args)
+        if fn in _SET_METHOD_OF and len(args) == 2 and isinstance(args[0], SetVariable) and (
+                isinstance(args[1], SetVariable) or args[1].is_constant()
+                and type(args[1].as_constant()) in (set, frozenset)):
+            # `a | b` of two sets is `a.union(b)`: made again as eager makes it (its order)
+            return args[0].call_method(tx, _SET_METHOD_OF[fn], [args[1]], {})
         if fn in _COMPARISONS and len(args) == 2 and any(
                 isinstance(a, SymNodeVariable) for a in args):
             decided = _compare_number(fn, args)
@@ -844,7 +850,11 @@ def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:
     if isinstance(obj, (NNModuleVariable, UserObjectVariable, PythonModuleVariable,
                         UserClassVariable)):
         return obj.has_attribute(tx, name)
-    if isinstance(obj, CompiledVariable):  # a compiled module or function: what it wraps
+    if isinstance(obj, CompiledVariable) and not isinstance(
+            obj.value, torch.nn.Module | functools.partial):
+        # a compiled function: its own attributes (it passes none on to the function)
+        return hasattr(type(obj.value), name) or obj.own_attribute(tx, name)
+    if isinstance(obj, CompiledVariable):  # a compiled module or callable: what it wraps
         return (name == "_orig_mod" and isinstance(obj.value, torch.nn.Module)) or \
             _has_attribute(tx, obj.inner, name)
     if obj.is_constant():
@@ -877,6 +887,13 @@ def _fn_identity(v: VariableTracker) -> Any:
     return v.identity() if isinstance(v, UserFunctionVariable) else v.fn
 
 
+def _value_decides_identity(value: Any) -> bool:
+    """Whether CPython keeps one object for this value, so that `is` follows from the type and
+    value that `Equals` guards: None, `...`, NotImplemented, bools, small ints."""
+    return value is None or value is Ellipsis or value is NotImplemented or \
+        type(value) is bool or (type(value) is int and -5 <= value <= 256)
+
+
 def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """`a is b` for two trackers. The answer about an object from the frame holds for that very
     object only, so it is guarded by identity (unless the types alone decide it)."""
@@ -898,7 +915,21 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
             b, (ListVariable, DictVariable, SetVariable)):
         return False  # one tracker per container object
     if a.is_constant() and b.is_constant():
-        return a.as_constant() is b.as_constant()
+        value_a, value_b = a.as_constant(), b.as_constant()
+        same = value_a is value_b
+        if not (_value_decides_identity(value_a) or _value_decides_identity(value_b)):
+            # Equal constants from the frame need not be one object on the next call (two
+            # `10**6`s, two strs, two NaNs): their value guards do not pin the answer
+            if a.source is not None and b.source is not None:
+                tx.output.add_guard(SameObject(a.source, b.source) if same
+                                    else DistinctObjects((a.source, b.source)))
+            elif same and (a.source or b.source) is not None:
+                tx.output.add_guard(Identity.of(a.source or b.source, value_a))
+            elif not same and (a.source or b.source) is not None and \
+                    ordered(value_a) == ordered(value_b):
+                raise Unsupported("`is` between a constant from the frame and an equal "
+                                  "constant of the code (which object it is is not guarded)")
+        return same
     from dynamo.variables.objects import TorchFunctionVariable
 
     functions = UserFunctionVariable | TorchFunctionVariable
@@ -952,6 +983,10 @@ _SPECIAL_METHODS = {
     pow: ("__pow__", "__rpow__"), format: ("__format__",), str: ("__str__",),
     repr: ("__repr__",),
 }
+
+
+_SET_METHOD_OF = {operator.or_: "union", operator.and_: "intersection",
+                  operator.sub: "difference", operator.xor: "symmetric_difference"}
 
 
 def _refuse_subclass_operator(tx: Translator, fn: Any, args: list[VariableTracker]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import operator
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -766,6 +767,28 @@ class SetVariable(VariableTracker):
         made.change("update", items)
         return made
 
+    @classmethod
+    def result(cls, result: set, base: set | None = None, name: str | None = None,
+               args: tuple = ()) -> SetVariable:
+        """A new set a set operation returned (`base.union(*args)`, `a | b`): it iterates as
+        that result does, and is made again as eager made it, where one of the ways tried
+        below lays it out so (a copy, as `SetVariable(result)` made it, may order the items
+        otherwise: `{0, 1, 99}.union({1, 33})` iterated 0, 1, 99, 33 where eager's 33 is
+        before 99)."""
+        made = cls(())
+        made.values = result  # (the trace's own result, laid out as eager's)
+        tries = [[("update", (tuple(result),))]]
+        if base is not None and name in _IN_PLACE_OF:
+            start = [("update", (frozenset(base),))]  # (a copy of base, as set_copy makes it)
+            tries.insert(0, start + ([(_IN_PLACE_OF[name], args)] if _IN_PLACE_OF[name] else []))
+        for log in tries:
+            again = set_from_log(log)
+            if list(again) == list(result) and sys.getsizeof(again) == sys.getsizeof(result):
+                made.built = True
+                made.log = log
+                break
+        return made
+
     def change(self, name: str, *args: Any) -> None:
         """`set.name(*args)` (`add`, `update`, ...) of constants, on the trace's copy, logged."""
         getattr(self.values, name)(*args)
@@ -796,7 +819,8 @@ class SetVariable(VariableTracker):
         if name in ("__contains__", "issubset", "issuperset", "isdisjoint", "union",
                     "intersection", "difference", "symmetric_difference", "__len__", "copy"):
             result = getattr(self.values, name)(*constants)
-            return SetVariable(result) if isinstance(result, set) else ConstantVariable(result)
+            return SetVariable.result(result, self.values, name, tuple(constants)) \
+                if isinstance(result, set) else ConstantVariable(result)
         if name == "remove" and constants[0] not in self.values:  # `except KeyError` may catch it
             raise Raised(KeyError(constants[0]), f"set.remove() of a missing item {constants[0]!r}")
         tx.output.side_effects.mutated(self)
@@ -1264,6 +1288,12 @@ class OpaqueIteratorVariable(VariableTracker):
 
     def items(self, tx: Translator) -> list[VariableTracker]:
         raise Unsupported("the items of an iterator from outside the trace")
+
+
+# A set operation that makes a new set, as a copy of the set then changed in place
+_IN_PLACE_OF = {"union": "update", "difference": "difference_update",
+                "intersection": "intersection_update",
+                "symmetric_difference": "symmetric_difference_update", "copy": None}
 
 
 def set_from_log(log: tuple) -> set:

@@ -398,7 +398,27 @@ class CompiledVariable(ObjectVariable):
                 return self.inner
             if name in _WALKS:  # its tree, as nn.Module walks it: the wrapper's
                 return NNModuleVariable(self.value, self.source).getattr(tx, name)
-        return self.inner.getattr(tx, name)  # (a compiled module passes attributes on)
+            return self.inner.getattr(tx, name)  # (a compiled module passes attributes on)
+        if type(self.value) is functools.partial:  # a compiled callable object: the object's
+            return self.inner.getattr(tx, name)
+        # A compiled function's attributes are the wrapper's own (copied from the function
+        # when compiled, or set on it since: `f.calls += 1` in an `@compile`d `f`), not the
+        # function's: it passes none on (reading the function's found no `calls`)
+        if self.own_attribute(tx, name):
+            from dynamo.variables.builder import wrap
+
+            return wrap(tx, self.value.__dict__[name], self._attr_source(name))
+        if hasattr(type(self.value), name):
+            return self.inner.getattr(tx, name)
+        raise no_attribute(type(self.value).__name__, name)
+
+    def own_attribute(self, tx: Translator, name: str) -> bool:
+        """Whether the compiled function (not a module) holds attribute `name` in its own
+        dict, guarded (one set on it, or deleted, later changes the answer)."""
+        found = name in self.value.__dict__
+        if self.source is not None:
+            tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, found))
+        return found
 
 
 def _fx_call_wrapped(module: torch.nn.Module) -> bool:
@@ -1182,7 +1202,10 @@ def _imported_submodule(module: types.ModuleType, name: str) -> bool:
     try:
         if importlib.util.find_spec(f"{package}.{name}") is None:
             return False
-        importlib.import_module(f"{package}.{name}")
+        # imported by the module's own `__getattr__`, as the first read does: one that does
+        # not import it (it raises AttributeError) leaves it out (importing it here made
+        # `hasattr(pkg, "sub")` True where eager's is False, and ran the submodule's code)
+        module.__dict__["__getattr__"](name)
     except Exception:  # (not a submodule, or one whose import fails: read for real)
         return False
     return module.__dict__.get(name) is sys.modules.get(f"{package}.{name}")
