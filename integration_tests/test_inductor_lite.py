@@ -983,3 +983,26 @@ def test_max_of_a_slice_by_a_changing_int_that_is_empty_raises_as_eager() -> Non
     for n in (10, 0):
         with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
             compiled(x, n)
+
+
+def test_a_compiled_function_warmed_up_then_called_under_vmap_blames_no_backend() -> None:
+    """An entry compiled for plain tensors, then called under `vmap`/`jvp` (whose wrapped
+    tensors its guards let through): the kernels raised on a BatchedTensor, and the backend was
+    blamed (BackendError under raise_backend_errors; else a warning, and its kernels replaced
+    by the captured graph for every later call). Such a call runs eagerly."""
+    import warnings
+
+    from torch.func import jvp, vmap
+
+    def f(x):
+        return torch.sin(x) * 2 + x.sum()
+
+    compiled = dynamo.compile(f, backend="inductor_lite", raise_backend_errors=True)
+    batch = torch.randn(4, 3, device=DEVICE)
+    compiled(batch[0])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="dynamo")
+        torch.testing.assert_close(vmap(compiled)(batch), vmap(f)(batch), **TOL)
+        torch.testing.assert_close(jvp(compiled, (batch[0],), (batch[1],)),
+                                   jvp(f, (batch[0],), (batch[1],)), **TOL)
+        torch.testing.assert_close(compiled(batch[1]), f(batch[1]), **TOL)

@@ -49,6 +49,62 @@ def test_torch_func_transforms_over_a_compiled_function_run_it_eagerly() -> None
     assert len(compiled.cache) == 1
 
 
+def test_a_compiled_function_warmed_up_then_called_under_a_transform_runs_eagerly() -> None:
+    """An entry compiled for plain tensors is not run on a transform's wrapped tensors, whose
+    guards hold (they see the logical sizes): it ran the backend's code on them (inductor_lite's
+    kernels raised on a BatchedTensor: integration_tests/test_inductor_lite.py)."""
+    from torch.func import jvp, vmap
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        def run(*args):
+            graphs.append(args)
+            return gm(*args)
+        return run
+
+    def f(x):
+        return torch.sin(x) * 2 + x.sum()
+
+    compiled = dynamo.compile(f, backend=backend)
+    batch = torch.randn(4, 3)
+    compiled(batch[0])
+    torch.testing.assert_close(vmap(compiled)(batch), vmap(f)(batch))
+    torch.testing.assert_close(jvp(compiled, (batch[0],), (batch[1],)),
+                               jvp(f, (batch[0],), (batch[1],)))
+    assert len(graphs) == 1  # only the plain call ran the compiled graph
+    torch.testing.assert_close(compiled(batch[1]), f(batch[1]))
+    assert len(graphs) == 2 and len(compiled.cache) == 1
+
+
+_JACFWD_OF_SIN = None
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_transform_of_a_torch_function_is_not_that_function(backend) -> None:
+    """`vmap(torch.cumsum, ...)`, `jacfwd(torch.sin)` are wrappers with the name of the function
+    they transform (functools.wraps): taken for that torch function, the graph's code called
+    it (fx names a torch function by its module and name): `jacfwd(torch.sin)(x)` gave sin(x),
+    not cos(x)."""
+    from torch.func import jacfwd, vmap
+
+    global _JACFWD_OF_SIN
+    _JACFWD_OF_SIN = jacfwd(torch.sin)
+
+    def made_inside(x):
+        return jacfwd(torch.sin)(x) * 1, vmap(torch.cumsum, in_dims=(0, None))(x.expand(2, 3), 0)
+
+    def held(x):
+        return _JACFWD_OF_SIN(x[0]) + 1
+
+    compiled = dynamo.compile(made_inside, backend=backend)
+    for _ in range(3):
+        x = torch.randn(3)
+        torch.testing.assert_close(compiled(x), made_inside(x))
+    x = torch.randn(3)
+    torch.testing.assert_close(dynamo.compile(held, backend=backend)(x), held(x))
+
+
 @torch.library.custom_op("dynamo_test::bump", mutates_args=("x",))
 def _bump(x: torch.Tensor, v: float) -> None:
     x.add_(v)

@@ -256,6 +256,35 @@ def test_a_custom_ops_fake_impl_runs_on_the_fakes_with_an_unbacked_size() -> Non
             _kept(plain.from_tensor(torch.randn(8)))
 
 
+def test_a_higher_order_op_is_refused_by_name_or_faked_by_torchs_rule() -> None:
+    """A triton_op's fake impl is its own body, whose `wrap_triton` launch is the
+    `triton_kernel_wrapper_mutation` higher-order op: torch's fake rule runs it (no launch);
+    any other higher-order op is an UnsupportedFakeOpError naming it."""
+    triton = pytest.importorskip("triton")
+    import triton.language as tl
+    from torch._higher_order_ops.triton_kernel_wrap import (
+        kernel_side_table,
+        triton_kernel_wrapper_mutation,
+    )
+
+    @triton.jit
+    def double(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    mode = FakeTensorMode()
+    with mode:
+        x = torch.zeros(4)  # a known value, which the launch makes stale
+        index = kernel_side_table.add_kernel(double)
+        assert triton_kernel_wrapper_mutation(
+            kernel_idx=index, constant_args_idx=kernel_side_table.add_constant_args(
+                {"n": 4, "BLOCK": 4}), grid=[(1, 1, 1)], tma_descriptor_metadata={},
+            kwargs={"x_ptr": x}) is None
+        assert x.constant is None
+        with pytest.raises(UnsupportedFakeOpError, match="cannot fake cond"):
+            torch.ops.higher_order.cond(torch.tensor(True), lambda a: a, lambda a: a, (x,))
+
+
 def test_constants_made_inside_keep_their_values() -> None:
     with FakeTensorMode():
         t = torch.tensor([3, 4])

@@ -530,6 +530,35 @@ def test_a_custom_ops_own_autograd_switch_is_not_recorded(mode: str) -> None:
     torch.testing.assert_close(x.grad, torch.full((3,), 3.0))
 
 
+@torch.library.custom_op("fxtrace_test::sine", mutates_args=())
+def _sine(x: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x)
+
+
+_sine.register_fake(lambda x: torch.empty_like(x))
+_sine.register_autograd(lambda ctx, grad: grad * ctx.saved_tensors[0].cos(),
+                        setup_context=lambda ctx, inputs, output: ctx.save_for_backward(
+                            inputs[0]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_custom_ops_saved_tensor_hooks_switch_is_not_recorded(mode: str) -> None:
+    """The saved-tensor hooks that a custom op's autograd kernel runs (with grad off) as it
+    saves what `setup_context` asked for are the kernel's too: a compiled frame's hook packs as
+    `detach()`, which reached the tracer with grad off and was recorded as a switch, so the
+    next custom op ran without grad (aot_eager: no gradient, or a wrong one)."""
+
+    def fn(x):
+        return _sine(_sine(x)).sum()
+
+    x = torch.randn(3, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        gm = make_fx(fn, mode, record_grad_mode=True)(x)
+    assert torch._C._set_grad_enabled not in _calls(gm)
+    gm(x).backward()
+    torch.testing.assert_close(x.grad, torch.cos(torch.sin(x)) * torch.cos(x))
+
+
 def test_a_mode_left_switched_is_left_switched_by_the_graph() -> None:
     def fn(x):
         torch._C._set_grad_enabled(False)
@@ -784,3 +813,14 @@ def test_an_unused_op_on_an_int_input_is_kept_for_its_error() -> None:
         f(torch.ones(2), 2**70)
     with pytest.raises(OverflowError):
         gm(torch.ones(2), 2**70)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_higher_order_operator_is_refused_by_name(mode: str) -> None:
+    """torch's own error named the mode's `supports_higher_order_operators` flag, not what
+    make_fx does not do. (The op is called directly: `torch.cond` compiles it first.)"""
+    def fn(x):
+        return torch.ops.higher_order.cond(x.sum() > 0, torch.sin, torch.cos, (x,))
+
+    with pytest.raises(NotImplementedError, match="does not trace the higher-order operator cond"):
+        make_fx(fn, mode)(torch.randn(3))

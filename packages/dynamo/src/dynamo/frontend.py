@@ -434,14 +434,18 @@ class CompiledFunction:
     def _entry(self, f_locals: dict, f_globals: dict) -> CacheEntry | None:
         """The first cache entry whose guards hold, else a new compilation (None: run
         eagerly)."""
+        if torch._C._functorch.peek_interpreter_stack() is not None:
+            # under torch.func.grad/vmap/jvp: their wrapped tensors are not traced, and the
+            # guards do not tell them from plain tensors: a cached graph run on them is the
+            # backend's compiled code on tensors it was not compiled for (inductor_lite's
+            # kernels raised on a BatchedTensor, and the backend was blamed for it)
+            return None
         for guards, entry in reversed(self._cache.entries):  # the newest (most general) first
             # (under a user's mode, every entry fails at once, on its global-state guard)
             if guards.check(f_locals, f_globals):
                 return entry
         if _user_mode_active():
             return None  # the mode would see the trace's work, not the frame's
-        if torch._C._functorch.peek_interpreter_stack() is not None:
-            return None  # under torch.func.grad/vmap: their wrapped tensors are not traced
         # One compilation at a time: threads that miss together on the same inputs would each
         # add an entry (the same guards), and use up the cache's limit with copies.
         with _COMPILE_LOCK:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -164,8 +165,14 @@ class FakeTensorMode(TorchDispatchMode):
         finally:
             self.in_kernel = previous
 
+    # Higher-order operators come to `__torch_dispatch__` too (`_higher_order`), not as a
+    # NotImplementedError that tells the user to set this flag.
+    supports_higher_order_operators = True
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if isinstance(func, torch._ops.HigherOrderOperator):
+            return self._higher_order(func, args, kwargs)
         answer = METADATA_QUERIES.get(func)
         if answer is not None:
             return answer(args[0])
@@ -236,6 +243,23 @@ class FakeTensorMode(TorchDispatchMode):
         else:
             _propagate_constants(func, args, kwargs, flat, out)
         return out
+
+    def _higher_order(self, func, args, kwargs):
+        """A higher-order operator with a fake function of torch's (`register_fake` of
+        `torch._higher_order_ops`: the `triton_kernel_wrapper_mutation` that a `triton_op`'s
+        fake impl, its own body, reaches through `wrap_triton`) runs it in this mode; it may
+        write any tensor it is given. Any other is an `UnsupportedFakeOpError` naming it."""
+        utils = sys.modules.get("torch._higher_order_ops.utils")  # imported by whoever made it
+        fake_fn = getattr(utils, "registered_hop_fake_fns", {}).get(func)
+        if fake_fn is None or func.name() not in _FAKED_HIGHER_ORDER_OPS:
+            raise UnsupportedFakeOpError(
+                func.name(), "a higher-order operator (a function of functions), which fake "
+                "tensors do not run")
+        flat = tree_flatten((args, kwargs))[0]
+        if self._valued:
+            self._forget_values_written_by(func, (), {}, flat)
+        with self:
+            return fake_fn(*args, **kwargs)
 
     def _conv_layout(self, args, kwargs, out):
         """A convolution's output laid out as the real kernel lays it out. The meta kernel
@@ -522,9 +546,17 @@ class FakeTensorMode(TorchDispatchMode):
         return f"FakeTensorMode(shape_env={self.shape_env!r})"
 
 
+# The higher-order operators whose torch fake function asks nothing of the mode (it makes
+# its outputs with ordinary ops): a Triton kernel's launch, which writes its arguments.
+_FAKED_HIGHER_ORDER_OPS = frozenset({"triton_kernel_wrapper_mutation",
+                                     "triton_kernel_wrapper_functional"})
+
+
 def written_tensors(func, args, kwargs) -> list[Any]:
     """The tensor arguments that `func`'s schema says it writes to."""
     written = []
+    if isinstance(func, torch._ops.HigherOrderOperator):
+        return written  # no schema: every tensor it is given
     for i, arg in enumerate(func._schema.arguments):
         if arg.alias_info is None or not arg.alias_info.is_write:
             continue

@@ -40,18 +40,22 @@ _SYMPY_TO_PYTHON = {sympy.Add: operator.add, sympy.Mul: operator.mul, sympy.Pow:
                     sympy.Max: torch.sym_max, sympy.Min: torch.sym_min,
                     FloorDiv: operator.floordiv, PythonMod: operator.mod,
                     FloatTrueDiv: operator.truediv}
-# The code of the autograd.Function forward that `torch.library.register_autograd` gives an op.
-_CUSTOM_OP_FORWARD = next(c for c in make_autograd_impl.__code__.co_consts
-                          if isinstance(c, types.CodeType) and c.co_name == "forward")
+# The code of the autograd kernel that `torch.library.register_autograd` gives an op
+# (`autograd_impl`), and of the autograd.Function forward it applies: the grad mode is the
+# kernel's inside them, in the forward and in the saved-tensor hooks `apply` calls with grad
+# off when it saves what `setup_context` asked for.
+_CUSTOM_OP_KERNEL = frozenset(c for c in make_autograd_impl.__code__.co_consts
+                              if isinstance(c, types.CodeType)
+                              and c.co_name in ("forward", "autograd_impl"))
 
 
 def _in_custom_op_forward() -> bool:
-    """Whether an op reaches the tracer from inside a custom op's autograd kernel."""
+    """Whether an op reaches the tracer from inside a custom op's autograd kernel (its
+    forward, or a saved-tensor hook it runs: a compiled frame's, packing a saved tensor as
+    its `detach()`), looking no further up than the trace's own code in `fxtrace.make_fx`."""
     frame = sys._getframe(2)
-    for _ in range(8):  # the kernel's forward is a few frames above the dispatch mode
-        if frame is None:
-            return False
-        if frame.f_code is _CUSTOM_OP_FORWARD:
+    while frame is not None and frame.f_globals.get("__name__") != "fxtrace.make_fx":
+        if frame.f_code in _CUSTOM_OP_KERNEL:
             return True
         frame = frame.f_back
     return False
@@ -225,8 +229,18 @@ class ProxyMode(TorchDispatchMode):
         node = self._new_node(op, args, {})
         self.track(result, node)
 
+    # Higher-order operators come to `__torch_dispatch__` too, to be refused there by name
+    # (torch's own error told the user to set this flag).
+    supports_higher_order_operators = True
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if isinstance(func, torch._ops.HigherOrderOperator):
+            raise NotImplementedError(
+                f"fxtrace: make_fx does not trace the higher-order operator {func.name()} "
+                "(torch.cond, while_loop, map, a wrap_triton kernel launch); call it outside "
+                "the traced function (dynamo.compile breaks the graph at torch.cond), or wrap "
+                "a Triton kernel in torch.library.triton_op")
         if func in _METADATA_QUERIES or func is aten._assert_scalar.default and args[0] is True:
             # (a check the ShapeEnv settles: an earlier trace's assert on a data-dependent
             # size this trace shares, as a re-trace of its graph does; see runtime_asserts.py)

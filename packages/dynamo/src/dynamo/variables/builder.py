@@ -65,6 +65,7 @@ from dynamo.variables.contexts import (
     StateContextVariable,
 )
 from dynamo.variables.functions import (
+    TORCH_DISABLED,
     BoundMethodVariable,
     CachedFunctionVariable,
     NumpyFunctionVariable,
@@ -582,11 +583,28 @@ def _named_in_module(fn: types.FunctionType) -> bool:
     """Whether `module.name`, the name fx gives a torch function in a graph's code, leads back
     to `fn`, or to the function it wraps (the wrapper torch.compile's frontend puts around
     `torch.manual_seed`): a lambda or a closure has none (the graph raised AttributeError on
-    every call); a method (`Tensor.__rsub__`) fx names through its class."""
+    every call); a method (`Tensor.__rsub__`) fx names through its class. A wrapper made by
+    `functools.wraps` at run time (`torch.func.vmap(torch.sin)`, `jacfwd(F.softmax)`: torch.func's
+    transforms copy the name of the function they transform) is named as the function it
+    wraps, so the graph's code called that function, not the transform (`jacfwd(torch.sin)`
+    gave sin, not cos): such a wrapper is followed as Python, unless it is torch's own
+    `_disable_dynamo` wrapper (`torch.manual_seed` once torch.compile's frontend is loaded),
+    which calls what it wraps."""
+    if getattr(fn, "__wrapped__", None) is not None and \
+            fn.__code__.co_filename != TORCH_DISABLED and _fx_named(fn) is not fn:
+        return False
     if "." in fn.__qualname__ and "<locals>" not in fn.__qualname__:
         return True
     named = getattr(sys.modules.get(fn.__module__), fn.__name__, None)
     return named is not None and named in (fn, getattr(fn, "__wrapped__", None))
+
+
+def _fx_named(fn: types.FunctionType) -> Any:
+    """What the name fx writes for `fn` in a graph's code (`module.__name__`; a method of
+    Tensor through its class) leads to, or None."""
+    if fn.__module__ == "torch._tensor" and fn.__qualname__ == f"Tensor.{fn.__name__}":
+        return getattr(torch.Tensor, fn.__name__, None)
+    return getattr(sys.modules.get(fn.__module__), fn.__name__, None)
 
 
 def wrap_constant_result(value: Any) -> VariableTracker:
