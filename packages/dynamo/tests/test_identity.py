@@ -371,3 +371,56 @@ def test_is_between_equal_constants_from_the_frame_is_guarded(make) -> None:
     assert compiled(x, one, one).item() == 1
     assert compiled(x, one, make()).item() == 0
     assert compiled(x, one, one).item() == 1
+
+
+_NAN_CASES = {  # (fn(x, *args), argument lists of two NaNs: one object, then two)
+    "dict.get": (lambda x, d, k: x + d.get(k, -1), lambda a, b: ({a: 1}, b)),
+    "in list": (lambda x, k, items: x + (1 if k in items else 0), lambda a, b: (a, [b])),
+    "list.count": (lambda x, items: x + items.count(items[0]), lambda a, b: ([a, b],)),
+    "list.index": (lambda x, items: x + items.index(items[1]), lambda a, b: ([a, b],)),
+    "list.remove": (lambda x, items, k: (items.remove(k), x + len(items))[1] if k in items else x,
+                    lambda a, b: ([a, 1.0], b)),
+    "tuple ==": (lambda x, a, b: x + (a == b), lambda a, b: ((a,), (b,))),
+    "list <": (lambda x, a, b: x + (a < b), lambda a, b: ([a, 1], [b, 2])),
+    "in tuple": (lambda x, k, t: x + (k in t), lambda a, b: (a, (b,))),
+    "tuple.count": (lambda x, t, k: x + t.count(k), lambda a, b: ((a, 1.0), b)),
+    "in dict.values": (lambda x, d, k: x + (k in d.values()), lambda a, b: ({0: a}, b)),
+    "keys read, then get": (lambda x, d, k: x + len(list(d)) + d.get(k, -1),
+                            lambda a, b: ({a: 1}, b)),
+    "dict made in the trace": (lambda x, k, j: x + {k: 1}.get(j, 0), lambda a, b: (a, b)),
+    "in set": (lambda x, s, k: x + (k in s), lambda a, b: ({a, 1.0}, b)),
+    "set display": (lambda x, a, b: x + len({a, b}), lambda a, b: (a, b)),
+    "set(list)": (lambda x, items: x + len(set(items)), lambda a, b: ([a, b],)),
+    "set comprehension": (lambda x, items: x + len({v for v in items}), lambda a, b: ([a, b],)),
+}
+
+
+@pytest.mark.parametrize("case", list(_NAN_CASES))
+def test_a_frame_nan_where_python_compares_identity_first_is_guarded(case) -> None:
+    """Containment, dict and set lookups, `count`/`index`/`remove` and a sequence's `==` ask
+    `is` before `==`: a NaN is found when it is the very object, though `nan == nan` is False.
+    A NaN's value guard holds any NaN, so which objects met is guarded (the first answer came
+    back for another NaN object)."""
+    fn, make = _NAN_CASES[case]
+    compiled = dynamo.compile(fn, backend="eager")
+    x, n1, n2 = torch.zeros(()), float("nan"), float("nan")
+    for a, b in ((n1, n1), (n1, n2), (n2, n1), (n1, n1)):
+        assert compiled(x, *make(a, b)).item() == fn(x, *make(a, b)).item(), (a is b)
+
+
+def test_a_fresh_nan_recompiles_only_where_its_identity_is_asked() -> None:
+    """NaNs made anew for each call: arithmetic and `==` do not ask which object it is (one
+    graph); `k in [k]` and `items.count(items[0])` guard two items to be one object, not each NaN to be
+    the first call's."""
+    from counting import counting_backend
+
+    cases = [lambda x, k, items: x + k, lambda x, k, items: x + (k == items[0]),
+             lambda x, k, items: x + (k in items), lambda x, k, items: x + items.count(items[0])]
+    for fn in cases:
+        backend, graphs = counting_backend("eager")
+        compiled = dynamo.compile(fn, backend=backend)
+        for _ in range(3):
+            k = float("nan")
+            torch.testing.assert_close(compiled(torch.zeros(()), k, [k, k]),
+                                       fn(torch.zeros(()), k, [k, k]), equal_nan=True)
+        assert len(graphs) == 1

@@ -334,6 +334,36 @@ def test_the_parameters_keying_an_optimizers_state_are_freed(optimizer, backend)
         assert [r() for r in params] == [None] * 4
 
 
+def _scaled_by_table(table, x):
+    for (_module, _what), scale in table.items():
+        x = x * scale
+    return x
+
+
+def _table_rescaled(table, x):
+    for key, scale in list(table.items()):
+        table[key] = scale + 1  # (the dict written back: its keys named in the generated code)
+    return x * 2
+
+
+@pytest.mark.parametrize("fn", [_scaled_by_table, _table_rescaled])
+def test_a_module_in_a_tuple_key_of_a_dict_read_by_a_compiled_function_is_freed(fn) -> None:
+    """`table[(module, "scale")]`: the guards (the dict's keys, its items) and the generated
+    code name the tuple key; each module in it is held weakly, as a key of its own is, so the
+    cache keeps no dropped module alive."""
+    compiled = dynamo.compile(fn, backend="eager")
+    for _ in range(3):
+        module = nn.Linear(2, 2)
+        table, twin = {(module, "scale"): 2.0}, {(module, "scale"): 2.0}
+        x = torch.randn(2)
+        torch.testing.assert_close(compiled(table, x), fn(twin, x))
+        assert table == twin
+        ref = weakref.ref(module)
+        del module, table, twin
+        gc.collect()
+        assert ref() is None
+
+
 def test_a_sweep_over_models_without_a_collection_keeps_compiling() -> None:
     # an optimizer is in a reference cycle: its parameters (keys of its state, held weakly
     # by the entries) die only when the collector runs; the cache must not fill up first

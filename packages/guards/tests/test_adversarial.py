@@ -168,6 +168,46 @@ def test_a_key_found_by_identity_is_held_weakly_and_its_id_passes_for_no_other()
     assert GetItemSource(L("d"), y) != source and key_expr(y) != name
 
 
+@pytest.mark.parametrize("make", [lambda: torch.nn.Linear(2, 2), lambda: torch.ones(2)])
+def test_a_tuple_key_holds_its_identity_items_weakly(make) -> None:
+    """A tuple key holding a module or a tensor (`d[(module, "scale")]`) holds each such item
+    weakly, as a key of its own would be: its sources, guards and written name keep no dropped
+    module alive. While it lives the key is the same key to them all; once it is gone, their
+    guard sets are gone."""
+    obj, other = make(), make()
+    key = (obj, "scale")
+    d = L("d")
+    guards = [GuardSet([Equals(GetItemSource(d, key), 2)]), GuardSet([DictKeys(d, (key, 1))]),
+              GuardSet([DictContains(d, key)]), GuardSet([DictContains(d, (obj, 1), False)])]
+    frame = {"d": {key: 2, 1: 3}}
+    assert all(_verdict(g, frame) and not g.gone() for g in guards)
+    moved = {"d": {(other, "scale"): 2, 1: 3, (obj, 1): 0}}
+    assert not any(_verdict(g, moved) for g in guards)
+    source = GetItemSource(d, (obj, "scale"))
+    assert source == GetItemSource(d, key) and hash(source) == hash(GetItemSource(d, key))
+    assert source != GetItemSource(d, (other, "scale")) and source.key[0] is obj
+    assert key_expr(key) == f"({source.weak_keys[0].name}(), 'scale')"
+    ref = weakref.ref(obj)
+    del obj, key, frame, moved
+    gc.collect()
+    assert ref() is None and all(g.gone() for g in guards)
+    assert not any(_verdict(g, {"d": {(other, "scale"): 2, 1: 3}}) for g in guards)
+
+
+def test_tuple_keys_held_weakly_in_many_presence_checks() -> None:
+    """Presence checks of values reached through others are batched (one pass over all): a
+    tuple key holding weak items is checked as the key it stands for there too."""
+    mods = [torch.nn.Linear(1, 1) for _ in range(20)]
+    guards = GuardSet([DictContains(AttrSource(L("o"), f"a{i}"), (m, "s"), i % 2 == 0)
+                       for i, m in enumerate(mods)])
+    o = type("O", (), {})()
+    for i, m in enumerate(mods):
+        setattr(o, f"a{i}", {(m, "s"): 1} if i % 2 == 0 else {})
+    assert _verdict(guards, {"o": o})
+    o.a1 = {(mods[1], "s"): 1}
+    assert not _verdict(guards, {"o": o})
+
+
 def test_global_state_sees_torch_function_switched_off() -> None:
     guards = GuardSet([GlobalState()])
     assert _verdict(guards, {})

@@ -92,7 +92,7 @@ from dynamo.variables.user_objects import (
     build_object,
     fill_object,
 )
-from guards import LocalSource, WeakKey, hold, key_expr, key_names
+from guards import LocalSource, hold, key_expr, key_names, weak_items
 
 # Trackers of objects the traced code made, built once by the transformed frame whether or not
 # they have a source; and those built once when they have none (with one, they came from the
@@ -125,12 +125,12 @@ class ResultBuilder:
         return name
 
     def key(self, k: Any) -> str:
-        """A dict entry's key in the generated code: an object found by identity by its weak
-        name (`key_expr`: a constant would keep a parameter keying an optimizer's state alive
-        with the cache; the code runs only once the guards, which check the key alive, pass),
-        any other key as a constant."""
+        """A dict entry's key in the generated code: an object found by identity (or a tuple
+        holding one) by its weak name (`key_expr`: a constant would keep a parameter keying an
+        optimizer's state alive with the cache; the code runs only once the guards, which check
+        the key alive, pass), any other key as a constant."""
         value = key_value(k)
-        return key_expr(value) if type(hold(value)) is WeakKey else self.constant(value)
+        return key_expr(value) if weak_items(hold(value)) else self.constant(value)
 
     def read(self, source: Any) -> str:
         """The value at `source` as the frame holds it now, before the side effects: a local

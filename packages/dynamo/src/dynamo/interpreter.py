@@ -57,6 +57,7 @@ from dynamo.variables.containers import (
     SetVariable,
     SliceVariable,
     TupleVariable,
+    admit_nans,
     dict_key,
 )
 from dynamo.variables.contexts import ExitVariable, GradModeVariable, StateContextVariable
@@ -709,7 +710,10 @@ class Translator:
         self.push(ListVariable(self.popn(ins.arg)))
 
     def BUILD_SET(self, ins) -> None:
-        self.push(SetVariable.made(tuple(dict_key(v) for v in self.popn(ins.arg))))
+        items = self.popn(ins.arg)
+        values = tuple(dict_key(v) for v in items)
+        admit_nans(self, items)
+        self.push(SetVariable.made(values))
 
     def BUILD_MAP(self, ins) -> None:
         flat = self.popn(2 * ins.arg)
@@ -761,7 +765,9 @@ class Translator:
         self.push(TupleVariable(self.pop().items(self)))
 
     def SET_ADD(self, ins) -> None:
-        value = dict_key(self.pop())
+        item = self.pop()
+        value = dict_key(item)
+        admit_nans(self, [item], self._building_set(ins.arg))
         self._building_set(ins.arg).change("add", value)
 
     def SET_UPDATE(self, ins) -> None:
@@ -770,6 +776,8 @@ class Translator:
             values = other.value  # merged as CPython merges a set (another order than adds)
         else:
             values = tuple(dict_key(v) for v in other.items(self))
+        admit_nans(self, [other] if isinstance(other, ConstantVariable) else other.items(self),
+                   self._building_set(ins.arg))
         self._building_set(ins.arg).change("update", values)
 
     def _building_set(self, depth: int) -> SetVariable:

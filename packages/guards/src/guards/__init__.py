@@ -46,6 +46,7 @@ from guards.sources import (
     hold,
     key_expr,
     key_names,
+    weak_items,
 )
 
 __all__ = [
@@ -54,5 +55,5 @@ __all__ = [
     "GlobalSource", "GlobalState", "Guard", "GuardSet", "GuardedCache", "Identity", "Length", "LocalSource",
     "ModuleTraining", "ParameterSource", "PlainSubclassLacks", "SameObject", "ShapeGuard", "Source", "SubmoduleSource",
     "TensorMatch", "TensorPropertySource", "TypeMatch", "TypeSource", "WeakKey", "by_identity", "hold", "key_expr",
-    "key_names", "shape_guards",
+    "key_names", "shape_guards", "weak_items",
 ]

@@ -25,7 +25,17 @@ from typing import Any
 import torch
 from torch.nn.modules import module as _nn_module
 
-from guards.sources import Source, WeakKey, a_type, by_identity, expect, hold, printable, unhold
+from guards.sources import (
+    Source,
+    WeakKey,
+    a_type,
+    by_identity,
+    expect,
+    hold,
+    printable,
+    unhold,
+    weak_items,
+)
 
 
 class Constants:
@@ -491,7 +501,7 @@ class DictKeys(Guard):
 
     @property
     def weak_keys(self) -> tuple[WeakKey, ...]:
-        return self.source.weak_keys + tuple(k for k in self.keys if type(k) is WeakKey)
+        return self.source.weak_keys + weak_items(self.keys)
 
     def holds(self, value: Any) -> bool:
         return exact(tuple(value.keys())) == exact(self.keys)
@@ -541,8 +551,7 @@ class DictContains(Guard):
 
     @property
     def weak_keys(self) -> tuple[WeakKey, ...]:
-        own = (self.key,) if type(self.key) is WeakKey else ()
-        return self.source.weak_keys + own
+        return self.source.weak_keys + weak_items(self.key)
 
     def holds(self, value: Any) -> bool:
         return (unhold(self.key) in value) is self.present

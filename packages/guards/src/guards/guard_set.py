@@ -52,6 +52,7 @@ from guards.sources import (
     item,
     key_expr,
     key_names,
+    weak_items,
 )
 
 CheckFn = Callable[[dict, dict], bool]
@@ -283,7 +284,9 @@ def _simple_kind(guard: Guard) -> str | None:
         return "len"
     if isinstance(guard, DictContains):
         kind = "in" if guard.present else "not in"
-        return f"{kind} weak" if type(guard.key) is WeakKey else kind
+        if type(guard.key) is WeakKey:
+            return f"{kind} weak"
+        return None if weak_items(guard.key) else kind  # (a tuple of weak keys: its own check)
     if isinstance(guard, Equals) and _is_singleton(guard.value):
         return "is"
     return None

@@ -13,6 +13,7 @@ import itertools
 import keyword
 import weakref
 from dataclasses import dataclass
+from operator import is_not
 from typing import Any
 
 import torch
@@ -213,7 +214,12 @@ def by_identity(key: Any) -> bool:
 
 def hold(key: Any) -> Any:
     """`key` as sources and guards keep it: a key found by identity that can be weakly
-    referenced as its `WeakKey` (the same one while it lives), any other key as itself."""
+    referenced as its `WeakKey` (the same one while it lives), a tuple holding such keys as a
+    tuple of what each item is held as (`(module, "scale")` as `(WeakKey, "scale")`), any
+    other key as itself."""
+    if type(key) is tuple:
+        held = tuple(map(hold, key))
+        return held if any(map(is_not, held, key)) else key
     if type(key) is WeakKey or not by_identity(key):
         return key
     held = _HELD.get(id(key))
@@ -235,12 +241,23 @@ def _forget(key_id: int, name: str) -> None:
 
 
 def unhold(key: Any) -> Any:
-    """The key that `key` holds: itself, or a WeakKey's referent (the WeakKey once that is
-    gone: no container holds it)."""
+    """The key that `key` holds: itself, a WeakKey's referent (the WeakKey once that is gone:
+    no container holds it), or a tuple of the keys its items hold."""
     if type(key) is WeakKey:
         found = key.ref()
         return key if found is None else found
+    if type(key) is tuple and weak_items(key):
+        return tuple(map(unhold, key))
     return key
+
+
+def weak_items(held: Any) -> tuple[WeakKey, ...]:
+    """The `WeakKey`s that a key as held (`hold`) is or holds: itself, or its tuple's items'."""
+    if type(held) is WeakKey:
+        return (held,)
+    if type(held) is tuple:
+        return tuple(key for item in held for key in weak_items(item))
+    return ()
 
 
 def _has_literal(key: Any) -> bool:
@@ -293,6 +310,9 @@ def key_expr(key: Any) -> str:
     held = hold(key)
     if type(held) is WeakKey:
         return f"{held.name}()"
+    if type(held) is tuple and weak_items(held):  # rebuilt of its items, each named alone
+        items = ", ".join(map(key_expr, held))
+        return f"({items},)" if len(held) == 1 else f"({items})"
     name = _KEY_NAMES.get(_key_identity(key))
     if name is None:
         name = _KEY_NAMES[_key_identity(key)] = f"___key{next(_NUMBERS)}"
@@ -318,8 +338,7 @@ class GetItemSource(ChainedSource):
 
     @property
     def weak_keys(self) -> tuple[WeakKey, ...]:
-        own = (self.held,) if type(self.held) is WeakKey else ()
-        return self.of.weak_keys + own
+        return self.of.weak_keys + weak_items(self.held)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.of == self.of and (

@@ -53,6 +53,7 @@ from dynamo.variables.containers import (
     SetVariable,
     SizeVariable,
     TupleVariable,
+    holds_nan,
     key_value,
     tuple_fields,
 )
@@ -455,6 +456,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         def keys_of() -> tuple:
             keys = tuple(value)
             _guard(tx, source, DictKeys, keys)
+            for i, k in enumerate(keys):  # (DictKeys holds any NaN; a dict finds one by identity)
+                if holds_nan(k):
+                    _guard(tx, _child(source, DictKeySource, i), Identity.of, k)
             return tuple(k if is_literal(k) or type(k) is tuple else ObjectKey(k, functools.partial(
                 wrap, tx, k, _child(source, DictKeySource, i))) for i, k in enumerate(keys))
 

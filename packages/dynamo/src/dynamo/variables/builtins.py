@@ -45,9 +45,13 @@ from dynamo.variables.containers import (
     SliceVariable,
     TupleVariable,
     ZipIteratorVariable,
+    admit_nans,
     constant_set,
     dict_key,
+    holds_nan,
     iterate,
+    pin_nan,
+    same_or_equal,
 )
 from dynamo.variables.generators import lazy_map
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int, refuse_override
@@ -318,8 +322,18 @@ class BuiltinVariable(TrueVariable):
             return args[0].getitem(tx, args[1])  # the element itself (a list in a tuple, say)
         if fn in (operator.add, operator.mul) and any(_holds_containers(a) for a in args):
             return _sequence_arith(tx, fn, *args)  # `[[1]] * 2`: one inner list, twice
+        if fn is operator.contains and isinstance(args[0], SequenceVariable) and \
+                args[1].is_constant() and args[0].is_constant():
+            # identity first, item by item (two NaNs from the frame guarded one or two objects)
+            return ConstantVariable(any(same_or_equal(tx, v, args[1]) for v in args[0].values))
         if fn in PURE and all(a.is_constant() for a in [*args, *kwargs.values()]):
             positional = [a.as_constant() for a in args]
+            if fn in _BY_IDENTITY_FIRST and any(
+                    isinstance(p, (tuple, frozenset, list, set)) for p in positional) and \
+                    sum(map(holds_nan, positional)) > (len(positional) > 1):
+                # items compared identity first (`(n,) == (m,)`, `n in (m,)`, a set of NaNs):
+                # which NaN objects they are decides
+                pin_nan(tx, *args)
             keywords = {k: v.as_constant() for k, v in kwargs.items()}
             on_numpy = any(map(is_numpy_number, [*positional, *keywords.values()]))
             try:
@@ -421,6 +435,10 @@ class BuiltinVariable(TrueVariable):
             if _own_contains(container):  # a module class's own (a ParameterDict's too)
                 found = container.call_method(tx, "__contains__", [item], {})
                 return ConstantVariable(found.truth(tx))
+            if item.is_constant() and holds_nan(item.as_constant()) and (
+                    isinstance(container, SetVariable) or container.is_constant()
+                    and not isinstance(container, SequenceVariable)):
+                pin_nan(tx, container)  # its items have no sources of their own
             if isinstance(container, IteratorVariable):  # takes items up to the one found
                 return ConstantVariable(any(_in(tx, item, v) for v in _taken(tx, container)))
             return ConstantVariable(any(_in(tx, item, v) for v in container.items(tx)))
@@ -441,7 +459,7 @@ class BuiltinVariable(TrueVariable):
                 # Python's order of sequences: the first items that differ decide
                 a, b = sequences[0].values, sequences[1].values
                 for x, y in zip(a, b):
-                    if not BuiltinVariable(operator.eq).call(tx, [x, y], {}).truth(tx):
+                    if not _item_equal(tx, x, y):
                         return BuiltinVariable(fn).call(tx, [x, y], {})
                 return ConstantVariable(fn(len(a), len(b)))
         if fn in (operator.eq, operator.ne) and not any(_graph_value(a) for a in args):
@@ -450,13 +468,11 @@ class BuiltinVariable(TrueVariable):
                 kinds = {issubclass(q.python_type(), list) for q in sequences}
                 a, b = sequences[0].values, sequences[1].values
                 equal = len(kinds) == 1 and len(a) == len(b) and all(
-                    BuiltinVariable(operator.eq).call(tx, [x, y], {}).truth(tx)
-                    for x, y in zip(a, b))
+                    _item_equal(tx, x, y) for x, y in zip(a, b))
                 return ConstantVariable(equal if fn is operator.eq else not equal)
             if isinstance(args[0], DictVariable) and isinstance(args[1], DictVariable):
                 a, b = args[0].entries, args[1].entries
-                equal = a.keys() == b.keys() and all(
-                    BuiltinVariable(operator.eq).call(tx, [a[k], b[k]], {}).truth(tx) for k in a)
+                equal = a.keys() == b.keys() and all(_item_equal(tx, a[k], b[k]) for k in a)
                 return ConstantVariable(equal if fn is operator.eq else not equal)
             equal = _equal(tx, args[0], args[1])
             return equal if fn is operator.eq else ConstantVariable(not equal.truth(tx))
@@ -698,6 +714,8 @@ class BuiltinVariable(TrueVariable):
         return TupleVariable(obj.items(tx) if obj is not None else [])
 
     def _call_set(self, tx, obj=None, **_):
+        if obj is not None:
+            admit_nans(tx, obj.items(tx))
         return SetVariable.made(tuple(v.as_constant() for v in obj.items(tx)) if obj is not None
                                 else ())
 
@@ -985,6 +1003,11 @@ _SPECIAL_METHODS = {
 }
 
 
+# Operations on constants that compare items of containers identity first, as Python does
+_BY_IDENTITY_FIRST = frozenset([operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+                                operator.ge, operator.contains, min, max, sorted, frozenset])
+
+
 _SET_METHOD_OF = {operator.or_: "union", operator.and_: "intersection",
                   operator.sub: "difference", operator.xor: "symmetric_difference"}
 
@@ -1079,13 +1102,20 @@ def _in(tx: Translator, item: VariableTracker, element: VariableTracker) -> bool
     if item is element:
         return True
     if item.is_constant() and element.is_constant():
-        return item.as_constant() == element.as_constant()
+        return same_or_equal(tx, element, item)  # (identity first: a NaN found)
     if _graph_value(item) or _graph_value(element):
         other = element if _graph_value(item) else item
         if other.is_constant() and other.as_constant() is None:
             return False  # a tensor is never equal to None
         raise Unsupported("`in` comparing a tensor by value (its truth depends on the data)")
     return BuiltinVariable(operator.eq).call(tx, [element, item], {}).truth(tx)
+
+
+def _item_equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
+    """`a is b or a == b`: how a sequence's or dict's `==` compares its items."""
+    if a is not b and a.is_constant() and b.is_constant():
+        return same_or_equal(tx, a, b)
+    return a is b or BuiltinVariable(operator.eq).call(tx, [a, b], {}).truth(tx)
 
 
 def _view_contains(tx: Translator, view: DictViewVariable, item: VariableTracker) -> bool:

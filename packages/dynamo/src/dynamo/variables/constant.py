@@ -124,6 +124,13 @@ class ConstantVariable(VariableTracker):
         else:
             plain_args = [plain(a) for a in args]
         plain_kwargs = {k: plain(v) for k, v in kwargs.items()}
+        if isinstance(self.value, (tuple, frozenset)):
+            from dynamo.variables.containers import holds_nan, pin_nan
+
+            if sum(map(holds_nan, (self.value, *plain_args))) > 1 or holds_nan(self.value) and \
+                    name in ("count", "index", "__contains__"):
+                # (`t.count(k)`: items compared identity first, which NaN it is decides)
+                pin_nan(tx, self, *args)
         try:
             result = getattr(self.value, name)(*plain_args, **plain_kwargs)
         except Exception as error:  # the user's code raises here; we cannot follow it

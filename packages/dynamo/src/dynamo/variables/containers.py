@@ -88,7 +88,10 @@ class SequenceVariable(VariableTracker):
             return self.getitem(tx, args[0])
         if name == "__len__":
             return ConstantVariable(self.length(tx))
-        if name == "index" and all(a.is_constant() for a in args) and self.is_constant():
+        if name == "index" and len(args) > 1 and all(a.is_constant() for a in args) and \
+                self.is_constant():
+            if holds_nan(args[0].as_constant()):
+                pin_nan(tx, self, args[0])  # (identity first: which NaN it is decides)
             try:
                 return ConstantVariable(self.as_constant().index(*[a.as_constant() for a in args]))
             except ValueError as error:  # the frame's `except ValueError` may catch it
@@ -96,7 +99,7 @@ class SequenceVariable(VariableTracker):
         if name == "index" and len(args) == 1:
             return ConstantVariable(self._index(tx, args[0]))
         if name == "count" and self.is_constant() and args[0].is_constant():
-            return ConstantVariable(self.as_constant().count(args[0].as_constant()))
+            return ConstantVariable(sum(same_or_equal(tx, v, args[0]) for v in self.values))
         return self._mutate(tx, name, args, kwargs)
 
     def _index(self, tx: Translator, target: VariableTracker) -> int:
@@ -105,11 +108,19 @@ class SequenceVariable(VariableTracker):
         from dynamo.variables.builtins import BuiltinVariable
 
         for i, item in enumerate(self.values):
-            if item is target or BuiltinVariable(operator.eq).call(tx, [item, target], {}).truth(
-                    tx):
+            if item.is_constant() and target.is_constant():
+                if same_or_equal(tx, item, target):  # (identity first, as Python's)
+                    return i
+            elif item is target or BuiltinVariable(operator.eq).call(
+                    tx, [item, target], {}).truth(tx):
                 return i
-        raise Raised(ValueError(f"{target} is not in {self.kind.__name__}"),
-                     f"{self.kind.__name__}.index(): the value is not in it (ValueError)")
+        error = ValueError(f"{target} is not in {self.kind.__name__}")
+        if target.is_constant() and self.is_constant():
+            try:  # eager's own message
+                self.as_constant().index(target.as_constant())
+            except ValueError as raised:
+                error = raised
+        raise Raised(error, f"{self.kind.__name__}.index(): the value is not in it (ValueError)")
 
     def _mutate(self, tx, name, args, kwargs) -> VariableTracker:
         raise Unsupported(f"{self.kind.__name__}.{name}()")
@@ -364,7 +375,7 @@ class ListVariable(SequenceVariable):
                 raise Raised(error, f"del of a list's item: {error}") from None
         elif name == "remove" and args[0].is_constant():
             item = args[0].as_constant()
-            index = _index_of_constant(values, item, self.kind)
+            index = _index_of_constant(tx, values, args[0], self.kind)
             if index is None:  # the frame's `except ValueError` may catch it
                 error = ValueError(f"{item!r} is not in deque" if self.kind is collections.deque
                                    else "list.remove(x): x not in list")
@@ -468,7 +479,7 @@ def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
     from dynamo.variables.tensor import concrete_int
 
     try:
-        return concrete_int(key)
+        value = concrete_int(key)
     except Unsupported:
         found = _object_key(tx, key) if tx is not None else None
         if found is None:
@@ -480,6 +491,9 @@ def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
                           "constant keys (str, int, tuples of them, ...) and objects from the "
                           "frame's inputs compared by identity (tensors, modules, instances of "
                           "classes without __eq__) are traced") from None
+    if tx is not None and holds_nan(value):
+        pin_nan(tx, key)  # a dict finds a NaN key by identity
+    return value
 
 
 def _frozen_dataclass_key(key: VariableTracker) -> Any:
@@ -794,6 +808,24 @@ class SetVariable(VariableTracker):
         getattr(self.values, name)(*args)
         self.log.append((name, args))
 
+    def pin_nans(self, tx: Translator) -> None:
+        """Guard by identity the NaNs this set holds, where which NaN objects they are decides
+        an answer (a lookup of a NaN: a set finds a NaN by identity): one from the frame has
+        them by their place in its order; one the trace built or changed knows no source of
+        them, and breaks."""
+        from dynamo.sources import SetItemsSource
+        from guards import GetItemSource, Identity
+
+        if not any(map(holds_nan, self.values)):
+            return
+        if self.source is None or self.order is None:
+            raise Unsupported("a set the trace built or changed holding a NaN, meeting "
+                              "another NaN (which NaN objects they are decides, and is not "
+                              "traced)")
+        for i, v in enumerate(self.order):
+            if holds_nan(v):
+                tx.output.add_guard(Identity.of(GetItemSource(SetItemsSource(self.source), i), v))
+
     def python_type(self) -> type:
         return set
 
@@ -816,6 +848,9 @@ class SetVariable(VariableTracker):
                 constants.append(a.as_constant())
             except Unsupported:  # (a set holds constants only)
                 raise Unsupported(f"set.{name}() of {a.words()}, not a constant") from None
+        if any(map(holds_nan, constants)):  # (a NaN is found by identity)
+            self.pin_nans(tx)
+            pin_nan(tx, *args)
         if name in ("__contains__", "issubset", "issuperset", "isdisjoint", "union",
                     "intersection", "difference", "symmetric_difference", "__len__", "copy"):
             result = getattr(self.values, name)(*constants)
@@ -832,18 +867,81 @@ class SetVariable(VariableTracker):
         raise Unsupported(f"set.{name}()")
 
 
-def _index_of_constant(values: list[VariableTracker], item: Any, kind: type) -> int | None:
-    """Where the first item equal to constant `item` is, as Python compares them in order; an
-    item that is no constant and may compare equal (a symbolic size, a tensor, an object with
-    an `__eq__` of its own) cannot be answered while tracing."""
+def _index_of_constant(tx: Translator, values: list[VariableTracker], target: VariableTracker,
+                       kind: type) -> int | None:
+    """Where the first item equal to constant `target` is, as Python compares them in order
+    (identity first: a NaN found); an item that is no constant and may compare equal (a
+    symbolic size, a tensor, an object with an `__eq__` of its own) cannot be answered while
+    tracing."""
     for index, v in enumerate(values):
         if v.is_constant():
-            value = v.as_constant()
-            if value is item or value == item:  # (identity first, as Python: a nan found)
+            if same_or_equal(tx, v, target):
                 return index
         elif not _compares_by_identity(v):
-            raise Unsupported(f"{kind.__name__}.remove() past an item that may equal {item!r}")
+            raise Unsupported(f"{kind.__name__}.remove() past an item that may equal "
+                              f"{target.as_constant()!r}")
     return None
+
+
+def holds_nan(value: Any) -> bool:
+    """Whether a constant is or holds (in its tuples, lists, sets) a NaN: where Python
+    compares items by identity first (`in`, a dict or set lookup, `list.count`, tuples' `==`),
+    which NaN object it is decides, and a value guard holds any NaN."""
+    if isinstance(value, (tuple, frozenset, list, set)):
+        return any(map(holds_nan, value))
+    if isinstance(value, (float, complex)):  # (np.float64 too)
+        return value != value
+    return False
+
+
+def pin_nan(tx: Translator, *trackers: VariableTracker) -> None:
+    """Guard by identity each of `trackers` from the frame whose value holds a NaN (a list's
+    items each), where an answer rests on which NaN object it is."""
+    from guards import Identity
+
+    for v in trackers:
+        if isinstance(v, SequenceVariable):
+            pin_nan(tx, *v.values)
+        elif isinstance(v, SetVariable):
+            v.pin_nans(tx)
+        elif v.source is not None and v.is_constant() and holds_nan(v.as_constant()):
+            tx.output.add_guard(Identity.of(v.source, v.as_constant()))
+
+
+def admit_nans(tx: Translator, items: list[VariableTracker],
+               into: SetVariable | None = None) -> None:
+    """Before `items` go into a set (`{a, b}`, `set(l)`, a set comprehension): a set keeps one of
+    two NaNs only when they are one object, and the transformed frame puts the trace's own
+    objects into it, so a NaN from the frame is guarded by identity (and the NaNs `into` holds,
+    where one meets them)."""
+    nans = [v for v in items if v.is_constant() and holds_nan(v.as_constant())]
+    if nans and into is not None and any(map(holds_nan, into.values)):
+        into.pin_nans(tx)
+    pin_nan(tx, *nans)
+
+
+def same_or_equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
+    """`a is b or a == b` of two constants, as containers compare their items (`in`, `count`,
+    `index`, `remove`, a sequence's `==`). Where both hold a NaN, which objects they are decides:
+    two from the frame are guarded to stay one object or two (a NaN against a NaN), others by
+    identity."""
+    from guards import DistinctObjects, SameObject
+
+    if a is b:
+        return True
+    value_a, value_b = a.as_constant(), b.as_constant()
+    same = value_a is value_b
+    if holds_nan(value_a) and holds_nan(value_b):
+        kinds = (tuple, frozenset, list)
+        if a.source is not None and b.source is not None and not isinstance(
+                a, (SequenceVariable, SetVariable)) and not isinstance(
+                b, (SequenceVariable, SetVariable)) and (
+                same or not (isinstance(value_a, kinds) or isinstance(value_b, kinds))):
+            tx.output.add_guard(SameObject(a.source, b.source) if same
+                                else DistinctObjects((a.source, b.source)))
+        else:
+            pin_nan(tx, a, b)
+    return bool(same or value_a == value_b)
 
 
 def _compares_by_identity(v: VariableTracker) -> bool:
