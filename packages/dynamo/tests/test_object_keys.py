@@ -222,6 +222,65 @@ def test_dicts_keyed_by_modules_and_plain_objects() -> None:
         torch.testing.assert_close(compiled(x, tag), f(x, tag))
 
 
+def _biased_by_table(table, x):
+    for (mod, _what), scale in table.items():
+        x = x * scale + mod.weight.sum()
+    return x
+
+
+def _applied_by_table(table, x):
+    for (mod, _what), scale in table.items():
+        x = mod(x) * scale
+    return x
+
+
+def _found_in_table(table, mod, x):
+    return x * table[(mod, "s")] + table.get((mod, "t"), 0.5) + ((mod, "u") in table)
+
+
+@pytest.mark.parametrize("fn", [_biased_by_table, _applied_by_table, _found_in_table])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_module_in_a_tuple_key_is_traced_through_the_key(fn, backend) -> None:
+    """`for (mod, what), v in table.items()`: the module in a tuple key is read from the key
+    (`list(L['table'].keys())[0][0]`), so it is traced as a module and its parameters are graph
+    inputs (not real tensors of the trace: a MixedRealFakeError, a break at `mod(x)`, and a
+    parameter's sum kept as a constant, stale once the weight changes); a tuple the code builds
+    of a frame's module and constants finds the key as a real dict does."""
+    backend_fn, graphs = counting_backend(backend)
+    compiled = dynamo.compile(fn, backend=backend_fn, fullgraph=True)
+    layer, x = nn.Linear(2, 2), torch.randn(2)
+
+    def args(layer, scale=2.0):
+        table = {(layer, "s"): scale} if fn is not _found_in_table else \
+            {(layer, "s"): scale, (layer, "t"): 3.0}
+        return (table, x) if fn is not _found_in_table else (table, layer, x)
+
+    torch.testing.assert_close(compiled(*args(layer)), fn(*args(layer)))
+    with torch.no_grad():
+        layer.weight.add_(1.0)  # read again, not a constant of the first call
+    torch.testing.assert_close(compiled(*args(layer)), fn(*args(layer)))
+    other = nn.Linear(2, 2)  # another module in the key: its own weights
+    torch.testing.assert_close(compiled(*args(other, 3.0)), fn(*args(other, 3.0)))
+    assert len(graphs) == 2
+
+
+def test_tuple_keys_holding_modules_are_the_same_keys_in_two_dicts() -> None:
+    layer = nn.Linear(2, 2)
+
+    def f(scales, shifts, x):
+        for key, scale in scales.items():
+            x = key[0](x) * scale + shifts[key]
+        return x, {key: scale + 1 for key, scale in scales.items()}
+
+    compiled = dynamo.compile(f, backend="eager", fullgraph=True)
+    x = torch.randn(2)
+    scales, shifts = {(layer, 1): 2.0}, {(layer, 1): 5.0, (layer, True, 0): 7.0}
+    got, expected = compiled(scales, shifts, x), f(scales, shifts, x)
+    torch.testing.assert_close(got[0], expected[0])
+    assert list(got[1]) == [(layer, 1)] and next(iter(got[1]))[0] is layer
+    assert got[1] == expected[1]
+
+
 def test_after_torch_compile_the_optimizer_step_is_still_one_graph() -> None:
     """torch.compile's first call wraps optimizer internals (`_init_group`) in
     `torch._dynamo.disable`, for its own frontend; this one traces them still."""

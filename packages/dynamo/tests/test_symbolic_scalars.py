@@ -2,6 +2,7 @@
 sizes under dynamic=True) against eager: the cases a differential fuzzer of them found."""
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -308,3 +309,22 @@ def test_a_check_that_fixes_an_item_is_checked_by_aot_eager_too(backend):
     for fn in (checked, stacked):
         _same(fn, [(x, torch.tensor(2)), (x, torch.tensor(3)), (x, torch.tensor(2))],
               backend=backend)
+
+
+@pytest.mark.parametrize("value", [
+    lambda a, b: math.sqrt(2 * a * b), lambda a, b: math.sqrt(a / b), lambda a, b: (a * b) ** 0.5,
+    lambda a, b: math.sqrt(a) ** 2, lambda a, b: 0.1 * a + 0.2 * a, lambda a, b: math.sqrt(9 * a),
+])
+def test_a_float_of_sizes_made_a_python_number_holds_its_own_guards(value):
+    # `hash(math.sqrt(2 * x.numel()))` was guarded as `math.sqrt(2)*math.sqrt(s0)*math.sqrt(s1)
+    # == 4.898979485566356`, sympy's rewrite, which is 4.898979485566357 in floats: the new
+    # compilation failed its own guards (a warning; the call ran eagerly). The sizes are pinned.
+    def f(x):
+        return x * 1.0, hash(value(x.shape[0], x.shape[1]))
+
+    compiled = dynamo.compile(f, backend="eager", dynamic=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for shape in [(3, 4), (2, 3), (5, 3), (3, 4), (2, 7)]:
+            x = torch.randn(shape)
+            assert compiled(x)[1] == f(x)[1]

@@ -208,6 +208,34 @@ def test_tuple_keys_held_weakly_in_many_presence_checks() -> None:
     assert not _verdict(guards, {"o": o})
 
 
+@pytest.mark.parametrize("keys", [
+    lambda m: ((1,), (True,)), lambda m: ((1,), (1.0,)), lambda m: ((0.0,), (-0.0,)),
+    lambda m: (((m, 1),), ((m, True),)), lambda m: (((m, 1), "a"), ((m, 1.0), "a"))])
+def test_dict_keys_guards_of_equal_but_different_keys_are_two_guards(keys) -> None:
+    """`(1,) == (True,)`, yet a dict keyed by `True` iterates `True`: the two DictKeys guards
+    ask different things, and a set of both holds for no dict (it once kept one of them)."""
+    module = torch.nn.Linear(1, 1)
+    first, second = keys(module)
+    a, b = DictKeys(L("d"), first), DictKeys(L("d"), second)
+    assert a != b
+    both = GuardSet([a, b])
+    for ks in (first, second):
+        assert not _verdict(both, {"d": dict.fromkeys(ks)})
+        assert _verdict(GuardSet([DictKeys(L("d"), ks)]), {"d": dict.fromkeys(ks)})
+    same = DictKeys(L("d"), first)
+    assert same == a and hash(same) == hash(a) and len({a, same, b}) == 2
+
+
+def test_a_dict_keys_guard_keeps_its_hash_once_a_weak_key_dies() -> None:
+    module = torch.nn.Linear(1, 1)
+    guard = DictKeys(L("d"), ((module, "s"), 1))
+    before = hash(guard)
+    table = {guard}
+    del module
+    gc.collect()
+    assert hash(guard) == before and guard in table
+
+
 def test_global_state_sees_torch_function_switched_off() -> None:
     guards = GuardSet([GlobalState()])
     assert _verdict(guards, {})

@@ -542,6 +542,18 @@ class SymNode:
                 "plain Python number, which needs the real tensor")
         if self.constant is not None:  # -0.0 (`round(s, -1)` at s = -0.75): sympy's Float is 0
             return float(self.constant)
+        env, expr = self.shape_env, self.expr
+        if isinstance(self._hint, float) and not (expr.is_Symbol or expr.is_rational) and \
+                expr.free_symbols <= env.var_to_val.keys() and env.static_value(expr) is None:
+            # Float algebra (float literals, float inputs, sqrt and other irrational functions;
+            # not rationals of sizes, which guards compute exactly): sympy's rewrites of it are
+            # not IEEE's (`sqrt(2*s0*s1)` is `sqrt(2)*sqrt(s0)*sqrt(s1)`, `0.1*s0 + 0.2*s0` is
+            # `0.30000000000000004*s0`), so the guard `Eq(expr, hint)` could fail for the very
+            # inputs the hint was computed from. Pin the symbols instead: for them the
+            # expression is the hint (computed as Python computes it, one operation at a time)
+            for sym in sorted(expr.free_symbols, key=str):
+                env.evaluate_expr(sympy.Eq(sym, env.var_to_val[sym]))
+            return self._hint
         value = float(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
         if value == 0.0 and isinstance(self._hint, float) and self._hint == 0.0 and \
                 self.expr.free_symbols <= self.shape_env.var_to_val.keys():

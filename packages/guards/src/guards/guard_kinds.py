@@ -96,6 +96,16 @@ def exact(value: Any) -> Any:
     return type(value), value
 
 
+def _held_exact(value: Any) -> Any:
+    """`exact(value)` of a key as held (`hold`), but a weak key by its name, alive or not (the
+    same key while it lives, as `exact`'s id says; a hash must not change when it dies)."""
+    if type(value) is WeakKey:
+        return WeakKey, value.name
+    if isinstance(value, tuple):
+        return type(value), tuple(map(_held_exact, value))
+    return exact(value)
+
+
 def ordered(value: Any) -> Any:
     """`exact(value)`, but the items of a frozenset in their order: two equal sets may iterate
     in different orders (`{1, 9}` and `{9, 1}`), and code that iterates one depends on it."""
@@ -482,10 +492,11 @@ def _expect_hashable(key: Any, kind: str) -> None:
         raise TypeError(f"{kind} needs hashable keys, not {a_type(type(key))}") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DictKeys(Guard):
     """The dict's keys, in order. Keys found by identity are held weakly (`hold`): an optimizer's
-    state is keyed by parameters."""
+    state is keyed by parameters. Two are one guard only for the same keys (`exact`: keys `(1,)`
+    and `(True,)` are two, though `==` says they are equal)."""
 
     source: Source
     keys: tuple
@@ -502,6 +513,13 @@ class DictKeys(Guard):
     @property
     def weak_keys(self) -> tuple[WeakKey, ...]:
         return self.source.weak_keys + weak_items(self.keys)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is DictKeys and other.source == self.source and (
+            _held_exact(other.keys) == _held_exact(self.keys))
+
+    def __hash__(self) -> int:
+        return hash((self.source, _held_exact(self.keys)))
 
     def holds(self, value: Any) -> bool:
         return exact(tuple(value.keys())) == exact(self.keys)

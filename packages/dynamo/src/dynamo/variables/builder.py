@@ -459,7 +459,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             for i, k in enumerate(keys):  # (DictKeys holds any NaN; a dict finds one by identity)
                 if holds_nan(k):
                     _guard(tx, _child(source, DictKeySource, i), Identity.of, k)
-            return tuple(k if is_literal(k) or type(k) is tuple else ObjectKey(k, functools.partial(
+            # an object compared by identity, or a tuple holding one (`(module, "scale")`, its
+            # items read from the key's source: the module traced as one, not a constant)
+            return tuple(k if is_literal(k) else ObjectKey(k, functools.partial(
                 wrap, tx, k, _child(source, DictKeySource, i))) for i, k in enumerate(keys))
 
         def has(k: Any) -> bool:

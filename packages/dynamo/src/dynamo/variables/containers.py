@@ -439,10 +439,12 @@ _UNREAD = object()  # a value of a frame's dict that the trace has not read yet
 
 class ObjectKey:
     """A dict key compared by identity: a tensor, a module or an instance of a user class from
-    the frame (an optimizer's `state[p]`). It hashes as its object and equals it (and every
-    ObjectKey of it), which is how a real dict finds such a key; and it knows the tracker the
-    trace reaches the object by (`make`, called when first needed: the key of a frame dict is
-    wrapped only if the code iterates over it)."""
+    the frame (an optimizer's `state[p]`), or a tuple holding such objects (`(module, "scale")`).
+    It hashes as its object and equals it (and every ObjectKey of it; a tuple, item by item:
+    an object as itself, a constant by value), which is how a real dict finds such a key; and
+    it knows the tracker the trace reaches the object by (`make`, called when first needed: the
+    key of a frame dict is wrapped only if the code iterates over it; a tuple's items have
+    sources of their own, so a module in it is traced as a module, its parameters graph inputs)."""
 
     __slots__ = ("value", "_make", "_tracker")
 
@@ -453,7 +455,7 @@ class ObjectKey:
         return hash(self.value)
 
     def __eq__(self, other: object) -> bool:
-        return other is self.value or type(other) is ObjectKey and other.value is self.value
+        return _same_key(key_value(other), self.value)
 
     @property
     def tracker(self) -> VariableTracker:
@@ -465,6 +467,19 @@ class ObjectKey:
 def key_value(k: Any) -> Any:
     """The real key a dict entry of a tracker has."""
     return k.value if type(k) is ObjectKey else k
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    """Whether a dict takes keys `a` and `b` (of one hash) for one key: an object compared by
+    identity is only itself (a tensor's `==` compares elements), a tuple is its items so
+    compared, any other key is compared by `==` (as the dict would)."""
+    if a is b:
+        return True
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(map(_same_key, a, b))
+    if type(a) is tuple or type(b) is tuple or by_identity(a) or by_identity(b):
+        return False
+    return bool(a == b)
 
 
 def key_variable(k: Any) -> VariableTracker:
@@ -521,10 +536,24 @@ def _frozen_dataclass_key(key: VariableTracker) -> Any:
 
 def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
     from dynamo.variables.objects import ObjectVariable
-    from dynamo.variables.tensor import TensorVariable
+    from dynamo.variables.tensor import TensorVariable, concrete_int
     from dynamo.variables.user_objects import NewObjectVariable
     from guards import Identity
 
+    if type(key) is TupleVariable:
+        # `d[(module, "scale")]`: its items each a constant or an object so found (guarded)
+        values = []
+        for item in key.values:
+            try:
+                values.append(concrete_int(item))
+                if holds_nan(values[-1]):
+                    pin_nan(tx, item)  # (a dict finds a NaN by identity)
+            except Unsupported:
+                found = _object_key(tx, item)
+                if found is None:
+                    return None
+                values.append(found.value)
+        return ObjectKey(tuple(values), lambda: key)
     if key.source is None:
         return None
     if isinstance(key, TensorVariable):
