@@ -1727,3 +1727,16 @@ def test_compiled_function_counter_attribute():
         return x + f.calls
 
     assert [f(torch.ones(1)).item() for _ in range(3)] == [2.0, 3.0, 4.0]
+
+
+def test_a_module_whose_forward_is_a_staticmethod_is_called_without_self() -> None:
+    """`forward = staticmethod(fn)`: compiled, the module calls `fn(x)` as eager does (it was
+    given the module as well: a TypeError, or the module taken for `x`)."""
+    def double(x):
+        return x * 2
+
+    class Static(torch.nn.Module):
+        forward = staticmethod(double)
+
+    m, x = Static(), torch.randn(3)
+    torch.testing.assert_close(dynamo.compile(m, backend="eager")(x), m(x))

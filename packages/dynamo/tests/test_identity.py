@@ -424,3 +424,25 @@ def test_a_fresh_nan_recompiles_only_where_its_identity_is_asked() -> None:
             torch.testing.assert_close(compiled(torch.zeros(()), k, [k, k]),
                                        fn(torch.zeros(()), k, [k, k]), equal_nan=True)
         assert len(graphs) == 1
+
+
+@pytest.mark.parametrize("backend", ["eager"])
+def test_a_str_from_the_frame_keeps_its_identity_across_a_break(backend) -> None:
+    """`c = a; <break>; c is b`: the locals handed on at the break are the frame's objects,
+    not equal literals (`'c': 'hello world!'` was another object than `b`); a code constant
+    is that very object too (`a is "hello world!"` broke, and the break's literals were one)."""
+    def f(x, a, b):
+        c = a
+        print(end="")
+        return x + (c is b)
+
+    def g(x, a):
+        return x + (a is "hello world!")  # noqa: F632
+
+    s1 = "hello world!"
+    s2 = "".join(["hello", " world!"])
+    x = torch.zeros(())
+    for fn, cases in ((f, [(s1, s1), (s2, s1), (s1, s1)]), (g, [(s1,), (s2,), (s1,)])):
+        compiled = dynamo.compile(fn, backend=backend)
+        for args in cases:
+            assert compiled(x, *args).item() == fn(x, *args).item()

@@ -910,3 +910,28 @@ def test_set_operation_results_iterate_as_eagers():
     mk = lambda: {0, 1, 99}  # noqa: E731
     eager, compiled = f(torch.ones(1), mk()), dynamo.compile(f)(torch.ones(1), mk())
     assert eager[1:3] == compiled[1:3] and list(eager[3]) == list(compiled[3])
+
+
+@pytest.mark.parametrize("make", [
+    lambda xs: set(v for v in xs), lambda xs: set(map(abs, xs)), lambda xs: set(iter(xs)),
+    lambda xs: set(zip(xs, xs)), lambda xs: set(enumerate(xs)), lambda xs: {*iter(xs)},
+    lambda xs: set(filter(None, xs)), lambda xs: frozenset(map(abs, xs))])
+def test_a_set_of_an_iterator_takes_its_items_once(make) -> None:
+    """`set(map(f, xs))`: the iterator's items are taken once (the NaN check before the set
+    was made took them all, and the set was empty)."""
+    def f(x, xs):
+        return x + len(make(xs))
+
+    x = torch.zeros(())
+    assert dynamo.compile(f, backend="eager")(x, [1, 2, 3, 2]).item() == f(x, [1, 2, 3, 2]).item()
+
+
+def test_a_nan_set_from_an_iterator_is_guarded() -> None:
+    """`{*iter([a, b])}` of two NaNs: one object or two decides the set's size."""
+    def f(x, a, b):
+        return x + len({*iter([a, b])})
+
+    compiled = dynamo.compile(f, backend="eager")
+    x, n1, n2 = torch.zeros(()), float("nan"), float("nan")
+    for a, b in ((n1, n1), (n1, n2), (n2, n2), (n1, n2)):
+        assert compiled(x, a, b).item() == f(x, a, b).item()

@@ -28,7 +28,7 @@ from dynamo.interpreter import DeferredAttribute
 from dynamo.side_effects import DELETED, SideEffects
 from dynamo.sources import float_tensor
 from dynamo.variables.base import VariableTracker
-from dynamo.variables.builtins import BuiltinVariable
+from dynamo.variables.builtins import BuiltinVariable, value_decides_identity
 from dynamo.variables.constant import ConstantVariable, LazyConstantVariable
 from dynamo.variables.containers import (
     DequeVariable,
@@ -162,9 +162,11 @@ class ResultBuilder:
             return self._made_once(v)  # made anew by each call, as the frame makes it
         if isinstance(v, ConstantVariable):
             value = v.value
-            if value is None or type(value) in (bool, int, str):  # an Enum's repr is no literal
+            if value_decides_identity(value):  # (an Enum's repr is no literal)
                 return repr(value)
-            return self.constant(value)
+            if v.source is not None:  # the frame's very object (`c = a; ...; c is b` after a
+                return self.read(v.source)  # break: an equal literal is another object)
+            return self.constant(value)  # (a code constant: that object, not an equal one)
         if isinstance(v, _MADE_ONCE) or (isinstance(v, NNModuleVariable) and v.make is not None):
             return self._made_once(v)
         if v.source is not None:

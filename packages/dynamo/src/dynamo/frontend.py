@@ -849,7 +849,9 @@ def _compile_forward(module: torch.nn.Module, compiler: Backend, options: dict[s
     if isinstance(forward, types.MethodType):
         return CompiledFunction(forward.__func__, compiler, bound_self=forward.__self__,
                                 **options)
-    if "forward" in module.__dict__:  # a function set on the instance: called without self
+    if "forward" in module.__dict__ or isinstance(
+            inspect.getattr_static(type(module), "forward", None), staticmethod):
+        # a function set on the instance, or a class's staticmethod: called without self
         if isinstance(forward, types.FunctionType):
             return CompiledFunction(forward, compiler, **options)
         return forward

@@ -774,10 +774,11 @@ class Translator:
         other = self.pop()
         if isinstance(other, ConstantVariable) and type(other.value) in (set, frozenset):
             values = other.value  # merged as CPython merges a set (another order than adds)
+            items = [other]
         else:
-            values = tuple(dict_key(v) for v in other.items(self))
-        admit_nans(self, [other] if isinstance(other, ConstantVariable) else other.items(self),
-                   self._building_set(ins.arg))
+            items = other.items(self)  # (once: an iterator's items are taken)
+            values = tuple(dict_key(v) for v in items)
+        admit_nans(self, items, self._building_set(ins.arg))
         self._building_set(ins.arg).change("update", values)
 
     def _building_set(self, depth: int) -> SetVariable:

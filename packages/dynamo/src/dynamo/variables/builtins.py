@@ -714,10 +714,11 @@ class BuiltinVariable(TrueVariable):
         return TupleVariable(obj.items(tx) if obj is not None else [])
 
     def _call_set(self, tx, obj=None, **_):
-        if obj is not None:
-            admit_nans(tx, obj.items(tx))
-        return SetVariable.made(tuple(v.as_constant() for v in obj.items(tx)) if obj is not None
-                                else ())
+        if obj is None:
+            return SetVariable.made(())
+        items = obj.items(tx)  # (once: an iterator's items are taken)
+        admit_nans(tx, items)
+        return SetVariable.made(tuple(v.as_constant() for v in items))
 
     def _call_dict(self, tx, obj=None, **kwargs):
         from dynamo.variables.objects import NNModuleVariable
@@ -905,7 +906,7 @@ def _fn_identity(v: VariableTracker) -> Any:
     return v.identity() if isinstance(v, UserFunctionVariable) else v.fn
 
 
-def _value_decides_identity(value: Any) -> bool:
+def value_decides_identity(value: Any) -> bool:
     """Whether CPython keeps one object for this value, so that `is` follows from the type and
     value that `Equals` guards: None, `...`, NotImplemented, bools, small ints."""
     return value is None or value is Ellipsis or value is NotImplemented or \
@@ -935,7 +936,7 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     if a.is_constant() and b.is_constant():
         value_a, value_b = a.as_constant(), b.as_constant()
         same = value_a is value_b
-        if not (_value_decides_identity(value_a) or _value_decides_identity(value_b)):
+        if not (value_decides_identity(value_a) or value_decides_identity(value_b)):
             # Equal constants from the frame need not be one object on the next call (two
             # `10**6`s, two strs, two NaNs): their value guards do not pin the answer
             if a.source is not None and b.source is not None:
