@@ -446,3 +446,25 @@ def test_a_str_from_the_frame_keeps_its_identity_across_a_break(backend) -> None
         compiled = dynamo.compile(fn, backend=backend)
         for args in cases:
             assert compiled(x, *args).item() == fn(x, *args).item()
+
+
+def test_a_fresh_nan_looked_up_in_a_dict_without_nan_keys_does_not_recompile() -> None:
+    """`k in {"a": 1}` of a NaN: no NaN finds such a dict, whichever object it is (each fresh
+    NaN recompiled: a storm up to the 256 entries of objects); one with a NaN key still pins."""
+    def f(x, k):
+        return x + (k in {"a": 1, 2.5: 2}) + {"a": 1}.get(k, 3)
+
+    def g(x, k, n):
+        return x + (k in {n: 1})
+
+    from counting import counting_backend
+
+    backend, graphs = counting_backend("eager")
+    compiled = dynamo.compile(f, backend=backend)
+    for _ in range(4):
+        assert compiled(torch.zeros(()), float("nan")).item() == 3.0
+    assert len(graphs) == 1
+    n = float("nan")
+    compiled = dynamo.compile(g, backend="eager")
+    for k in (n, float("nan"), n):
+        assert compiled(torch.zeros(()), k, n).item() == g(torch.zeros(()), k, n).item()

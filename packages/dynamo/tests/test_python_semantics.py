@@ -935,3 +935,20 @@ def test_a_nan_set_from_an_iterator_is_guarded() -> None:
     x, n1, n2 = torch.zeros(()), float("nan"), float("nan")
     for a, b in ((n1, n1), (n1, n2), (n2, n2), (n1, n2)):
         assert compiled(x, a, b).item() == f(x, a, b).item()
+
+
+def test_a_dict_comprehension_over_keys_it_cannot_trace_runs_eagerly_in_words() -> None:
+    """The dict a comprehension builds, handed over by a break as an opaque value: MAP_ADD
+    raised an internal AttributeError (`entries`) where a reason belongs."""
+    def f(x, d):
+        return x, {k: v * 2 for k, v in d.items()}
+
+    table = {(len, 1): 2.0, ("o", 2): 3.0}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert dynamo.compile(f, backend="eager")(torch.ones(2), table)[1] == f(
+            torch.ones(2), table)[1]
+    words = " ".join(str(w.message) for w in caught)
+    assert "AttributeError" not in words
+    assert all("a dict comprehension adding to" in str(w.message) for w in caught
+               if "MAP_ADD" in str(w.message))

@@ -2510,6 +2510,19 @@ OPS_EAGER_REFUSES = {
     "sub_bool": (lambda x: (x > 2) - 0.5, torch.int64),
     "rsub_bool": (lambda x: 1 - (x > 2), torch.int64),
     "sub_bool_number": (lambda x: x - True, torch.float16),
+    # a number that wraps to 0 in the tensor's dtype is 0 to eager
+    "floordiv_by_256_int8": (lambda x: x // 256, torch.int8),
+    "remainder_by_2_32_int32": (lambda x: x % 2**32, torch.int32),
+    "fmod_by_minus_2_16_int16": (lambda x: torch.fmod(x, -2**16), torch.int16),
+    "floor_div_by_2_40_uint8": (lambda x: torch.div(x, 2**40, rounding_mode="floor"), torch.uint8),
+    # ops eager's kernels do not implement for bools
+    "floor_bool": (lambda x: (x > 2).floor(), torch.int64),
+    "round_bool": (lambda x: (x > 2).round(), torch.int64),
+    "abs_bool": (lambda x: (x > 2).abs(), torch.int64),
+    "relu_bool": (lambda x: torch.relu(x > 2), torch.int64),
+    "remainder_bool": (lambda x: (x > 2) % True, torch.int64),
+    "fmod_bool": (lambda x: torch.fmod(x > 2, True), torch.int64),
+    "clamp_bool": (lambda x: (x > 2).clamp(min=True), torch.int64),
 }
 
 

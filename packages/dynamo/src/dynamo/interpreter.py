@@ -790,7 +790,10 @@ class Translator:
 
     def MAP_ADD(self, ins) -> None:
         key, value = self.popn(2)
-        self._building(ins.arg).entries[dict_key(key, self)] = value
+        building = self._building(ins.arg)
+        if not isinstance(building, DictVariable):  # (one handed over by a break, not traced)
+            raise Unsupported(f"a dict comprehension adding to {building.words()}")
+        building.entries[dict_key(key, self)] = value
 
     def DICT_UPDATE(self, ins) -> None:
         other = self.pop()

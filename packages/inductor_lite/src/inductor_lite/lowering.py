@@ -886,12 +886,27 @@ def result_type(lower: GraphLowering, *args: Any) -> torch.dtype:
 FP32_PRECISE = {"erfc", "atan", "asin", "acos", "atan2", "sinh"}
 
 
+# Ops eager's CPU and CUDA kernels refuse for a bool input ("floor_vml_cpu" not implemented
+# for 'Bool', "Boolean inputs not supported for relu"), where meta kernels and kernels here
+# compute a value: the aten call raises eager's error.
+BOOL_REFUSED = {"floor", "ceil", "trunc", "round", "abs", "relu"}
+
+
+def _bool_operand(lower: GraphLowering) -> bool:
+    """Whether the node's first argument is a bool tensor."""
+    first = lower.node.args[0] if lower.node.args else None
+    val = first.meta.get("val") if isinstance(first, torch.fx.Node) else None
+    return isinstance(val, torch.Tensor) and val.dtype == torch.bool
+
+
 def _unary(name: str, float_only: bool = False) -> Callable:
     def lowering(lower, node, x, *rest, **kwargs):
         if rest or kwargs:
             raise LoweringError(f"{node.target} with extra arguments")
         if name in FP32_PRECISE and lower.node.meta["val"].dtype == torch.float64:
             raise LoweringError(f"float64 {name}")
+        if name in BOOL_REFUSED and _bool_operand(lower):
+            raise LoweringError(f"{name} of bools (eager refuses them)")
         if name in ("floor", "ceil", "trunc", "round") and \
                 not lower.node.meta["val"].dtype.is_floating_point:
             return pointwise(lower, [x], lambda a: a)  # integers are whole already
@@ -980,8 +995,12 @@ def _no_integer_zero_divisor(lower: GraphLowering, a: Any, b: Any) -> None:
     ZeroDivisionError, as eager does on the CPU (kernels do not check divisors)."""
     if is_tensor(b) or promoted(lower, a, b).is_floating_point:
         return
-    if type(b) in (int, bool) and b == 0:
-        raise LoweringError("an integer division by 0")
+    dtype = promoted(lower, a, b)
+    if type(b) in (int, bool) and (b == 0 or dtype != torch.bool and
+                                   b % (1 << torch.iinfo(dtype).bits) == 0):
+        # (a number that wraps to 0 in the tensor's dtype, 256 for int8 or 2**32 for int32,
+        # is 0 to eager too)
+        raise LoweringError(f"an integer division by {b}, which is 0 in {dtype}")
     if _symbolic_kind(b) is int and not isinstance(b, Pointwise):
         # A number known only at run time (an int argument seen to change) may be 0, or
         # wrap to 0 in a narrower dtype (256 for int8): the aten call raises where eager
@@ -1016,6 +1035,8 @@ def _div(lower, node, a, b, *, rounding_mode=None):
 
 @register(aten.remainder)
 def _remainder(lower, node, a, b):
+    if _bool_operand(lower) and lower.node.meta["val"].dtype == torch.bool:
+        raise LoweringError("remainder of bools (eager refuses them)")
     a, b = _tensors_in_result_dtype(lower, a, b)  # (`half_x % tensor(0.1)`: eager's half 0.1)
     _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("remainder", x, y))
@@ -1023,6 +1044,8 @@ def _remainder(lower, node, a, b):
 
 @register(aten.fmod)
 def _fmod(lower, node, a, b):
+    if _bool_operand(lower) and lower.node.meta["val"].dtype == torch.bool:
+        raise LoweringError("fmod of bools (eager refuses them)")
     a, b = _tensors_in_result_dtype(lower, a, b)
     _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("fmod", x, y))
@@ -1128,6 +1151,8 @@ def _where(lower, node, cond, a, b):
 
 @register(aten.clamp.default, aten.clamp.Tensor)
 def _clamp(lower, node, x, min=None, max=None):
+    if _bool_operand(lower) and lower.node.meta["val"].dtype == torch.bool:
+        raise LoweringError("clamp of bools (eager refuses them)")
     def body(v, lo, hi):
         # Not maximum/minimum: eager's clamp keeps `x` where it equals a bound (the sign of
         # a zero: `(-0.0).clamp(0, 1)` is -0.0) and propagates a NaN bound

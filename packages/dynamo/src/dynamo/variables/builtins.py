@@ -426,7 +426,7 @@ class BuiltinVariable(TrueVariable):
 
             container, item = args
             if isinstance(container, DictVariable):
-                return ConstantVariable(container.has_key(dict_key(item, tx)))
+                return ConstantVariable(container.has_key(dict_key(item, tx, container)))
             if isinstance(container, DictViewVariable):
                 return ConstantVariable(_view_contains(tx, container, item))
             if isinstance(container, UserObjectVariable) and container.defines("__contains__"):
@@ -1123,7 +1123,7 @@ def _view_contains(tx: Translator, view: DictViewVariable, item: VariableTracker
     """`item in view`: a key present; a `(key, value)` pair whose value is or equals the
     dict's; a value that is or equals one of the dict's."""
     if view.view == "keys":
-        return view.dict.has_key(dict_key(item, tx))
+        return view.dict.has_key(dict_key(item, tx, view.dict))
     if view.view == "values":
         return any(_in(tx, item, v) for v in view.items(tx))
     pair = _as_sequence(item)

@@ -487,10 +487,14 @@ def key_variable(k: Any) -> VariableTracker:
     return k.tracker if type(k) is ObjectKey else ConstantVariable(k)
 
 
-def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
+def dict_key(key: VariableTracker, tx: Translator | None = None,
+             looked_up_in: DictVariable | None = None) -> Any:
     """The Python key a tracker stands for (a symbolic int is decided, under a guard). Given
     `tx`, an object from the frame compared by identity is a key too (an `ObjectKey`, its
-    identity guarded); a set's elements (no `tx`) are constants only."""
+    identity guarded); a set's elements (no `tx`) are constants only. A NaN only looked up
+    (`looked_up_in`) in a dict whose keys are known and hold no NaN is not guarded by
+    identity: no NaN finds such a dict's keys, whichever object it is (a fresh NaN each call
+    recompiled at each call)."""
     from dynamo.variables.tensor import concrete_int
 
     try:
@@ -506,7 +510,9 @@ def dict_key(key: VariableTracker, tx: Translator | None = None) -> Any:
                           "constant keys (str, int, tuples of them, ...) and objects from the "
                           "frame's inputs compared by identity (tensors, modules, instances of "
                           "classes without __eq__) are traced") from None
-    if tx is not None and holds_nan(value):
+    if tx is not None and holds_nan(value) and not (
+            looked_up_in is not None and not looked_up_in.unread and
+            not any(holds_nan(key_value(k)) for k in looked_up_in._entries)):
         pin_nan(tx, key)  # a dict finds a NaN key by identity
     return value
 
@@ -689,7 +695,8 @@ class DictVariable(VariableTracker):
         return super().getattr(tx, name)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        k = dict_key(key, tx)
+        # (a defaultdict stores a missing key: a NaN stored is the frame's object, guarded)
+        k = dict_key(key, tx, self if self.default_factory is None else None)
         if not self.has_key(k):
             if self.default_factory is not None:  # defaultdict: made, stored and returned
                 tx.output.side_effects.mutated(self)
@@ -705,13 +712,13 @@ class DictVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(len(self._entries))
         if name == "__contains__":
-            return ConstantVariable(self.has_key(dict_key(args[0], tx)))
+            return ConstantVariable(self.has_key(dict_key(args[0], tx, self)))
         if name in ("__iter__", "__reversed__"):
             return DictIteratorVariable(self, reverse=name == "__reversed__")
         if name in ("keys", "values", "items"):
             return DictViewVariable(self, name)
         if name == "get":
-            k = dict_key(args[0], tx)
+            k = dict_key(args[0], tx, self)
             if self.has_key(k):
                 return self.lookup(k)
             return args[1] if len(args) > 1 else ConstantVariable(None)
