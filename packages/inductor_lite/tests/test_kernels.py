@@ -2523,6 +2523,7 @@ OPS_EAGER_REFUSES = {
     "remainder_bool": (lambda x: (x > 2) % True, torch.int64),
     "fmod_bool": (lambda x: torch.fmod(x > 2, True), torch.int64),
     "clamp_bool": (lambda x: (x > 2).clamp(min=True), torch.int64),
+    "div_trunc_bool": (lambda x: torch.div(x > 2, True, rounding_mode="trunc"), torch.int64),
 }
 
 

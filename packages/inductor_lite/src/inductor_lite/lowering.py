@@ -1025,6 +1025,8 @@ def _div(lower, node, a, b, *, rounding_mode=None):
     a, b = _tensors_in_result_dtype(lower, a, b, scalar_b_as_is=True)
     if rounding_mode is None:
         return pointwise(lower, [a, b], lambda x, y: op("truediv", x, y))
+    if lower.node.meta["val"].dtype == torch.bool:  # (`div(mask, mask, rounding_mode=...)`:
+        raise LoweringError("a rounding division of bools (eager refuses them)")  # eager's error)
     _no_integer_zero_divisor(lower, a, b)
     dtype = promoted(lower, a, b)
     name = {"floor": "floordiv", "trunc": "truncdiv"}[rounding_mode]
