@@ -391,7 +391,9 @@ class OutputGraph:
             return TensorVariable(node, value)
         if isinstance(value, _SYM):
             if value.node.expr.is_number and not _float_algebra(node, value):
-                return ConstantVariable(value.node.pytype(value.node.expr))
+                constant = value.node.constant  # (-0.0, where sympy's Float is 0)
+                return ConstantVariable(value.node.pytype(value.node.expr) if constant is None
+                                        else constant)
             return SymNodeVariable(node, value)
         if isinstance(value, (list, tuple)):
             items = [self.wrap_result(self.graph.call_function(operator.getitem, (node, i)), v)

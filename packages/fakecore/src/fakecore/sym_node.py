@@ -53,6 +53,16 @@ def wrap_node(node: SymNode) -> Any:
     return {int: torch.SymInt, float: torch.SymFloat, bool: torch.SymBool}[node.pytype](node)
 
 
+def _signed_zero(a: SymNode, b: SymNode, hint: object) -> bool:
+    """Whether a float zero that `a` and `b` (backed symbols only) made may be -0.0 for other
+    values of them: one of them is negative or -0.0 now (of non-negative operands the
+    arithmetic makes +0.0 only)."""
+    symbols = a.expr.free_symbols | b.expr.free_symbols
+    return isinstance(hint, float) and hint == 0.0 and bool(symbols) and \
+        symbols <= a.shape_env.var_to_val.keys() and any(
+            isinstance(n._hint, (int, float)) and math.copysign(1.0, n._hint) < 0 for n in (a, b))
+
+
 def _float_value(node: SymNode) -> bool:
     """Whether `node` is a float computed from symbols, not a constant (even where sympy
     simplified it to a number)."""
@@ -366,6 +376,13 @@ class SymNode:
                 value = py_fn(self._guarded_value(), other._guarded_value())
                 return self.wrap_int(value) if pytype is int else self.wrap_float(value)
             expr = _apply(name, self.expr, other.expr)
+        if pytype is float and expr.is_Number and expr.is_zero and _signed_zero(self, other, hint):
+            # sympy's zero has no sign, and it dropped the symbols the sign rests on
+            # (`(-0.0) ** s0` is 0; IEEE's -0.0 at odd s0): pin them, keep Python's zero
+            env = self.shape_env
+            for sym in sorted(self.expr.free_symbols | other.expr.free_symbols, key=str):
+                env.evaluate_expr(sympy.Eq(sym, env.var_to_val[sym]))
+            return self._notify(name, (self, other), self.wrap_float(hint))
         if pytype is bool and (self.cancelled or other.cancelled):
             # `v * 0 <= 0`, `v - v == 0` of a `.item()`: False for NaN and inf, where sympy
             # has 0 <= 0; a condition on data that nothing decides while tracing
