@@ -17,6 +17,7 @@ They have no hint, so deciding anything that depends on them raises `DataDepende
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import sympy
@@ -257,6 +258,12 @@ class ShapeEnv:
         else:
             self._record(sympy.Eq(expr, value))
         return value
+
+    def pin(self, symbols: Iterable[sympy.Symbol]) -> None:
+        """Guard each of these backed symbols to be its value (an answer that rests on their
+        values in a way no guard on an expression of them says)."""
+        for sym in sorted(symbols, key=str):
+            self.evaluate_expr(sympy.Eq(sym, self.var_to_val[sym]))
 
     def _pick_piecewise(self, expr: sympy.Basic) -> sympy.Basic:
         """`expr` with each Piecewise whose conditions are over input symbols only replaced

@@ -379,9 +379,7 @@ class SymNode:
         if pytype is float and expr.is_Number and expr.is_zero and _signed_zero(self, other, hint):
             # sympy's zero has no sign, and it dropped the symbols the sign rests on
             # (`(-0.0) ** s0` is 0; IEEE's -0.0 at odd s0): pin them, keep Python's zero
-            env = self.shape_env
-            for sym in sorted(self.expr.free_symbols | other.expr.free_symbols, key=str):
-                env.evaluate_expr(sympy.Eq(sym, env.var_to_val[sym]))
+            self.shape_env.pin(self.expr.free_symbols | other.expr.free_symbols)
             return self._notify(name, (self, other), self.wrap_float(hint))
         if pytype is bool and (self.cancelled or other.cancelled):
             # `v * 0 <= 0`, `v - v == 0` of a `.item()`: False for NaN and inf, where sympy
@@ -568,8 +566,7 @@ class SymNode:
             # `0.30000000000000004*s0`), so the guard `Eq(expr, hint)` could fail for the very
             # inputs the hint was computed from. Pin the symbols instead: for them the
             # expression is the hint (computed as Python computes it, one operation at a time)
-            for sym in sorted(expr.free_symbols, key=str):
-                env.evaluate_expr(sympy.Eq(sym, env.var_to_val[sym]))
+            env.pin(expr.free_symbols)
             return self._hint
         value = float(self.shape_env.evaluate_expr(self.expr, hint=self._hint))
         if value == 0.0 and isinstance(self._hint, float) and self._hint == 0.0 and \
@@ -578,9 +575,7 @@ class SymNode:
             # n = 3, 0.0 at n = -3; copysign, str and f-strings show it). The guard Eq(expr, 0)
             # holds for both: pin the symbols, and take the hint's zero (computed as Python
             # computes it, one operation at a time)
-            env = self.shape_env
-            for sym in sorted(self.expr.free_symbols, key=str):
-                env.evaluate_expr(sympy.Eq(sym, env.var_to_val[sym]))
+            self.shape_env.pin(self.expr.free_symbols)
             return self._hint
         return value
 

@@ -899,6 +899,13 @@ def _bool_operand(lower: GraphLowering) -> bool:
     return isinstance(val, torch.Tensor) and val.dtype == torch.bool
 
 
+def _refuse_bools(lower: GraphLowering, what: str) -> None:
+    """A bool result of a bool operand (`mask % True`, `mask.clamp(max=True)`): eager's kernels
+    are not implemented for 'Bool' there, and the aten call raises their error."""
+    if _bool_operand(lower) and lower.node.meta["val"].dtype == torch.bool:
+        raise LoweringError(f"{what} of bools (eager refuses them)")
+
+
 def _unary(name: str, float_only: bool = False) -> Callable:
     def lowering(lower, node, x, *rest, **kwargs):
         if rest or kwargs:
@@ -1037,8 +1044,7 @@ def _div(lower, node, a, b, *, rounding_mode=None):
 
 @register(aten.remainder)
 def _remainder(lower, node, a, b):
-    if _bool_operand(lower) and lower.node.meta["val"].dtype == torch.bool:
-        raise LoweringError("remainder of bools (eager refuses them)")
+    _refuse_bools(lower, "remainder")
     a, b = _tensors_in_result_dtype(lower, a, b)  # (`half_x % tensor(0.1)`: eager's half 0.1)
     _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("remainder", x, y))
@@ -1046,8 +1052,7 @@ def _remainder(lower, node, a, b):
 
 @register(aten.fmod)
 def _fmod(lower, node, a, b):
-    if _bool_operand(lower) and lower.node.meta["val"].dtype == torch.bool:
-        raise LoweringError("fmod of bools (eager refuses them)")
+    _refuse_bools(lower, "fmod")
     a, b = _tensors_in_result_dtype(lower, a, b)
     _no_integer_zero_divisor(lower, a, b)
     return pointwise(lower, [a, b], lambda x, y: op("fmod", x, y))
@@ -1153,8 +1158,7 @@ def _where(lower, node, cond, a, b):
 
 @register(aten.clamp.default, aten.clamp.Tensor)
 def _clamp(lower, node, x, min=None, max=None):
-    if _bool_operand(lower) and lower.node.meta["val"].dtype == torch.bool:
-        raise LoweringError("clamp of bools (eager refuses them)")
+    _refuse_bools(lower, "clamp")
     def body(v, lo, hi):
         # Not maximum/minimum: eager's clamp keeps `x` where it equals a bound (the sign of
         # a zero: `(-0.0).clamp(0, 1)` is -0.0) and propagates a NaN bound
