@@ -2427,3 +2427,7 @@ def _max_dim(lower, node, x, dim, keepdim=False):
     kind = "max" if node.target is aten.max.dim else "min"
     values = reduction(lower, x, [dim], keepdim, kind, x.dtype)
     return [values, reduction(lower, x, [dim], keepdim, "arg" + kind, torch.int64)]
+
+
+# Lowerings kept in modules of their own (importing one registers its lowerings).
+from . import scatter_lowerings  # noqa: E402, F401
