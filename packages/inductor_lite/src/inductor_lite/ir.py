@@ -258,7 +258,9 @@ class Reduction:
 @dataclass
 class Scan:
     """For every index of `size`, combine `fn` over the indices up to it along `dim` (a
-    cumulative sum or product: `scan_type` "sum" or "prod"). A row along `dim` is one block."""
+    cumulative sum or product: `scan_type` "sum" or "prod"), or compute it from the whole row
+    along `dim` (`scan_type` names a helper in triton_helpers: scans_and_sorts.py's cummax,
+    argsort, ...). A row along `dim` is one block."""
 
     size: tuple[sympy.Expr, ...]
     dim: int

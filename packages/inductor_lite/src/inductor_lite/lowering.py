@@ -1898,16 +1898,24 @@ def _scatter(lower, node, x, dim, index, src, *, reduce=None):
 
 @register(aten.cumsum.default, aten.cumprod.default)
 def _cumulative(lower, node, x, dim, *, dtype=None):
-    """A scan kernel holds a whole row in one block: rows up to the persistent limit (for a
-    symbolic length, its size when traced; the block follows the length at launch, so the
-    kernel is right for every length); longer rows fall back."""
     val = lower.node.meta["val"]
     size = tuple(sym(s) for s in val.shape)
     dim = dim % max(len(size), 1)
     if not size or size[dim] == 1:  # one element per row: the scan is a copy
         return pointwise(lower, [x], lambda a: a)
+    kind = "sum" if node.target is aten.cumsum.default else "prod"
+    load = broadcast_loader(_cast_input(x, dtype), size, compute_dtype(val.dtype))
+    return scan_buffer(lower, size, dim, kind, val.dtype, val.device, load)
+
+
+def scan_buffer(lower: GraphLowering, size: tuple, dim: int, kind: str, dtype: torch.dtype,
+                device: torch.device, load: Callable[[Index], Value],
+                limit: int = PERSISTENT_RNUMEL) -> ComputedBuffer:
+    """A `Scan` of `kind` over `load` along `dim`. Its kernel holds a whole row in one block:
+    rows up to `limit` (for a symbolic length, its size when traced; the block follows the
+    length at launch, so the kernel is right for every length); longer rows fall back."""
     length = size[dim].xreplace(lower.size_hints)
-    if not length.is_Integer or int(length) > PERSISTENT_RNUMEL:
+    if not length.is_Integer or int(length) > limit:
         raise LoweringError("a scan over rows longer than a block")
     shape_env = getattr(lower.gm, "shape_env", None)
     if not size[dim].is_number:
@@ -1915,12 +1923,10 @@ def _cumulative(lower, node, x, dim, *, dtype=None):
         # refuses it): the version is guarded to rows that fit, a longer one gets its own
         if not hasattr(shape_env, "evaluate_expr"):
             raise LoweringError("a scan over a symbolic row whose length cannot be guarded")
-        shape_env.evaluate_expr(sympy.Le(size[dim], PERSISTENT_RNUMEL))
-    kind = "sum" if node.target is aten.cumsum.default else "prod"
-    load = broadcast_loader(_cast_input(x, dtype), size, compute_dtype(val.dtype))
-    data = Scan(size, dim, kind, val.dtype, val.device, load)
+        shape_env.evaluate_expr(sympy.Le(size[dim], limit))
+    data = Scan(size, dim, kind, dtype, device, load)
     return lower.add(ComputedBuffer(lower.new_name(), Layout(
-        size, contiguous_strides(size), sympy.Integer(0), val.dtype, val.device), data=data))
+        size, contiguous_strides(size), sympy.Integer(0), dtype, device), data=data))
 
 
 # -- pooling ---------------------------------------------------------------------------------
@@ -2430,4 +2436,4 @@ def _max_dim(lower, node, x, dim, keepdim=False):
 
 
 # Lowerings kept in modules of their own (importing one registers its lowerings).
-from . import scatter_lowerings  # noqa: E402, F401
+from . import scans_and_sorts, scatter_lowerings  # noqa: E402, F401

@@ -508,9 +508,18 @@ class KernelCodegen:
                            f"{cast(value, buffer.dtype)}, {mask})")
 
     def scan(self, node: NodeInKernel, scope: Scope) -> None:
-        """A cumulative sum or product along the row, which one block holds whole."""
+        """A cumulative sum or product along the row, which one block holds whole; any other
+        `scan_type` is the helper of that name, given the row, its lanes and their indices."""
         kind = node.buffer.data.scan_type
         v = self.value(body(node), scope)
+        if kind not in ("sum", "prod"):
+            lanes = self.emit(scope, None, "xmask & rmask")
+            row = self.emit(scope, None, f"tl.where({lanes}, {v}, 0)")
+            result = self.results[node.buffer.name] = self.emit(
+                scope, None, f"helpers.{kind}({row}, {lanes}, rindex)")
+            if node.buffer.name in self.kernel.stored:
+                self.store(node, scope, result)
+            return
         start = identity(kind, body(node).dtype)
         masked = self.emit(scope, None, f"tl.where(xmask & rmask, {v}, {start})")
         text = f"tl.cum{kind}({masked}, 1)"

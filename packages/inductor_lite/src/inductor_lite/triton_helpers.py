@@ -375,3 +375,96 @@ def check_index(ok, lanes):
     mode (`config.index_asserts`, or TRITON_DEBUG=1); its interpreter runs it as Python, always,
     and reads only a one-element block as a boolean, hence the reduction to one."""
     assert tl.min(tl.where(lanes, ok.to(tl.int32), 1)) == 1, "index out of bounds"
+
+
+# -- row functions of scans_and_sorts.py: each takes a row block `x` (XBLOCK x RBLOCK, lanes
+# outside the row `mask` hold 0) and `index`, each lane's position along the row --------------
+
+@triton.jit
+def _later_unless_below(value, index, later_value, later_index):
+    # cummax as eager scans: NaN sticks, ties take the later element (also among NaNs)
+    take = (later_value != later_value) | ((value == value) & (later_value >= value))
+    return tl.where(take, later_value, value), tl.where(take, later_index, index)
+
+
+@triton.jit
+def _later_unless_above(value, index, later_value, later_index):
+    take = (later_value != later_value) | ((value == value) & (later_value <= value))
+    return tl.where(take, later_value, value), tl.where(take, later_index, index)
+
+
+@triton.jit
+def cummax(x, mask, index):
+    values, _ = tl.associative_scan((x, tl.broadcast_to(index, x.shape)), 1,
+                                    _later_unless_below)
+    return values
+
+
+@triton.jit
+def cummax_index(x, mask, index):
+    _, indices = tl.associative_scan((x, tl.broadcast_to(index, x.shape)), 1,
+                                     _later_unless_below)
+    return indices
+
+
+@triton.jit
+def cummin(x, mask, index):
+    values, _ = tl.associative_scan((x, tl.broadcast_to(index, x.shape)), 1,
+                                    _later_unless_above)
+    return values
+
+
+@triton.jit
+def cummin_index(x, mask, index):
+    _, indices = tl.associative_scan((x, tl.broadcast_to(index, x.shape)), 1,
+                                     _later_unless_above)
+    return indices
+
+
+@triton.jit
+def _log_add_exp(a, b):
+    # as eager's logcumsumexp adds: two equal infinities are themselves (not inf - inf)
+    high, low = maximum(a, b), minimum(a, b)
+    same_infinity = (low == high) & (tl.abs(low) == float("inf"))
+    return tl.where(same_infinity, high, log1p(tl.exp(low - high)) + high)
+
+
+@triton.jit
+def logcumsumexp(x, mask, index):
+    return tl.associative_scan(x, 1, _log_add_exp)
+
+
+SORT_BLOCK = tl.constexpr(4096)  # the longest row `argsort` sorts (indices take 12 bits)
+
+
+@triton.jit
+def _sort_key(x, mask, descending: tl.constexpr):
+    """An int64 whose order is eager's sort order of `x` (of at most 32 bits): NaN above every
+    number, -0.0 equal to 0.0; lanes outside the row above all of them."""
+    if x.dtype.is_floating():
+        bits = (x.to(tl.float32) + 0.0).to(tl.uint32, bitcast=True).to(tl.int64)
+        key = tl.where(bits >= 2**31, 2**32 - 1 - bits, bits + 2**31)  # negatives reversed
+    else:
+        key = x.to(tl.int64) + 2**31
+    if descending:
+        key = tl.where(x != x, 0, 2**32 - key)
+    else:
+        key = tl.where(x != x, 2**32, key)
+    return tl.where(mask, key, 2**33)
+
+
+@triton.jit
+def _argsort(x, mask, index, descending: tl.constexpr):
+    # a stable sort: the key with the lane's index below it, sorted as one number
+    packed = _sort_key(x, mask, descending) * SORT_BLOCK + index
+    return tl.sort(packed, 1) % SORT_BLOCK
+
+
+@triton.jit
+def argsort(x, mask, index):
+    return _argsort(x, mask, index, False)
+
+
+@triton.jit
+def argsort_descending(x, mask, index):
+    return _argsort(x, mask, index, True)
