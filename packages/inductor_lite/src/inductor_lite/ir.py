@@ -62,7 +62,7 @@ class Value:
     """One node of a loop body: `op` applied to `args`, producing `dtype`.
 
     ops: "load" (buffer name, index), "constant" (python value), "index" (sympy expression),
-    "rand"/"randn" (seed name, offset expression), and the names in `triton_codegen.OPS`
+    "rand"/"randn"/"randint" (seed name, offset expression), and the names in `triton_codegen.OPS`
     applied to Values ("to_dtype" takes the target dtype as its last argument).
     """
 

@@ -2436,4 +2436,5 @@ def _max_dim(lower, node, x, dim, keepdim=False):
 
 
 # Lowerings kept in modules of their own (importing one registers its lowerings).
-from . import scans_and_sorts, scatter_lowerings  # noqa: E402, F401
+# Lowerings kept in modules of their own (importing one registers its lowerings).
+from . import distributions, scans_and_sorts, scatter_lowerings  # noqa: E402, F401

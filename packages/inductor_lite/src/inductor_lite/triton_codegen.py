@@ -429,7 +429,7 @@ class KernelCodegen:
             text = f"({index}) + tl.zeros({self.unit}, tl.int64)"
         elif v.op == "index":  # a float kernel argument, fp32 (1.0 * s keeps the sign of 0)
             text = f"tl.full({self.unit}, 1.0, tl.float32) * ({self.print_index(v.args[0], scope)})"
-        elif v.op in ("rand", "randn"):
+        elif v.op in ("rand", "randn", "randint"):  # randint: uint32 bits
             seed = v.args[0]
             if seed not in self.seeds:
                 self.seeds.append(seed)
@@ -703,7 +703,7 @@ def _varies_along_r(index: sympy.Expr) -> bool:
 
 @functools.cache
 def _value_varies_along_r(v: Value) -> bool:
-    if v.op in ("load", "index", "rand", "randn", "index_in", "index_lt"):
+    if v.op in ("load", "index", "rand", "randn", "randint", "index_in", "index_lt"):
         if any(isinstance(a, sympy.Expr) and _varies_along_r(a) for a in v.args):
             return True
     return any(isinstance(a, Value) and _value_varies_along_r(a) for a in v.args)
