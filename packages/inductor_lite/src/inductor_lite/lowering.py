@@ -2436,5 +2436,11 @@ def _max_dim(lower, node, x, dim, keepdim=False):
 
 
 # Lowerings kept in modules of their own (importing one registers its lowerings).
-# Lowerings kept in modules of their own (importing one registers its lowerings).
-from . import distributions, scans_and_sorts, scatter_lowerings  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    distances,
+    distributions,
+    resampling,
+    scans_and_sorts,
+    scatter_lowerings,
+    searching,
+)

@@ -1,0 +1,205 @@
+"""Volumes resampled: 3-d pooling windows and trilinear interpolation, as pointwise kernels.
+
+Pooling in 3-d is 2-d pooling (lowering.py) with one more window dim: each output unrolls its
+window's taps (windows are small), taps outside the input masked off. Trilinear upsampling reads
+the 8 corners around each output's source point, weighted as eager weighs them: the source
+index `scale * (o + 0.5) - 0.5` (or `scale * o` with `align_corners`) computed in the
+input's float type from a scale the lowering rounds as eager rounds it, its floor the first
+corner, the next one clamped to the input's last row.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import sympy
+import torch
+
+from . import ir
+from .ir import (
+    Index,
+    LoweringError,
+    Pointwise,
+    TensorIR,
+    Value,
+    constant,
+    index_in,
+    loader,
+    op,
+    to_dtype,
+)
+from .lowering import aten, compute_dtype, register, sym
+
+
+def _triple(v: Any, default: Sequence[int] | None = None) -> tuple[int, int, int]:
+    if isinstance(v, int):
+        return v, v, v
+    v = default if not v else v
+    return (v[0],) * 3 if len(v) == 1 else tuple(v)
+
+
+def _window_taps_3d(x: TensorIR, idx: Index, kernel, stride, padding, dilation
+                    ) -> Iterator[tuple[list[sympy.Expr], Value]]:
+    """Each tap of the 3-d window under output index `idx`: its (depth, row, col) in the input,
+    and whether it lies inside the input."""
+    outs, ins = idx[-3:], x.size[-3:]
+    for taps in itertools.product(*(range(k) for k in kernel)):
+        where = [o * s - p + t * d for o, s, p, t, d in zip(outs, stride, padding, taps, dilation)]
+        inside = None
+        for i, n in zip(where, ins):
+            inside = index_in(i, n) if inside is None else op("logical_and", inside,
+                                                              index_in(i, n))
+        yield where, inside
+
+
+def _pooling_args(x: TensorIR, kernel_size, stride, padding, dilation) -> tuple:
+    if len(x.size) not in (4, 5):
+        raise LoweringError("3-d pooling of an input that is not 4-d or 5-d")
+    kernel = _triple(kernel_size)
+    return kernel, _triple(stride, kernel), _triple(padding), _triple(dilation)
+
+
+@register(aten.max_pool3d_with_indices.default)
+def _max_pool3d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """Max over each window and its index `(d * H + h) * W + w`: the first maximum, or the last
+    NaN, of the taps inside the input (as 2-d max pooling)."""
+    vals = lower.node.meta["val"]
+    size = tuple(sym(s) for s in vals[0].shape)
+    args = _pooling_args(x, kernel_size, stride, padding, dilation)
+    load = loader(x)
+    cd = compute_dtype(x.dtype)
+    if not cd.is_floating_point:
+        raise LoweringError("max_pool3d of integers (eager refuses them)")
+    lowest = constant(-math.inf, cd)
+    _, h, w = x.size[-3:]
+
+    def taps(idx):
+        for (d, r, c), inside in _window_taps_3d(x, idx, *args):
+            v = to_dtype(load([*idx[:-3], d, r, c]), cd)
+            yield (d * h + r) * w + c, inside, Value("where", (inside, ir.masked(v, inside),
+                                                               lowest), cd)
+
+    def value(idx):
+        best = None
+        for _, _, v in taps(idx):
+            best = v if best is None else op("maximum", best, v)
+        return best
+
+    def index(idx):
+        # eager's running maximum keeps the first tap inside the input that is greater, or the
+        # last NaN: the last NaN inside if any, else the first tap inside equal to the max
+        # (each a chain over the taps: a running comparison would nest every tap's Value twice)
+        best, found = value(idx), list(taps(idx))
+        first = constant(-1, torch.int64)
+        for flat, inside, v in reversed(found):
+            hit = op("logical_and", inside, op("eq", v, best, dtype=torch.bool))
+            first = Value("where", (hit, Value("index", (flat,), torch.int64), first), torch.int64)
+        nan = constant(-1, torch.int64)
+        for flat, inside, v in found:
+            hit = op("logical_and", inside, op("isnan", v, dtype=torch.bool))
+            nan = Value("where", (hit, Value("index", (flat,), torch.int64), nan), torch.int64)
+        return Value("where", (op("ge", nan, constant(0, torch.int64), dtype=torch.bool), nan,
+                               first), torch.int64)
+    return (Pointwise(size, vals[0].dtype, vals[0].device, value),
+            Pointwise(size, torch.int64, vals[1].device, index))
+
+
+@register(aten.avg_pool3d.default)
+def _avg_pool3d(lower, node, x, kernel_size, stride=(), padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """The sum over each window divided by its taps inside the input (inside the padded input,
+    with `count_include_pad`), or by `divisor_override`."""
+    val = lower.node.meta["val"]
+    size = tuple(sym(s) for s in val.shape)
+    args = _pooling_args(x, kernel_size, stride, padding, 1)
+    pad = args[2]
+    load = loader(x)
+    cd = compute_dtype(val.dtype)
+    if not cd.is_floating_point or (cd != val.dtype and val.device.type == "cpu"):
+        raise LoweringError("avg_pool3d of integers, or of half floats on a CPU (eager refuses "
+                            "them)")
+
+    def fn(idx):
+        total = count = None
+        for where, inside in _window_taps_3d(x, idx, *args):
+            v = to_dtype(load([*idx[:-3], *where]), cd)
+            v = Value("where", (inside, ir.masked(v, inside), constant(0, cd)), cd)
+            total = v if total is None else op("add", total, v)
+            if count_include_pad:
+                inside = None
+                for i, n, p in zip(where, x.size[-3:], pad):
+                    inside_padded = index_in(i + p, n + 2 * p)
+                    inside = inside_padded if inside is None else op("logical_and", inside,
+                                                                     inside_padded)
+            n = to_dtype(inside, cd)
+            count = n if count is None else op("add", count, n)
+        if divisor_override:
+            count = constant(divisor_override, cd)
+        return op("truediv", total, count)
+    return Pointwise(size, val.dtype, val.device, fn)
+
+
+def _linear_source(o: sympy.Expr, n: int, m: int, align_corners: bool, scale: float | None,
+                   cd: torch.dtype) -> tuple[sympy.Expr | Value, sympy.Expr | Value, Value, Value]:
+    """Output row `o` of `m` interpolated from `n` rows: the two rows it reads (an index, or an
+    int64 Value computed in the kernel) and their weights, as eager computes them in `cd`."""
+    if n == m:
+        return o, o, constant(1, cd), constant(0, cd)
+    if align_corners:
+        # eager divides in `cd`: a float32 quotient is that of float32 operands
+        ratio = torch.tensor(n - 1, dtype=cd).div(m - 1).item() if m > 1 else 0.0
+    elif scale is not None and scale > 0:
+        ratio = 1.0 / scale
+    else:
+        ratio = torch.tensor(n, dtype=cd).div(m).item()
+    ratio = constant(ratio, cd)
+    dst = to_dtype(Value("index", (o,), torch.int64), cd)
+    if align_corners:
+        real = op("mul", ratio, dst)
+    else:
+        half = constant(0.5, cd)
+        real = op("sub", op("mul", ratio, op("add", dst, half)), half)
+        real = op("maximum", real, constant(0, cd))
+    last = constant(n - 1, torch.int64)
+    first = op("minimum", to_dtype(op("floor", real), torch.int64), last)
+    second = op("add", first, to_dtype(op("lt", first, last, dtype=torch.bool), torch.int64))
+    weight = op("minimum", op("maximum", op("sub", real, to_dtype(first, cd)), constant(0, cd)),
+                constant(1, cd))
+    return first, second, op("sub", constant(1, cd), weight), weight
+
+
+@register(aten.upsample_trilinear3d.default)
+def _upsample_trilinear3d(lower, node, x, output_size, align_corners, scales_d=None,
+                          scales_h=None, scales_w=None):
+    """The 8 corners around each output's source point, weighted, summed as eager sums them:
+    along the width first, then the height, then the depth."""
+    val = lower.node.meta["val"]
+    if val.dtype not in (torch.float32, torch.float64):
+        raise LoweringError("trilinear upsampling of half floats (eager rounds its weights)")
+    ins, outs = x.size[-3:], tuple(sym(s) for s in val.shape)[-3:]
+    if not all(s.is_Integer for s in (*ins, *outs)):
+        raise LoweringError("trilinear upsampling of symbolic sizes (its scales are floats)")
+    size = tuple(sym(s) for s in val.shape)
+    cd = val.dtype
+    load = loader(x)
+
+    def fn(idx):
+        dims = [_linear_source(o, int(n), int(m), align_corners, s, cd)
+                for o, n, m, s in zip(idx[-3:], ins, outs, (scales_d, scales_h, scales_w))]
+
+        def at(*rows):
+            where = [ir.IndirectIndex(r, n, wraps=False) if isinstance(r, Value) else r
+                     for r, n in zip(rows, ins)]
+            return to_dtype(load([*idx[:-3], *where]), cd)
+
+        def blend(prefix, dim):
+            if dim == 3:
+                return at(*prefix)
+            first, second, w0, w1 = dims[dim]
+            return op("add", op("mul", w0, blend([*prefix, first], dim + 1)),
+                      op("mul", w1, blend([*prefix, second], dim + 1)))
+        return blend([], 0)
+    return Pointwise(size, val.dtype, val.device, fn)
