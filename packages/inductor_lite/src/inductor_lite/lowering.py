@@ -653,12 +653,26 @@ def host_nodes(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
             host.add(node)
         elif isinstance(node.meta.get("val"), torch.Tensor):
             others = True
+    # A host value of more than one element that a CPU kernel op reads (`x.expand(5, 10) * y`
+    # of a 0-d `x`) would make that op an aten call: it is computed in kernels too, from the
+    # 0-d host values it reads as numbers, and so is every host value computed from it.
+    while moved := {n for n in host if n.op == "call_function" and (
+            _larger(n) and any(u not in host and on_cpu(u.meta.get("val"), zero_d=False)
+                               for u in n.users)
+            or any(i not in host and has_tensors(i) for i in n.all_input_nodes))}:
+        host -= moved
     # A constant (`masked_fill`'s fill as a 0-d tensor) that only kernels read is a constant of
     # theirs, not a number to make and read on the host at every call.
     host -= {n for n in host if n.op == "call_function" and n.target in CONSTANT_FACTORIES
              and not n.all_input_nodes and n.meta["val"].dtype in KERNEL_DTYPES
              and not any(u in host for u in n.users)}
     return host if others else set()  # a graph of 0-d CPU tensors alone is all kernels
+
+
+def _larger(node: torch.fx.Node) -> bool:
+    """Whether the node's value is a tensor of one dim or more."""
+    val = node.meta.get("val")
+    return isinstance(val, torch.Tensor) and val.dim() > 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -2437,6 +2451,7 @@ def _max_dim(lower, node, x, dim, keepdim=False):
 
 # Lowerings kept in modules of their own (importing one registers its lowerings).
 from . import (  # noqa: E402, F401
+    basic_extras,
     distances,
     distributions,
     resampling,
