@@ -42,10 +42,12 @@ from dynamo.variables.containers import (
     MapIteratorVariable,
     NamedTupleVariable,
     RangeIteratorVariable,
+    RangeVariable,
     ReversedListIteratorVariable,
     SetVariable,
     SizeVariable,
     SliceVariable,
+    SymbolicRangeIteratorVariable,
     TupleVariable,
     ZipIteratorVariable,
     broken_dict_iterator,
@@ -158,6 +160,8 @@ class ResultBuilder:
             return f"___out[{len(self.outputs) - 1}]"
         if isinstance(v, LazyConstantVariable) and not v.used:
             return self.read(v.source)  # passed along, never looked at: as it comes
+        if isinstance(v, RangeVariable):  # the frame's, or one over its bounds (not pinned)
+            return self.read(v.source) if v.source is not None else self._made_once(v)
         if isinstance(v, ConstantVariable) and isinstance(v.value, BaseException):
             return self._made_once(v)  # made anew by each call, as the frame makes it
         if isinstance(v, ConstantVariable):
@@ -246,6 +250,8 @@ class ResultBuilder:
         """An expression that makes `v` anew (its parts by their names)."""
         if isinstance(v, NNModuleVariable):  # a module the trace created: created anew
             return f"{self.constant(v.make)}()"
+        if isinstance(v, RangeVariable):
+            return f"range({self.expression(v.start)}, {self.expression(v.stop)}, {v.step})"
         if isinstance(v, ConstantVariable):  # an exception the trace made
             return f"{self.constant(fresh_exception)}({self.constant(v.value)})"
         if isinstance(v, TupleVariable):
@@ -311,6 +317,9 @@ class ResultBuilder:
             return f"reversed({self.expression(v.list)})"
         if isinstance(v, RangeIteratorVariable):
             return f"iter({self.constant(v.range[v.position:])})"
+        if isinstance(v, SymbolicRangeIteratorVariable):
+            return (f"iter(range({self.expression(v.next_number)}, {self.expression(v.stop)}, "
+                    f"{v.step}))")
         if isinstance(v, EnumerateIteratorVariable):
             return f"enumerate({self.expression(v.inner)}, {v.count})"
         if isinstance(v, ZipIteratorVariable):

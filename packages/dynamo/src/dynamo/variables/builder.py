@@ -50,6 +50,7 @@ from dynamo.variables.containers import (
     ObjectKey,
     OpaqueIteratorVariable,
     OpaqueValueVariable,
+    RangeVariable,
     SetVariable,
     SizeVariable,
     TupleVariable,
@@ -232,6 +233,14 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         # `Optional`, `List[int]`: type annotations evaluated at run time, constants
         _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
+    if type(value) is range and output.symbolic_ints and isinstance(source, LocalSource):
+        # a range a loop of the frame iterates, handed to a resume function: its bounds are
+        # int inputs, as a loop counter is, so another `n` needs no new compilation
+        _guard(tx, source, TypeMatch, range)
+        _guard(tx, AttrSource(source, "step"), Equals, value.step)
+        return RangeVariable(output.add_int_input(value.start, AttrSource(source, "start")),
+                             output.add_int_input(value.stop, AttrSource(source, "stop")),
+                             value.step, source, value)
     if is_literal(value):  # ranges, slices, layouts, Ellipsis, enum members, complex numbers,
         # frozensets, tuples and named tuples of constants: by type and value, deep (an equal
         # tuple made anew for each call is the same constant)

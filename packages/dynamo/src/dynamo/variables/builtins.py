@@ -38,11 +38,14 @@ from dynamo.variables.containers import (
     IteratorVariable,
     ListVariable,
     MapIteratorVariable,
+    RangeIteratorVariable,
+    RangeVariable,
     ReversedListIteratorVariable,
     SequenceVariable,
     SetVariable,
     SizeVariable,
     SliceVariable,
+    SymbolicRangeIteratorVariable,
     TupleVariable,
     ZipIteratorVariable,
     admit_nans,
@@ -251,6 +254,22 @@ def _is_object(v: VariableTracker) -> bool:
     from dynamo.variables.objects import ObjectVariable
 
     return isinstance(v, ObjectVariable)
+
+
+def _reversed_range(tx: Translator, numbers: RangeVariable) -> IteratorVariable:
+    """`reversed(range(a, b, s))` of symbolic bounds: empty, or over `range(last, a - s, -s)`
+    where `last` is `a + (b - a - sign(s)) // s * s`."""
+    def apply(fn, *args):
+        return BuiltinVariable(fn).call(tx, [*args], {})
+
+    start, step = numbers.start, ConstantVariable(numbers.step)
+    if not apply(operator.lt if numbers.step > 0 else operator.gt, start, numbers.stop).truth(tx):
+        return RangeIteratorVariable(range(0))
+    span = apply(operator.sub, apply(operator.sub, numbers.stop, start),
+                 ConstantVariable(1 if numbers.step > 0 else -1))
+    last = apply(operator.add, start, apply(operator.mul, apply(operator.floordiv, span, step), step))
+    return SymbolicRangeIteratorVariable(
+        RangeVariable(last, apply(operator.sub, start, step), -numbers.step))
 
 
 class BuiltinVariable(TrueVariable):
@@ -625,6 +644,13 @@ class BuiltinVariable(TrueVariable):
         return class_of(obj)
 
     def _call_range(self, tx, *args, **_):
+        if any(isinstance(a, SymNodeVariable) for a in args) and len(args) <= 3 and all(
+                isinstance(a, SymNodeVariable) and a.python_type() is int
+                or a.is_constant() and type(a.as_constant()) is int for a in args):
+            bounds = [ConstantVariable(0), *args] if len(args) == 1 else list(args)
+            start, stop, step = [*bounds, ConstantVariable(1)][:3]
+            if concrete_int(step):  # (a zero step raises below, as in Python)
+                return RangeVariable(start, stop, concrete_int(step))
         return ConstantVariable(range(*[concrete_int(a) for a in args]))
 
     def _call_iter(self, tx, obj, **_):
@@ -682,6 +708,8 @@ class BuiltinVariable(TrueVariable):
             FilterIteratorVariable(fn, ZipIteratorVariable([iterate(tx, iterable)]))
 
     def _call_reversed(self, tx, obj, **_):
+        if isinstance(obj, RangeVariable):
+            return _reversed_range(tx, obj)
         if isinstance(obj, ListVariable) and obj.kind is list:
             return ReversedListIteratorVariable(obj)
         if isinstance(obj, DictVariable):
@@ -933,6 +961,14 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     if isinstance(a, (ListVariable, DictVariable, SetVariable)) or isinstance(
             b, (ListVariable, DictVariable, SetVariable)):
         return False  # one tracker per container object
+    if isinstance(a, RangeVariable) and isinstance(b, RangeVariable):
+        # Which objects they are, guarded, not their numbers (pinned, if read)
+        if a.source is None or b.source is None:
+            return False  # one tracker per range the trace made
+        same = a.real is b.real
+        tx.output.add_guard(SameObject(a.source, b.source) if same
+                            else DistinctObjects((a.source, b.source)))
+        return same
     if a.is_constant() and b.is_constant():
         value_a, value_b = a.as_constant(), b.as_constant()
         same = value_a is value_b

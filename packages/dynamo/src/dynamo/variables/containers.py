@@ -1053,6 +1053,8 @@ class IteratorVariable(VariableTracker):
             return DictIteratorVariable(value)
         if isinstance(value, DictViewVariable):
             return DictIteratorVariable(value.dict, value.view)
+        if isinstance(value, RangeVariable):
+            return SymbolicRangeIteratorVariable(value)
         if isinstance(value, ConstantVariable) and type(value.value) is range:
             return RangeIteratorVariable(value.value)
         if isinstance(value, UserObjectVariable) and builtin_base(value.python_type()) is object \
@@ -1204,6 +1206,72 @@ class RangeIteratorVariable(LiveIteratorVariable):
             return None
         self.position += 1
         return ConstantVariable(self.range[self.position - 1])
+
+
+class RangeVariable(ConstantVariable):
+    """`range(...)` with a symbolic bound (an int that changed between calls, a size): its
+    start and stop kept as trackers, its step a constant, so that a loop over it is handed on at
+    a graph break as an iterator over a range of the frame's inputs, not of this call's numbers.
+    Used any other way (`len`, indexed, `in`, listed, compared) it is the constant range of
+    this call's numbers: reading `value` pins its bounds (guards)."""
+
+    def __init__(self, start: VariableTracker, stop: VariableTracker, step: int,
+                 source: Any = None, real: range | None = None) -> None:
+        self.start, self.stop, self.step = start, stop, step
+        self.source = source
+        self.real = real  # the frame's very object, when it came from the frame
+        self._pinned: range | None = None
+
+    @property
+    def value(self) -> range:
+        from dynamo.variables.tensor import concrete_int
+
+        if self._pinned is None:
+            numbers = range(concrete_int(self.start), concrete_int(self.stop), self.step)
+            self._pinned = numbers if self.real is None else self.real
+        return self._pinned
+
+    def python_type(self) -> type:
+        return range
+
+    def __repr__(self) -> str:
+        return f"RangeVariable({self.start}, {self.stop}, {self.step})"
+
+
+# The items a SymbolicRangeIteratorVariable takes, each under a guard, before it pins its bounds
+_SYMBOLIC_ITEMS = 8
+
+
+class SymbolicRangeIteratorVariable(LiveIteratorVariable):
+    """`iter()` of a RangeVariable: each number is the one before plus the step, and whether
+    there is one is decided by comparing it with the stop (a guard on the symbols, such as
+    `0 < n`, not on their values). Handed on, it is an iterator over the range from its next
+    number to the stop, both expressions of the frame's inputs."""
+
+    def __init__(self, numbers: RangeVariable) -> None:
+        self.next_number, self.stop, self.step = numbers.start, numbers.stop, numbers.step
+        self.taken = 0
+
+    def python_type(self) -> type:
+        return type(iter(range(0)))  # (symbolic ints stay within a C long)
+
+    def next(self, tx: Translator) -> VariableTracker | None:
+        from dynamo.variables.builtins import BuiltinVariable
+        from dynamo.variables.tensor import concrete_int
+
+        if self.taken == _SYMBOLIC_ITEMS:
+            # A loop this long unrolled in one trace is of this call's bounds anyway: pinned
+            # (guarded), they are constants, and no more guards are made per item
+            self.next_number, self.stop = (ConstantVariable(concrete_int(self.next_number)),
+                                           ConstantVariable(concrete_int(self.stop)))
+        self.taken += 1
+        before = operator.lt if self.step > 0 else operator.gt
+        if not BuiltinVariable(before).call(tx, [self.next_number, self.stop], {}).truth(tx):
+            return None
+        number = self.next_number
+        self.next_number = BuiltinVariable(operator.add).call(
+            tx, [number, ConstantVariable(self.step)], {})
+        return number
 
 
 class ReversedListIteratorVariable(LiveIteratorVariable):
