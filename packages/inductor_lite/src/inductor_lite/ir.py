@@ -70,6 +70,13 @@ class Value:
     args: tuple
     dtype: torch.dtype
 
+    def __hash__(self) -> int:
+        # Computed once: a body is a DAG (a Clenshaw sum reads each partial sum twice), and its
+        # hash recomputed from the leaves took time exponential in its depth.
+        if "_hash" not in self.__dict__:
+            object.__setattr__(self, "_hash", hash((self.op, self.args, self.dtype)))
+        return self.__dict__["_hash"]
+
 
 class LoweringError(Exception):
     """This node cannot be lowered; it runs as a fallback instead."""

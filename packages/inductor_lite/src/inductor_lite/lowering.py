@@ -2452,8 +2452,10 @@ def _max_dim(lower, node, x, dim, keepdim=False):
 # Lowerings kept in modules of their own (importing one registers its lowerings).
 from . import (  # noqa: E402, F401
     basic_extras,
+    bessel,
     distances,
     distributions,
+    orthogonal_polynomials,
     resampling,
     scans_and_sorts,
     scatter_lowerings,

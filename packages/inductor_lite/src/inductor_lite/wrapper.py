@@ -26,7 +26,7 @@ import math
 import torch
 import triton
 import triton.language as tl
-from inductor_lite import runtime
+from inductor_lite import orthogonal_polynomials, runtime
 from inductor_lite import triton_helpers as helpers
 
 empty_strided = torch.empty_strided
