@@ -621,3 +621,27 @@ def test_index_at_inverts_position_past_extended_args() -> None:
     for i, ins in enumerate(reads):
         if ins.opname != "EXTENDED_ARG":
             assert _index_at(code, _position(code, i)) == i
+
+
+def test_registering_a_module_hook_in_the_frame_is_a_break_that_names_the_call() -> None:
+    """`register_forward_hook` from the frame is made for real at a graph break whose reason
+    names it (not the weak reference its handle makes inside torch's code); the hook runs on
+    the module's call after the break, as in eager."""
+    import dynamo
+
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+    seen = []
+
+    def f(x):
+        handle = model[0].register_forward_hook(lambda mod, args, out: seen.append(out) or out * 2)
+        y = model(x)
+        handle.remove()
+        return y
+
+    x = torch.randn(2, 3)
+    explained = dynamo.explain(f)(x)
+    assert explained.breaks[0].reason == \
+        "nn.Module.register_forward_hook() inside a compiled frame"
+    assert explained.breaks[0].library_where() is None  # the user's line alone
+    torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))
+    assert len(seen) == 3 and not model[0]._forward_hooks

@@ -318,3 +318,35 @@ def test_a_sequential_slice_live_at_a_graph_break_is_rebuilt(capsys):
             for g, e in zip(got[1:], expected[1:]):
                 assert type(g) is type(e) and list(g._modules) == list(e._modules)
                 assert all(a is b for a, b in zip(g, e))
+
+
+def test_a_hook_registered_and_removed_on_every_call_compiles_once():
+    """A feature extractor that registers a forward hook for each call and removes it after:
+    each registration's handle has a new id, the key of the hook in the module's dict, so the
+    hooks are guarded by position, not by key (a guard on the keys recompiled every call until
+    the cache limit); what the hook takes (keyword arguments or not) is still guarded."""
+    def run(compile_):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+        features = {}
+
+        def extract(x, with_kwargs):
+            def hook(mod, *args):  # (mod, args, out), or (mod, args, kwargs, out)
+                features["relu"] = args[-1]
+                return args[-1] * len(args)
+            handle = model[1].register_forward_hook(hook, with_kwargs=with_kwargs)
+            out = model(x)
+            handle.remove()
+            return out, features["relu"]
+
+        compiled = compile_(extract)
+        return [compiled(torch.ones(3, 4) * i, i % 3 == 2) for i in range(10)]
+
+    expected = run(lambda f: f)
+    graphs = []
+    got = run(lambda f: dynamo.compile(f, backend=lambda gm, _: graphs.append(gm) or gm))
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e)
+    # the graph around the hook's call, for each kind of hook (the break at the registration
+    # leaves nothing to capture before it)
+    assert len(graphs) == 2

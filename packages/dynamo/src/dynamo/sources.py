@@ -1,7 +1,7 @@
 """Sources the frontend needs beyond the guard library's: a global of another module, a
 module by its name, the items of a dict or list subclass, the object a weak reference refers
 to, the answer of a query function, a set as a frozenset, a float passed to a graph as a
-tensor.
+tensor, a module's forward hooks by position.
 
 A function inlined from another module reads that module's globals, not the frame's `G`;
 `ModuleGlobalSource` names such a value through `sys.modules`, so guards can check it.
@@ -260,6 +260,32 @@ class FloatTensorSource(ChainedSource):
 
 def float_tensor(value: float) -> torch.Tensor:
     return torch.scalar_tensor(value, dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class ModuleHooksSource(ChainedSource):
+    """The forward hooks or forward pre-hooks (`kind`: `"_forward_hooks"`, `"_forward_pre_hooks"`)
+    of the module at the base, by position (`module_hooks`): what a call of the module depends
+    on, without the hooks' keys, the ids of their handles, which are new for each hook
+    registered (`m.register_forward_hook(...)` and `remove()` around every call)."""
+
+    kind: str = "_forward_hooks"
+
+    def access(self, base_expr: str) -> str:
+        return f"{key_expr(module_hooks)}({base_expr}, {self.kind!r})"
+
+    def step(self, value: Any) -> Any:
+        return module_hooks(value, self.kind)
+
+
+def module_hooks(module: torch.nn.Module, kind: str) -> tuple[tuple, tuple]:
+    """The module's hooks of `kind` in the order they run, and for each whether it takes the
+    keyword arguments and whether it runs even when the call raises (`always_call=True`)."""
+    hooks = getattr(module, kind)
+    with_kwargs = getattr(module, f"{kind}_with_kwargs")
+    always = module._forward_hooks_always_called if kind == "_forward_hooks" else {}
+    return (tuple(hooks.values()),
+            tuple((key in with_kwargs, key in always) for key in hooks))
 
 
 def described(source: Source | None) -> str:

@@ -28,7 +28,13 @@ from torch.nn.modules import module as nn_module
 
 from dynamo.exc import NotAGraphValue, Raised, Unsupported, no_attribute
 from dynamo.side_effects import DELETED, MISSING
-from dynamo.sources import CallSource, ModuleSource, WeakRefCallSource
+from dynamo.sources import (
+    CallSource,
+    ModuleHooksSource,
+    ModuleSource,
+    WeakRefCallSource,
+    module_hooks,
+)
 from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_none, subclassed_literal_value
 from dynamo.variables.containers import (
@@ -358,6 +364,12 @@ class BaseMethodVariable(TrueVariable):
 # nn.Module's methods that walk its tree of submodules, parameters and buffers
 _WALKS = ("parameters", "named_parameters", "buffers", "named_buffers", "children",
           "named_children", "modules", "named_modules")
+# A hook registered from the frame is made for real at a break (its handle holds weak
+# references, and the module's hook dicts change); the reason names the call, not what fails
+# inside it.
+_HOOK_REGISTRATIONS = ("register_forward_hook", "register_forward_pre_hook",
+                       "register_full_backward_hook", "register_full_backward_pre_hook",
+                       "register_backward_hook")
 
 
 # The containers' own `__len__`: their truth is their length.
@@ -509,7 +521,7 @@ class NNModuleVariable(ObjectVariable):
             return self._class_member(tx, name)
         if name in module.__dict__:
             return wrap(tx, module.__dict__[name], self._attr_source(name))
-        if name in _WALKS and member is getattr(torch.nn.Module, name):
+        if name in (*_WALKS, *_HOOK_REGISTRATIONS) and member is getattr(torch.nn.Module, name):
             return BoundMethodVariable(self, name)
         if not found and self.overrides("__getattr__"):  # a wrapper that delegates
             self._guard_absent(tx, name)  # it could be set on the instance later
@@ -704,15 +716,15 @@ class NNModuleVariable(ObjectVariable):
             return self._walk(tx, name, args, kwargs)
         if name in ("state_dict", "register_buffer",
                     "register_parameter", "add_module", "apply", "to", "cuda", "cpu", "train",
-                    "eval", "zero_grad", "requires_grad_"):
+                    "eval", "zero_grad", "requires_grad_", *_HOOK_REGISTRATIONS):
             raise Unsupported(f"nn.Module.{name}() inside a compiled frame")
         return self.getattr(tx, name).call(tx, args, kwargs)
 
     def call(self, tx: Translator, args, kwargs,
              forward: VariableTracker | None = None) -> VariableTracker:
         """`module(*args)`, as `Module.__call__` runs it: its forward pre-hooks, `forward` (or
-        the one given), its forward hooks, each inlined (the hooks, by key, are guarded to stay
-        the same)."""
+        the one given), its forward hooks, each inlined (the hooks, by position, are guarded to
+        stay the same)."""
         from dynamo.frontend import OptimizedModule
         from dynamo.variables.builder import wrap
 
@@ -749,11 +761,10 @@ class NNModuleVariable(ObjectVariable):
         # what `forward` and the later hooks get
         kwargs_dict = DictVariable(kwargs)
         forward_hooks = self._hooks(tx, "_forward_hooks")
-        always = self._always_called(tx) if forward_hooks else set()
-        called: set = set()  # the always-called hooks already run
+        called: set[int] = set()  # the positions of the always-called hooks already run
         output: VariableTracker = ConstantVariable(None)
         try:
-            for _, hook, with_kwargs in self._hooks(tx, "_forward_pre_hooks"):
+            for hook, with_kwargs, _ in self._hooks(tx, "_forward_pre_hooks"):
                 if with_kwargs:
                     result = hook.call(tx, [self, TupleVariable(args), kwargs_dict], {})
                     if not is_none(result):
@@ -777,9 +788,9 @@ class NNModuleVariable(ObjectVariable):
                     tx, args, kwargs)
             else:
                 output = self._class_member(tx, "forward").call(tx, args, kwargs)
-            for key, hook, with_kwargs in forward_hooks:
-                if key in always:
-                    called.add(key)
+            for position, (hook, with_kwargs, always) in enumerate(forward_hooks):
+                if always:
+                    called.add(position)
                 hook_args = [self, TupleVariable(args), *([kwargs_dict] if with_kwargs
                                                           else []), output]
                 result = hook.call(tx, hook_args, {})
@@ -788,8 +799,8 @@ class NNModuleVariable(ObjectVariable):
         except Raised:
             # `Module.__call__` runs the `always_call=True` forward hooks not run yet before the
             # error leaves it (given the output so far: None if `forward` raised)
-            for key, hook, with_kwargs in forward_hooks:
-                if key not in always or key in called:
+            for position, (hook, with_kwargs, always) in enumerate(forward_hooks):
+                if not always or position in called:
                     continue
                 hook_args = [self, TupleVariable(args), *([kwargs_dict] if with_kwargs
                                                           else []), output]
@@ -803,32 +814,24 @@ class NNModuleVariable(ObjectVariable):
             raise
         return output
 
-    def _always_called(self, tx: Translator) -> set:
-        """The keys of the module's `always_call=True` forward hooks (guarded)."""
-        always = self.value._forward_hooks_always_called
-        where = self._attr_source("_forward_hooks_always_called")
-        if where is not None:
-            tx.output.add_guard(DictKeys(where, tuple(always)) if always else Length(where, 0))
-        return set(always)
-
-    def _hooks(self, tx: Translator, kind: str) -> list[tuple[Any, VariableTracker, bool]]:
-        """The module's hooks of `kind` (`_forward_hooks`, `_forward_pre_hooks`), in order: key,
-        hook, and whether it takes the keyword arguments; guarded: the same keys, the same
-        functions."""
+    def _hooks(self, tx: Translator, kind: str) -> list[tuple[VariableTracker, bool, bool]]:
+        """The module's hooks of `kind` (`_forward_hooks`, `_forward_pre_hooks`), in order: the
+        hook, whether it takes the keyword arguments, whether it is always called; guarded by
+        position (`ModuleHooksSource`), not by key: a hook registered anew for each call has a
+        new key each time, and guards on the keys recompiled the frame on every call."""
         from dynamo.variables.builder import wrap
 
-        hooks = getattr(self.value, kind)
-        where = self._attr_source(kind)
-        if where is not None:
-            tx.output.add_guard(DictKeys(where, tuple(hooks)) if hooks else Length(where, 0))
-        if not hooks:
+        if not getattr(self.value, kind):
+            if self.source is not None:
+                tx.output.add_guard(Length(self._attr_source(kind), 0))
             return []
-        with_kwargs = getattr(self.value, f"{kind}_with_kwargs")
+        hooks, flags = module_hooks(self.value, kind)
+        where = None if self.source is None else ModuleHooksSource(self.source, kind)
         if where is not None:
-            tx.output.add_guard(DictKeys(self._attr_source(f"{kind}_with_kwargs"),
-                                         tuple(with_kwargs)))
-        return [(key, wrap(tx, hook, where and GetItemSource(where, key)), key in with_kwargs)
-                for key, hook in hooks.items()]
+            tx.output.add_guard(Equals(GetItemSource(where, 1), flags))
+        return [(wrap(tx, hook, where and GetItemSource(GetItemSource(where, 0), position)),
+                 with_kwargs, always)
+                for position, (hook, (with_kwargs, always)) in enumerate(zip(hooks, flags))]
 
 
 def _new_module(cls: type, args, kwargs) -> NNModuleVariable:
