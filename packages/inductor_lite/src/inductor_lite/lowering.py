@@ -1090,9 +1090,9 @@ def _pow(lower, node, a, b):
     if not lower.node.meta["val"].dtype.is_floating_point:
         raise LoweringError("integer pow")
     if lower.node.meta["val"].dtype == torch.float64:
-        # `exp2(b * log2|a|)` in float64 is off by hundreds of ulps where `b * log2|a|` is
-        # large (`1e200 ** 1.5`: 1.00000000000009e300): the aten call, as for FP32_PRECISE
-        raise LoweringError("float64 pow")
+        # in two parts (special_functions): `exp2(b * log2|a|)` in float64 is off by hundreds
+        # of ulps where `b * log2|a|` is large (`1e200 ** 1.5`: 1.00000000000009e300)
+        return pointwise(lower, [a, b], lambda x, y: op("pow_float64", x, y))
     return pointwise(lower, [a, b], lambda x, y: op("pow", x, y))
 
 
@@ -2460,4 +2460,5 @@ from . import (  # noqa: E402, F401
     scans_and_sorts,
     scatter_lowerings,
     searching,
+    special_functions,
 )

@@ -27,6 +27,7 @@ import torch
 import triton
 import triton.language as tl
 from inductor_lite import orthogonal_polynomials, runtime
+from inductor_lite import special_functions as special
 from inductor_lite import triton_helpers as helpers
 
 empty_strided = torch.empty_strided
