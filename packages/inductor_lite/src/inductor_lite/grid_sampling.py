@@ -1,0 +1,230 @@
+"""Grid sampling (`grid_sampler_2d`, `grid_sampler_3d`) as a pointwise kernel over the output.
+
+Each output reads its point of the grid, a coordinate in [-1, 1] per spatial dim (x the width,
+y the height, z the depth), maps it to a source position in the input (unnormalized, then
+clipped to the border or reflected back into the input), and reads the input there: the
+nearest element, or the 4 (8 in 3-d) corners around it weighted by their distance; a corner
+outside the input reads 0. The arithmetic is eager's CPU arithmetic step for step, which is not
+the same in both ops: 2-d runs eager's vectorized kernel (coordinates `(g + 1) * (size / 2) -
+0.5`, reflection by the span's double flips, a NaN clipped to 0, weights `(1 - dy) * (1 - dx)`),
+3-d its scalar one (`((g + 1) * size - 1) / 2`, reflection by `fmod`, a NaN clipped to the last
+element, a coordinate past the int range moved to -100, weights as products of the distances to
+the far corner). Results equal eager's bit for bit, except 2-d bilinear ones, equal to
+rounding (the compiler of eager's vectorized kernel fuses multiply-adds). Each dim's source
+position is a buffer of its own (the sampling reads it for every channel and corner), fused
+into the kernel before the sampling one. Bicubic interpolation, and tensors on a GPU (whose
+eager kernel is another one), run as the aten op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+import torch
+
+from .ir import (
+    IndirectIndex,
+    LoweringError,
+    Pointwise,
+    TensorIR,
+    Value,
+    constant,
+    loader,
+    op,
+    to_dtype,
+)
+from .lowering import aten, register, sym
+
+BILINEAR, NEAREST = 0, 1
+ZEROS, BORDER, REFLECTION = 0, 1, 2
+
+
+def _where(condition: Value, a: Value, b: Value) -> Value:
+    return Value("where", (condition, a, b), a.dtype)
+
+
+def _both(a: Value, b: Value) -> Value:
+    return op("logical_and", a, b)
+
+
+def _vectorized_source(g: Value, size: int, padding: int, align_corners: bool) -> Value:
+    """Eager's vectorized (2-d) source position of grid coordinate `g` along a dim of `size`."""
+    cd = g.dtype
+    one = constant(1, cd)
+    if align_corners:
+        x = op("mul", op("add", g, one), constant((size - 1) / 2, cd))
+    else:
+        x = op("sub", op("mul", op("add", g, one), constant(size / 2, cd)), constant(0.5, cd))
+    if padding == ZEROS:
+        return x
+    if padding == REFLECTION:
+        low = 0.0 if align_corners else -0.5
+        twice_span = 2.0 * (size - 1 if align_corners else size)
+        if twice_span == 0:
+            x = constant(0, cd)
+        else:
+            span = constant(twice_span, cd)
+            distance = op("abs", op("sub", x, constant(low, cd)))
+            flips = op("trunc", op("truediv", distance, span))
+            extra = op("sub", distance, op("mul", flips, span))
+            x = op("add", op("minimum", extra, op("sub", span, extra)), constant(low, cd))
+    zero = constant(0, cd)
+    # clamped below first, a NaN to 0 (eager's `clamp_min(0, x)` keeps its first operand)
+    x = _where(op("gt", x, zero, dtype=torch.bool), x, zero)
+    return op("minimum", x, constant(size - 1, cd))
+
+
+def _scalar_clip(x: Value, size: int) -> Value:
+    """`std::min(size - 1, std::max(x, 0))`: a NaN becomes `size - 1`."""
+    cd = x.dtype
+    zero, last = constant(0, cd), constant(size - 1, cd)
+    x = _where(op("lt", x, zero, dtype=torch.bool), zero, x)
+    return _where(op("lt", x, last, dtype=torch.bool), x, last)
+
+
+def _scalar_source(g: Value, size: int, padding: int, align_corners: bool) -> Value:
+    """Eager's scalar (3-d) source position of grid coordinate `g` along a dim of `size`."""
+    cd = g.dtype
+    one, two = constant(1, cd), constant(2, cd)
+    if align_corners:
+        x = op("mul", op("truediv", op("add", g, one), two), constant(size - 1, cd))
+    else:
+        x = op("truediv", op("sub", op("mul", op("add", g, one), constant(size, cd)), one), two)
+    if padding == REFLECTION:
+        twice_low, twice_high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if twice_low == twice_high:
+            x = constant(0, cd)
+        else:
+            low, span = constant(twice_low / 2, cd), constant((twice_high - twice_low) / 2, cd)
+            distance = op("abs", op("sub", x, low))
+            extra = op("fmod", distance, span)
+            flips = op("floor", op("truediv", distance, span))
+            odd = op("ne", op("fmod", flips, two), constant(0, cd), dtype=torch.bool)
+            x = op("add", _where(odd, op("sub", span, extra), extra), low)
+    if padding != ZEROS:
+        x = _scalar_clip(x, size)
+    # past the int range (or not finite), eager moves a coordinate to -100: outside the input
+    finite = _both(op("eq", op("sub", x, x), constant(0, cd), dtype=torch.bool),
+                   _both(op("le", x, constant(2**31 - 2, cd), dtype=torch.bool),
+                         op("ge", x, constant(-2**31, cd), dtype=torch.bool)))
+    return _where(finite, x, constant(-100, cd))
+
+
+def _corner(position: Value, size: int) -> tuple[sympy.Expr, Value]:
+    """The index of integer-valued float `position` along a dim of `size`, clamped into it (so
+    that every lane reads inside the input), and whether `position` lies inside."""
+    cd = position.dtype
+    inside = _both(op("gt", position, constant(-1, cd), dtype=torch.bool),
+                   op("lt", position, constant(size, cd), dtype=torch.bool))
+    zero, last = constant(0, cd), constant(size - 1, cd)
+    clamped = _where(op("gt", position, zero, dtype=torch.bool), position, zero)  # NaN: 0
+    clamped = _where(op("lt", clamped, last, dtype=torch.bool), clamped, last)
+    return IndirectIndex(to_dtype(clamped, torch.int64), sympy.Integer(size), wraps=False), inside
+
+
+def _read(x: TensorIR, lead: list, positions: list[Value], sizes: list[int]
+          ) -> tuple[Value, Value]:
+    """The input at integer-valued float `positions` (one per spatial dim, depth first), 0
+    outside it, and whether it is inside."""
+    where, inside = [], None
+    for p, n in zip(positions, sizes):
+        i, ok = _corner(p, n)
+        where.append(i)
+        inside = ok if inside is None else _both(inside, ok)
+    v = to_dtype(loader(x)([*lead, *where]), positions[0].dtype)
+    return _where(inside, v, constant(0, v.dtype)), inside
+
+
+def _vectorized_bilinear(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: list[int]
+                         ) -> Value:
+    """2-d: `nw * v_nw + ne * v_ne + sw * v_sw + se * v_se`, eager's weights and order."""
+    cd = xs.dtype
+    one = constant(1, cd)
+    west, north = op("floor", xs), op("floor", ys)
+    w = op("sub", xs, west)
+    e = op("sub", one, w)
+    n = op("sub", ys, north)
+    s = op("sub", one, n)
+    east, south = op("add", west, one), op("add", north, one)
+    total = None
+    for row, col, weight in ((north, west, op("mul", s, e)), (north, east, op("mul", s, w)),
+                             (south, west, op("mul", n, e)), (south, east, op("mul", n, w))):
+        term = op("mul", _read(x, lead, [row, col], sizes)[0], weight)
+        total = term if total is None else op("add", total, term)
+    return total
+
+
+def _scalar_trilinear(x: TensorIR, lead: list, zs: Value, ys: Value, xs: Value,
+                      sizes: list[int]) -> Value:
+    """3-d: the 8 corners in eager's order, each weighted by the product (x, then y, then z)
+    of its distances to the opposite corner; a corner outside adds nothing."""
+    cd = xs.dtype
+    one = constant(1, cd)
+    firsts = [op("floor", c) for c in (zs, ys, xs)]
+    lows = [op("sub", c, f) for c, f in zip((zs, ys, xs), firsts)]  # to the first corner
+    highs = [op("sub", op("add", f, one), c) for c, f in zip((zs, ys, xs), firsts)]
+    total = None
+    for dz in (0, 1):
+        for dy in (0, 1):
+            for dx in (0, 1):
+                picks = (dz, dy, dx)
+                corner = [op("add", f, one) if d else f for f, d in zip(firsts, picks)]
+                wz, wy, wx = (lo if d else hi for lo, hi, d in zip(lows, highs, picks))
+                weight = op("mul", op("mul", wx, wy), wz)
+                v, inside = _read(x, lead, corner, sizes)
+                term = _where(inside, op("mul", v, weight), constant(0, cd))
+                total = term if total is None else op("add", total, term)
+    return total
+
+
+def _grid_sampler(lower, x, grid, interpolation: int, padding: int, align_corners: bool,
+                  source: Callable[[Value, int, int, bool], Value]) -> Pointwise:
+    val = lower.node.meta["val"]
+    if val.dtype not in (torch.float32, torch.float64) or grid.dtype != val.dtype:
+        raise LoweringError("grid sampling of half floats (eager's CPU kernels refuse them)")
+    if val.device.type != "cpu":
+        raise LoweringError("grid sampling off the CPU (eager's CUDA kernel clips NaNs and "
+                            "rounds as a kernel of its own)")
+    if interpolation not in (BILINEAR, NEAREST) or padding not in (ZEROS, BORDER, REFLECTION):
+        raise LoweringError(f"grid sampling with interpolation {interpolation} (bicubic)")
+    if not all(s.is_Integer for s in x.size[2:]):
+        raise LoweringError("grid sampling of symbolic spatial sizes (eager's scales are floats)")
+    sizes = [int(s) for s in x.size[2:]]  # depth, height, width
+    size = tuple(sym(s) for s in val.shape)
+    load_grid = loader(grid)
+    cd = val.dtype
+
+    def position(k: int, n: int) -> Callable:
+        """Where each output reads along the dim of grid coordinate `k` (of `n` elements): a
+        buffer (it is read many times; the scheduler fuses it into the sampling kernel)."""
+        def fn(idx):
+            v = source(to_dtype(load_grid([*idx, sympy.Integer(k)]), cd), n, padding,
+                       align_corners)
+            return op("round", v) if interpolation == NEAREST else v
+        return loader(lower.realize(Pointwise(grid.size[:-1], cd, val.device, fn)))
+    # depth (z), height (y), width (x): the input's order, the grid's reversed
+    positions = [position(len(sizes) - 1 - d, n) for d, n in enumerate(sizes)]
+
+    def fn(idx):
+        batch, channel, *out = idx
+        coords = [load([batch, *out]) for load in positions]
+        lead = [batch, channel]
+        if interpolation == NEAREST:
+            return _read(x, lead, coords, sizes)[0]
+        if len(sizes) == 2:
+            return _vectorized_bilinear(x, lead, *coords, sizes)
+        return _scalar_trilinear(x, lead, *coords, sizes)
+    return Pointwise(size, val.dtype, val.device, fn)
+
+
+@register(aten.grid_sampler_2d.default)
+def _grid_sampler_2d(lower, node, x, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_sampler(lower, x, grid, interpolation_mode, padding_mode, align_corners,
+                         _vectorized_source)
+
+
+@register(aten.grid_sampler_3d.default)
+def _grid_sampler_3d(lower, node, x, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_sampler(lower, x, grid, interpolation_mode, padding_mode, align_corners,
+                         _scalar_source)
