@@ -839,10 +839,11 @@ def test_a_fallback_writing_into_a_shared_buffer_is_not_lowered(device):
 
     def fn(x, i, v):
         y = x * 2
-        y.put_(i, v)  # no lowering: an aten call writing into y
+        y.put_(i, v, accumulate=True)  # (no atomic add of halves) an aten call writing into y
         return y + 1, y * 3
-    gm = make_fx(fn, "fake")(torch.randn(5, device=device), torch.tensor([1, 3], device=device),
-                             torch.randn(2, device=device))
+    gm = make_fx(fn, "fake")(torch.randn(5, device=device).half(),
+                             torch.tensor([1, 3], device=device),
+                             torch.randn(2, device=device).half())
     with pytest.raises(GraphLoweringError, match="writes into its arguments"):
         GraphLowering(gm).run()
 
@@ -879,13 +880,32 @@ def test_cross_entropy_gathers_inside_a_reduction_kernel(device):
 
 
 def test_data_dependent_graph_runs_as_it_came(device):
-    from fxtrace import make_fx
-
-    x, i = torch.randn((), device=device), torch.tensor(0, device=device)
-    gm = make_fx(lambda x, i: torch.take(x, i))(x, i)
+    # a select at a tensor's value, read as a number
+    x, i = torch.randn(3, device=device), torch.tensor(1, device=device)
+    gm = torch.fx.symbolic_trace(lambda x, i: torch.ops.aten.select.int(
+        x, 0, torch.ops.aten._local_scalar_dense.default(i)))
     compiled = compile_fx(gm, [x, i])
-    torch.testing.assert_close(compiled(x, i), torch.take(x, i))
+    torch.testing.assert_close(compiled(x, i), x[1])
     assert counters["eager_graphs"] == 1
+
+
+def test_take_by_a_0d_and_a_2d_index(device):
+    """`take` is an index of the flattened tensor (torch's decomposition read a 0-d index as a
+    number, which made the whole graph eager)."""
+    x, i = torch.randn((), device=device), torch.tensor(-1, device=device)
+    gm = make_fx(lambda x, i: torch.take(x, i))(x, i)
+    torch.testing.assert_close(compile_fx(gm, [x, i])(x, i), torch.take(x, i))
+    compile_and_check(lambda x, i: torch.take(x.t(), i), torch.randn(3, 4, device=device),
+                      torch.tensor([[0, 11], [-1, 5]], device=device))
+    assert counters["fallbacks"] == 0 and counters["eager_graphs"] == 0
+
+
+def test_index_select_of_a_0d_tensor(device):
+    # read as one of one element; the result is 0-d for a 0-d or a one-element index
+    x = torch.tensor(3.0, device=device)
+    for i in (torch.tensor([0], device=device), torch.tensor(0, device=device)):
+        compile_and_check(lambda x, i: torch.index_select(x, 0, i) * 2, x, i)
+    assert counters["fallbacks"] == 0
 
 
 def test_functional_rms_norm_is_one_kernel(device):

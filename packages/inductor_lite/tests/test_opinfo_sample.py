@@ -13,19 +13,12 @@ import pytest
 
 _SWEEP = Path(__file__).resolve().parents[3] / "conformance" / "inductor_lite_opinfo.py"
 
-# Samples that fail for a reason outside the lowerings, each with its reason.
-KNOWN_GAPS = {
-    # a gather whose index is one element: the index load is a scalar, and the load through it
-    # passes a block mask with a scalar pointer (triton_codegen.load).
-    "index_select",
-}
-
 # Ops whose every CI sample must run as generated kernels and extern calls only, no fallback.
 GENERATED_ONLY = [
     "add", "mul", "div", "where", "clamp", "exp", "sigmoid", "nn.functional.gelu", "sum", "mean",
     "amax", "var", "softmax", "log_softmax", "argmax", "view", "reshape", "transpose", "permute",
     "expand", "narrow", "select", "squeeze", "unsqueeze", "flatten", "split", "chunk", "t",
-    "gather", "masked_fill", "cat", "stack", "matmul", "mm", "bmm", "addmm",
+    "index_select", "gather", "masked_fill", "cat", "stack", "matmul", "mm", "bmm", "addmm",
     "nn.functional.linear", "nn.functional.conv2d", "nn.functional.layer_norm",
     "nn.functional.embedding", "nn.functional.dropout", "triu",
 ]
@@ -44,8 +37,7 @@ def tally():
 
 
 def test_every_sample_matches_eager(tally) -> None:
-    failures = {op: e for op, e in tally.failures.get("correct", {}).items()
-                if op not in KNOWN_GAPS}
+    failures = tally.failures.get("correct", {})
     assert not failures, failures
     assert tally.total["correct"] > 90
 

@@ -105,3 +105,44 @@ def test_sorts_refused(x, device):
 def test_median_of_a_tensor(make, device):
     compile_and_check(lambda x: torch.median(x), make(device), atol=0, rtol=0)
     _generated()
+
+
+def _nans_in_some_rows(device):
+    """Rows of no NaN, one NaN, NaNs only and NaNs but one, an even number of others too."""
+    x = torch.randn(5, 7, device=device)
+    x[1, 2] = x[2, :4] = x[3] = x[4, 1:] = NAN
+    return x
+
+
+@pytest.mark.parametrize("make", [
+    _nans_in_some_rows,
+    lambda d: torch.randn(4, 6, device=d).t(),  # strided, no NaN
+    lambda d: torch.full((4,), NAN, device=d),  # NaNs only: NaN
+    lambda d: _ties_and_nans(3, 8, device=d).half(),
+    lambda d: torch.randint(0, 5, (11,), device=d).int(),  # no NaN to skip
+], ids=["nans", "transposed", "all-nan", "half", "int"])
+def test_nanmedian_of_a_tensor(make, device):
+    """The median of the elements that are not NaN: at (count - 1) // 2 of the sorted tensor."""
+    compile_and_check(lambda x: torch.nanmedian(x), make(device), atol=0, rtol=0)
+    _generated()
+
+
+@pytest.mark.parametrize("median", [torch.median, torch.nanmedian])
+@pytest.mark.parametrize("dim, keepdim", [(1, False), (0, True), (-1, True)])
+def test_median_values_along_a_dim(device, median, dim, keepdim):
+    """Only the values are read: lowered; the indices (eager's choice among equal elements)
+    fall back."""
+    x = _nans_in_some_rows(device)
+    compile_and_check(lambda x: median(x, dim, keepdim).values, x, atol=0, rtol=0)
+    compile_and_check(lambda x: median(x.t() * 2, dim).values, x, atol=0, rtol=0)
+    _generated()
+    compile_and_check(lambda x: median(x, dim, keepdim), x, atol=0, rtol=0)
+    assert counters["fallbacks"] == 1
+
+
+def test_median_along_a_dim_of_one_element_or_a_0d_tensor(device):
+    # the index is 0 there: both outputs are lowered
+    compile_and_check(lambda x: torch.nanmedian(x, 1), torch.randn(3, 1, device=device))
+    compile_and_check(lambda x: torch.median(x, 0, keepdim=True),
+                      torch.tensor(2.0, device=device))
+    _generated()

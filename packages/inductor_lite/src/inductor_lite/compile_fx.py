@@ -207,6 +207,12 @@ def _diagonal_scatter(x: torch.Tensor, src: torch.Tensor, offset: int = 0, dim1:
     return torch.ops.aten.index_put.default(x, indices, src.movedim(-1, at))
 
 
+def _take(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """`take` as an index of the flattened `x` (torch's decomposition indexes it by a 0-d
+    index as a Python number: the value of a tensor, which makes the whole graph eager)."""
+    return torch.ops.aten.index.Tensor(x.reshape(-1), [index])
+
+
 def decompositions() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(LOWERED_THROUGH_DECOMPOSITION))
@@ -230,6 +236,7 @@ def decompositions() -> dict:
         table[op] = functools.partial(_nan_to_num_that_fits, table[op])
     table[aten._fused_rms_norm.default] = _rms_norm
     table[aten.diagonal_scatter.default] = _diagonal_scatter
+    table[aten.take.default] = _take
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]
     return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}

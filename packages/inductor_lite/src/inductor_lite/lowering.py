@@ -1765,8 +1765,9 @@ def _broadcast_shapes(shapes: Sequence[Sequence[sympy.Expr]]) -> tuple[sympy.Exp
 
 @register(aten.index_select.default)
 def _index_select(lower, node, x, dim, index):
-    if not x.size:
-        raise LoweringError("index_select of a 0-d tensor")
+    if not x.size:  # a 0-d tensor is read as one of one element: eager's result is 1-d
+        load_x = loader(x)
+        x = Pointwise((sympy.Integer(1),), x.dtype, x.device, lambda idx: load_x([]))
     if not index.size:  # a 0-d index keeps the dim, of size 1 (unlike `x[i]`)
         load_index = loader(index)
         index = Pointwise((sympy.Integer(1),), index.dtype, index.device,
@@ -1878,9 +1879,10 @@ def _scatter_into_copy(lower: GraphLowering, x: TensorIR, size: tuple,
 @register(aten.index_put.default)
 def _index_put(lower, node, x, indices, values, accumulate=False):
     """`x[indices] = values` (broadcast to `x[indices]`'s size), into a copy of `x`."""
-    if any(i is not None and i.dtype == torch.bool for i in indices) or not any(
-            i is not None for i in indices):
-        raise LoweringError("index_put with a mask (data-dependent) or no index tensor")
+    if any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+        return flat_and_masked_scatters.masked_index_put(lower, x, indices, values, accumulate)
+    if not any(i is not None for i in indices):
+        raise LoweringError("index_put with no index tensor")
     size, where = _advanced_index(x, list(indices) + [None] * (len(x.size) - len(indices)))
     if is_tensor(values) and len(values.size) > len(size):
         raise LoweringError("index_put with values of more dims than the indexed result")
@@ -2456,6 +2458,7 @@ from . import (  # noqa: E402, F401
     distances,
     distributions,
     embedding_bag,
+    flat_and_masked_scatters,
     grid_sampling,
     histograms,
     max_pool_backward,

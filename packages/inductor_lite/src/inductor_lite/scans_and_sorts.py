@@ -5,15 +5,17 @@ function its `scan_type` names. cummax/cummin scan (value, index) pairs as eager
 ties and NaNs take the later element, and NaN sticks. A sort is an *argsort*: Triton's
 `tl.sort` sorts numbers, so each lane sorts as one int64, its value's order above its index
 (which makes the sort stable: eager's stable order); the values are the input read at the sorted
-indices. A sorted row gives `median` of a whole tensor. Where eager's choice among equal elements
-is its sort algorithm's accident (the indices of an unstable sort of a row longer than 16), the
-op falls back; topk, kthvalue, median along a dim and mode, whose indices are such an accident
-too, are not lowered.
+indices. A sorted row gives its median: the middle element, or for `nanmedian` the middle of
+the elements that are not NaN (NaNs sort last), read at their count. Where eager's choice among
+equal elements is its sort algorithm's accident (the indices of an unstable sort of a row longer
+than 16, of a median along a dim), the op falls back; topk, kthvalue and mode, whose indices are
+such an accident too, are not lowered.
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 
 import sympy
 import torch
@@ -126,22 +128,79 @@ def _logcumsumexp(lower, node, x, dim):
     return scan_buffer(lower, x.size, dim, "logcumsumexp", x.dtype, x.device, loader(x))
 
 
-def _element(x: TensorIR, at: sympy.Expr) -> Pointwise:
-    """Element `at` of the 1-d `x`, as a 0-d value."""
-    load = loader(x)
-    return Pointwise((), x.dtype, x.device,
-                     lambda idx: to_dtype(load([at]), compute_dtype(x.dtype)))
+def _medians(lower: GraphLowering, x: TensorIR, dim: int, skip_nan: bool
+             ) -> Callable[[Index], Value]:
+    """The median (the lower of the two middle elements) of each row of `x` along `dim`, as a
+    function of an index over `x`'s other dims. A row holding a NaN has a NaN median (NaNs sort
+    last); with `skip_nan`, its NaNs are left out instead: the median of its `count` other
+    elements is at `(count - 1) // 2` of the sorted row (a row of NaNs only: its first, NaN)."""
+    n = x.size[dim]
+    if n == 0:
+        raise LoweringError("the median of an empty row")
+    row, load, cd = sorted_values(lower, x, dim), loader(x), compute_dtype(x.dtype)
+
+    def at(idx: Index, position: sympy.Expr) -> list:
+        return [*idx[:dim], position, *idx[dim:]]
+    if not skip_nan:
+        def median(idx: Index) -> Value:
+            last, middle = row.fn(at(idx, n - 1)), row.fn(at(idx, sympy.floor((n - 1) / 2)))
+            return op("where", op("isnan", last, dtype=torch.bool), last, middle)
+        return median
+    size = tuple(s for d, s in enumerate(x.size) if d != dim)
+
+    def present(idx: Index, ridx: Index) -> Value:
+        nan = op("isnan", to_dtype(load(at(idx, ridx[0])), cd), dtype=torch.bool)
+        return to_dtype(op("logical_not", nan), torch.int32)
+    count = loader(lower.add(ir.ComputedBuffer(lower.new_name(), ir.Layout(
+        size, ir.contiguous_strides(size), sympy.Integer(0), torch.int32, x.device),
+        data=ir.Reduction(size, (n,), "sum", torch.int32, x.device, present))))
+
+    def nan_median(idx: Index) -> Value:
+        # (count - 1) // 2 as (count + 1) // 2 - 1, at least 0 (the count is at most n)
+        c = count(idx)
+        half = op("floordiv", op("add", c, constant(1, torch.int32)), constant(2, torch.int32))
+        position = op("maximum", op("sub", half, constant(1, torch.int32)),
+                      constant(0, torch.int32))
+        return row.fn(at(idx, ir.IndirectIndex(to_dtype(position, torch.int64), n, False)))
+    return nan_median
 
 
-@register(aten.median.default)
+def _skips_nan(node: torch.fx.Node, x: TensorIR) -> bool:
+    """Whether a (nan)median leaves NaNs out: nanmedian of floats (integers hold none)."""
+    return node.target in (aten.nanmedian.default, aten.nanmedian.dim) and \
+        x.dtype.is_floating_point
+
+
+@register(aten.median.default, aten.nanmedian.default)
 def _median(lower, node, x):
     if not x.size:
         return pointwise(lower, [x], lambda a: a)
-    row = sorted_values(lower, _flatten(x) if len(x.size) != 1 else x, 0)
-    n = row.size[0]
-    if n == 0:
-        raise LoweringError("median of an empty tensor")
-    middle, last = _element(row, sympy.floor((n - 1) / 2)), _element(row, n - 1)
-    # NaNs sort last: any NaN makes the median NaN
-    return Pointwise((), x.dtype, x.device, lambda idx: op(
-        "where", op("isnan", last.fn(idx), dtype=torch.bool), last.fn(idx), middle.fn(idx)))
+    median = _medians(lower, _flatten(x) if len(x.size) != 1 else x, 0, _skips_nan(node, x))
+    return Pointwise((), x.dtype, x.device, lambda idx: median([]))
+
+
+@register(aten.median.dim, aten.nanmedian.dim)
+def _median_dim(lower, node, x, dim=-1, keepdim=False):
+    """Medians along a dim where only their values are read: which of equal elements' index
+    eager returns is its algorithm's accident (in a row of one element: 0)."""
+    if not x.size:
+        return _copy_and_zeros(x, ())
+    dim %= len(x.size)
+    size = tuple(s if d != dim else sympy.Integer(1) for d, s in enumerate(x.size))
+    if not keepdim:
+        size = size[:dim] + size[dim + 1:]
+
+    def kept(idx: Index) -> list:  # the index over x's other dims
+        return list(idx[:dim]) + list(idx[dim + 1:]) if keepdim else list(idx)
+    if x.size[dim] == 1:
+        load = loader(x)
+        values = Pointwise(size, x.dtype, x.device, lambda idx: to_dtype(
+            load([*kept(idx)[:dim], sympy.Integer(0), *kept(idx)[dim:]]), compute_dtype(x.dtype)))
+        return [values, Pointwise(size, torch.int64, x.device,
+                                  lambda idx: constant(0, torch.int64))]
+    if _uses_output(node, 1):
+        raise LoweringError("the indices of a median along a dim: which of equal elements "
+                            "comes first is eager's algorithm's accident")
+    median = _medians(lower, x, dim, _skips_nan(node, x))
+    values = Pointwise(size, x.dtype, x.device, lambda idx: median(kept(idx)))
+    return [values, None]  # nothing reads the indices
