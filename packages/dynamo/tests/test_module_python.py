@@ -350,3 +350,63 @@ def test_a_hook_registered_and_removed_on_every_call_compiles_once():
     # the graph around the hook's call, for each kind of hook (the break at the registration
     # leaves nothing to capture before it)
     assert len(graphs) == 2
+
+
+def test_hooks_changed_between_calls_at_the_same_positions_recompile():
+    """The hooks are guarded by position: the same function re-registered with keyword
+    arguments, or with `always_call=True` on a forward that raises, and two functions swapped
+    by `prepend=True` or by writing the dict, each change what a call does with the same
+    number of hooks; each is a cache miss, never a stale answer."""
+    class Raiser(nn.Module):
+        def forward(self, x, fail=False):
+            if fail:
+                raise ValueError("fail")
+            return x * 2
+
+    def add(mod, *args):  # (mod, args, out), or (mod, args, kwargs, out)
+        return None if args[-1] is None else args[-1] + len(args)
+
+    def mul(mod, args, out):
+        return out * 3
+
+    def run(compile_):
+        module = Raiser()
+        seen = []
+
+        def call(x, fail):
+            try:
+                return module(x, fail=fail)
+            except ValueError:
+                return x - 1
+
+        def watch(mod, args, kwargs, out):
+            seen.append(out is None)
+
+        changes = [  # what each call registers, and whether its forward raises
+            (lambda: [module.register_forward_hook(add), module.register_forward_hook(mul)],
+             False),
+            (lambda: [module.register_forward_hook(add),
+                      module.register_forward_hook(mul, prepend=True)], False),
+            (lambda: [module.register_forward_hook(mul),
+                      module.register_forward_hook(add, with_kwargs=True)], False),
+            (lambda: [module.register_forward_hook(watch, with_kwargs=True)], True),
+            (lambda: [module.register_forward_hook(watch, with_kwargs=True, always_call=True)],
+             True),
+        ]
+        compiled = compile_(call)
+        got = []
+        for register, fail in changes:
+            handles = register()
+            got.append(compiled(torch.ones(2), fail))
+            for handle in handles:
+                handle.remove()
+        handle = module.register_forward_hook(add)
+        module._forward_hooks[handle.id] = mul  # the same key, another function
+        got.append(compiled(torch.ones(2), False))
+        return got, seen
+
+    expected, expected_seen = run(lambda f: f)
+    got, got_seen = run(lambda f: dynamo.compile(f, backend="eager"))
+    for e, g in zip(expected, got, strict=True):
+        torch.testing.assert_close(g, e)
+    assert got_seen == expected_seen == [True]
