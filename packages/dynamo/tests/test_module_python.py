@@ -410,3 +410,21 @@ def test_hooks_changed_between_calls_at_the_same_positions_recompile():
     for e, g in zip(expected, got, strict=True):
         torch.testing.assert_close(g, e)
     assert got_seen == expected_seen == [True]
+
+
+def test_a_backend_returning_its_graph_module_does_not_run_global_hooks_on_it():
+    """The graph is called through its forward: a global forward pre-hook that shifts a module's
+    input runs once, on the frame's own module, not on the graph's inputs as well."""
+    from torch.nn.modules import module as nn_module
+
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3))
+    f = lambda x: m(x)  # noqa: E731
+    compiled = dynamo.compile(f, backend=lambda gm, _: gm)
+    x = torch.ones(2, 3)
+    torch.testing.assert_close(compiled(x), f(x))
+    handle = nn_module.register_module_forward_pre_hook(lambda mod, args: (args[0] + 1,))
+    try:
+        torch.testing.assert_close(compiled(x), f(x))
+    finally:
+        handle.remove()

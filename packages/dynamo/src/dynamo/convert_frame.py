@@ -311,6 +311,10 @@ def _compile_graph(fn: types.FunctionType, gm: torch.fx.GraphModule, output: Out
         compiled = options.backend(gm, output.example_inputs())
         if not callable(compiled):
             raise TypeError(f"it returned {compiled!r}, not a callable")
+        if isinstance(compiled, torch.nn.Module):
+            # its forward: a module's call would run the global module hooks on the graph too,
+            # which the calls of the frame's own modules in it have run already
+            return compiled.forward
         return compiled
     except Exception as error:
         failed = (f"backend {getattr(options.backend, '__name__', options.backend)!r} failed "
