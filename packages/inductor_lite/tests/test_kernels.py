@@ -1034,6 +1034,15 @@ def test_max_pool_values_and_indices(device, kwargs):
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
 
 
+def test_max_pool_index_of_a_large_window(device):
+    """The index is a chain over the window's taps (a running comparison nested each earlier
+    tap's Value twice: a 5x5 window did not compile in minutes); ties keep the first maximum."""
+    x = torch.randint(0, 3, (2, 2, 9, 8), device=device).float()
+    x[0, 0, 4, 4] = x[1, 1, 0, 0] = float("nan")
+    compile_and_check(lambda x: F.max_pool2d(x, 7, stride=2, padding=3, return_indices=True), x)
+    assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
 @pytest.mark.parametrize("kwargs", [
     dict(kernel_size=3, stride=2, padding=1),
     dict(kernel_size=3, stride=2, padding=1, count_include_pad=False, ceil_mode=True),
@@ -1096,6 +1105,19 @@ def test_adaptive_pool_1d_and_3d(device, pool, size, out):
     kwargs = {} if pool is F.adaptive_avg_pool3d else {"return_indices": True}
     compile_and_check(lambda x: pool(x, out, **kwargs), x)
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
+
+
+@pytest.mark.parametrize("pool, size, out", [
+    (F.adaptive_max_pool2d, (1, 1), (3, 2)), (F.adaptive_avg_pool2d, (1, 1), (2, 3)),
+    (F.adaptive_max_pool3d, (1, 1, 1), (2, 1, 3)), (F.adaptive_max_pool1d, (1,), 3)])
+def test_adaptive_pool_of_one_element_windows(device, pool, size, out):
+    """An input of one element per plane: every window is that element, a reduction over one
+    element (rnumel 1), which is the element itself (its argmax 0) in a pointwise kernel."""
+    x = torch.randint(0, 4, (2, 3, *size), device=device).float()
+    x[0, 0].view(-1)[0] = float("nan")
+    kwargs = {} if pool is F.adaptive_avg_pool2d else {"return_indices": True}
+    compile_and_check(lambda x: pool(x, out, **kwargs), x)
+    assert counters["fallbacks"] == 0
 
 
 def test_float_functions_with_edge_values(device):

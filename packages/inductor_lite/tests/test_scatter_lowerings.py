@@ -34,6 +34,15 @@ def test_scatter_reduce(device, reduce, include_self):
 
 
 @pytest.mark.parametrize("reduce", REDUCES)
+def test_scatter_reduce_of_one_source_per_element(device, reduce):
+    """An index of one row along the scattered dim: a reduction over one source (rnumel 1)."""
+    x, src = torch.randn(5, 7, device=device), torch.randn(1, 7, device=device)
+    compile_and_check(lambda x, i, s: x.scatter_reduce(0, i, s, reduce, include_self=False),
+                      x, _index((1, 7), 5, device), src)
+    assert counters["fallbacks"] == 0
+
+
+@pytest.mark.parametrize("reduce", REDUCES)
 def test_scatter_reduce_with_a_smaller_index_on_a_transposed_input(device, reduce):
     """The index covers part of the other dims (the rest of `x` keeps its values); `x` is a
     transposed view, and the last dim is scattered."""

@@ -54,13 +54,9 @@ def _distance(lower, size: tuple, rsize: sympy.Expr, p: float, dtype: torch.dtyp
         if p == 2:
             return op("mul", d, d)
         return op("pow", d, constant(p, dtype))
-    if rsize == 1:  # (a reduction over one element is that element)
-        def total(idx):
-            return term(idx, [sympy.Integer(0)])
-    else:
-        total = loader(lower.add(ComputedBuffer(lower.new_name(), Layout(
-            size, contiguous_strides(size), sympy.Integer(0), dtype, device),
-            data=Reduction(size, (rsize,), kind, dtype, device, term))))
+    total = loader(lower.add(ComputedBuffer(lower.new_name(), Layout(
+        size, contiguous_strides(size), sympy.Integer(0), dtype, device),
+        data=Reduction(size, (rsize,), kind, dtype, device, term))))
 
     def root(idx):
         v = total(idx)

@@ -1966,10 +1966,29 @@ def _window_taps(x: TensorIR, idx: Index, kernel, stride, padding, dilation):
             yield row, col, inside
 
 
+def pooled_index(taps: list[tuple[sympy.Expr, Value, Value]], best: Value) -> Value:
+    """The index eager's max pooling keeps among `taps` (flat index, inside the input, value)
+    whose max is `best`: its running maximum takes the first tap inside the input, then any
+    inside tap that is greater or NaN, so the last NaN inside if any, else the first tap inside
+    equal to the max (a padding tap never, also when every inside value is the lowest). Each is
+    a chain over the taps: a running comparison nests every earlier tap's Value twice, and its
+    tree doubles with each tap (a 5x5 window did not compile in minutes)."""
+    first = constant(-1, torch.int64)
+    for flat, inside, v in reversed(taps):
+        hit = op("logical_and", inside, op("eq", v, best, dtype=torch.bool))
+        first = Value("where", (hit, Value("index", (flat,), torch.int64), first), torch.int64)
+    nan = constant(-1, torch.int64)
+    for flat, inside, v in taps:
+        hit = op("logical_and", inside, op("isnan", v, dtype=torch.bool))
+        nan = Value("where", (hit, Value("index", (flat,), torch.int64), nan), torch.int64)
+    return Value("where", (op("ge", nan, constant(0, torch.int64), dtype=torch.bool), nan,
+                           first), torch.int64)
+
+
 @register(aten.max_pool2d_with_indices.default)
 def _max_pool2d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """Max over each window, unrolled (windows are small); the index is of the last NaN or the
-    first maximum in the window, as row * width + col."""
+    first maximum in the window, as row * width + col (`pooled_index`)."""
     vals = lower.node.meta["val"]
     size = tuple(sym(s) for s in vals[0].shape)
     kernel = _pair(kernel_size)
@@ -1981,32 +2000,17 @@ def _max_pool2d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, c
     def taps(idx):
         for row, col, inside in _window_taps(x, idx, *args):
             v = to_dtype(load([*idx[:-2], row, col]), cd)
-            yield row, col, inside, Value("where", (inside, ir.masked(v, inside), lowest), cd)
+            yield row * x.size[-1] + col, inside, Value("where", (inside, ir.masked(v, inside),
+                                                                   lowest), cd)
 
     def value(idx):
         best = None
-        for _, _, _, v in taps(idx):
+        for _, _, v in taps(idx):
             best = v if best is None else op("maximum", best, v)
         return best
-
-    def index(idx):
-        # As eager: the first tap inside the input, then any inside tap that is greater or
-        # NaN (a padding tap is never the index, also when every inside value is the lowest).
-        best = arg = seen = None
-        for row, col, inside, v in taps(idx):
-            i = Value("index", (row * x.size[-1] + col,), torch.int64)
-            if best is None:
-                best, arg, seen = v, i, inside
-                continue
-            better = op("logical_or", op("gt", v, best, dtype=torch.bool),
-                        op("isnan", v, dtype=torch.bool))
-            take = op("logical_and", inside, op("logical_or", op("logical_not", seen), better))
-            best = Value("where", (take, v, best), cd)
-            arg = Value("where", (take, i, arg), torch.int64)
-            seen = op("logical_or", seen, inside)
-        return arg
     return (Pointwise(size, vals[0].dtype, vals[0].device, value),
-            Pointwise(size, torch.int64, vals[1].device, index))
+            Pointwise(size, torch.int64, vals[1].device,
+                      lambda idx: pooled_index(list(taps(idx)), value(idx))))
 
 
 @register(aten.avg_pool2d.default)
@@ -2062,17 +2066,6 @@ def _adaptive_windows(x: TensorIR, size: tuple, dims: int) -> tuple[tuple, Calla
     return rsize, windows
 
 
-def _adaptive_first(x: TensorIR, windows: Callable, cd: torch.dtype) -> Callable:
-    """Output index -> the first element of its window (in `cd`): the whole window, where
-    windows are of one element (a static input of one row or column)."""
-    load = loader(x)
-
-    def first(idx):
-        batch, spans = windows(idx)
-        return to_dtype(load([*batch, *(start for start, _ in spans)]), cd)
-    return first
-
-
 def _adaptive_tap(x: TensorIR, windows: Callable, idx: Index, ridx: Index, outside: Value
                   ) -> Value:
     """Tap `ridx` of the largest window under output `idx`: the input's value (in its
@@ -2097,8 +2090,6 @@ def _adaptive_avg_pool(lower, node, x, output_size):
     size = tuple(sym(s) for s in val.shape)
     rsize, windows = _adaptive_windows(x, size, len(output_size))
     cd = compute_dtype(val.dtype)
-    if ir.product(rsize) == 1:  # windows of one element
-        return Pointwise(size, val.dtype, val.device, _adaptive_first(x, windows, cd))
     total = lower.add(ComputedBuffer(lower.new_name(), Layout(
         size, contiguous_strides(size), sympy.Integer(0), cd, val.device),
         data=Reduction(size, rsize, "sum", cd, val.device, lambda idx, ridx: _adaptive_tap(
@@ -2132,13 +2123,6 @@ def _adaptive_max_pool(lower, node, x, output_size):
         for n, start, offset in zip(x.size[-dims:], starts, offsets):
             flat = flat * n + start + offset
         return flat
-    if ir.product(rsize) == 1:  # windows of one element
-        def first_index(idx):
-            spans = windows(idx)[1]
-            return Value("index", (plane_index([s for s, _ in spans], [0] * dims),), torch.int64)
-        return (Pointwise(size, vals[0].dtype, vals[0].device, _adaptive_first(x, windows, cd)),
-                Pointwise(size, torch.int64, vals[1].device, first_index))
-
     def tap(idx, ridx):
         return _adaptive_tap(x, windows, idx, ridx, lowest)
 

@@ -31,7 +31,7 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import aten, compute_dtype, register, sym
+from .lowering import aten, compute_dtype, pooled_index, register, sym
 
 
 def _triple(v: Any, default: Sequence[int] | None = None) -> tuple[int, int, int]:
@@ -65,7 +65,7 @@ def _pooling_args(x: TensorIR, kernel_size, stride, padding, dilation) -> tuple:
 @register(aten.max_pool3d_with_indices.default)
 def _max_pool3d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """Max over each window and its index `(d * H + h) * W + w`: the first maximum, or the last
-    NaN, of the taps inside the input (as 2-d max pooling)."""
+    NaN, of the taps inside the input (`pooled_index`, as 2-d max pooling)."""
     vals = lower.node.meta["val"]
     size = tuple(sym(s) for s in vals[0].shape)
     args = _pooling_args(x, kernel_size, stride, padding, dilation)
@@ -88,23 +88,9 @@ def _max_pool3d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, c
             best = v if best is None else op("maximum", best, v)
         return best
 
-    def index(idx):
-        # eager's running maximum keeps the first tap inside the input that is greater, or the
-        # last NaN: the last NaN inside if any, else the first tap inside equal to the max
-        # (each a chain over the taps: a running comparison would nest every tap's Value twice)
-        best, found = value(idx), list(taps(idx))
-        first = constant(-1, torch.int64)
-        for flat, inside, v in reversed(found):
-            hit = op("logical_and", inside, op("eq", v, best, dtype=torch.bool))
-            first = Value("where", (hit, Value("index", (flat,), torch.int64), first), torch.int64)
-        nan = constant(-1, torch.int64)
-        for flat, inside, v in found:
-            hit = op("logical_and", inside, op("isnan", v, dtype=torch.bool))
-            nan = Value("where", (hit, Value("index", (flat,), torch.int64), nan), torch.int64)
-        return Value("where", (op("ge", nan, constant(0, torch.int64), dtype=torch.bool), nan,
-                               first), torch.int64)
     return (Pointwise(size, vals[0].dtype, vals[0].device, value),
-            Pointwise(size, torch.int64, vals[1].device, index))
+            Pointwise(size, torch.int64, vals[1].device,
+                      lambda idx: pooled_index(list(taps(idx)), value(idx))))
 
 
 @register(aten.avg_pool3d.default)

@@ -544,7 +544,13 @@ class KernelCodegen:
         data = node.buffer.data
         kind = data.reduction_type
         start = identity(kind, body(node).dtype)
-        if self.persistent:
+        if not self.kernel.is_reduction:  # one element per output (rnumel 1): that element
+            if kind in ("argmax", "argmin"):
+                result = self.emit(outer, None, "tl.zeros_like(xindex).to(tl.int64)")
+            else:
+                result = self.emit(outer, None, cast(self.value(body(node), outer),
+                                                     _acc_dtype(body(node).dtype)))
+        elif self.persistent:
             v = self.value(body(node), outer)
             masked = self.emit(outer, None, f"tl.where(xmask & rmask, {v}, {start})")
             result = self.finish(kind, masked, "rindex", outer)
