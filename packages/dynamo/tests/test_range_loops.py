@@ -127,3 +127,37 @@ def test_a_long_loop_unrolled_before_its_break_is_of_its_numbers() -> None:
         return x
 
     _compiled_sweep(f, [(torch.ones(3), n) for n in (5, 12, 20, 11, 9, 12)])
+
+
+def test_a_range_beyond_a_c_long_has_a_longrange_iterator() -> None:
+    """An iterator over numbers beyond a C long is a `longrange_iterator`: a symbolic bound
+    that grows past one (a guard on the symbol) makes the range this call's constant one."""
+    def f(log, x, n):
+        it, backwards = iter(range(n)), reversed(range(n, 0, -1))
+        log.append((type(it).__name__, type(backwards).__name__))
+        for i in it:
+            _log_at_a_break(log, i, next(backwards))
+            if i == 1:
+                break
+        log.append((type(it).__name__, next(it), next(backwards)))
+        return x
+
+    _compiled_sweep(f, [(torch.ones(3), n) for n in (3, 5, 2**64, 2**63, 4, 2**63 - 1, 7)])
+
+
+def test_a_ranges_iter_and_reversed_methods_make_an_iterator_per_call() -> None:
+    """`r.__iter__()` and `r.__reversed__()` make an iterator in the trace, as `iter(r)` and
+    `reversed(r)` do: they were a real iterator, a constant of the compiled code that the trace
+    had already taken from and that every call went on taking from."""
+    def f(log, x, n):
+        numbers = range(n)
+        it, backwards = numbers.__iter__(), numbers.__reversed__()
+        log.append((next(it, None), next(backwards, None)))
+        for i in it:
+            _log_at_a_break(log, i)
+            if i == 2:
+                break
+        log.append((list(it), list(backwards)))
+        return x
+
+    _compiled_sweep(f, [(torch.ones(3), n) for n in (5, 3, 5, 8, 3, 0, 5)])

@@ -708,8 +708,10 @@ class BuiltinVariable(TrueVariable):
             FilterIteratorVariable(fn, ZipIteratorVariable([iterate(tx, iterable)]))
 
     def _call_reversed(self, tx, obj, **_):
-        if isinstance(obj, RangeVariable):
+        if isinstance(obj, RangeVariable) and obj.within_a_c_long():
             return _reversed_range(tx, obj)
+        if isinstance(obj, ConstantVariable) and type(obj.value) is range:  # (no list made)
+            return RangeIteratorVariable(obj.value[::-1], type(reversed(obj.value)))
         if isinstance(obj, ListVariable) and obj.kind is list:
             return ReversedListIteratorVariable(obj)
         if isinstance(obj, DictVariable):

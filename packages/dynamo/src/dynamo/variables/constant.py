@@ -118,6 +118,14 @@ class ConstantVariable(VariableTracker):
                                   "not constants")
             return a.as_constant()
 
+        if name in ("__iter__", "__reversed__") and not args and not kwargs and \
+                self.python_type() in (range, str, bytes, tuple, frozenset) and \
+                hasattr(self.python_type(), name):  # (a symbolic range's type: not pinned)
+            # an iterator made in the trace, as `iter()` and `reversed()` make one: a real one
+            # would be a constant of the code, one object taken from by every call
+            from dynamo.variables.builtins import BuiltinVariable
+
+            return BuiltinVariable(iter if name == "__iter__" else reversed).call(tx, [self], {})
         if isinstance(self.value, str) and name == "join" and len(args) == 1 and \
                 not args[0].is_constant():  # a generator or a map of strings: its items, made
             plain_args = [[plain(a) for a in args[0].items(tx)]]  # in the trace, as join does

@@ -1053,7 +1053,7 @@ class IteratorVariable(VariableTracker):
             return DictIteratorVariable(value)
         if isinstance(value, DictViewVariable):
             return DictIteratorVariable(value.dict, value.view)
-        if isinstance(value, RangeVariable):
+        if isinstance(value, RangeVariable) and value.within_a_c_long():
             return SymbolicRangeIteratorVariable(value)
         if isinstance(value, ConstantVariable) and type(value.value) is range:
             return RangeIteratorVariable(value.value)
@@ -1194,18 +1194,25 @@ class RangeIteratorVariable(LiveIteratorVariable):
     that breaks the graph early makes no list of ten million; handed on, it is an iterator over
     the range of the numbers left."""
 
-    def __init__(self, numbers: range) -> None:
+    def __init__(self, numbers: range, kind: type | None = None) -> None:
         self.range = numbers
         self.position = 0  # numbers taken
+        # a range beyond a C long has an iterator of its own; `reversed()` decides by its own
+        # checks, so it gives its kind
+        self.kind = kind or type(iter(numbers))
 
     def python_type(self) -> type:
-        return type(iter(self.range))  # a range beyond a C long has an iterator of its own
+        return self.kind
 
     def next(self, tx: Translator) -> VariableTracker | None:
         if self.position >= len(self.range):
             return None
         self.position += 1
         return ConstantVariable(self.range[self.position - 1])
+
+
+# The bound on a RangeVariable's numbers under which its iterators are `range_iterator`s
+_SMALL_NUMBERS = 2**60
 
 
 class RangeVariable(ConstantVariable):
@@ -1234,6 +1241,18 @@ class RangeVariable(ConstantVariable):
     def python_type(self) -> type:
         return range
 
+    def within_a_c_long(self) -> bool:
+        """Whether its bounds and step lie within ±2**60, decided by guards on the symbols (not
+        on their values): its iterators, forward or reversed, and those rebuilt from the numbers
+        they have left, are then `range_iterator`s (a range beyond a C long has
+        `longrange_iterator`s)."""
+        from dynamo.variables.tensor import SymNodeVariable
+
+        bounds = [v.value if isinstance(v, SymNodeVariable) else v.as_constant()
+                  for v in (self.start, self.stop)]
+        return abs(self.step) <= _SMALL_NUMBERS and all(
+            -_SMALL_NUMBERS <= bound <= _SMALL_NUMBERS for bound in bounds)
+
     def __repr__(self) -> str:
         return f"RangeVariable({self.start}, {self.stop}, {self.step})"
 
@@ -1253,7 +1272,7 @@ class SymbolicRangeIteratorVariable(LiveIteratorVariable):
         self.taken = 0
 
     def python_type(self) -> type:
-        return type(iter(range(0)))  # (symbolic ints stay within a C long)
+        return type(iter(range(0)))  # (made of a range within a C long)
 
     def next(self, tx: Translator) -> VariableTracker | None:
         from dynamo.variables.builtins import BuiltinVariable
