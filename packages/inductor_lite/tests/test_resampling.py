@@ -64,3 +64,34 @@ def test_upsample_trilinear3d(device, size, align_corners, scales):
 def test_upsample_trilinear3d_of_float64_transposed(device):
     x = torch.randn(2, 3, 7, 6, 5, device=device, dtype=torch.float64).transpose(2, 4)
     compile_and_check(lambda x: aten.upsample_trilinear3d(x, [9, 3, 8], False), x)
+
+
+@pytest.mark.parametrize("size, align_corners, scales", [
+    ([3, 3], False, (None, None)),       # downscaled: windows widened by the factor
+    ([5, 5], False, (None, None)),
+    ([17, 18], False, (1.7, 0.9)),       # eager's scales, not the sizes' ratios
+    ([4, 7], True, (None, None)),
+    ([1, 20], False, (None, None)),      # one row: a dim of unchanged size is read as is
+    ([23, 41], True, (None, None)),      # upscaled
+])
+def test_upsample_bilinear2d_aa(device, size, align_corners, scales):
+    x = torch.randn(2, 3, 10, 20, device=device)
+    x[1, 2, 0, 0] = float("inf")  # outside most windows: adds 0 there, not NaN
+    compile_and_check(lambda x: aten._upsample_bilinear2d_aa(x, size, align_corners, *scales), x)
+
+
+def test_upsample_bilinear2d_aa_of_a_channels_last_input(device):
+    x = torch.randn(2, 5, 9, 13, device=device).to(memory_format=torch.channels_last)
+    compile_and_check(lambda x: F.interpolate(x, size=(4, 6), mode="bilinear", antialias=True), x)
+
+
+@pytest.mark.parametrize("shape, size, dtype", [
+    ((2, 3, 30, 31), [7, 1], torch.float32),  # a single column: eager reads every row's first
+    ((2, 3, 8, 8), [3, 3], torch.float64),
+])
+def test_upsample_bilinear2d_aa_refuses_what_it_does_not_match(device, shape, size, dtype):
+    x = torch.randn(shape, device=device, dtype=dtype)
+    compiled = compile_fx(torch.fx.symbolic_trace(
+        lambda x: aten._upsample_bilinear2d_aa(x, size, False)), [x])
+    torch.testing.assert_close(compiled(x), aten._upsample_bilinear2d_aa(x, size, False))
+    assert counters["fallbacks"] == 1

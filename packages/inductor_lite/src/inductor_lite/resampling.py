@@ -5,7 +5,9 @@ window's taps (windows are small), taps outside the input masked off. Trilinear 
 the 8 corners around each output's source point, weighted as eager weighs them: the source
 index `scale * (o + 0.5) - 0.5` (or `scale * o` with `align_corners`) computed in the
 input's float type from a scale the lowering rounds as eager rounds it, its floor the first
-corner, the next one clamped to the input's last row.
+corner, the next one clamped to the input's last row. Antialiased bilinear resizing sums, for
+each output, a window of rows of windows of columns under eager's normalised triangle weights,
+the window widened by the downscale factor and each weight rounded as eager rounds it.
 """
 
 from __future__ import annotations
@@ -188,4 +190,109 @@ def _upsample_trilinear3d(lower, node, x, output_size, align_corners, scales_d=N
             return op("add", op("mul", w0, blend([*prefix, first], dim + 1)),
                       op("mul", w1, blend([*prefix, second], dim + 1)))
         return blend([], 0)
+    return Pointwise(size, val.dtype, val.device, fn)
+
+
+
+def _antialias_ratio(n: int, m: int, align_corners: bool, scale: float | None) -> float:
+    """Input rows per output row, rounded to float32 as eager rounds it."""
+    f32 = torch.float32
+    if align_corners:
+        return torch.tensor(n - 1, dtype=f32).div(m - 1).item() if m > 1 else 0.0
+    if scale is not None and scale > 0:
+        return torch.tensor(1.0 / scale, dtype=f32).item()
+    return torch.tensor(n, dtype=f32).div(m).item()
+
+
+def _antialias_tap_count(ratio: float) -> int:
+    """Eager's taps per output: the filter's support (1, times the downscale factor) each side."""
+    return int(math.ceil(max(ratio, 1.0))) * 2 + 1
+
+
+def _antialias_taps(o: sympy.Expr, n: int, ratio: float) -> list[tuple[Value, Value, Value]]:
+    """Output row `o` antialiased from `n` rows, `ratio` input rows per output row, as eager's
+    float32 kernel weighs it: each tap's row (clamped into the input), whether it lies in the
+    output's window, and its normalised weight."""
+    f32, f64, i64 = torch.float32, torch.float64, torch.int64
+    support = max(ratio, 1.0)
+    inverse = torch.tensor(1.0, dtype=f32).div(ratio).item() if ratio >= 1 else 1.0
+    # eager's center, window ends and tap distances mix float32 steps and double ones (its
+    # `+ 0.5` is a double): each rounded where eager rounds it
+    dst = op("add", to_dtype(Value("index", (o,), i64), f64), constant(0.5, f64))
+    center = to_dtype(op("mul", constant(ratio, f64), dst), f32)
+
+    def window_end(sign: float) -> Value:
+        end = to_dtype(op("add", center, constant(sign * support, f32)), f64)
+        return to_dtype(op("add", end, constant(0.5, f64)), i64)
+    first = op("maximum", window_end(-1.0), constant(0, i64))
+    count = op("sub", op("minimum", window_end(1.0), constant(n, i64)), first)
+    taps, total = [], constant(0, f32)
+    for j in range(_antialias_tap_count(ratio)):
+        row = op("add", first, constant(j, i64))
+        distance = to_dtype(op("sub", to_dtype(row, f32), center), f64)
+        distance = op("mul", op("add", distance, constant(0.5, f64)), constant(inverse, f64))
+        distance = op("abs", to_dtype(distance, f32))
+        inside = op("lt", constant(j, i64), count, dtype=torch.bool)
+        near = op("logical_and", inside, op("lt", distance, constant(1, f32), dtype=torch.bool))
+        weight = Value("where", (near, op("sub", constant(1, f32), distance), constant(0, f32)),
+                       f32)
+        total = op("add", total, weight)
+        taps.append((op("minimum", row, constant(n - 1, i64)), inside, weight))
+    nonzero = op("ne", total, constant(0, f32), dtype=torch.bool)
+    return [(row, inside, Value("where", (nonzero, op("truediv", weight, total), weight), f32))
+            for row, inside, weight in taps]
+
+
+# taps (rows times columns) one output may read: past it, the kernel's code grows too large
+MAX_ANTIALIAS_TAPS = 1024
+
+
+@register(aten._upsample_bilinear2d_aa.default)
+def _upsample_bilinear2d_aa(lower, node, x, output_size, align_corners, scales_h=None,
+                            scales_w=None):
+    """Antialiased bilinear resizing as eager's separable float32 kernel: each output a sum of
+    rows of the input, each row a sum of its columns, over windows of the triangle filter widened
+    by the downscale factor, their weights normalised per output (a dim of unchanged size is
+    read as is, as eager skips it)."""
+    val = lower.node.meta["val"]
+    if val.dtype != torch.float32 or len(x.size) != 4:
+        raise LoweringError("antialiased bilinear resizing of other than 4-d float32")
+    ins, outs = x.size[-2:], tuple(sym(s) for s in val.shape)[-2:]
+    if not all(s.is_Integer for s in (*ins, *outs)):
+        raise LoweringError("antialiased bilinear resizing of symbolic sizes")
+    (h, w), (oh, ow) = ((int(a), int(b)) for a, b in (ins, outs))
+    if ow == 1 and h != oh:
+        raise LoweringError("antialiased resizing of rows to a single column (eager weighs "
+                            "every output row as its first)")
+    dims = [(n, m, _antialias_ratio(n, m, align_corners, s))
+            for n, m, s in ((h, oh, scales_h), (w, ow, scales_w))]
+    if math.prod(1 if n == m else _antialias_tap_count(r) for n, m, r in dims) > \
+            MAX_ANTIALIAS_TAPS:
+        raise LoweringError("antialiased resizing by a large factor (too many taps a kernel)")
+    size = tuple(sym(s) for s in val.shape)
+    load = loader(x)
+
+    def taps(o, n, m, ratio):
+        if n == m:
+            return [(o, None, None)]
+        return [(ir.IndirectIndex(r, n, wraps=False), inside, weight)
+                for r, inside, weight in _antialias_taps(o, n, ratio)]
+
+    def weighted_sum(terms):
+        total = None
+        for read, inside, weight in terms:
+            v = read()
+            if inside is not None:  # (a tap outside the window adds 0, even where it reads inf)
+                v = Value("where", (inside, op("mul", v, weight), constant(0, torch.float32)),
+                          torch.float32)
+            total = v if total is None else op("add", total, v)
+        return total
+
+    def fn(idx):
+        rows, columns = (taps(o, *d) for o, d in zip(idx[-2:], dims))
+
+        def row(r):
+            return weighted_sum((lambda c=c: load([*idx[:-2], r, c]), inside, weight)
+                                for c, inside, weight in columns)
+        return weighted_sum((lambda r=r: row(r), inside, weight) for r, inside, weight in rows)
     return Pointwise(size, val.dtype, val.device, fn)
