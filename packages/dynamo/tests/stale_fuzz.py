@@ -882,8 +882,10 @@ def _run(case: Case, counter: CompileCounter) -> Outcome:
         return Outcome((kind, detail), counter.count, spurious)
 
     for i, step in enumerate(((), *case.steps)):
+        grad = torch.is_grad_enabled()  # each namespace's changes start from the same grad mode
         for namespace in (eager, compiled):
             torch.manual_seed(case.seed * 1000 + i)
+            torch.set_grad_enabled(grad)
             for mutation in step:
                 with contextlib.suppress(Exception):  # the same error in both namespaces
                     exec(mutation.statement, namespace)
