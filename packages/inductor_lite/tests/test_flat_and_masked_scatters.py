@@ -87,6 +87,16 @@ def test_masked_scatter_of_transposed_and_broadcast_inputs(device):
     _generated()
 
 
+@pytest.mark.parametrize("size", [(), (1,), (1, 1)])
+def test_masked_scatter_of_one_element(device, size):
+    # its one element, where the mask holds, takes the source's first (it read index -1)
+    x = torch.zeros(size, device=device)
+    source = torch.tensor([5.0, 6.0], device=device)
+    for mask in (torch.tensor(True, device=device), torch.tensor(False, device=device)):
+        compile_and_check(lambda x, m, s: x.masked_scatter(m, s), x, mask, source)
+    _generated()
+
+
 def test_masked_scatter_with_too_small_a_source_raises(device):
     x, mask = torch.randn(2, 3, device=device), torch.ones(2, 3, dtype=torch.bool, device=device)
     source = torch.randn(5, device=device)

@@ -138,9 +138,7 @@ def _masked_scatter(lower, node, x, mask, source):
     load_mask = broadcast_loader(mask, size, torch.bool)
     load_x = broadcast_loader(x, size, cd)
     load_source = loader(_flatten(source))
-    if numel == 1:
-        load_taken = lambda idx: constant(0, torch.int32)  # noqa: E731
-    else:
+    if numel > 1:
         flat_mask = loader(_flatten(Pointwise(size, torch.int32, val.device,
                                               lambda idx: to_dtype(load_mask(idx), torch.int32))))
         load_taken = loader(scan_buffer(lower, (numel,), 0, "sum", torch.int32, val.device,
@@ -148,8 +146,10 @@ def _masked_scatter(lower, node, x, mask, source):
 
     def fn(idx):
         chosen = load_mask(idx)
-        # the mask elements before this one that hold: the source element it takes
-        before = op("sub", load_taken([_flat_index(idx, size)]), to_dtype(chosen, torch.int32))
+        # the mask elements before this one that hold: the source element it takes (none
+        # before a single element)
+        before = constant(0, torch.int32) if numel == 1 else op(
+            "sub", load_taken([_flat_index(idx, size)]), to_dtype(chosen, torch.int32))
         taken = masked(to_dtype(load_source([IndirectIndex(_int64(before), available, False)]),
                                 cd), chosen)
         return Value("where", (chosen, taken, load_x(idx)), cd)
