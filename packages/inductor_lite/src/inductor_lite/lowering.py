@@ -1985,6 +1985,20 @@ def pooled_index(taps: list[tuple[sympy.Expr, Value, Value]], best: Value) -> Va
                            first), torch.int64)
 
 
+def max_pooled(size: tuple, vals: Sequence[torch.Tensor],
+               taps: Callable[[Index], Any]) -> tuple[Pointwise, Pointwise]:
+    """Max pooling's (values, indices) of `size`, from `taps(idx)`: each window's taps as (flat
+    index, inside the input, value or the lowest number outside)."""
+    def value(idx):
+        best = None
+        for _, _, v in taps(idx):
+            best = v if best is None else op("maximum", best, v)
+        return best
+    return (Pointwise(size, vals[0].dtype, vals[0].device, value),
+            Pointwise(size, torch.int64, vals[1].device,
+                      lambda idx: pooled_index(list(taps(idx)), value(idx))))
+
+
 @register(aten.max_pool2d_with_indices.default)
 def _max_pool2d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """Max over each window, unrolled (windows are small); the index is of the last NaN or the
@@ -2002,15 +2016,7 @@ def _max_pool2d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, c
             v = to_dtype(load([*idx[:-2], row, col]), cd)
             yield row * x.size[-1] + col, inside, Value("where", (inside, ir.masked(v, inside),
                                                                    lowest), cd)
-
-    def value(idx):
-        best = None
-        for _, _, v in taps(idx):
-            best = v if best is None else op("maximum", best, v)
-        return best
-    return (Pointwise(size, vals[0].dtype, vals[0].device, value),
-            Pointwise(size, torch.int64, vals[1].device,
-                      lambda idx: pooled_index(list(taps(idx)), value(idx))))
+    return max_pooled(size, vals, taps)
 
 
 @register(aten.avg_pool2d.default)

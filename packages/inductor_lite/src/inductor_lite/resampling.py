@@ -33,7 +33,7 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import aten, compute_dtype, pooled_index, register, sym
+from .lowering import aten, compute_dtype, max_pooled, register, sym
 
 
 def _triple(v: Any, default: Sequence[int] | None = None) -> tuple[int, int, int]:
@@ -84,15 +84,7 @@ def _max_pool3d(lower, node, x, kernel_size, stride=(), padding=0, dilation=1, c
             yield (d * h + r) * w + c, inside, Value("where", (inside, ir.masked(v, inside),
                                                                lowest), cd)
 
-    def value(idx):
-        best = None
-        for _, _, v in taps(idx):
-            best = v if best is None else op("maximum", best, v)
-        return best
-
-    return (Pointwise(size, vals[0].dtype, vals[0].device, value),
-            Pointwise(size, torch.int64, vals[1].device,
-                      lambda idx: pooled_index(list(taps(idx)), value(idx))))
+    return max_pooled(size, vals, taps)
 
 
 @register(aten.avg_pool3d.default)
