@@ -18,15 +18,12 @@ import sympy
 import torch
 
 from .ir import (
-    ComputedBuffer,
     IndirectIndex,
-    Layout,
     LoweringError,
     Pointwise,
     Reduction,
     Value,
     constant,
-    contiguous_strides,
     loader,
     op,
     to_dtype,
@@ -54,9 +51,7 @@ def _distance(lower, size: tuple, rsize: sympy.Expr, p: float, dtype: torch.dtyp
         if p == 2:
             return op("mul", d, d)
         return op("pow", d, constant(p, dtype))
-    total = loader(lower.add(ComputedBuffer(lower.new_name(), Layout(
-        size, contiguous_strides(size), sympy.Integer(0), dtype, device),
-        data=Reduction(size, (rsize,), kind, dtype, device, term))))
+    total = loader(lower.realize(Reduction(size, (rsize,), kind, dtype, device, term)))
 
     def root(idx):
         v = total(idx)

@@ -18,21 +18,26 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import sympy
 import torch
 
 from .ir import (
-    Index,
     LoweringError,
     Pointwise,
     Value,
     constant,
-    contiguous_strides,
     loader,
     op,
     to_dtype,
 )
-from .lowering import GraphLowering, broadcast_loader, compute_dtype, is_tensor, register, sym
+from .lowering import (
+    GraphLowering,
+    broadcast_loader,
+    compute_dtype,
+    draws,
+    is_tensor,
+    register,
+    sym,
+)
 
 aten = torch.ops.aten
 
@@ -41,19 +46,6 @@ FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 # Result dtypes of `randint`: integers, and floats holding its integers exactly.
 RANDINT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
                   *FLOATS, torch.float64)
-
-
-def draws(lower: GraphLowering, kind: str, size: tuple) -> Callable[[Index], Value]:
-    """A fresh seed's draws over `size`: `kind` is "rand" (float32 in [0, 1)), "randn"
-    (float32 normal) or "randint" (uint32 bits), at each element's row-major position."""
-    seed = lower.new_seed()
-    strides = contiguous_strides(size)
-    dtype = torch.uint32 if kind == "randint" else torch.float32
-
-    def draw(idx: Index) -> Value:
-        offset = sum((i * s for i, s in zip(idx, strides)), sympy.Integer(0))
-        return Value(kind, (seed, offset), dtype)
-    return draw
 
 
 def _float_result(val: torch.Tensor, generator: Any) -> tuple[tuple, torch.dtype, Any]:

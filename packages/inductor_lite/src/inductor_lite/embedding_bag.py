@@ -23,15 +23,12 @@ import sympy
 import torch
 
 from .ir import (
-    ComputedBuffer,
     IndirectIndex,
-    Layout,
     LoweringError,
     Pointwise,
     Reduction,
     Value,
     constant,
-    contiguous_strides,
     index_in,
     loader,
     masked,
@@ -112,10 +109,7 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
         return to_dtype(in_bag(idx[0], ridx[0]), cd)
 
     def reduced(out_size: tuple, fn) -> Callable:
-        return loader(lower.add(ComputedBuffer(
-            lower.new_name(), Layout(out_size, contiguous_strides(out_size), sympy.Integer(0), cd,
-                                     val.device),
-            data=Reduction(out_size, (count,), "sum", cd, val.device, fn))))
+        return loader(lower.realize(Reduction(out_size, (count,), "sum", cd, val.device, fn)))
     total = reduced(size, term)
     if mode == SUM:
         out = Pointwise(size, val.dtype, val.device, total)

@@ -103,10 +103,8 @@ def _put(lower, node, x, index, source, accumulate=False):
                        Value("index", (idx[0],), torch.int64))
             return op("logical_and", later, op("eq", wrapped(ridx[0]), wrapped(idx[0])))
         load_overwritten = (lambda idx: constant(False, torch.bool)) if sources == 1 else \
-            loader(lower.add(ComputedBuffer(lower.new_name(), Layout(
-                (sources,), (sympy.Integer(1),), sympy.Integer(0), torch.bool, val.device),
-                data=Reduction((sources,), (sources,), "any", torch.bool, val.device,
-                               named_later))))
+            loader(lower.realize(Reduction((sources,), (sources,), "any", torch.bool, val.device,
+                                           named_later)))
 
         def target(idx):
             # out of range: -1, which the bounds check refuses (eager raises)

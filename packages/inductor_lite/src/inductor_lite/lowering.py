@@ -218,9 +218,11 @@ class GraphLowering:
         self.buffers.append(buffer)
         return buffer
 
-    def realize(self, t: TensorIR, layout: Layout | None = None) -> Buffer | BufferView:
-        """`t` as something with storage (a lazy Pointwise is computed into a new buffer)."""
-        if not isinstance(t, Pointwise):
+    def realize(self, t: TensorIR | Reduction | Scan, layout: Layout | None = None
+                ) -> Buffer | BufferView:
+        """`t` as something with storage: a lazy Pointwise, Reduction or Scan is computed into a
+        new buffer (contiguous, unless `layout` is given)."""
+        if not isinstance(t, (Pointwise, Reduction, Scan)):
             return t
         if layout is None:
             layout = Layout(t.size, contiguous_strides(t.size), sympy.Integer(0), t.dtype, t.device)
@@ -1926,7 +1928,7 @@ def _cumulative(lower, node, x, dim, *, dtype=None):
 
 def scan_buffer(lower: GraphLowering, size: tuple, dim: int, kind: str, dtype: torch.dtype,
                 device: torch.device, load: Callable[[Index], Value],
-                limit: int = PERSISTENT_RNUMEL) -> ComputedBuffer:
+                limit: int = PERSISTENT_RNUMEL) -> Buffer:
     """A `Scan` of `kind` over `load` along `dim`. Its kernel holds a whole row in one block:
     rows up to `limit` (for a symbolic length, its size when traced; the block follows the
     length at launch, so the kernel is right for every length); longer rows fall back."""
@@ -1940,9 +1942,7 @@ def scan_buffer(lower: GraphLowering, size: tuple, dim: int, kind: str, dtype: t
         if not hasattr(shape_env, "evaluate_expr"):
             raise LoweringError("a scan over a symbolic row whose length cannot be guarded")
         shape_env.evaluate_expr(sympy.Le(size[dim], limit))
-    data = Scan(size, dim, kind, dtype, device, load)
-    return lower.add(ComputedBuffer(lower.new_name(), Layout(
-        size, contiguous_strides(size), sympy.Integer(0), dtype, device), data=data))
+    return lower.realize(Scan(size, dim, kind, dtype, device, load))
 
 
 # -- pooling ---------------------------------------------------------------------------------
@@ -2096,10 +2096,8 @@ def _adaptive_avg_pool(lower, node, x, output_size):
     size = tuple(sym(s) for s in val.shape)
     rsize, windows = _adaptive_windows(x, size, len(output_size))
     cd = compute_dtype(val.dtype)
-    total = lower.add(ComputedBuffer(lower.new_name(), Layout(
-        size, contiguous_strides(size), sympy.Integer(0), cd, val.device),
-        data=Reduction(size, rsize, "sum", cd, val.device, lambda idx, ridx: _adaptive_tap(
-            x, windows, idx, ridx, constant(0, cd)))))
+    total = lower.realize(Reduction(size, rsize, "sum", cd, val.device, lambda idx, ridx:
+                                    _adaptive_tap(x, windows, idx, ridx, constant(0, cd))))
     load_total = loader(total)
 
     def mean(idx):
@@ -2138,9 +2136,7 @@ def _adaptive_max_pool(lower, node, x, output_size):
                                constant(-1, torch.int64)), torch.int64)
 
     def reduce(kind, dtype, fn):
-        return loader(lower.add(ComputedBuffer(lower.new_name(), Layout(
-            size, contiguous_strides(size), sympy.Integer(0), dtype, x.device),
-            data=Reduction(size, rsize, kind, dtype, x.device, fn))))
+        return loader(lower.realize(Reduction(size, rsize, kind, dtype, x.device, fn)))
     load_max = reduce("max", vals[0].dtype, tap)
     load_arg = reduce("argmax", torch.int64, tap)  # the first maximum's tap, over `rsize`
     load_nan = reduce("max", torch.int64, nan_index)  # the last NaN's index, or -1
@@ -2165,13 +2161,25 @@ def _adaptive_max_pool(lower, node, x, output_size):
 
 # -- random ----------------------------------------------------------------------------------
 
+def draws(lower: GraphLowering, kind: str, size: tuple) -> Callable[[Index], Value]:
+    """A fresh seed's draws over `size`: `kind` is "rand" (float32 in [0, 1)), "randn"
+    (float32 normal) or "randint" (uint32 bits), at each element's row-major position."""
+    seed = lower.new_seed()
+    strides = contiguous_strides(size)
+    dtype = torch.uint32 if kind == "randint" else torch.float32
+
+    def draw(idx: Index) -> Value:
+        offset = sum((i * s for i, s in zip(idx, strides)), sympy.Integer(0))
+        return Value(kind, (seed, offset), dtype)
+    return draw
+
+
 def _random(lower: GraphLowering, kind: str) -> Pointwise:
     val = lower.node.meta["val"]
     if val.dtype == torch.float64:
         raise LoweringError("Triton draws float32 numbers: float64 ones would have 24 bits")
     size = tuple(sym(s) for s in val.shape)
-    seed = lower.new_seed()
-    strides = contiguous_strides(size)
+    draw = draws(lower, kind, size)
     cd = compute_dtype(val.dtype)
 
     # A float32 number below 1 can round up to 1.0 in half precision (about one draw in 500 in
@@ -2180,8 +2188,7 @@ def _random(lower: GraphLowering, kind: str) -> Pointwise:
         torch.float16, torch.bfloat16) and kind == "rand" else None
 
     def fn(idx):
-        offset = sum((i * s for i, s in zip(idx, strides)), sympy.Integer(0))
-        v = Value(kind, (seed, offset), torch.float32)
+        v = draw(idx)
         if below_one is not None:
             v = op("minimum", v, constant(below_one, torch.float32))
         return to_dtype(v, cd)

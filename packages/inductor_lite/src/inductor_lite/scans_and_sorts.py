@@ -151,9 +151,8 @@ def _medians(lower: GraphLowering, x: TensorIR, dim: int, skip_nan: bool
     def present(idx: Index, ridx: Index) -> Value:
         nan = op("isnan", to_dtype(load(at(idx, ridx[0])), cd), dtype=torch.bool)
         return to_dtype(op("logical_not", nan), torch.int32)
-    count = loader(lower.add(ir.ComputedBuffer(lower.new_name(), ir.Layout(
-        size, ir.contiguous_strides(size), sympy.Integer(0), torch.int32, x.device),
-        data=ir.Reduction(size, (n,), "sum", torch.int32, x.device, present))))
+    count = loader(lower.realize(ir.Reduction(size, (n,), "sum", torch.int32, x.device,
+                                              present)))
 
     def nan_median(idx: Index) -> Value:
         # (count - 1) // 2 as (count + 1) // 2 - 1, at least 0 (the count is at most n)

@@ -116,10 +116,8 @@ def _gathered_scatter(lower, x, dim: int, size: tuple, rlen: sympy.Expr,
         if exists is not None:
             hit, value = op("logical_and", exists, masked(hit, exists)), masked(value, exists)
         return Value("where", (hit, value, _identity(reduce, cd)), cd)
-    load_reduced = loader(lower.add(ComputedBuffer(
-        lower.new_name(), Layout(x.size, contiguous_strides(x.size), sympy.Integer(0), cd,
-                                 val.device),
-        data=Reduction(x.size, (rlen,), REDUCTIONS[reduce], cd, val.device, landed))))
+    load_reduced = loader(lower.realize(Reduction(x.size, (rlen,), REDUCTIONS[reduce], cd,
+                                                  val.device, landed)))
 
     def fn(idx):
         own, got = to_dtype(load_x(idx), cd), load_reduced(idx)

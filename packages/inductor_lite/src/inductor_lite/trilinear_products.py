@@ -14,15 +14,12 @@ import sympy
 import torch
 
 from .ir import (
-    ComputedBuffer,
     Index,
-    Layout,
     LoweringError,
     Pointwise,
     Reduction,
     TensorIR,
     Value,
-    contiguous_strides,
     loader,
     op,
     to_dtype,
@@ -75,6 +72,4 @@ def _trilinear(lower, node, i1, i2, i3, expand1, expand2, expand3, sumdim, unrol
         return out
     if not rsize:
         return Pointwise(size, cd, val.device, lambda idx: product(idx, []))
-    return lower.add(ComputedBuffer(lower.new_name(), Layout(
-        size, contiguous_strides(size), sympy.Integer(0), cd, val.device),
-        data=Reduction(size, rsize, "sum", cd, val.device, product)))
+    return lower.realize(Reduction(size, rsize, "sum", cd, val.device, product))
