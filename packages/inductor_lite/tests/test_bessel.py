@@ -37,7 +37,11 @@ def test_bessel_function_over_its_domain(fn, dtype, device):
     # the points, and more across (-20, 20) read through a transpose (non-contiguous)
     x = torch.cat([points, torch.linspace(-20, 20, 37, dtype=dtype, device=device)])
     x = x.reshape(7, 9).t()
-    torch.testing.assert_close(compiled(of(fn), x), fn(x), equal_nan=True)
+    # On a GPU Triton's float32 exp (ex2.approx of x log2(e), as Inductor's) is off by up to
+    # |x| 2^-24 relative: 3e-6 at i0(85), where CUDA eager's expf is within an ulp
+    rtol = 5e-6 if device != "cpu" and dtype == torch.float32 else None
+    torch.testing.assert_close(compiled(of(fn), x), fn(x), equal_nan=True, rtol=rtol,
+                               atol=None if rtol is None else 1e-5)
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
 
 

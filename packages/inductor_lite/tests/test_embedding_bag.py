@@ -35,6 +35,9 @@ def test_embedding_bag(device, mode, padding_idx):
 
 @pytest.mark.parametrize("offsets", [[1, 3], [0, 5, 3], [0, 9]])
 def test_embedding_bag_of_offsets_eager_refuses_raises(device, offsets):
+    if device != "cpu":
+        pytest.skip("on a GPU, eager's check of its indices is a device assert, which ends the "
+                    "process's CUDA context")
     weight = torch.randn(10, 3, device=device)
     indices, offsets = (torch.tensor(v, device=device) for v in (INDICES, offsets))
     fn = lambda w, i, o: F.embedding_bag(i, w, o)  # noqa: E731

@@ -9,6 +9,7 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.torch_version import TorchVersion
 
 from fxtrace import make_fx
 from inductor_lite import compile_fx, counters
@@ -335,9 +336,13 @@ def test_fallback_runs_unlowered_ops(device, caplog):
 def test_one_hot_checks_its_classes_by_an_extern_call_not_a_fallback(device):
     # one_hot's decomposition asserts its classes are in range (`aten._assert_async.msg` of an
     # `all` the kernels compute): a library call on purpose, which raises eager's error
+    # (torch before 2.13, the GPU machine's 2.11, traces one_hot without them)
     classes = torch.tensor([0, 3, 1], device=device)
     compiled = compile_and_check(lambda i: F.one_hot(i, 4) * 2, classes)
-    assert counters["fallbacks"] == 0 and counters["extern_calls"] == 2, dict(counters)
+    checks = 2 if TorchVersion(torch.__version__) >= "2.13" else 0
+    assert counters["fallbacks"] == 0 and counters["extern_calls"] == checks, dict(counters)
+    if not checks or device != "cpu":  # (on a GPU, a failed check is a device assert)
+        return
     for bad, words in ((torch.tensor([0, 4, 1]), "smaller than num_classes"),
                        (torch.tensor([0, -1, 1]), "non-negative")):
         with pytest.raises(RuntimeError, match=words):
@@ -1968,7 +1973,9 @@ def test_sinh_and_cosh_past_88_are_as_precise_as_below(device, name):
     x = torch.linspace(88.0, 89.4, 701, device=device)
     x = torch.cat([x, -x])
     compiled = compile_fx(torch.fx.symbolic_trace(lambda t: fn(t)), [x])
-    torch.testing.assert_close(compiled(x), fn(x.double()).float(), rtol=5e-7, atol=0)
+    # (on a GPU, Triton's float32 exp is ex2.approx of a log2(e): 2.6e-6 relative at a = 44.5)
+    rtol = 5e-7 if device == "cpu" else 6e-6
+    torch.testing.assert_close(compiled(x), fn(x.double()).float(), rtol=rtol, atol=0)
     if name == "cosh":  # float64 sinh runs as an aten call (FP32_PRECISE)
         y = torch.tensor([88.5, 100.0, 300.0, 700.0, 709.5, 710.4], dtype=torch.float64,
                          device=device)

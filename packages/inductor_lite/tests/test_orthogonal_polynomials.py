@@ -37,7 +37,9 @@ def test_polynomial_over_points_and_degrees(name, device):
     x = torch.tensor(POINTS, device=device)[None, :].expand(3, -1).t()
     n = torch.tensor(DEGREES, device=device)[:, None, None]
     out = compiled(lambda x, n: op(x, n), x, n)
-    torch.testing.assert_close(out, op(x, n), equal_nan=True)
+    # CPU eager is the reference on every device: its acosf and its int64 of a NaN degree are
+    # what the kernels follow (CUDA eager's differ)
+    torch.testing.assert_close(out.cpu(), op(x.cpu(), n.cpu()), equal_nan=True)
     assert counters["kernels"] == 1 and counters["fallbacks"] == 0
 
 

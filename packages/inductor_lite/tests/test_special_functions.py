@@ -24,14 +24,16 @@ def values(device, dtype=torch.float32):
     return x.reshape(39, 4).t().to(device=device, dtype=dtype)
 
 
-def check(fn, *inputs, fallbacks=0, **tolerances):
+def check(fn, *inputs, fallbacks=0, reference=None, **tolerances):
+    """`fn` compiled against eager on the inputs' device, or on the device `reference`."""
     inductor_lite.metrics.reset()
     gm = make_fx(fn, "real")(*inputs)
     compiled = compile_fx(gm, list(inputs))
-    got, want = compiled(*inputs), fn(*inputs)
+    got = compiled(*inputs)
+    want = fn(*(t if reference is None else t.to(reference) for t in inputs))
     for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
         assert g.shape == w.shape and g.dtype == w.dtype
-        torch.testing.assert_close(g, w, equal_nan=True, **tolerances)
+        torch.testing.assert_close(g.to(w.device), w, equal_nan=True, **tolerances)
     assert counters["fallbacks"] == fallbacks
     return compiled
 
@@ -49,7 +51,10 @@ def test_lgamma_of_integers_and_mvlgamma(device):
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 10])
 def test_polygamma(device, n):
-    check(lambda x: torch.polygamma(n, x), values(device))
+    # CUDA eager sums in float32 and is far off at negative x (polygamma(4, -3.5) 2e-3 relative,
+    # polygamma(10, -3.5) 100 %); ours is CPU eager's sum in float64, within 1e-7 of the exact
+    # value there: CPU eager is the reference on every device
+    check(lambda x: torch.polygamma(n, x), values(device), reference="cpu")
 
 
 def test_polygamma_refuses_what_it_does_not_match(device):

@@ -535,7 +535,9 @@ class CompiledGraph:
         aten_run = self._runner(_fresh_outputs(
             _keeping_versions(aten_gm.forward, state, sorted(set(written) - set(moved))), fresh),
             state)
-        if all(t.device.type == "cpu" for t in tensors) and not config.triton_on_cpu:
+        # (a graph without tensor inputs computes on the device its factories name)
+        if all(t.device.type == "cpu" for t in tensors + _node_tensors(aten_gm)) \
+                and not config.triton_on_cpu:
             counters["eager_graphs"] += 1
             return guarded(), aten_run
         # CPU tensors the kernels would touch: not a 0-d float the trace read as a constant,
