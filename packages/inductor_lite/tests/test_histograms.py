@@ -1,8 +1,10 @@
-"""`histc` as a generated scatter-add of ones, against eager (histograms.py)."""
+"""`histc`, `histogram` and `histogramdd` as generated scatter-adds, against eager
+(histograms.py): with a given range, and with the range of the data."""
 
 import pytest
 import torch
 
+from fxtrace import make_fx
 from inductor_lite import compile_fx, counters
 
 
@@ -28,5 +30,172 @@ def test_histc_of_a_0d_tensor(device):
     check(lambda x: torch.histc(x, 3, 0, 10), torch.tensor(9.99, device=device))
 
 
-def test_histc_with_the_range_of_the_data_falls_back(device):
-    check(lambda x: torch.histc(x, 4), torch.randn(10, device=device), fallbacks=1)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bins", [1, 4, 10])
+def test_histc_over_the_range_of_the_data(device, dtype, bins):
+    x = (torch.randn(7, 19, device=device, dtype=dtype) * 5)[:, ::3]
+    x[2, 1] = x.max()  # the last bin holds the maximum, as often as it occurs
+    check(lambda x: torch.histc(x, bins), x)
+
+
+@pytest.mark.parametrize("x", [torch.full((6,), -2.5), torch.tensor(3.0), torch.tensor([7.0])])
+def test_histc_of_one_value_widens_its_range_by_one(device, x):
+    # min == max: the range is [x - 1, x + 1], every element in the middle bin
+    check(lambda x: torch.histc(x, 5, 4, 4), x.to(device))
+
+
+def test_histc_of_an_empty_tensor_widens_the_given_range(device):
+    check(lambda x: torch.histc(x, 3), torch.empty(0, device=device))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_histc_over_a_range_that_is_not_finite_raises(device, bad):
+    x = torch.tensor([1.0, bad, 2.0], device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(lambda x: torch.histc(x, 4)), [x])
+    assert counters["fallbacks"] == 0
+    for fn in (compiled, lambda x: torch.histc(x, 4)):
+        with pytest.raises(RuntimeError, match="is not finite"):
+            fn(x)
+
+
+def check_histogram(fn, *inputs, exact=True):
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), list(inputs))
+    (hist, edges), (want_hist, want_edges) = compiled(*inputs), fn(*inputs)
+    assert counters["fallbacks"] == 0
+    torch.testing.assert_close(edges, want_edges, atol=0, rtol=0)
+    # weights are added in another order than eager's
+    torch.testing.assert_close(hist, want_hist, **({"atol": 0, "rtol": 0} if exact else {}))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bins, span", [(1, None), (6, None), (101, (-1.3, 2.9)),
+                                        (37, (-7.0, 0.1))])
+def test_histogram(device, dtype, bins, span):
+    x = torch.randn(4, 31, device=device, dtype=dtype)[:, ::2] * 4
+    low, high = span or (x.min().item(), x.max().item())
+    # the edges eager's linspace makes, and the floats next to them: eager's search of the edges
+    # next to the interpolated bin puts each on its side
+    edges = torch.linspace(low, high, bins + 1, dtype=dtype, device=device)[:x.shape[1]]
+    n = edges.numel()
+    x[0, :n] = edges
+    x[1, :n - 1], x[2, :n - 1] = (torch.nextafter(edges[:-1], edges[1:]),
+                                  torch.nextafter(edges[1:], edges[:-1]))
+    x[3, :5] = torch.tensor([float("nan"), low - 1, high + 1, low, high])
+    if span is None:
+        x[3, :3] = low  # (the range stays the data's)
+    check_histogram(lambda x: torch.histogram(x, bins, range=span), x)
+
+
+@pytest.mark.parametrize("density", [False, True])
+def test_histogram_with_weights(device, density):
+    x, w = torch.randn(9, 7, device=device), torch.rand(7, 9, device=device).t()
+    check_histogram(lambda x, w: torch.histogram(x, 5, weight=w, density=density), x, w,
+                    exact=False)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.histogram(x, 4, density=True),
+    lambda x: torch.histogram(x, 1, density=True),
+    lambda x: torch.histogram(x, 3, range=(2.0, 2.0)),  # widened by 0.5 on each side
+])
+def test_histogram_density_and_a_widened_range(device, fn):
+    check_histogram(fn, torch.randn(20, device=device), exact=False)
+
+
+@pytest.mark.parametrize("x", [torch.tensor(3.0), torch.full((5,), -1.5), torch.empty(0)])
+def test_histogram_of_one_value_or_none(device, x):
+    # one value: its range widened by 0.5 on each side; none: eager's range [0, 1]
+    check_histogram(lambda x: torch.histogram(x, 3), x.to(device))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_histogram_over_a_range_that_is_not_finite_raises(device, bad):
+    x = torch.tensor([1.0, bad, 2.0], device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(lambda x: torch.histogram(x, 4)), [x])
+    assert counters["fallbacks"] == 0
+    for fn in (compiled, lambda x: torch.histogram(x, 4)):
+        with pytest.raises(RuntimeError, match="is not finite"):
+            fn(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("edges", [
+    [-1.0, 0.0, 0.5, 0.5, 2.0],  # an empty bin
+    [0.3, -2.0, 1.0, 0.0, 4.0, -1.0, 2.5],  # out of order: eager's binary search, as it goes
+    [-0.5, 0.5],
+])
+def test_histogram_of_given_edges(device, dtype, edges):
+    edges = torch.tensor(edges, device=device, dtype=dtype)
+    x = torch.randn(6, 15, device=device, dtype=dtype)[:, ::2] * 2
+    x[0, :edges.numel()] = edges
+    x[1, :3] = torch.tensor([float("nan"), -9.0, 9.0])
+    check_histogram(lambda x, e: torch.histogram(x, e), x, edges)
+
+
+def test_histogram_of_given_edges_with_weights_and_density(device):
+    x, w = torch.randn(40, device=device), torch.rand(40, device=device)
+    edges = torch.randn(9, device=device).sort().values
+    check_histogram(lambda x, e, w: torch.histogram(x, e, weight=w, density=True), x, edges, w,
+                    exact=False)
+
+
+def histogramdd(bins, **kwargs):
+    def fn(x, weight=None):
+        hist, edges = torch.histogramdd(x, bins, weight=weight, **kwargs)
+        return hist, *edges
+    return fn
+
+
+@pytest.mark.parametrize("shape, bins, kwargs", [
+    ((20, 2), [2, 3], {}),
+    ((4, 5, 3), [2, 3, 4], {}),
+    ((30, 2), [3, 2], {"range": [-1.0, 1.0, 0.0, 2.0]}),
+    ((5, 1, 3), [1, 1, 1], {}),
+    ((5, 0, 3), [2, 1, 3], {}),  # no points: eager's range [0, 1] in every dimension
+    ((6, 2), [4, 3], {"density": True}),
+])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_histogramdd(device, shape, bins, kwargs, dtype):
+    x = torch.randn(shape, device=device, dtype=dtype)
+    fn = histogramdd(bins, **kwargs)
+    compiled = compile_fx(make_fx(fn)(x), [x])
+    assert counters["fallbacks"] == 0
+    exact = {} if kwargs.get("density") else {"atol": 0, "rtol": 0}
+    for got, want in zip(compiled(x), fn(x)):
+        torch.testing.assert_close(got, want, **exact)
+
+
+def test_histogramdd_with_weights_and_density(device):
+    x, w = torch.randn(5, 6, 3, device=device), torch.rand(5, 6, device=device)
+    fn = histogramdd([3, 2, 2], density=True)
+    compiled = compile_fx(make_fx(fn)(x, w), [x, w])
+    assert counters["fallbacks"] == 0
+    for got, want in zip(compiled(x, w), fn(x, w)):
+        torch.testing.assert_close(got, want)
+
+
+def test_histogramdd_over_a_range_that_is_not_finite_raises(device):
+    fn = histogramdd([2, 2])
+    compiled = compile_fx(make_fx(fn)(torch.randn(3, 2, device=device)),
+                          [torch.randn(3, 2, device=device)])
+    assert counters["fallbacks"] == 0
+    x = torch.tensor([[0.0, 1.0], [2.0, float("nan")]], device=device)
+    for run in (compiled, fn):
+        with pytest.raises(RuntimeError, match="dimension 1's range .* is not finite"):
+            run(x)
+
+
+@pytest.mark.parametrize("density, edges", [
+    (False, [[-1.0, 0.0, 0.5, 0.5, 2.0], [-2.0, 0.3, 1.0, 0.0]]),  # out of order: eager's search
+    (False, [[-1.0, 0.0, 0.5, 0.5, 2.0], [-2.0, 0.0, 0.3, 1.0]]),  # an empty bin
+    (True, [[-1.0, 0.0, 0.5, 2.0], [-2.0, 0.0, 0.3, 1.0]]),
+])
+def test_histogramdd_of_given_edges(device, density, edges):
+    x = torch.randn(7, 4, 2, device=device)
+    edges = [torch.tensor(e, device=device) for e in edges]
+    x[0, :, 0], x[1, :, 1] = edges[0][:4], edges[1]
+    fn = histogramdd(edges, density=density)
+    compiled = compile_fx(make_fx(fn)(x), [x])
+    assert counters["fallbacks"] == 0
+    for got, want in zip(compiled(x), fn(x)):
+        torch.testing.assert_close(got, want, **({} if density else {"atol": 0, "rtol": 0}))

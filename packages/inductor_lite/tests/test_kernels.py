@@ -2814,7 +2814,8 @@ def test_a_float64_pow_is_as_precise_as_eager(device):
     for fn in [lambda x, y: (x * 1) ** 1.5, lambda x, y: 10.0 ** (y * 2),
                lambda x, y: (x * 1) ** y]:
         got, want = compile_fx(torch.fx.symbolic_trace(fn), [x, y])(x, y), fn(x, y)
-        torch.testing.assert_close(got, want, rtol=4e-16, atol=0)
+        # (on CUDA, libdevice's pow and exp: within 2 and 1 ulps, so 3.5 ulps apart at most)
+        torch.testing.assert_close(got, want, rtol=4e-16 if device == "cpu" else 8e-16, atol=0)
     assert counters["fallbacks"] == 0
 
 

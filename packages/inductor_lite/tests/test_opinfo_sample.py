@@ -21,7 +21,8 @@ GENERATED_ONLY = [
     "index_select", "gather", "masked_fill", "cat", "stack", "matmul", "mm", "bmm", "addmm",
     "nn.functional.linear", "nn.functional.conv2d", "nn.functional.layer_norm",
     "nn.functional.embedding", "nn.functional.dropout", "triu", "scatter_reduce", "cummax",
-    "searchsorted", "lgamma", "special.bessel_j0", "special.chebyshev_polynomial_t",
+    "searchsorted", "lgamma", "special.bessel_j0", "special.chebyshev_polynomial_t", "igamma",
+    "_segment_reduce",
 ]
 
 pytestmark = pytest.mark.skipif(os.environ.get("INDUCTOR_LITE_TEST_DEVICE", "cpu") != "cpu",

@@ -43,7 +43,7 @@ from fakecore import (
 )
 from fxtrace import core_aten_decompositions, make_fx
 
-from . import config
+from . import config, linear_cross_entropy, multinomial
 from .lowering import (
     GraphLowering,
     GraphLoweringError,
@@ -237,6 +237,8 @@ def decompositions() -> dict:
     table[aten._fused_rms_norm.default] = _rms_norm
     table[aten.diagonal_scatter.default] = _diagonal_scatter
     table[aten.take.default] = _take
+    table.update(linear_cross_entropy.DECOMPOSITIONS)
+    table.update(multinomial.DECOMPOSITIONS)
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]
     return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}

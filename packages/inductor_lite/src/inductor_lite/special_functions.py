@@ -285,11 +285,20 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
+# log(2) as LN2_HI + LN2_LO (to 2^-85): LN2_HI (0x3FE62E42FEE00000) ends in 21 zero bits, so
+# that an exponent times it (|e| <= 1075) is exact
+LN2_HI = tl.constexpr(0.6931471803691238)
+LN2_LO = tl.constexpr(1.9082149292705877e-10)
+
+
 @triton.jit
 def _log_double_double(x):
-    # log(x) for finite x > 0 (float64) as hi + lo, to about 2^-100 relative: x = m 2^e with
+    # log(x) for finite x > 0 (float64) as hi + lo, to about 2^-85 relative: x = m 2^e with
     # m in [1/sqrt(2), sqrt(2)), log(m) = 2 atanh(s) for s = (m - 1) / (m + 1), whose leading
-    # 2s is kept with its rounding error (from an fma); e log(2) from log(2) in two parts
+    # 2s is kept with its rounding error (from an fma); e log(2) as e times log(2)'s leading 32
+    # bits, exact (Cody and Waite), plus e times the rest. (A rounded e * log(2) would not do:
+    # a GPU compiler fuses a product into each sum it feeds, so _two_sum would see it unrounded
+    # in some steps and rounded in others, and count its rounding error twice.)
     sub = x < 2.2250738585072014e-308
     bits = tl.where(sub, x * 18014398509481984.0, x).to(tl.int64, bitcast=True)  # (2^54)
     e = ((bits >> 52) & 0x7FF) - tl.where(sub, 1077, 1023)
@@ -310,8 +319,8 @@ def _log_double_double(x):
     third_lo = (tl.fma(-third, 3.0, cube) + cube_lo) / 3.0
     rest = cube * z * (1.0 / 5 + z * (1.0 / 7 + z * (1.0 / 9 + z * (1.0 / 11 + z * (1.0 / 13 + z * (
         1.0 / 15 + z * (1.0 / 17 + z * (1.0 / 19 + z * (1.0 / 21 + z / 23)))))))))
-    p_hi = e * 0.6931471805599453
-    p_lo = tl.fma(e, 0.6931471805599453, -p_hi) + e * 2.3190468138462996e-17
+    p_hi = e * LN2_HI
+    p_lo = e * LN2_LO
     hi, err = _two_sum(p_hi, 2.0 * s_hi)
     hi, err_third = _two_sum(hi, 2.0 * third)
     return _two_sum(hi, err + err_third + p_lo + 2.0 * (s_lo + z * s_lo + third_lo + rest))

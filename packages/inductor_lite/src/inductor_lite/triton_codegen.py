@@ -85,6 +85,7 @@ OPS = {
     "isnan": "{0} != {0}", "isinf": "tl.abs({0}) == float('inf')",
     "eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}",
     "gt": "{0} > {1}", "ge": "{0} >= {1}", "where": "tl.where({0}, {1}, {2})",
+    "fma": "tl.fma({0}, {1}, {2})",  # rounded once (eager's linspace on an FMA-capable CPU)
 }
 
 

@@ -26,6 +26,7 @@ import math
 import torch
 import triton
 import triton.language as tl
+from inductor_lite import incomplete_gamma
 from inductor_lite import orthogonal_polynomials, runtime
 from inductor_lite import special_functions as special
 from inductor_lite import triton_helpers as helpers
