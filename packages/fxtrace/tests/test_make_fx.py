@@ -72,6 +72,15 @@ def test_parameters_named_like_what_the_generated_code_reads(mode: str) -> None:
                        torch.ones(2).sin())
 
 
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
+def test_arguments_whose_names_differ_in_case_stay_apart(mode: str) -> None:
+    def f(x, W, w):
+        return torch.add(x, W, alpha=3) * w
+
+    args = (torch.ones(2), torch.zeros(2), torch.full((2,), 5.0))
+    assert make_fx(f, tracing_mode=mode)(*args)(*args).tolist() == [5.0, 5.0]
+
+
 def test_float_algebra_that_simplifies_to_a_number_stays_nodes() -> None:
     """`v - v` and `0 * v + 1` of an `.item()` are numbers to sympy, not to IEEE arithmetic
     (NaN, inf): written as the constants 0.0 and 1.0, the graph gave 0 and 1 for a NaN."""

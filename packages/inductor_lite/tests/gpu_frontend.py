@@ -26,7 +26,8 @@ import torch
 
 _POINTERS = {torch.float32: "*fp32", torch.float16: "*fp16", torch.bfloat16: "*bf16",
              torch.float64: "*fp64", torch.int64: "*i64", torch.int32: "*i32",
-             torch.int16: "*i16", torch.int8: "*i8", torch.uint8: "*u8", torch.bool: "*i1"}
+             torch.int16: "*i16", torch.int8: "*i8", torch.uint8: "*u8", torch.bool: "*i1",
+             torch.uint64: "*u64"}
 
 
 def _signature(names: list[str], values: list[Any], options: dict) -> tuple[dict, dict]:

@@ -82,14 +82,44 @@ def test_normal_of_a_tensor_mean_broadcasts(device):
         assert_moments(out[row], m, 2.0)
 
 
-def test_normal_of_a_std_tensor_is_left_to_aten(device):
-    """Eager raises on a negative element of a std tensor; a kernel could not."""
-    std = torch.tensor([1.0, -1.0], device=device)
-    compiled = compile_fx(torch.fx.symbolic_trace(lambda s: torch.normal(0.0, s)),
-                          [std.abs()])
-    assert counters["fallbacks"] == 1
-    with pytest.raises(RuntimeError, match="std >= 0.0"):
-        compiled(std)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_normal_of_tensors_broadcasts_std(device, dtype):
+    mean = torch.tensor([-10.0, 0.0, 10.0], device=device, dtype=dtype).reshape(3, 1)
+    std = torch.tensor([0.5, 2.0, -0.0, 4.0], device=device, dtype=dtype).repeat_interleave(
+        N // 16)[::4]  # non-contiguous, a -0.0 (eager accepts it: that column is the mean)
+    compiled = generated(torch.normal, mean, std)
+    out = compiled(mean, std)
+    assert out.shape == (3, N // 16) and out.dtype == dtype
+    blocks = out.reshape(3, 4, N // 64)
+    for row, m in enumerate([-10.0, 0.0, 10.0]):
+        for column, s in enumerate([0.5, 2.0, 0.0, 4.0]):
+            if s == 0:
+                assert torch.equal(blocks[row, column], torch.full_like(blocks[row, column], m))
+            else:
+                assert_moments(blocks[row, column], m, s, errors=8)
+    out = generated(lambda s: torch.normal(1.0, s), std)(std)
+    assert_moments(out.reshape(4, N // 64)[1], 1.0, 2.0, errors=8)
+
+
+@pytest.mark.parametrize("bad", [-1.0, -1e-30, float("nan"), float("-inf")])
+@pytest.mark.parametrize("fn", [
+    lambda m, s: torch.normal(m, s), lambda m, s: torch.normal(2.0, s),
+    lambda m, s: torch.normal(m, s[1]),  # a 0-d std
+])
+def test_normal_of_a_bad_std_tensor_raises_as_in_eager(device, fn, bad):
+    mean, std = torch.zeros(5, device=device), torch.ones(5, device=device)
+    compiled = generated(fn, mean, std)
+    assert compiled(mean, std).shape == (5,)
+    std[1] = bad
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        fn(mean, std)
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        compiled(mean, std)
+
+
+def test_normal_of_an_empty_std_tensor(device):
+    std = torch.ones(0, 3, device=device)
+    assert generated(lambda s: torch.normal(0.0, s), std)(std).shape == (0, 3)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

@@ -58,6 +58,22 @@ def test_histc_over_a_range_that_is_not_finite_raises(device, bad):
             fn(x)
 
 
+@pytest.mark.parametrize("x, low, high", [
+    ([-1e38, 1e38, 0.0, 5e37, -9.9e37], 0, 0),  # over the data's range
+    ([-1e38, 1e38, 0.0, 5e37, -9.9e37], -1e38, 1e38),
+    ([-3e38, 3e38, 0.0], 0, 0),  # a width that overflows too
+    ([-3e38, 3e38, 0.0], -3e38, 3e38),
+])
+def test_histc_where_its_interpolation_overflows(device, x, low, high):
+    # float32 `(x - min) * bins` overflows: eager's CPU kernel's int64 of inf is INT64_MIN, whose
+    # offset wraps to bin 0; a width that overflows makes its edges NaN: nothing is counted
+    x = torch.tensor(x)
+    fn = lambda x: torch.histc(x, 100, low, high)  # noqa: E731
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x.to(device)])
+    assert counters["fallbacks"] == 0
+    torch.testing.assert_close(compiled(x.to(device)).cpu(), fn(x), atol=0, rtol=0)
+
+
 def check_histogram(fn, *inputs, exact=True):
     compiled = compile_fx(torch.fx.symbolic_trace(fn), list(inputs))
     (hist, edges), (want_hist, want_edges) = compiled(*inputs), fn(*inputs)
@@ -116,6 +132,19 @@ def test_histogram_over_a_range_that_is_not_finite_raises(device, bad):
     for fn in (compiled, lambda x: torch.histogram(x, 4)):
         with pytest.raises(RuntimeError, match="is not finite"):
             fn(x)
+
+
+@pytest.mark.parametrize("span", [None, (-1e38, 1e38)])
+def test_histogram_where_its_interpolation_overflows(device, span):
+    # float32 `(x - start) * bins` overflows: eager's search then reads outside its edges (its
+    # bins are not checked); each value is counted in the bin of the edges returned
+    x = torch.tensor([-1e38, 1e38, 0.0, 5e37, -9.9e37, 9.99e37], device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(
+        lambda x: torch.histogram(x, 100, range=span)), [x])
+    hist, edges = compiled(x)
+    torch.testing.assert_close(edges, torch.histogram(x, 100, range=span).bin_edges, atol=0,
+                               rtol=0)
+    torch.testing.assert_close(hist, torch.histogram(x, edges).hist, atol=0, rtol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

@@ -61,6 +61,13 @@ def test_with_replacement_of_one_row(device):
     assert_frequencies(out, PROBS)
 
 
+def test_with_replacement_of_probabilities_whose_sum_overflows(device):
+    # 3e38 + 3e38 is inf in float32: the cumulative distribution must not be inf / inf
+    probs = torch.tensor([3e38, 3e38, 0.0, 3e38], device=device)
+    compiled = generated(lambda p: torch.multinomial(p, 3000, True), probs)
+    assert_frequencies(compiled(probs), [1 / 3, 1 / 3, 0, 1 / 3])
+
+
 def test_without_replacement_first_and_second_draws(device):
     # many copies of one row: the first draw is category i with probability p_i, the second j
     # with probability sum over i != j of p_i * p_j / (1 - p_i)

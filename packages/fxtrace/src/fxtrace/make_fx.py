@@ -191,7 +191,9 @@ class _Trace:
         inputs = []
         for name, value in zip(names, flat_args):
             value = self._convert(value)
-            node = self.graph.placeholder(name)
+            # named as the argument: fx's default snake-cases the name ("W" becomes "w"), and
+            # its code then copies the argument `W` into the name of the argument `w`
+            node = self.graph.create_node("placeholder", name, name=name)
             if isinstance(value, (torch.Tensor, torch.SymInt)):
                 self.proxy_mode.track(value, node)
             inputs.append(value)

@@ -43,7 +43,7 @@ from fakecore import (
 )
 from fxtrace import core_aten_decompositions, make_fx
 
-from . import config, linear_cross_entropy, multinomial
+from . import combinations, config, linear_cross_entropy, lu_unpacking, multinomial
 from .lowering import (
     GraphLowering,
     GraphLoweringError,
@@ -239,6 +239,7 @@ def decompositions() -> dict:
     table[aten.take.default] = _take
     table.update(linear_cross_entropy.DECOMPOSITIONS)
     table.update(multinomial.DECOMPOSITIONS)
+    table.update(lu_unpacking.DECOMPOSITIONS)
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]
     return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}
@@ -574,8 +575,14 @@ class CompiledGraph:
 
 def _aten_trace(fn: Callable, table: dict) -> Callable[..., torch.fx.GraphModule]:
     """make_fx on fakes, without a module stack (its module hooks are global: other threads'
-    module calls would run them)."""
-    return make_fx(fn, "fake", table, record_module_stack=False)
+    module calls would run them). `torch.combinations` is decomposed before the dispatcher
+    would (combinations.py)."""
+    trace = make_fx(fn, "fake", table, record_module_stack=False)
+
+    def traced(*args: Any) -> torch.fx.GraphModule:
+        with combinations.decomposing_combinations():
+            return trace(*args)
+    return traced
 
 
 def _with_state(run: Callable, state: list[torch.Tensor]) -> Callable:

@@ -9,7 +9,9 @@ log-normal `exp(mean + std * z)`; `tl.randint`'s uint32 bits become an integer i
 [low, high) as `low + bits % (high - low)`. The numbers differ from eager's, their
 distribution is the same. Draws are float32 (24 bits), so float64 results are refused, and so
 is every case eager checks and raises on (a negative std, p outside (0, 1), ...), a generator,
-and a number known only at run time: those run as the aten call.
+and a number known only at run time: those run as the aten call. A std tensor is checked as
+eager checks it, `all(std >= 0)` (false for a NaN) reduced by a kernel, and an
+`aten._assert_async.msg` call raises eager's error.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import sympy
 import torch
 
 from .ir import (
+    ExternBuffer,
     LoweringError,
     Pointwise,
+    Reduction,
     Value,
     constant,
     loader,
@@ -40,6 +45,8 @@ from .lowering import (
 )
 
 aten = torch.ops.aten
+
+NEGATIVE_STD = "normal expects all elements of std >= 0.0"
 
 # Result dtypes whose values float32 draws give exactly (rounded once when stored).
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
@@ -91,22 +98,37 @@ def _uniform(lower, node, x, low=0.0, high=1.0, *, generator=None):
 
 
 def _normal(lower: GraphLowering, mean: Any, std: Any, generator: Any) -> Pointwise:
-    """`mean + std * z` of a normal draw `z`, `mean` a number or a tensor broadcast to the
-    result, `std` a number (eager raises on a negative element of a tensor `std`, which a kernel
-    cannot: such a call stays aten's)."""
+    """`mean + std * z` of a normal draw `z`, `mean` and `std` numbers or tensors broadcast to
+    the result."""
     size, dtype, device = _float_result(lower.node.meta["val"], generator)
     _numbers(*(v for v in (mean, std) if not is_tensor(v)))
     if any(is_tensor(v) and v.dtype != dtype for v in (mean, std)):
         raise LoweringError("normal of a mean or std of another dtype than its result")
     if is_tensor(std):
-        raise LoweringError("normal with a tensor std (eager raises on a negative element)")
-    if std < 0:
+        _assert_not_negative(lower, std)
+    elif std < 0:
         raise LoweringError("normal with std < 0 (eager raises)")
     cd = compute_dtype(dtype)
     load_mean, load_std = broadcast_loader(mean, size, cd), broadcast_loader(std, size, cd)
     draw = draws(lower, "randn", size)
     return Pointwise(size, dtype, device, lambda idx: op(
         "add", op("mul", load_std(idx), draw(idx)), load_mean(idx)))
+
+
+def _assert_not_negative(lower: GraphLowering, std: Any) -> None:
+    """Raise eager's error at run time unless every element of `std` is >= 0 (not NaN)."""
+    load, cd = loader(std), compute_dtype(std.dtype)
+
+    def not_negative(idx):
+        return op("ge", to_dtype(load(idx), cd), constant(0.0, cd), dtype=torch.bool)
+    if all(s == 1 for s in std.size):  # one element (or a 0-d std): no reduction
+        holds = Pointwise((), torch.bool, std.device,
+                          lambda idx: not_negative([sympy.Integer(0)] * len(std.size)))
+    else:
+        holds = Reduction((), tuple(std.size), "all", torch.bool, std.device,
+                          lambda idx, ridx: not_negative(ridx))
+    lower.add(ExternBuffer(lower.new_name(), None, target=aten._assert_async.msg,
+                           args=(lower.realize(holds), NEGATIVE_STD)))
 
 
 @register(aten.normal_functional.default)

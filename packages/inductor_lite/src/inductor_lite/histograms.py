@@ -7,7 +7,9 @@ interpolates linearly in the input's float type, `bin = (int64) ((x - min) * bin
 min))`; `histogram`'s edges are eager's `linspace` (rounded as its CPU kernel rounds, with one
 fused multiply-add per edge), and it corrects the interpolated bin by a search of the edges
 next to it, or searches given edges as `std::upper_bound` does. The last bin also holds the
-last edge; elements outside the edges (and NaNs) count nowhere. A range taken from the data
+last edge; elements outside the edges (and NaNs) count nowhere. Where the interpolation
+overflows, eager's int64 of inf is INT64_MIN: `histc` counts the element in bin 0 as eager's
+x86 kernel does, `histogram` (whose eager search then reads outside its edges) in its bin. A range taken from the data
 comes from min and max reductions that the scatter reads as values (a zero-width one widened
 in float64, as eager's host code does); one that is not finite (a NaN or an infinity in the
 data) raises eager's error through an `aten._assert_async.msg` call before the histogram is
@@ -78,11 +80,16 @@ def _histc(lower, node, x, bins=100, min=0, max=0):
 
     def bin_of(idx) -> tuple[Value, Value]:
         v = to_dtype(load(idx), cd)
-        inside = op("logical_and", op("ge", v, low, dtype=torch.bool),
-                    op("le", v, high, dtype=torch.bool))
+        # an infinite width makes eager's first and last edges NaN (`linspace`'s `inf * 0`):
+        # nothing is counted
+        inside = op("logical_and", _is_finite(width), op("logical_and", op(
+            "ge", v, low, dtype=torch.bool), op("le", v, high, dtype=torch.bool)))
         scaled = op("truediv", op("mul", op("sub", v, low), constant(bins, cd)), width)
-        # outside the range (a NaN too) the bin is clamped, and what is added there is 0
-        scaled = Value("where", (inside, scaled, constant(0, cd)), cd)
+        # outside the range (a NaN too) the bin is clamped, and what is added there is 0; where
+        # `(v - low) * bins` overflows, eager's int64 of inf is INT64_MIN, whose offset into the
+        # bins wraps to bin 0
+        scaled = Value("where", (op("logical_and", inside, _is_finite(scaled)), scaled,
+                                 constant(0, cd)), cd)
         return op("minimum", to_dtype(scaled, torch.int64), _int(bins - 1)), inside
 
     def target(idx):
@@ -92,6 +99,11 @@ def _histc(lower, node, x, bins=100, min=0, max=0):
         x.size, target, True, cd, val.device, lambda idx: to_dtype(bin_of(idx)[1], cd)),
         mutates=counts.name))
     return Pointwise(counts.size, cd, val.device, loader(counts))
+
+
+def _is_finite(v: Value) -> Value:
+    return op("logical_not", op("logical_or", op("isnan", v, dtype=torch.bool),
+                                op("isinf", v, dtype=torch.bool)), dtype=torch.bool)
 
 
 def _range_of_the_data(lower, size: Sequence[sympy.Expr], value_at: Callable, cd: torch.dtype,
@@ -107,12 +119,8 @@ def _range_of_the_data(lower, size: Sequence[sympy.Expr], value_at: Callable, cd
             (), tuple(size), kind, cd, device, lambda idx, ridx: value_at(ridx))))([])
             for kind in ("min", "max"))
 
-    def is_finite(v: Value) -> Value:
-        return op("logical_not", op("logical_or", op("isnan", v, dtype=torch.bool),
-                                    op("isinf", v, dtype=torch.bool)), dtype=torch.bool)
-
     finite = lower.realize(Pointwise((), torch.bool, device, lambda idx: op(
-        "logical_and", is_finite(smallest), is_finite(largest))))
+        "logical_and", _is_finite(smallest), _is_finite(largest))))
     lower.add(ExternBuffer(lower.new_name(), None, target=aten._assert_async.msg,
                            args=(finite, not_finite)))
     # widened in float64, then held in the input's type
@@ -178,8 +186,12 @@ def _linear_edges(lower, point_size, value_at: Callable, bins: int, span, cd: to
                      cd)
 
     def search(v: Value) -> Value:
-        scaled = op("truediv", op("mul", op("sub", v, start), constant(bins, cd)),
-                    op("sub", end, start))
+        offset, width = op("sub", v, start), op("sub", end, start)
+        scaled = op("truediv", op("mul", offset, constant(bins, cd)), width)
+        # where `(v - start) * bins` overflows, eager's search starts from INT64_MIN and reads
+        # outside the edges; this one starts from the bin the value is in
+        scaled = Value("where", (_is_finite(scaled), scaled, op("mul", op(
+            "truediv", offset, width), constant(bins, cd))), cd)
         guess = to_dtype(scaled, torch.int64)
         low = op("maximum", op("sub", guess, _int(1)), _int(0))
         high = op("minimum", op("add", guess, _int(2)), _int(bins + 1))

@@ -136,10 +136,22 @@ KERNEL_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.float64, to
                  torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool}
 
 
-def _kernel_dtypes_only(node: torch.fx.Node) -> bool:
-    values = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
-    leaves = [v for v in torch.utils._pytree.tree_leaves(values) if isinstance(v, torch.Tensor)]
-    return all(v.dtype in KERNEL_DTYPES for v in leaves)
+# Lowerings of ops whose complex result is made of real inputs (complex_results.py), by op:
+# they store the result's parts through its real view.
+COMPLEX_RESULTS: dict[Any, Callable] = {}
+
+# Result dtypes kernels store for one op only (no lowering reads them): op -> its dtype.
+RESULT_ONLY_DTYPES: dict[Any, torch.dtype] = {}
+
+
+def _kernel_dtypes_only(node: torch.fx.Node, inputs_only: bool = False) -> bool:
+    """Whether the node's tensors, its inputs' only when `inputs_only`, have kernel dtypes."""
+    def dtypes(values: list) -> set[torch.dtype]:
+        leaves = torch.utils._pytree.tree_leaves(values)
+        return {v.dtype for v in leaves if isinstance(v, torch.Tensor)}
+    results = set() if inputs_only else \
+        dtypes([node.meta.get("val")]) - {RESULT_ONLY_DTYPES.get(node.target)}
+    return results | dtypes([a.meta.get("val") for a in node.all_input_nodes]) <= KERNEL_DTYPES
 
 
 def dense_layout(val: torch.Tensor) -> Layout:
@@ -342,7 +354,12 @@ class GraphLowering:
     def _lower(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
         """`node` by its lowering, or None when it has none or its lowering gives up."""
         lowering = LOWERINGS.get(_functional_twin(node) or node.target)
-        if lowering is None or not _kernel_dtypes_only(node) or not self._sizes_bound(node) \
+        result = node.meta.get("val")
+        complex_result = isinstance(result, torch.Tensor) and result.dtype.is_complex
+        if complex_result:
+            lowering = COMPLEX_RESULTS.get(node.target)
+        if lowering is None or not _kernel_dtypes_only(node, inputs_only=complex_result) \
+                or not self._sizes_bound(node) \
                 or node.kwargs.get("pin_memory"):  # (page-locked memory: the aten call makes it)
             return None
         state = (len(self.buffers), len(self.seeds), dict(self.reductions))
@@ -2452,6 +2469,7 @@ def _max_dim(lower, node, x, dim, keepdim=False):
 from . import (  # noqa: E402, F401
     basic_extras,
     bessel,
+    complex_results,
     distances,
     distributions,
     embedding_bag,
@@ -2469,5 +2487,6 @@ from . import (  # noqa: E402, F401
     segment_reductions,
     special_functions,
     static_nonzero,
+    tensor_hashing,
     trilinear_products,
 )

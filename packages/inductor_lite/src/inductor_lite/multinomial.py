@@ -3,7 +3,8 @@
 With replacement, each draw `u` in [0, 1) lands in the category whose interval of the row's
 cumulative distribution holds it: `searchsorted(cdf, u, right=True)` with `cdf` the row's
 cumulative sum divided by its last element (so it ends at exactly 1 and every index is a
-category; a category of probability 0 has an empty interval). Without replacement, the first
+category; a category of probability 0 has an empty interval). The row is first divided by its
+largest entry, so that a sum of large probabilities (near float32's largest) stays finite. Without replacement, the first
 `n` of the row sorted by `log(e) - log(p)`, `e` an exponential draw per category: the order in
 which exponential clocks of rates `p` ring, which draws categories one after another without
 replacement, as eager's `topk` of `e / p` does (a category of probability 0 gets +inf or NaN,
@@ -49,7 +50,7 @@ def _multinomial(probs: torch.Tensor, n: Any, replacement: bool = False, *,
     torch._assert_async((p.sum(-1) > 0).all(),
                         "invalid multinomial distribution (sum of probabilities <= 0)")
     if replacement:
-        cdf = p.cumsum(-1)
+        cdf = (p / p.amax(-1, keepdim=True)).cumsum(-1)
         cdf = cdf / cdf[..., -1:]
         u = torch.rand((*p.shape[:-1], n), device=p.device)
         return torch.searchsorted(cdf, u, right=True)

@@ -50,6 +50,7 @@ TL_DTYPES = {
     torch.float32: "tl.float32", torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16",
     torch.float64: "tl.float64", torch.int64: "tl.int64", torch.int32: "tl.int32",
     torch.int16: "tl.int16", torch.int8: "tl.int8", torch.uint8: "tl.uint8", torch.bool: "tl.int1",
+    torch.uint64: "tl.uint64",
 }
 
 # name -> format over the operands' variables
@@ -92,7 +93,7 @@ OPS = {
 
 def identity(kind: str, dtype: torch.dtype) -> str:
     """The value a reduction starts from (what masked-off lanes contribute)."""
-    if kind in ("sum", "any"):
+    if kind in ("sum", "any", "xor_sum"):
         return "0"
     if kind in ("prod", "all"):
         return "1"
