@@ -81,6 +81,33 @@ def test_arguments_whose_names_differ_in_case_stay_apart(mode: str) -> None:
     assert make_fx(f, tracing_mode=mode)(*args)(*args).tolist() == [5.0, 5.0]
 
 
+def _builtin_name_then_its_renaming(input, input_1):  # noqa: A002 (the name under test)
+    return input - input_1
+
+
+def _pair_then_its_leaf_name(x, x_0):
+    return x[0] - x[1] + x_0
+
+
+def _leaf_name_then_pair(x_0, x):
+    return x[0] - x[1] + x_0
+
+
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic"])
+@pytest.mark.parametrize("fn, args", [
+    (_builtin_name_then_its_renaming, (torch.tensor([1.0]), torch.tensor([10.0]))),
+    (_pair_then_its_leaf_name, ((torch.tensor([1.0]), torch.tensor([10.0])), torch.tensor([100.0]))),
+    (_leaf_name_then_pair, (torch.tensor([100.0]), (torch.tensor([1.0]), torch.tensor([10.0])))),
+])
+def test_arguments_named_as_fx_renames_others_stay_apart(fn, args, mode: str) -> None:
+    """fx renames `input` (a builtin) to `input_1`, and a repeated leaf name `x_0` too: the
+    code must not copy one argument into another's name before reading it."""
+    gm = make_fx(fn, tracing_mode=mode)(*args)
+    assert gm(*args).tolist() == fn(*args).tolist()
+    gm.recompile()
+    assert gm(*args).tolist() == fn(*args).tolist()
+
+
 def test_float_algebra_that_simplifies_to_a_number_stays_nodes() -> None:
     """`v - v` and `0 * v + 1` of an `.item()` are numbers to sympy, not to IEEE arithmetic
     (NaN, inf): written as the constants 0.0 and 1.0, the graph gave 0 and 1 for a NaN."""

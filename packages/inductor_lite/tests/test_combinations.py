@@ -54,3 +54,14 @@ def test_eagers_error_for_a_matrix(device):
     x = torch.randn(2, 2, device=device)
     with pytest.raises(RuntimeError, match="Expect a 1D vector"):
         compiled_combinations(x, 2, False)(x)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: torch.combinations(input=x, r=3),
+    lambda x: torch.ops.aten.combinations.default(self=x, r=3),
+])
+def test_tensor_by_keyword(device, call):
+    x = torch.randn(5, device=device)
+    got = compile_fx(torch.fx.symbolic_trace(call), [x])(x)
+    assert counters["fallbacks"] == 0 and counters.get("eager_graphs", 0) == 0
+    assert torch.equal(got, torch.combinations(x, 3))

@@ -1,4 +1,6 @@
-"""`embedding_bag` (sum and mean bags) as a generated reduction, against eager (embedding_bag.py)."""
+"""`embedding_bag` (sum, mean and max bags) as a generated reduction, against eager (embedding_bag.py)."""
+
+import math
 
 import pytest
 import torch
@@ -63,16 +65,100 @@ def test_embedding_bag_of_a_2d_input(device):
     compile_and_check(lambda w, i: F.embedding_bag(i, w, mode="mean"), weight, indices)
 
 
-@pytest.mark.parametrize("args", [dict(mode="max"), dict(include_last_offset=True)])
-def test_embedding_bag_falls_back(device, args):
+def test_embedding_bag_sum_of_include_last_offset_falls_back(device):
     weight = torch.randn(10, 3, device=device)
     indices, offsets = (torch.tensor(v, device=device) for v in (INDICES, OFFSETS))
-    compile_and_check(lambda w, i, o: F.embedding_bag(i, w, o, **args), weight, indices,
-                      offsets, fallbacks=1)
+    compile_and_check(lambda w, i, o: F.embedding_bag(i, w, o, include_last_offset=True),
+                      weight, indices, offsets, fallbacks=1)
 
 
 def test_embedding_bag_other_results_fall_back(device):
     weight = torch.randn(10, 3, device=device)
     indices, offsets = (torch.tensor(v, device=device) for v in (INDICES, OFFSETS))
     compile_and_check(lambda w, i, o: aten._embedding_bag_forward_only(w, i, o, False, 1)[:3],
+                      weight, indices, offsets, fallbacks=1)
+
+
+NAN = float("nan")
+# rows with NaNs, signed zeros, ties and infinities, to test which position a max bag keeps
+MAX_WEIGHT = [[1.0, NAN, 2.0], [NAN, 2.0, -1.0], [3.0, 2.0, 2.0], [-0.0, 0.0, -math.inf],
+              [0.0, -0.0, -math.inf], [5.0, 5.0, NAN], [-math.inf, -math.inf, -math.inf]]
+MAX_INDICES = [0, 1, 2, 2, 1, 0, 3, 4, 4, 3, 5, 6, 6, 5, 1]
+
+
+def check_max_bags(weight, indices, offsets, include_last_offset=False, padding_idx=-1):
+    """Values and max indices equal eager's bit for bit (NaNs and zeros' signs too)."""
+    def fn(w, i, o):
+        return aten._embedding_bag_forward_only(w, i, o, False, 2, False, None,
+                                                include_last_offset, padding_idx)[::3]
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [weight, indices, offsets])
+    got, want = compiled(weight, indices, offsets), fn(weight, indices, offsets)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and g.dtype == w.dtype and g.stride() == w.stride()
+        torch.testing.assert_close(g, w, atol=0, rtol=0, equal_nan=True)
+        if g.dtype.is_floating_point:
+            assert torch.equal(g.signbit(), w.signbit())
+    if weight.device.type == "cpu":
+        assert counters["fallbacks"] == 0 and counters["kernels"] >= 1
+    else:  # eager's CUDA kernel is another one, not matched: the aten op runs
+        assert counters["fallbacks"] == 1
+
+
+@pytest.mark.parametrize("include_last_offset", [False, True])
+@pytest.mark.parametrize("padding_idx", [-1, 4, 3])
+def test_embedding_bag_max(device, include_last_offset, padding_idx):
+    # bags: a leading NaN, a later NaN, ties, zeros of both signs, -inf only, empty, padding
+    weight = torch.tensor(MAX_WEIGHT, device=device)
+    indices = torch.tensor(MAX_INDICES, device=device)
+    offsets = torch.tensor([0, 3, 6, 6, 10, 11, 13, 15], device=device)
+    check_max_bags(weight, indices, offsets, include_last_offset, padding_idx)
+
+
+@pytest.mark.parametrize("offsets", [[0, 9, 3], [0, 5, 5, 2], [0, 15, 15]])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag_max_of_unordered_offsets(device, offsets, include_last_offset):
+    # eager's max path counts the offsets at or before each position: no error
+    weight = torch.randn(7, 5, device=device)
+    indices = torch.tensor(MAX_INDICES, device=device, dtype=torch.int32)
+    check_max_bags(weight, indices, torch.tensor(offsets, device=device, dtype=torch.int32),
+                   include_last_offset)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_embedding_bag_max_of_a_transposed_weight(device, dtype):
+    weight = torch.randn(6, 11, device=device, dtype=dtype).t()
+    indices = torch.tensor([3, 10, 0, 7, 7, 2, 9], device=device)
+    offsets = torch.tensor([0, 2, 2, 5], device=device, dtype=torch.int32)  # int64 max indices
+    check_max_bags(weight, indices, offsets)
+
+
+def test_embedding_bag_max_of_a_2d_input(device):
+    weight = torch.randn(10, 4, device=device)
+    indices = torch.tensor([[1, 2, 3], [9, 0, 0]], device=device)
+    compile_and_check(lambda w, i: F.embedding_bag(i, w, mode="max"), weight, indices,
+                      fallbacks=int(device != "cpu"))
+
+
+@pytest.mark.parametrize("offsets, include_last_offset", [
+    ([1, 3], False), ([0, 3, 16], False), ([0, -1, 3], False), ([0, 3, 16], True)])
+def test_embedding_bag_max_of_offsets_eager_refuses_raises(device, offsets,
+                                                           include_last_offset):
+    if device != "cpu":
+        pytest.skip("max bags run as the aten op off the CPU")
+    weight = torch.randn(7, 3)
+    indices, offsets = torch.tensor(MAX_INDICES), torch.tensor(offsets)
+
+    def fn(w, i, o):
+        return F.embedding_bag(i, w, o, mode="max", include_last_offset=include_last_offset)
+    with pytest.raises((RuntimeError, IndexError)):
+        fn(weight, indices, offsets)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [weight, indices, offsets])
+    with pytest.raises(IndexError, match="index out of bounds"):
+        compiled(weight, indices, offsets)
+
+
+def test_embedding_bag_max_bag_sizes_fall_back(device):
+    weight = torch.randn(10, 3, device=device)
+    indices, offsets = (torch.tensor(v, device=device) for v in (INDICES, OFFSETS))
+    compile_and_check(lambda w, i, o: aten._embedding_bag_forward_only(w, i, o, False, 2)[2:],
                       weight, indices, offsets, fallbacks=1)

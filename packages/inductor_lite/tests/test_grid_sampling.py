@@ -68,9 +68,22 @@ def test_grid_sample_of_float64_transposed_input(device):
         x, g, mode="bilinear", padding_mode="reflection", align_corners=True), x, g)
 
 
-def test_grid_sample_bicubic_falls_back(device):
-    x, g = torch.randn(1, 2, 5, 5, device=device), grid(1, 3, 3, 2).to(device)
-    fn = lambda x, g: aten.grid_sampler_2d(x, g, 2, 0, False)  # noqa: E731
-    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x, g])
-    torch.testing.assert_close(compiled(x, g), fn(x, g), equal_nan=True)
-    assert counters["fallbacks"] == 1
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sampler_2d_bicubic(device, padding, align_corners):
+    # eager's vectorized kernel fuses multiply-adds: equal to rounding
+    x = torch.randn(2, 3, 5, 7, device=device)
+    g = grid(2, 4, 6, 2)
+    g.view(-1)[[5, 6, 11, 12]] = torch.tensor([1e9, -3e7, -1e30, 2.5])  # taps far outside
+    compile_and_check(lambda x, g: aten.grid_sampler_2d(x, g, 2, padding, align_corners), x,
+                      g.to(device))
+
+
+@pytest.mark.parametrize("size", [(1, 4), (9, 1), (1, 1)])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+def test_grid_sample_bicubic_of_float64_strided_thin_input(device, size, padding):
+    x = torch.randn(2, *size[::-1], 2, dtype=torch.float64, device=device).permute(0, 3, 2, 1)
+    g = grid(2, 3, 5, 2, dtype=torch.float64).to(device)
+    compile_and_check(lambda x, g: torch.nn.functional.grid_sample(
+        x, g, mode="bicubic", padding_mode=("zeros", "border", "reflection")[padding],
+        align_corners=padding == 1), x, g)

@@ -71,3 +71,14 @@ def test_many_swaps_are_left_to_aten(device):
     compiled = compile_fx(make_fx(torch.lu_unpack)(lu, pivots), [lu, pivots])
     assert counters["fallbacks"] == 1
     assert_same(compiled(lu, pivots), torch.lu_unpack(lu, pivots))
+
+
+@pytest.mark.parametrize("pivots_shape", [(1, 4), (4,), (3, 3), (3, 5)])
+def test_pivots_not_of_lus_batch_and_k_stay_with_aten(device, pivots_shape):
+    """Eager reads them as pivots of LU's batch dims and k, out of bounds where there are
+    fewer (so nothing runs here): decomposed, P had the pivots' batch dims, (1, 4, 4) or
+    (4, 4) where eager's is (3, 4, 4)."""
+    lu = torch.randn(3, 4, 4, device=device)
+    pivots = torch.ones(pivots_shape, dtype=torch.int32, device=device)
+    compile_fx(make_fx(torch.lu_unpack, "fake")(lu, pivots), [lu, pivots])
+    assert counters["fallbacks"] == 1

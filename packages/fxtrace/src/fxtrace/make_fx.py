@@ -191,9 +191,12 @@ class _Trace:
         inputs = []
         for name, value in zip(names, flat_args):
             value = self._convert(value)
-            # named as the argument: fx's default snake-cases the name ("W" becomes "w"), and
-            # its code then copies the argument `W` into the name of the argument `w`
+            # The leaf is unpacked straight into the node's variable: fx renames a name it
+            # cannot take (a builtin's as `input`, one taken before, as `x_0` of `f(x, x_0)`
+            # with x a pair), and the copy `input_1 = input` it would write overwrites an
+            # argument of that name before it is read.
             node = self.graph.create_node("placeholder", name, name=name)
+            node.target = node.name
             if isinstance(value, (torch.Tensor, torch.SymInt)):
                 self.proxy_mode.track(value, node)
             inputs.append(value)

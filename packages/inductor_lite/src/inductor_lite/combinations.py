@@ -30,7 +30,9 @@ aten = torch.ops.aten
 MAX_INDICES = 1 << 16
 
 
-def _combinations(x: torch.Tensor, r: int = 2, with_replacement: bool = False) -> Any:
+def _combinations(input: torch.Tensor, r: int = 2,  # noqa: A002 (torch's keyword)
+                  with_replacement: bool = False) -> Any:
+    x = input
     n = x.shape[0] if x.dim() == 1 else None
     if not isinstance(n, int) or not isinstance(r, int) or r <= 0:
         return NotImplemented
@@ -55,7 +57,9 @@ class decomposing_combinations(TorchFunctionMode):  # noqa: N801 (used as a cont
                            kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         if func is torch.combinations or func is aten.combinations.default:
-            out = _combinations(*args, **kwargs)
+            # (the tensor by keyword: `input` of torch's signature, `self` of aten's schema)
+            out = _combinations(*args, **{"input" if k == "self" else k: v
+                                          for k, v in kwargs.items()})
             if out is not NotImplemented:
                 return out
         return func(*args, **kwargs)

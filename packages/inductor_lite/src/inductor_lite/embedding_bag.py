@@ -1,4 +1,4 @@
-"""`embedding_bag` (sum and mean bags) as a reduction over the indices.
+"""`embedding_bag` (sum, mean and max bags) as reductions over the indices.
 
 Bag `b` holds the indices at positions `[offsets[b], offsets[b + 1])`, the last bag every
 position from its offset on. Each output element `(b, d)` sums, over every position, the weight
@@ -7,15 +7,24 @@ row the index there names, times the position's sample weight, where the positio
 empty bag is 0). Every element reads all the positions, so the op costs the indices' count
 times the output's size: more than `MAX_INDICES` indices (or a symbolic count) run as the aten
 op. Offsets eager refuses (the first not 0, decreasing, past the indices) fail the kernel's
-index check. The aten op also runs for `max` bags (eager keeps a leading NaN but skips later
-ones), for `include_last_offset` (where eager's last bag ends depends on its path: float32 sums
-stop at the last offset, while their means and float64 bags go on to the last index), and where
-the graph reads the op's other results (offset2bag, bag sizes, max indices: eager fills them by
-rules of its own per mode and path).
-"""
+index check. The aten op also runs for sum and mean bags with `include_last_offset` (where
+eager's last bag ends depends on its path: float32 sums stop at the last offset, while their
+means and float64 bags go on to the last index), and where the graph reads their other results
+(offset2bag, bag sizes: eager fills them by rules of its own per mode and path).
 
+A max bag follows eager's CPU loop, which goes through the bag's positions and takes a value
+only if it is greater than the one it holds: the first position's value if that is NaN (no
+later value is greater), else the first position holding the largest of the other values (later
+NaNs are skipped, equal values keep the first). The kernels find the bag's first position, its
+largest non-NaN value, and the first position holding it, then read the winner's row and index
+(the max indices result); an empty bag is 0, and so is its max index. Eager's max path puts
+position `p` in bag `(number of offsets <= p) - 1` (so decreasing offsets do not raise there,
+and the last bag goes on to the last index with `include_last_offset` too): the kernels count
+the same way.
+"""
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 
@@ -27,6 +36,7 @@ from .ir import (
     LoweringError,
     Pointwise,
     Reduction,
+    TensorIR,
     Value,
     constant,
     index_in,
@@ -37,9 +47,20 @@ from .ir import (
 )
 from .lowering import aten, register, sym
 
-SUM, MEAN = 0, 1
+SUM, MEAN, MAX = 0, 1, 2
 # Indices each output element reads, at most.
 MAX_INDICES = 256
+
+
+def _index_count(indices: TensorIR, offsets: TensorIR) -> int:
+    """The number of indices, refused where a kernel cannot read them all per element."""
+    if len(indices.size) != 1 or len(offsets.size) != 1:
+        raise LoweringError("embedding_bag of indices that are not 1-d")
+    count = indices.size[0]
+    if not (count.is_Integer and 0 < int(count) <= MAX_INDICES):
+        raise LoweringError(f"embedding_bag of {count} indices (each output would read them "
+                            f"all: more than {MAX_INDICES}, or none)")
+    return int(count)
 
 
 @register(aten._embedding_bag_forward_only.default, aten._embedding_bag.default)
@@ -47,20 +68,16 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
                    sparse=False, per_sample_weights=None, include_last_offset=False,
                    padding_idx=-1):
     val = lower.node.meta["val"][0]
+    if mode == MAX:
+        return _max_bags(lower, node, weight, indices, offsets, include_last_offset, padding_idx)
     if any(user.target is not operator.getitem or user.args[1] != 0 for user in node.users):
         raise LoweringError("embedding_bag's offset2bag, bag sizes or max indices are read")
     if include_last_offset:
         raise LoweringError("embedding_bag's include_last_offset (where eager's last bag ends "
                             "depends on its path: at the last offset, or at the last index)")
-    if mode not in (SUM, MEAN):
-        raise LoweringError("embedding_bag's max bags (eager keeps only a leading NaN)")
-    if val.dtype not in (torch.float32, torch.float64) or len(indices.size) != 1 \
-            or len(offsets.size) != 1:
-        raise LoweringError("embedding_bag of half floats, or of indices that are not 1-d")
-    count = indices.size[0]
-    if not (count.is_Integer and 0 < int(count) <= MAX_INDICES):
-        raise LoweringError(f"embedding_bag of {count} indices (each output would read them "
-                            f"all: more than {MAX_INDICES}, or none)")
+    if val.dtype not in (torch.float32, torch.float64):
+        raise LoweringError("embedding_bag's sum or mean of half floats")
+    count = _index_count(indices, offsets)
     size = tuple(sym(s) for s in val.shape)
     bags = size[0]
     cd = val.dtype
@@ -109,7 +126,7 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
         return to_dtype(in_bag(idx[0], ridx[0]), cd)
 
     def reduced(out_size: tuple, fn) -> Callable:
-        return loader(lower.realize(Reduction(out_size, (count,), "sum", cd, val.device, fn)))
+        return loader(lower.realize(Reduction(out_size, (sympy.Integer(count),), "sum", cd, val.device, fn)))
     total = reduced(size, term)
     if mode == SUM:
         out = Pointwise(size, val.dtype, val.device, total)
@@ -119,3 +136,106 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
             op("gt", n(idx[:1]), constant(0, cd), dtype=torch.bool),
             op("truediv", total(idx), n(idx[:1])), constant(0, cd)), cd))
     return [out, None, None, None]  # (the other results are never read: checked above)
+
+
+def _max_bags(lower, node, weight, indices, offsets, include_last_offset: bool,
+              padding_idx: int | None) -> list:
+    """Max bags and their max indices (see the module docstring)."""
+    val, max_indices = lower.node.meta["val"][0], lower.node.meta["val"][3]
+    if any(user.target is not operator.getitem or user.args[1] not in (0, 3)
+           for user in node.users):
+        raise LoweringError("embedding_bag's offset2bag or bag sizes are read")
+    if val.device.type != "cpu":
+        raise LoweringError("max bags off the CPU (eager's CUDA kernel is another one)")
+    count = _index_count(indices, offsets)
+    size = tuple(sym(s) for s in val.shape)
+    bags, n = size[0], sympy.Integer(count)
+    if not (bags.is_Integer and int(bags) > 0):
+        raise LoweringError("max bags of no bags, or a symbolic number of them")
+    device, wd = val.device, val.dtype
+    cd = torch.float64 if wd == torch.float64 else torch.float32  # exact: values only compared
+    load_weight, load_index, load_offset = loader(weight), loader(indices), loader(offsets)
+    zero, last = constant(0, torch.int64), constant(count, torch.int64)
+
+    def le(a: Value, b: Value) -> Value:
+        return op("le", a, b, dtype=torch.bool)
+
+    def starts_by(idx, ridx):
+        """Whether bag `k`'s offset is at or before position `p`. An offset eager refuses (the
+        first not 0, one outside [0, count], a last one past the indices) reads offset -1
+        instead: the kernel's index check raises, as eager does."""
+        (p,), (k,) = idx, ridx
+        start = to_dtype(load_offset([k]), torch.int64)
+        valid = op("logical_and", op("logical_and", le(zero, start), le(start, last)),
+                   le(to_dtype(load_offset([offsets.size[0] - 1]), torch.int64), last))
+        first = Value("index", (k,), torch.int64)
+        valid = op("logical_and", valid, op("logical_or", op("ne", first, zero, dtype=torch.bool),
+                                            op("eq", start, zero, dtype=torch.bool)))
+        checked = Value("where", (valid, first, constant(-1, torch.int64)), torch.int64)
+        start = to_dtype(load_offset([IndirectIndex(checked, offsets.size[0], wraps=False)]),
+                         torch.int64)
+        return to_dtype(le(start, Value("index", (p,), torch.int64)), torch.int64)
+    bag_of = loader(lower.realize(Reduction((n,), (bags,), "sum", torch.int64, device,
+                                            starts_by)))
+
+    def inside(b: sympy.Expr, p: sympy.Expr) -> Value:
+        """Whether position `p` counts in bag `b`."""
+        here = op("eq", op("sub", bag_of([p]), constant(1, torch.int64)),
+                  Value("index", (b,), torch.int64), dtype=torch.bool)
+        if padding_idx is not None and padding_idx >= 0:
+            here = op("logical_and", here, op(
+                "ne", to_dtype(load_index([p]), torch.int64), constant(padding_idx, torch.int64),
+                dtype=torch.bool))
+        return here
+
+    def row(p) -> IndirectIndex:
+        return IndirectIndex(to_dtype(load_index([p]), torch.int64), weight.size[0], wraps=False)
+
+    def reduced(out_size: tuple, kind: str, dtype: torch.dtype, fn) -> Callable:
+        return loader(lower.realize(Reduction(out_size, (n,), kind, dtype, device, fn)))
+
+    def position_if(condition: Value, p: sympy.Expr) -> Value:
+        return Value("where", (condition, Value("index", (p,), torch.int64), last), torch.int64)
+    first = reduced((bags,), "min", torch.int64, lambda idx, ridx: position_if(
+        inside(idx[0], ridx[0]), ridx[0]))
+
+    def value_at(p, d, condition: Value) -> Value:
+        return to_dtype(masked(load_weight([row(p), d]), condition), cd)
+
+    def largest_term(idx, ridx):
+        (b, d), (p,) = idx, ridx
+        here = inside(b, p)
+        v = value_at(p, d, here)
+        counts = op("logical_and", here, op("eq", v, v, dtype=torch.bool))  # not NaN
+        return Value("where", (counts, v, constant(-math.inf, cd)), cd)
+    largest = reduced(size, "max", cd, largest_term)
+
+    def winner_term(idx, ridx):
+        (b, d), (p,) = idx, ridx
+        here = inside(b, p)
+        return position_if(op("logical_and", here, op(
+            "eq", value_at(p, d, here), largest(idx), dtype=torch.bool)), p)
+    winner = reduced(size, "min", torch.int64, winner_term)
+
+    def chosen(idx) -> tuple[IndirectIndex, Value]:
+        """The winning position of output `(b, d)` (0 for an empty bag), and whether the bag
+        has one."""
+        start = first(idx[:1])
+        filled = op("lt", start, last, dtype=torch.bool)
+        start = Value("where", (filled, start, zero), torch.int64)
+        leading = to_dtype(load_weight([row(IndirectIndex(start, n, wraps=False)), idx[1]]), cd)
+        p = Value("where", (op("ne", leading, leading, dtype=torch.bool), start,
+                            winner(idx)), torch.int64)
+        return IndirectIndex(Value("where", (filled, p, zero), torch.int64), n, wraps=False), \
+            filled
+
+    def out(idx):
+        p, filled = chosen(idx)
+        return Value("where", (filled, load_weight([row(p), idx[1]]), constant(0, wd)), wd)
+
+    def max_index(idx):
+        p, filled = chosen(idx)
+        return Value("where", (filled, to_dtype(load_index([p]), max_indices.dtype),
+                               constant(0, max_indices.dtype)), max_indices.dtype)
+    return [Pointwise(size, wd, device, out), None, None,
+            Pointwise(size, max_indices.dtype, device, max_index)]

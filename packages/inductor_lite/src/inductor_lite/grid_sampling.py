@@ -12,8 +12,12 @@ element, a coordinate past the int range moved to -100, weights as products of t
 the far corner). Results equal eager's bit for bit, except 2-d bilinear ones, equal to
 rounding (the compiler of eager's vectorized kernel fuses multiply-adds). Each dim's source
 position is a buffer of its own (the sampling reads it for every channel and corner), fused
-into the kernel before the sampling one. Bicubic interpolation, and tensors on a GPU (whose
-eager kernel is another one), run as the aten op.
+into the kernel before the sampling one. Bicubic interpolation (2-d only, as eager) reads the
+4 x 4 taps around the source position left unpadded, each tap's coordinates clipped or
+reflected on their own as eager's vectorized kernel pads them (zeros: a tap outside reads 0),
+weighted by eager's cubic convolution polynomials (A = -0.75) of the position's fraction: each
+row of taps blended along x, then the rows along y; equal to rounding (fused multiply-adds
+again). Tensors on a GPU (whose eager kernel is another one) run as the aten op.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from .ir import (
 )
 from .lowering import aten, register, sym
 
-BILINEAR, NEAREST = 0, 1
+BILINEAR, NEAREST, BICUBIC = 0, 1, 2
+# eager's cubic convolution constant (as its bicubic upsampling)
+CUBIC_A = -0.75
 ZEROS, BORDER, REFLECTION = 0, 1, 2
 
 
@@ -50,12 +56,22 @@ def _both(a: Value, b: Value) -> Value:
 
 def _vectorized_source(g: Value, size: int, padding: int, align_corners: bool) -> Value:
     """Eager's vectorized (2-d) source position of grid coordinate `g` along a dim of `size`."""
+    return _vectorized_padded(_vectorized_unnormalized(g, size, align_corners), size, padding,
+                              align_corners)
+
+
+def _vectorized_unnormalized(g: Value, size: int, align_corners: bool) -> Value:
     cd = g.dtype
     one = constant(1, cd)
     if align_corners:
-        x = op("mul", op("add", g, one), constant((size - 1) / 2, cd))
-    else:
-        x = op("sub", op("mul", op("add", g, one), constant(size / 2, cd)), constant(0.5, cd))
+        return op("mul", op("add", g, one), constant((size - 1) / 2, cd))
+    return op("sub", op("mul", op("add", g, one), constant(size / 2, cd)), constant(0.5, cd))
+
+
+def _vectorized_padded(x: Value, size: int, padding: int, align_corners: bool) -> Value:
+    """Source position `x` clipped to the border or reflected back into the input, as eager's
+    vectorized kernel does."""
+    cd = x.dtype
     if padding == ZEROS:
         return x
     if padding == REFLECTION:
@@ -155,6 +171,49 @@ def _vectorized_bilinear(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: l
     return total
 
 
+def _cubic_coefficients(t: Value) -> list[Value]:
+    """The 4 taps' weights for fraction `t` (past the tap before the point): eager's cubic
+    convolution polynomials, in its order of operations."""
+    cd = t.dtype
+    a, one = constant(CUBIC_A, cd), constant(1, cd)
+
+    def c(v: float) -> Value:
+        return constant(v, cd)
+
+    def far(x: Value) -> Value:  # 1 < x < 2
+        inner = op("add", op("mul", op("sub", op("mul", a, x), c(5 * CUBIC_A)), x),
+                   c(8 * CUBIC_A))
+        return op("sub", op("mul", inner, x), c(4 * CUBIC_A))
+
+    def near(x: Value) -> Value:  # x <= 1
+        inner = op("mul", op("sub", op("mul", c(CUBIC_A + 2), x), c(CUBIC_A + 3)), x)
+        return op("add", op("mul", inner, x), one)
+    return [far(op("add", t, one)), near(t), near(op("sub", one, t)), far(op("sub", c(2), t))]
+
+
+def _vectorized_bicubic(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: list[int],
+                        padding: int, align_corners: bool) -> Value:
+    """2-d: the 4 x 4 taps around the (unpadded) source position, each tap's coordinates
+    padded on their own (zeros: a tap outside reads 0); each row blended along x, then the
+    rows along y, in eager's order."""
+    tops = [op("floor", ys), op("floor", xs)]
+    weights = [_cubic_coefficients(op("sub", p, f)) for p, f in zip((ys, xs), tops)]
+
+    def taps(first: Value, size: int) -> list[Value]:
+        return [_vectorized_padded(op("add", first, constant(k, first.dtype)), size, padding,
+                                   align_corners) for k in (-1, 0, 1, 2)]
+    rows, cols = taps(tops[0], sizes[0]), taps(tops[1], sizes[1])
+
+    def blend(values: list[Value], coefficients: list[Value]) -> Value:
+        total = None
+        for v, w in zip(values, coefficients):
+            term = op("mul", w, v)
+            total = term if total is None else op("add", total, term)
+        return total
+    return blend([blend([_read(x, lead, [r, q], sizes)[0] for q in cols], weights[1])
+                  for r in rows], weights[0])
+
+
 def _scalar_trilinear(x: TensorIR, lead: list, zs: Value, ys: Value, xs: Value,
                       sizes: list[int]) -> Value:
     """3-d: the 8 corners in eager's order, each weighted by the product (x, then y, then z)
@@ -186,8 +245,10 @@ def _grid_sampler(lower, x, grid, interpolation: int, padding: int, align_corner
     if val.device.type != "cpu":
         raise LoweringError("grid sampling off the CPU (eager's CUDA kernel clips NaNs and "
                             "rounds as a kernel of its own)")
-    if interpolation not in (BILINEAR, NEAREST) or padding not in (ZEROS, BORDER, REFLECTION):
-        raise LoweringError(f"grid sampling with interpolation {interpolation} (bicubic)")
+    if interpolation not in (BILINEAR, NEAREST, BICUBIC) or padding not in (
+            ZEROS, BORDER, REFLECTION) or (interpolation == BICUBIC and len(x.size) != 4):
+        raise LoweringError(f"grid sampling with interpolation {interpolation}, padding "
+                            f"{padding} in {len(x.size) - 2}-d")
     if not all(s.is_Integer for s in x.size[2:]):
         raise LoweringError("grid sampling of symbolic spatial sizes (eager's scales are floats)")
     sizes = [int(s) for s in x.size[2:]]  # depth, height, width
@@ -199,8 +260,10 @@ def _grid_sampler(lower, x, grid, interpolation: int, padding: int, align_corner
         """Where each output reads along the dim of grid coordinate `k` (of `n` elements): a
         buffer (it is read many times; the scheduler fuses it into the sampling kernel)."""
         def fn(idx):
-            v = source(to_dtype(load_grid([*idx, sympy.Integer(k)]), cd), n, padding,
-                       align_corners)
+            g = to_dtype(load_grid([*idx, sympy.Integer(k)]), cd)
+            if interpolation == BICUBIC:  # its taps are padded one by one
+                return _vectorized_unnormalized(g, n, align_corners)
+            v = source(g, n, padding, align_corners)
             return op("round", v) if interpolation == NEAREST else v
         return loader(lower.realize(Pointwise(grid.size[:-1], cd, val.device, fn)))
     # depth (z), height (y), width (x): the input's order, the grid's reversed
@@ -212,6 +275,8 @@ def _grid_sampler(lower, x, grid, interpolation: int, padding: int, align_corner
         lead = [batch, channel]
         if interpolation == NEAREST:
             return _read(x, lead, coords, sizes)[0]
+        if interpolation == BICUBIC:
+            return _vectorized_bicubic(x, lead, *coords, sizes, padding, align_corners)
         if len(sizes) == 2:
             return _vectorized_bilinear(x, lead, *coords, sizes)
         return _scalar_trilinear(x, lead, *coords, sizes)

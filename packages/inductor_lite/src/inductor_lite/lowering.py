@@ -139,6 +139,9 @@ KERNEL_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.float64, to
 # Lowerings of ops whose complex result is made of real inputs (complex_results.py), by op:
 # they store the result's parts through its real view.
 COMPLEX_RESULTS: dict[Any, Callable] = {}
+# Lowerings of ops reading a complex value (complex_results.py), by op: views of it, and real
+# results computed from its parts. They refuse whatever complex value they cannot read.
+COMPLEX_READERS: dict[Any, Callable] = {}
 
 # Result dtypes kernels store for one op only (no lowering reads them): op -> its dtype.
 RESULT_ONLY_DTYPES: dict[Any, torch.dtype] = {}
@@ -356,9 +359,14 @@ class GraphLowering:
         lowering = LOWERINGS.get(_functional_twin(node) or node.target)
         result = node.meta.get("val")
         complex_result = isinstance(result, torch.Tensor) and result.dtype.is_complex
-        if complex_result:
+        reads_complex = any(isinstance(v := a.meta.get("val"), torch.Tensor) and v.dtype.is_complex
+                            for a in node.all_input_nodes)
+        if reads_complex:
+            lowering = COMPLEX_READERS.get(node.target)
+        elif complex_result:
             lowering = COMPLEX_RESULTS.get(node.target)
-        if lowering is None or not _kernel_dtypes_only(node, inputs_only=complex_result) \
+        if lowering is None or not (reads_complex or
+                                    _kernel_dtypes_only(node, inputs_only=complex_result)) \
                 or not self._sizes_bound(node) \
                 or node.kwargs.get("pin_memory"):  # (page-locked memory: the aten call makes it)
             return None

@@ -9,8 +9,9 @@ to the row numbers 0..m-1 they give the permutation `perm`, and `P[perm[c], c] =
 are sequential, so they unroll here into k steps of a gather and two `where`s on `perm` (every
 batch at once), as many as the trace knows k to be. Eager's check that every pivot is in
 1..m is an `_assert_async` of a kernel's result, with eager's message. The op stays whole for
-a k not known when tracing or above `MAX_SWAPS`, complex or integer values, and pivots that are
-not int32 (which eager refuses).
+a k not known when tracing or above `MAX_SWAPS`, complex or integer values, pivots that are
+not int32 (which eager refuses) and pivots not of LU's batch dims and k (eager reads them as
+such all the same, out of bounds where they are fewer).
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ def _lu_unpack(lu: torch.Tensor, pivots: torch.Tensor, unpack_data: bool = True,
     m, n = lu.shape[-2:]
     if not (isinstance(m, int) and isinstance(n, int)) or min(m, n) > MAX_SWAPS:
         return NotImplemented
-    if unpack_pivots and pivots.dtype != torch.int32:
-        return NotImplemented
     k = min(m, n)
+    # (eager reads pivots of other sizes, of fewer batch dims too, as if they were these)
+    if unpack_pivots and (pivots.dtype != torch.int32
+                          or tuple(pivots.shape) != (*lu.shape[:-2], k)):
+        return NotImplemented
     empty = lu.new_empty([0])
     l_factor = u_factor = p_matrix = empty
     if unpack_data:
