@@ -54,6 +54,7 @@ from .lowering import (
 )
 from .metrics import counters
 from .scheduler import Kernel, schedule
+from .template_kernels import TemplateKernel
 from .traced_sizes import TracedSizes, lambdified, symbol_expr
 from .wrapper import WrapperCodegen
 
@@ -1284,10 +1285,12 @@ def _load(source: str) -> Any:
 def _count(aten_gm: torch.fx.GraphModule, graph: GraphLowering, steps: list) -> None:
     counters["graphs"] += 1
     kernels = [s for s in steps if isinstance(s, Kernel)]
-    counters["kernels"] += len(kernels)
+    templates = [s for s in steps if isinstance(s, TemplateKernel)]
+    counters["kernels"] += len(kernels) + len(templates)
     counters["fused_buffers"] += sum(len(k.nodes) for k in kernels if len(k.nodes) > 1)
     counters["lowered_ops"] += graph.lowered_ops
-    externs = [s for s in steps if not isinstance(s, Kernel) and s.parent is None]
+    externs = [s for s in steps if not isinstance(s, (Kernel, TemplateKernel))
+               and s.parent is None]
     fallbacks = [s for s in externs if s.fallback]
     counters["fallbacks"] += len(fallbacks)
     if fallbacks:  # ops without a lowering (or whose lowering gave up) run by aten: say which

@@ -2478,6 +2478,7 @@ from . import (  # noqa: E402, F401
     basic_extras,
     bessel,
     complex_results,
+    ctc_loss,
     distances,
     distributions,
     embedding_bag,

@@ -14,10 +14,10 @@ is involved):
 - a scan (cumulative sum or product) along a dim of `r` elements is a node over `(x, r)` that
   computes every element of its rows at once; what follows it in the kernel reads its elements.
 
-Extern calls end the current kernel. A buffer that only its own kernel reads, and that is no
-output, is never stored: it is recomputed in registers where it is read. Each node's index
-variables are expressed in the kernel's `xindex`/`rindex`, so comparing what a buffer stores with
-what a later node loads is comparing two sympy expressions.
+Extern calls (template kernels among them) end the current kernel. A buffer that only its own
+kernel reads, and that is no output, is never stored: it is recomputed in registers where it is
+read. Each node's index variables are expressed in the kernel's `xindex`/`rindex`, so comparing
+what a buffer stores with what a later node loads is comparing two sympy expressions.
 """
 
 from __future__ import annotations
