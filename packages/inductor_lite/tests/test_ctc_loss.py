@@ -91,3 +91,13 @@ def test_ctc_loss_one_step_or_no_labels_with_a_nan(device, time, target_lengths)
     targets = torch.tensor([[2], [1], [3]], device=device)
     compile_and_check(lambda lp, t: F.ctc_loss(lp, t, [time, 0, time], target_lengths,
                                                reduction="none"), lp, targets)
+
+
+def test_ctc_loss_of_no_time_steps_raises_as_eager(device):
+    # eager rejects empty log_probs: the kernel read their first step (out of bounds)
+    lp = torch.zeros(0, 2, 3, device=device)
+    targets = torch.zeros(2, 0, dtype=torch.int64, device=device)
+    compiled = compile_fx(torch.fx.symbolic_trace(
+        lambda lp, t: F.ctc_loss(lp, t, [0, 0], [0, 0], reduction="none")), [lp, targets])
+    with pytest.raises(RuntimeError, match="must not be empty"):
+        compiled(lp, targets)

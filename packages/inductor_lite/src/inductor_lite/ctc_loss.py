@@ -105,7 +105,7 @@ def _check_arguments(log_probs: TensorIR, targets: TensorIR, input_lengths: list
     if not all(isinstance(s, sympy.Integer) for s in (*log_probs.size, *targets.size)):
         raise LoweringError("ctc_loss of symbolic sizes")
     steps, batch, classes = (int(s) for s in log_probs.size)
-    if len(input_lengths) != batch or len(target_lengths) != batch or batch == 0 \
+    if len(input_lengths) != batch or len(target_lengths) != batch or steps * batch == 0 \
             or not 0 <= blank < classes:
         raise LoweringError("ctc_loss with lengths or a blank eager rejects")
     if any(not 0 <= n <= steps for n in input_lengths) or min(target_lengths) < 0:

@@ -2482,6 +2482,7 @@ from . import (  # noqa: E402, F401
     distances,
     distributions,
     embedding_bag,
+    embedding_renorm,
     flat_and_masked_scatters,
     fractional_pooling,
     grid_sampling,
