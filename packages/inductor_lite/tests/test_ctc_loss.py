@@ -38,6 +38,19 @@ def test_ctc_loss_padded_targets(device, dtype, blank):
                                                reduction="none"), lp, targets)
 
 
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_mean(device, zero_infinity):
+    # the mean divides by the target lengths (at least 1): a tensor ATen's composite fills
+    # through its data pointer, which tracing on fakes could not run (fxtrace's
+    # data_writing_composites.py makes it a constant)
+    lp = log_probs(9, 4, 5, device=device)
+    targets = torch.tensor(TARGETS, device=device)
+    # the CTC kernel, then the division and mean's
+    compile_and_check(lambda lp, t: F.ctc_loss(lp, t, INPUT_LENGTHS, TARGET_LENGTHS,
+                                               zero_infinity=zero_infinity), lp, targets,
+                      kernels=2)
+
+
 def test_ctc_loss_of_a_computed_input(device):
     lp = torch.randn(6, 3, 4, device=device)
     targets = torch.tensor([[1, 2, 2], [3, 1, 0], [2, 2, 2]], device=device)

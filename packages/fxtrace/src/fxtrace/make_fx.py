@@ -41,6 +41,7 @@ from torch.fx.graph import _custom_builtins, _PyTreeCodeGen, _PyTreeInfo
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from fakecore import FakeTensor, FakeTensorMode, ShapeEnv, SymNode, observe_sym_ops
+from fxtrace.data_writing_composites import replacing_data_writing_composites
 from fxtrace.module_stack import ModuleStack
 from fxtrace.proxy_mode import ProxyMode, after_inputs
 from fxtrace.runtime_asserts import ASSERT_OPS, insert_runtime_asserts
@@ -290,6 +291,7 @@ class _Trace:
             if self.fake_mode is not None and _active_fake_mode() is not self.fake_mode:
                 stack.enter_context(self.fake_mode)  # (not again when the caller entered it)
             stack.enter_context(self.proxy_mode)
+            stack.enter_context(replacing_data_writing_composites())
             stack.enter_context(observe_sym_ops(self._record_sym_op))
             if self.module_stack is not None:
                 stack.enter_context(self.module_stack.recording())
