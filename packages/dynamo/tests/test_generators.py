@@ -230,6 +230,19 @@ def test_a_half_run_generator_returned_or_kept_across_a_break():
     assert _same(result, expected) and got_log == expected_log
 
 
+def test_a_generator_called_for_real_names_the_break_that_needed_it():
+    def f(x):
+        return any(row.sum() > 0 for row in x), x * 2  # the branch is inside `any`
+
+    x = torch.tensor([[-1.0, 0.5], [1.0, 2.0]])
+    explained = dynamo.explain(f)(x)
+    (reason,) = [b.reason for b in explained.breaks if "genexpr" in b.reason]
+    assert "cannot be rebuilt half-run" in reason
+    assert "test_generators.py" in reason and "branching on a tensor's value" in reason
+    result = dynamo.compile(f, backend="eager")(x)
+    assert _same(result, f(x))
+
+
 class Tied(torch.nn.Module):
     def __init__(self):
         super().__init__()

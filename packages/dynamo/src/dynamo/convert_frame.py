@@ -149,6 +149,11 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
                              phases, retrace=True)
         except Unsupported as again:
             _add_phase(phases, "tracing up to the break again", retraced)
+            if again.generator is not None:
+                # A half-run generator could not be handed on at the break: name the break,
+                # or the reason shown for calling it for real hides what needed it.
+                again.reason += (f", which the graph break at {error.filename}:{error.lineno} "
+                                 f"needs: {error.reason}")
             # The trace up to the break went another way than the one before it and failed
             # first: what it reads changed in between (a global, or global module hooks, that
             # another thread set). Break where it failed instead; raised, it made the frame
