@@ -645,3 +645,79 @@ def test_registering_a_module_hook_in_the_frame_is_a_break_that_names_the_call()
     assert explained.breaks[0].library_where() is None  # the user's line alone
     torch.testing.assert_close(dynamo.compile(f, backend="eager")(x), f(x))
     assert len(seen) == 3 and not model[0]._forward_hooks
+
+
+def test_a_call_of_a_c_callable_outside_torch_names_it_and_the_users_line() -> None:
+    """A Cython function (`np.random.rand`, a method of numpy's global RandomState), numpy's
+    dispatcher (`np.sum`), a method descriptor, a Cython method of a C class and a builtin are
+    named by module and qualified name, not by their type alone."""
+    import time
+
+    import numpy as np
+
+    import dynamo
+
+    rng = np.random.default_rng(0)
+    calls = {
+        "calling numpy.random.RandomState.rand (a cython_function_or_method, written in C)":
+            lambda: np.random.rand(),
+        "calling numpy.random.default_rng (a cython_function_or_method, written in C)":
+            lambda: np.random.default_rng(0),
+        "calling numpy.sum (a _ArrayFunctionDispatcher, written in C)": lambda: np.sum([1, 2]),
+        "calling numpy.ndarray.sum (a method_descriptor, written in C)":
+            lambda: np.ndarray.sum(rng.random(2)),
+        "the method Generator.random, written in C": lambda: rng.random(),
+        "calling time.perf_counter, a C function outside torch": lambda: time.perf_counter(),
+    }
+    for reason, call in calls.items():
+        def f(x, call=call):
+            y = x + 1
+            call()
+            return y * 2
+
+        explained = dynamo.explain(f)(torch.ones(2))
+        assert reason in [b.reason for b in explained.breaks]
+    x = torch.ones(2)
+
+    def draw(x):
+        return x + np.random.rand()
+
+    line = draw.__code__.co_firstlineno + 1
+    with pytest.raises(dynamo.Unsupported) as raised:
+        dynamo.compile(draw, backend="eager", fullgraph=True)(x)
+    assert raised.value.reason == \
+        "calling numpy.random.RandomState.rand (a cython_function_or_method, written in C)"
+    assert f"at {__file__}:{line}\n    return x + np.random.rand()" in str(raised.value)
+    np.random.seed(0)
+    expected = draw(x)
+    np.random.seed(0)
+    torch.testing.assert_close(dynamo.compile(draw, backend="eager")(x), expected)
+
+
+def test_a_break_on_a_class_or_builtin_names_it_not_its_type() -> None:
+    import dynamo
+
+    def f(x):
+        y = x + 1
+        str.maketrans("a", "b")
+        return y * 2
+
+    explained = dynamo.explain(f)(torch.ones(2))
+    assert [b.reason for b in explained.breaks] == ["reading attribute 'maketrans' of str"]
+
+
+def test_values_in_break_reasons_are_named_not_typed() -> None:
+    """What a reason calls a class, a builtin or a C function ("passing time.perf_counter to
+    a graph operation"), not "a type" or "a builtin_function_or_method"."""
+    import time
+
+    from dynamo.variables.builtins import BuiltinVariable
+    from dynamo.variables.functions import OpaqueFunctionVariable
+    from dynamo.variables.objects import UserClassVariable
+
+    class Config:
+        pass
+
+    assert BuiltinVariable(len).words() == "len"
+    assert UserClassVariable(Config).words() == "the class " + Config.__qualname__
+    assert OpaqueFunctionVariable(time.perf_counter).words() == "time.perf_counter"

@@ -65,11 +65,64 @@ def test_embedding_bag_of_a_2d_input(device):
     compile_and_check(lambda w, i: F.embedding_bag(i, w, mode="mean"), weight, indices)
 
 
-def test_embedding_bag_sum_of_include_last_offset_falls_back(device):
+# 3 bags with include_last_offset; the last offset (6) before the last index (8): eager's fast
+# path ends the last bag's sum there (a mean still counts to the last index), others go on
+LAST_OFFSETS = [0, 3, 3, 6]
+
+
+def weight_of(layout: str, dtype: torch.dtype, device: str) -> torch.Tensor:
+    if layout == "transposed":
+        return torch.randn(3, 10, device=device, dtype=dtype).t()
+    wide = torch.randn(10, 7, device=device, dtype=dtype)
+    return {"contiguous": wide[:, :3].contiguous(), "column slice": wide[:, 2:5],
+            "strided columns": wide[:, ::3]}[layout]
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("layout, dtype, padding_idx", [
+    ("contiguous", torch.float32, None), ("column slice", torch.float32, None),
+    ("contiguous", torch.float32, 4), ("strided columns", torch.float32, None),
+    ("transposed", torch.float64, None)])
+def test_embedding_bag_include_last_offset(device, mode, layout, dtype, padding_idx):
+    weight = weight_of(layout, dtype, device)
+    indices, offsets = (torch.tensor(v, device=device) for v in (INDICES, LAST_OFFSETS))
+    compile_and_check(lambda w, i, o: F.embedding_bag(i, w, o, mode=mode, padding_idx=padding_idx,
+                                                      include_last_offset=True),
+                      weight, indices, offsets, fallbacks=int(device != "cpu"))
+
+
+@pytest.mark.parametrize("strided", [False, True])  # the fast path needs adjacent weights
+def test_embedding_bag_include_last_offset_with_sample_weights(device, strided):
     weight = torch.randn(10, 3, device=device)
-    indices, offsets = (torch.tensor(v, device=device) for v in (INDICES, OFFSETS))
+    indices = torch.tensor(INDICES, device=device, dtype=torch.int32)
+    offsets = torch.tensor(LAST_OFFSETS, device=device, dtype=torch.int32)
+    scales = torch.rand(16, device=device)[::2] if strided else torch.rand(8, device=device)
+    compile_and_check(lambda w, i, o, s: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=s,
+                                                         include_last_offset=True),
+                      weight, indices, offsets, scales, fallbacks=int(device != "cpu"))
+
+
+def test_embedding_bag_include_last_offset_of_one_column_falls_back(device):
+    # eager's path hangs on the stride of the weight's size-1 dimension
+    weight = torch.randn(10, 1, device=device)
+    indices, offsets = (torch.tensor(v, device=device) for v in (INDICES, LAST_OFFSETS))
     compile_and_check(lambda w, i, o: F.embedding_bag(i, w, o, include_last_offset=True),
                       weight, indices, offsets, fallbacks=1)
+
+
+@pytest.mark.parametrize("layout, offsets", [
+    ("contiguous", [0, 3, 3, 9]), ("strided columns", [0, 3, 3, 9]), ("contiguous", [0, 3, 3, 2])])
+def test_embedding_bag_include_last_offset_eager_refuses_raises(device, layout, offsets):
+    if device != "cpu":
+        pytest.skip("include_last_offset runs as the aten op off the CPU")
+    weight = weight_of(layout, torch.float32, device)
+    indices, offsets = torch.tensor(INDICES), torch.tensor(offsets)
+    fn = lambda w, i, o: F.embedding_bag(i, w, o, include_last_offset=True)  # noqa: E731
+    with pytest.raises(RuntimeError):
+        fn(weight, indices, offsets)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [weight, indices, offsets])
+    with pytest.raises(IndexError, match="index out of bounds"):
+        compiled(weight, indices, offsets)
 
 
 def test_embedding_bag_other_results_fall_back(device):

@@ -7,10 +7,17 @@ row the index there names, times the position's sample weight, where the positio
 empty bag is 0). Every element reads all the positions, so the op costs the indices' count
 times the output's size: more than `MAX_INDICES` indices (or a symbolic count) run as the aten
 op. Offsets eager refuses (the first not 0, decreasing, past the indices) fail the kernel's
-index check. The aten op also runs for sum and mean bags with `include_last_offset` (where
-eager's last bag ends depends on its path: float32 sums stop at the last offset, while their
-means and float64 bags go on to the last index), and where the graph reads their other results
+index check. The aten op also runs where the graph reads a sum or mean bag's other results
 (offset2bag, bag sizes: eager fills them by rules of its own per mode and path).
+
+With `include_last_offset`, where eager's CPU kernel ends the last bag depends on its path. Its
+fast path (float32, a weight whose columns are adjacent (`stride(1) == 1`), no `padding_idx`,
+per-sample weights, if any, adjacent too) sums the last bag up to the last offset, but a mean
+divides that sum by the count of positions up to the last index; every other path sums and
+counts up to the last index, ignoring the last offset but for the check that it is not past the
+indices. The kernels do the same, and refuse (the aten op runs) where the path hangs on the
+stride of a size-1 dimension (free to differ between tensors of one shape), and off the CPU
+(eager's CUDA kernel is another one).
 
 A max bag follows eager's CPU loop, which goes through the bag's positions and takes a value
 only if it is greater than the one it holds: the first position's value if that is NaN (no
@@ -72,9 +79,6 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
         return _max_bags(lower, node, weight, indices, offsets, include_last_offset, padding_idx)
     if any(user.target is not operator.getitem or user.args[1] != 0 for user in node.users):
         raise LoweringError("embedding_bag's offset2bag, bag sizes or max indices are read")
-    if include_last_offset:
-        raise LoweringError("embedding_bag's include_last_offset (where eager's last bag ends "
-                            "depends on its path: at the last offset, or at the last index)")
     if val.dtype not in (torch.float32, torch.float64):
         raise LoweringError("embedding_bag's sum or mean of half floats")
     count = _index_count(indices, offsets)
@@ -83,14 +87,21 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
     cd = val.dtype
     load_weight, load_index, load_offset = loader(weight), loader(indices), loader(offsets)
     load_scale = loader(per_sample_weights) if per_sample_weights is not None else None
+    # where the last bag's sum and its count end (see the module docstring)
+    sum_end = count_end = constant(count, torch.int64)
+    facts = []
+    if include_last_offset:
+        last_offset = to_dtype(load_offset([offsets.size[0] - 1]), torch.int64)
+        facts.append(op("le", last_offset, count_end, dtype=torch.bool))
+        if _eager_fast_path(lower.node, val.dtype, padding_idx):
+            sum_end = last_offset
 
-    def in_bag(b: sympy.Expr, p: sympy.Expr) -> Value:
-        """Whether position `p` counts in bag `b`."""
+    def in_bag(b: sympy.Expr, p: sympy.Expr, last_end: Value) -> Value:
+        """Whether position `p` counts in bag `b`, the last bag ending at `last_end`."""
         start = to_dtype(load_offset([b]), torch.int64)
         following = index_in(b + 1, bags)  # not the last bag
         end = Value("where", (following, masked(to_dtype(load_offset([b + 1]), torch.int64),
-                                                following), constant(int(count), torch.int64)),
-                    torch.int64)
+                                                following), last_end), torch.int64)
         # offsets eager refuses (the first not 0, decreasing ones, one past the indices) read
         # the bag's start at offset -1: the kernel's index check raises, as eager does
         zero, bag = constant(0, torch.int64), Value("index", (b,), torch.int64)
@@ -99,7 +110,7 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
                      op("le", start, end, dtype=torch.bool),
                      op("le", end, constant(int(count), torch.int64), dtype=torch.bool),
                      op("logical_or", op("ne", bag, zero, dtype=torch.bool),
-                        op("eq", start, zero, dtype=torch.bool))):
+                        op("eq", start, zero, dtype=torch.bool)), *facts):
             valid = fact if valid is None else op("logical_and", valid, fact)
         checked = Value("where", (valid, bag, constant(-1, torch.int64)), torch.int64)
         start = to_dtype(load_offset([IndirectIndex(checked, offsets.size[0], wraps=False)]),
@@ -115,7 +126,7 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
 
     def term(idx, ridx):
         (b, d), (p,) = idx, ridx
-        inside = in_bag(b, p)
+        inside = in_bag(b, p, sum_end)
         row = IndirectIndex(to_dtype(load_index([p]), torch.int64), weight.size[0], wraps=False)
         v = to_dtype(load_weight([row, d]), cd)
         if load_scale is not None:
@@ -123,7 +134,7 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
         return Value("where", (inside, masked(v, inside), constant(0, cd)), cd)
 
     def counted(idx, ridx):
-        return to_dtype(in_bag(idx[0], ridx[0]), cd)
+        return to_dtype(in_bag(idx[0], ridx[0], count_end), cd)
 
     def reduced(out_size: tuple, fn) -> Callable:
         return loader(lower.realize(Reduction(out_size, (sympy.Integer(count),), "sum", cd, val.device, fn)))
@@ -136,6 +147,24 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
             op("gt", n(idx[:1]), constant(0, cd), dtype=torch.bool),
             op("truediv", total(idx), n(idx[:1])), constant(0, cd)), cd))
     return [out, None, None, None]  # (the other results are never read: checked above)
+
+
+def _eager_fast_path(node: torch.fx.Node, dtype: torch.dtype, padding_idx: int | None) -> bool:
+    """Whether eager's CPU kernel takes its fast path for a sum or mean bag with
+    `include_last_offset`: refused where that cannot be told from the graph."""
+    weight = node.args[0].meta["val"]
+    scales = node.kwargs.get("per_sample_weights", node.args[6] if len(node.args) > 6 else None)
+    if weight.device.type != "cpu":
+        raise LoweringError("include_last_offset off the CPU (eager's CUDA kernel is another "
+                            "one)")
+    if dtype != torch.float32 or (padding_idx is not None and padding_idx >= 0):
+        return False
+    strided = [(weight, 1)] + ([(scales.meta["val"], 0)] if scales is not None else [])
+    sizes, strides = [sym(t.shape[d]) for t, d in strided], [sym(t.stride(d)) for t, d in strided]
+    if not all(n.is_Integer and int(n) > 1 and s.is_Integer for n, s in zip(sizes, strides)):
+        raise LoweringError("include_last_offset where eager's path hangs on the stride of a "
+                            "size-1 (or symbolic) dimension")
+    return all(int(s) == 1 for s in strides)
 
 
 def _max_bags(lower, node, weight, indices, offsets, include_last_offset: bool,

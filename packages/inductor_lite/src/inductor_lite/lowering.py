@@ -2498,5 +2498,6 @@ from . import (  # noqa: E402, F401
     special_functions,
     static_nonzero,
     tensor_hashing,
+    top_values,
     trilinear_products,
 )

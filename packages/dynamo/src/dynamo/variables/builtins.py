@@ -285,6 +285,11 @@ class BuiltinVariable(TrueVariable):
     def as_constant(self) -> Any:
         return self.fn
 
+    def words(self) -> str:
+        from dynamo.variables.functions import c_callable_name
+
+        return c_callable_name(self.fn) or super().words()
+
     def __repr__(self) -> str:
         return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
 

@@ -489,6 +489,32 @@ class CachedFunctionVariable(TrueVariable):
         return self.inner.call(tx, args, kwargs)
 
 
+def c_callable_name(fn: Any) -> str | None:
+    """`module.qualname` of a callable written in C, for messages (`time.perf_counter`,
+    `numpy.random.RandomState.rand`, `numpy.ndarray.sum`), or None where C stores no name.
+    Read from where C stores it: naming the callable never runs Python code."""
+    qualname = _stored(fn, "__qualname__")
+    if not isinstance(qualname, str):
+        return None
+    module = _stored(fn, "__module__")
+    if not isinstance(module, str):  # a method descriptor's class; a builtin method's object
+        owner = _stored(fn, "__objclass__") or _stored(fn, "__self__")
+        module = getattr(owner if isinstance(owner, type) else type(owner), "__module__", "")
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def _stored(value: Any, name: str) -> Any:
+    """`value.name` where the instance's dict or a C slot holds it; None elsewhere (a
+    property, a class's `__getattr__`)."""
+    found = inspect.getattr_static(value, name, None)
+    if isinstance(found, (types.GetSetDescriptorType, types.MemberDescriptorType)):
+        try:
+            return found.__get__(value, type(value))
+        except AttributeError:  # an empty slot
+            return None
+    return found
+
+
 class OpaqueFunctionVariable(VariableTracker):
     """A function implemented in C outside torch (`time.perf_counter`, a C extension's), or
     one that must not run while tracing (`what` says which): a call to it breaks the graph and
@@ -499,10 +525,13 @@ class OpaqueFunctionVariable(VariableTracker):
         self.fn = fn
         self.source = source
         self.what = what
-        self.name = name or getattr(fn, "__qualname__", fn)
+        self.name = name or c_callable_name(fn) or repr(fn)
 
     def python_type(self) -> type:
         return type(self.fn)
+
+    def words(self) -> str:
+        return self.name
 
     def as_constant(self) -> Any:
         return self.fn

@@ -60,6 +60,7 @@ from dynamo.variables.functions import (
     PartialVariable,
     UserFunctionVariable,
     UserMethodVariable,
+    c_callable_name,
     compiler_disabled,
 )
 from dynamo.variables.tensor import SymNodeVariable, TensorVariable, concrete_int
@@ -190,7 +191,8 @@ class ObjectVariable(VariableTracker):
             if literal is not None:
                 return ConstantVariable(literal).getattr(tx, name)
         if hasattr(member, "__get__") and not isinstance(member, (int, float, str, tuple)):
-            if isinstance(member, _C_METHODS):  # (numpy's `ndarray.__len__`)
+            if isinstance(member, _C_METHODS) or callable(member) and \
+                    c_callable_name(member) is not None:  # `ndarray.__len__`, a Cython method
                 raise Unsupported(f"the method {cls.__qualname__}.{name}, written in C")
             raise Unsupported(f"the descriptor {cls.__qualname__}.{name}")
         custom = self.source is not None and self.defines_in_python("__getattribute__")
@@ -917,6 +919,9 @@ class UserClassVariable(VariableTracker):
 
     def python_type(self) -> type:
         return type(self.cls)
+
+    def words(self) -> str:
+        return f"the class {self.cls.__qualname__}"
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
         """`hasattr(Cls, name)`, guarded: found in the class (or a base), by the dict of the

@@ -29,6 +29,7 @@ from dynamo.sources import ItemsCopySource, items_copy
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable
 from dynamo.variables.containers import DictVariable, ListVariable
+from dynamo.variables.functions import c_callable_name
 from dynamo.variables.objects import (
     BUILTIN_BASES,
     ObjectVariable,
@@ -220,7 +221,11 @@ class UserObjectVariable(ObjectVariable):
         found, call = class_attribute(self.python_type(), "__call__")
         if found and isinstance(call, types.FunctionType):
             return self._class_member(tx, "__call__", implicit=True).call(tx, args, kwargs)
-        raise Unsupported(f"calling a {self.python_type().__qualname__}")
+        kind = self.python_type().__qualname__
+        name = c_callable_name(self.value) if callable(self.value) else None
+        if name is not None:  # a Cython function, numpy's `np.sum`, a method descriptor
+            raise Unsupported(f"calling {name} (a {kind}, written in C)")
+        raise Unsupported(f"calling a {kind}")
 
     def call_method(self, tx: Translator, name: str, args, kwargs) -> VariableTracker:
         """`obj.name(...)`; a special method is looked up on the class, as Python does."""
