@@ -16,8 +16,6 @@ compares).
 
 from __future__ import annotations
 
-import math
-
 import sympy
 import torch
 
@@ -32,7 +30,7 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import aten, register
+from .lowering import aten, norm_kind, norm_root, norm_term, register
 
 # Indices each row of the weight reads, at most.
 MAX_INDICES = 1024
@@ -75,28 +73,15 @@ def _embedding_renorm(lower, node, weight, indices, max_norm, norm_type):
     named = loader(lower.realize(Reduction((rows,), tuple(indices.size), "any", torch.bool,
                                            device, names_row)))
 
-    def norm_term(idx, ridx):
-        a = op("abs", load_weight([idx[0], ridx[0]]))
-        if p == 0:
-            return to_dtype(op("ne", a, constant(0, wd), dtype=torch.bool), wd)
-        if p in (1, math.inf, -math.inf):
-            return a
-        return op("mul", a, a) if p == 2 else op("pow", a, constant(p, wd))
-    kind = {math.inf: "max", -math.inf: "min"}.get(p, "sum")
+    kind = norm_kind(p)
     if kind != "sum" and width == 0:
         raise LoweringError("embedding_renorm's inf-norm of rows of no elements")
-    total = loader(lower.realize(Reduction((rows,), (width,), kind, wd, device, norm_term)))
-
-    def norm(r: sympy.Expr) -> Value:
-        v = total([r])
-        if kind == "sum" and p == 2:
-            v = op("sqrt", v)
-        elif kind == "sum" and p not in (0, 1):
-            v = op("pow", v, constant(1 / p, wd))
-        return to_dtype(v, torch.float64)
+    total = loader(lower.realize(Reduction(
+        (rows,), (width,), kind, wd, device,
+        lambda idx, ridx: norm_term(load_weight([idx[0], ridx[0]]), p))))
 
     def renormed(idx):
-        w, row_norm = load_weight(idx), norm(idx[0])
+        w, row_norm = load_weight(idx), to_dtype(norm_root(total([idx[0]]), p), torch.float64)
         limit = constant(float(max_norm), torch.float64)
         over = op("logical_and", named([idx[0]]), op("gt", row_norm, limit, dtype=torch.bool))
         scale = to_dtype(op("truediv", limit, op("add", row_norm, constant(1e-7, torch.float64))),

@@ -1671,6 +1671,29 @@ def _any(lower, node, x, dims=None, keepdim=False):
     return reduction(lower, x, _dims(dims), keepdim, kind, lower.node.meta["val"].dtype)
 
 
+def norm_term(x: Value, ord: float) -> Value:
+    """What a vector norm of order `ord` reduces of an element `x`: |x|, |x|^ord, or whether
+    it is non-zero (order 0), in x's dtype."""
+    a = op("abs", x)
+    if ord == 0:
+        return to_dtype(op("ne", a, constant(0, x.dtype), dtype=torch.bool), x.dtype)
+    if ord in (1, math.inf, -math.inf):
+        return a
+    return op("mul", a, a) if ord == 2 else op("pow", a, constant(ord, x.dtype))
+
+
+def norm_kind(ord: float) -> str:
+    """The reduction of a vector norm's terms: max |x| (inf), min |x| (-inf), else a sum."""
+    return {math.inf: "max", -math.inf: "min"}.get(ord, "sum")
+
+
+def norm_root(total: Value, ord: float) -> Value:
+    """The norm from its reduced terms: the sum's ord-th root, where it has one."""
+    if norm_kind(ord) != "sum" or ord in (0, 1):
+        return total
+    return op("sqrt", total) if ord == 2 else op("pow", total, constant(1 / ord, total.dtype))
+
+
 @register(aten.linalg_vector_norm.default)
 def _vector_norm(lower, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """max |x| (ord inf), min |x| (-inf), count of non-zeros (0), else (sum |x|^ord)^(1/ord)."""
@@ -1682,13 +1705,8 @@ def _vector_norm(lower, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     cd, ord, load = compute_dtype(out), float(ord), loader(x)
 
     def term(idx):
-        a = op("abs", to_dtype(load(idx), cd))
-        if ord == 0:
-            return to_dtype(op("ne", a, constant(0, cd), dtype=torch.bool), cd)
-        if ord in (1, math.inf, -math.inf):
-            return a
-        return op("mul", a, a) if ord == 2 else op("pow", a, constant(ord, cd))
-    kind = {math.inf: "max", -math.inf: "min"}.get(ord, "sum")
+        return norm_term(to_dtype(load(idx), cd), ord)
+    kind = norm_kind(ord)
     rooted = kind == "sum" and ord not in (0, 1)
     # a sum the root is taken of stays in the compute dtype, as eager's (a half sum of squares
     # rounded to half first overflowed to inf past 65504 and was an ulp off in bfloat16)
@@ -1697,11 +1715,8 @@ def _vector_norm(lower, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if not rooted:
         return total
     load_total = loader(total)
-
-    def root(idx):
-        v = to_dtype(load_total(idx), cd)
-        return op("sqrt", v) if ord == 2 else op("pow", v, constant(1 / ord, cd))
-    return Pointwise(total.size, out, x.device, root)
+    return Pointwise(total.size, out, x.device,
+                     lambda idx: norm_root(to_dtype(load_total(idx), cd), ord))
 
 
 @register(aten.mean.dim, aten.mean.default)
