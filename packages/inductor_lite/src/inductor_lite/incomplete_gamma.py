@@ -31,7 +31,7 @@ from .ir import LoweringError, op, to_dtype
 from .lowering import pointwise, register
 from .special_functions import lgamma
 from .triton_codegen import OPS
-from .triton_helpers import both, either, erfc
+from .triton_helpers import any_lane, both, either, erfc
 
 aten = torch.ops.aten
 
@@ -40,12 +40,6 @@ MAXITER = tl.constexpr(2000)
 BIG = tl.constexpr(16777216.0)  # where the continued fraction's terms are scaled down by 2^-24
 MAXLOG = tl.constexpr(88.72283905206835)  # float32's: below e^-MAXLOG the prefactor is 0
 LANCZOS_G = tl.constexpr(6.024680040776729583740234375)
-
-
-@triton.jit
-def _any(c):
-    # Whether `c` holds in some lane (of a block, or of a scalar as a block of one)
-    return tl.max(c.to(tl.int32) + tl.zeros([1], tl.int32)) > 0
 
 
 @triton.jit
@@ -135,7 +129,7 @@ def _lower_series(a, x, prefactor, active):
     total = tl.zeros_like(a) + 1.0
     steps = tl.zeros_like(a)
     going = both(active, prefactor != 0.0)
-    while _any(going):
+    while any_lane(going):
         r = tl.where(going, r + 1.0, r)
         c = tl.where(going, c * x / r, c)
         total = tl.where(going, total + c, total)
@@ -152,7 +146,7 @@ def _upper_series(a, x, active):
     total = tl.zeros_like(a)
     n = tl.zeros_like(a) + 1.0
     going = active
-    while _any(going):
+    while any_lane(going):
         fac = tl.where(going, fac * -x / n, fac)
         term = fac / (a + n)
         total = tl.where(going, total + term, total)
@@ -176,7 +170,7 @@ def _continued_fraction(a, x, prefactor, active):
     ans = p1 / q1
     steps = tl.zeros_like(a)
     going = both(active, prefactor != 0.0)
-    while _any(going):
+    while any_lane(going):
         c += 1.0
         y += 1.0
         z += 2.0

@@ -44,13 +44,6 @@ def _degree(n):
 
 
 @triton.jit
-def _any(c):
-    # Whether `c` holds in some lane: a block's, or a scalar's (x and n both loaded once, a
-    # 0-d result), as a block of one (Triton reduces no scalar)
-    return tl.max(c.to(tl.int32) + tl.zeros([1], tl.int32)) > 0
-
-
-@triton.jit
 def _acos(x):
     # acos(|x|) = 2 atan(sqrt((1 - |x|) / (1 + |x|))), in float64 and then rounded: eager's
     # acos is correctly rounded, and the closed forms multiply its error by the degree. (Not
@@ -68,7 +61,7 @@ def _chebyshev_recurrence(y, n, q):
     p = tl.zeros_like(q) + 1.0
     k = tl.zeros_like(n) + 2
     y2 = y + y
-    while _any(helpers.both(k <= n, q == q)):
+    while helpers.any_lane(helpers.both(k <= n, q == q)):
         r = tl.fma(y2, q, -p)
         step = k <= n
         p = tl.where(step, q, p)
@@ -197,7 +190,7 @@ def _hermite(x, n_float, physicists: tl.constexpr):
     p = tl.zeros_like(x) + 1.0
     q = x1
     k = tl.zeros_like(n) + step
-    while _any(k < end):
+    while helpers.any_lane(k < end):
         r = tl.fma(x1, q, -(k.to(x.dtype) * p))
         active = k < end
         p = tl.where(active, q, p)
@@ -236,7 +229,7 @@ def _ratio_recurrence(x, n_float, laguerre: tl.constexpr):
     looped = tl.where(exact, 0, n)
     p = tl.zeros_like(x) + 1.0
     k = tl.zeros_like(n) + 1
-    while _any(helpers.both(k < looped, q == q)):
+    while helpers.any_lane(helpers.both(k < looped, q == q)):
         kf = k.to(x.dtype)
         if laguerre:
             r = tl.fma((k + k).to(x.dtype) + (1.0 - x), q, -(kf * p)) / (k + 1).to(x.dtype)

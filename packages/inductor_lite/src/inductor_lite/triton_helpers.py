@@ -23,6 +23,13 @@ def either(p, q):
 
 
 @triton.jit
+def any_lane(c):
+    # Whether `c` holds in some lane: of a block, or of a scalar (a 0-d value: its operands
+    # each loaded once) as a block of one, since Triton reduces no scalar. A loop's condition.
+    return tl.max(c.to(tl.int32) + tl.zeros([1], tl.int32)) > 0
+
+
+@triton.jit
 def floordiv(a, b):
     q = a // b
     return tl.where(both(a % b != 0, (a < 0) != (b < 0)), q - 1, q)
