@@ -2510,6 +2510,7 @@ from . import (  # noqa: E402, F401
     scatter_lowerings,
     searching,
     segment_reductions,
+    selection_indices,
     special_functions,
     static_nonzero,
     tensor_hashing,

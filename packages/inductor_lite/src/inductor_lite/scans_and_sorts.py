@@ -8,8 +8,8 @@ ties and NaNs take the later element, and NaN sticks. A sort is an *argsort*: Tr
 indices. A sorted row gives its median: the middle element, or for `nanmedian` the middle of
 the elements that are not NaN (NaNs sort last), read at their count. Where eager's choice among
 equal elements is its sort algorithm's accident (the indices of an unstable sort of a row longer
-than 16, of a median along a dim), the op falls back; so does mode, whose indices are such an
-accident too (topk and kthvalue whose indices nothing reads: top_values.py).
+than 16, of a median along a dim), the op falls back (topk and kthvalue whose indices nothing
+reads: top_values.py; mode, whose index eager's insertion sort decides: selection_indices.py).
 """
 
 from __future__ import annotations

@@ -475,3 +475,46 @@ def argsort(x, mask, index):
 @triton.jit
 def argsort_descending(x, mask, index):
     return _argsort(x, mask, index, True)
+
+
+@triton.jit
+def _at(v, lanes, at):
+    # each row's element at lane `at` (a column): only compared afterwards, so a -0.0 read as
+    # 0.0 is the same
+    return tl.sum(tl.where(lanes == at, v, 0), 1, keep_dims=True)
+
+
+@triton.jit
+def _shifted(v, lanes, by: tl.constexpr):
+    # each row's `v[j + by]` at lane j (0 past the row), through a [rows, lanes, lanes] block
+    j, k = tl.expand_dims(lanes, 2), tl.expand_dims(lanes, 1)
+    return tl.sum(tl.where(k == j + by, tl.expand_dims(v, 1), 0), 2)
+
+
+@triton.jit
+def mode_index(x, mask, index):
+    """Eager CPU's index of the mode of each row of at most 16 (at every lane): the row's
+    (value, index) pairs insertion-sorted by `value < value` (std::sort's way up to 16
+    elements, NaN compared as C++ does), then the last index of the first longest run of
+    equal values."""
+    n = tl.sum(mask.to(tl.int32), 1, keep_dims=True)
+    lanes = index + tl.zeros_like(n)
+    values, indices = x, lanes
+    for i in tl.static_range(1, 16):
+        value, at = _at(values, lanes, i), _at(indices, lanes, i)
+        # below the first: in front of it; otherwise after the nearest one it is not below
+        stop = tl.max(tl.where((lanes < i) & ~(value < values), lanes, -1), 1, keep_dims=True)
+        pos = tl.where(value < _at(values, lanes, 0), 0, stop + 1)
+        moved = (lanes > pos) & (lanes <= i) & (i < n)
+        put = (lanes == pos) & (i < n)
+        values = tl.where(put, value, tl.where(moved, _shifted(values, lanes, -1), values))
+        indices = tl.where(put, at, tl.where(moved, _shifted(indices, lanes, -1), indices))
+    ends = (lanes < n) & ((lanes == n - 1) | (values != _shifted(values, lanes, 1)))
+    # a run ending at lane j starts after the previous end
+    previous = tl.max(tl.where(tl.expand_dims(ends, 1) & (tl.expand_dims(lanes, 1)
+                                                           < tl.expand_dims(lanes, 2)),
+                               tl.expand_dims(lanes, 1), -1), 2)
+    length = tl.where(ends, lanes - previous, 0)
+    longest = tl.max(length, 1, keep_dims=True)
+    chosen = tl.min(tl.where(ends & (length == longest), lanes, 16), 1, keep_dims=True)
+    return _at(indices, lanes, chosen).to(tl.int64) + tl.zeros_like(lanes).to(tl.int64)
