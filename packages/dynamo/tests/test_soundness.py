@@ -182,6 +182,19 @@ def test_random_input_changes_with_graph_breaks(changes, dynamic) -> None:
         OFFSET = old_offset
 
 
+def test_is_view_of_an_input_is_eagers() -> None:
+    """`x._is_view()` of an input was the fake's answer, which no guard covered: a call with a
+    view after one with a plain tensor reused the entry and said False (and the fake of a leaf
+    view, `l.detach()[1:]`, is no view at all). It is a graph break, answered for real."""
+    def fn(t):
+        return t + 1 if t._is_view() else t - 1
+
+    compiled = dynamo.compile(fn, backend="eager")
+    leaf = torch.randn(5, requires_grad=True)
+    for t in (torch.randn(4), torch.randn(5)[1:], leaf.detach()[1:], torch.randn(4)):
+        assert torch.equal(compiled(t), fn(t))
+
+
 def _tagged(x):
     return (x + 1 if hasattr(x, "tag") else x - 1) * getattr(x, "scale", 1.0)
 

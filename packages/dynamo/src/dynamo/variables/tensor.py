@@ -41,7 +41,9 @@ _DATA_DEPENDENT = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "
 _UNSUPPORTED = frozenset({"backward", "register_hook", "retain_grad", "untyped_storage",
                           "storage", "__array__",
                           # properties of the real storage, which a fake tensor's lacks
-                          "is_shared", "is_pinned"})
+                          "is_shared", "is_pinned",
+                          # no guard covers it, and a fake of a leaf view is no view
+                          "_is_view"})
 
 
 def subclass_override(cls: type | None, name: str) -> type | None:
