@@ -154,6 +154,11 @@ def _convert_with_breaks(fn: types.FunctionType, f_locals: dict, f_globals: dict
                 # or the reason shown for calling it for real hides what needed it.
                 again.reason += (f", which the graph break at {error.filename}:{error.lineno} "
                                  f"needs: {error.reason}")
+            elif again.index is None:
+                # The values at the break cannot be handed on: name the break, which the
+                # reason (a closure's cells, a value that cannot be rebuilt) does not show.
+                again.reason += (f"; the graph break, at {error.filename}:{error.lineno}: "
+                                 f"{error.reason}")
             # The trace up to the break went another way than the one before it and failed
             # first: what it reads changed in between (a global, or global module hooks, that
             # another thread set). Break where it failed instead; raised, it made the frame
