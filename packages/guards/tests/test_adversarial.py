@@ -476,3 +476,69 @@ def test_names_given_as_str_subclasses_are_written_as_plain_strs() -> None:
     assert guards.check(frame, {}) and guards.explain(frame, {}) == []
     model.sub.n = 4
     assert not guards.check(frame, {})
+
+
+def test_a_metaclass_whose_eq_says_yes_passes_for_no_constant() -> None:
+    """`exact` compared types with `==`: an object whose metaclass and class both say yes to
+    anything passed `Equals` for an enum member, a frozenset, a tuple, `0.0` or `...` (a cache
+    entry run on a value it was never compiled for), and `holds` (so `explain`) said yes where
+    the check's own type test said no (a dtype, a str, None)."""
+    class Color(enum.Enum):
+        RED = 1
+
+    class Yes(type):
+        def __eq__(cls, other):
+            return True
+
+        __hash__ = type.__hash__
+
+    class Anything(metaclass=Yes):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+    for value in (Color.RED, frozenset({1}), (1, Color.RED), range(3), 0.0, -0.0, Ellipsis,
+                  torch.float32, torch.device("cpu"), "a", None, 2**70):
+        assert not _verdict(GuardSet([Equals(L("x"), value)]), {"x": Anything()}), value
+    assert not _verdict(GuardSet([DictKeys(L("d"), (Color.RED,))]), {"d": {Anything(): 1}})
+    ints = GuardSet([DictKeys(L("d"), (1, "a", None))])  # (keys that are their own literals)
+    assert _verdict(ints, {"d": {1: 0, "a": 0, None: 0}})
+    for keys in ((Anything(), "a", None), (True, "a", None), (1.0, "a", None), (1, "a")):
+        assert not _verdict(ints, {"d": dict.fromkeys(keys)}), keys
+
+
+@pytest.mark.filterwarnings("ignore:Sparse")
+def test_a_sparse_tensor_of_another_structure_fails_and_a_quantized_one_is_refused() -> None:
+    """Sparse tensors of one shape, dtype and layout passed for one another whatever their
+    sparse and dense dims, coalescing or block size (a trace of one run on the other); and a
+    quantized tensor matched one of any other scheme (per tensor for per channel)."""
+    indices = torch.tensor([[0, 0], [1, 1]])
+    pairs = [
+        (torch.ones(2, 3).to_sparse(), torch.ones(2, 3).to_sparse(1), "sparse_dim() is 1, not 2"),
+        (torch.ones(2, 3).to_sparse(), torch.sparse_coo_tensor(indices, torch.ones(2), (2, 3)),
+         "is_coalesced() is False, not True"),
+        (torch.ones(4, 4).to_sparse_bsr((2, 2)), torch.ones(4, 4).to_sparse_bsr((1, 1)),
+         "blocksize is (1, 1), not (2, 2)"),
+        (torch.ones(2, 3, 2).to_sparse_csr(dense_dim=1), torch.ones(2, 3, 2).to_sparse_csr(),
+         "dense_dim() is 0, not 1"),
+    ]
+    for example, other, words in pairs:
+        guards = GuardSet([TensorMatch.of(L("x"), example)])
+        assert _verdict(guards, {"x": example})
+        assert not _verdict(guards, {"x": other})
+        assert words in guards.explain({"x": other}, {})[0]
+    quantized = torch.quantize_per_tensor(torch.ones(2, 3), 0.1, 0, torch.qint8)
+    with pytest.raises(TypeError, match="quantized tensor has a scheme"):
+        TensorMatch.of(L("x"), quantized)
+
+
+def test_dict_keys_checks_the_types_of_the_keys_it_compares() -> None:
+    """The check compared `tuple(d.keys())` with the keys but took their types from iterating
+    `d`: a dict subclass whose `keys()` differs from its iteration passed with an `np.str_` key
+    where `holds` and `explain` said the guard fails."""
+    class Keys(dict):
+        def keys(self):
+            return (np.str_("a"),)
+
+    assert not _verdict(GuardSet([DictKeys(L("d"), ("a",))]), {"d": Keys({"a": 0})})

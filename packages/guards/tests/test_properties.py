@@ -3,15 +3,28 @@ evaluating each guard on its own, and explain names exactly the guards that fail
 
 from __future__ import annotations
 
+import enum
+
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guards import DictKeys, Equals, GuardSet, Length, LocalSource, TensorMatch, TypeMatch
 
+
+class Level(enum.IntEnum):
+    ONE = 1
+
+
+# values `==` confuses with the ones above (and with each other), which the batched `marshal`
+# comparison and `exact` must tell apart
+look_alikes = st.sampled_from([
+    -0.0, float("nan"), float("inf"), 1.0, 2**70, float(2**70), 1j, b"a", frozenset({1}),
+    frozenset({1.0}), Ellipsis, Level.ONE, (True, "a"), (1.0, "a"), torch.float32,
+])
 constants = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 5), st.floats(-2, 2, allow_nan=False),
-    st.text(max_size=3), st.tuples(st.integers(0, 3), st.text(max_size=2)),
+    st.text(max_size=3), st.tuples(st.integers(0, 3), st.text(max_size=2)), look_alikes,
 )
 tensors = st.builds(
     lambda shape, dtype, grad, transpose: (

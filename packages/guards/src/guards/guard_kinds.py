@@ -66,43 +66,51 @@ def exact(value: Any) -> Any:
     """A key two constants share only when they are the same constant: `1`, `1.0` and `True`
     differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too. An
     object found by identity (a tensor, a dict key: its `==` compares elements) is itself only,
-    by its id, and so is a weak key while its object lives (`GuardSet` checks that first)."""
-    if type(value) in _AS_THEMSELVES:  # (first: a dict's keys, checked at each call)
-        return type(value), value
+    by its id, and so is a weak key while its object lives (`GuardSet` checks that first).
+    A key starts with its type's id, then the type: types are told apart by identity, not by
+    `==`, which a metaclass may answer (yes to anything); a tuple compares its identical items
+    without asking them, so the type's own `==` runs only between values of one type."""
+    kind = type(value)
+    if kind in _AS_THEMSELVES:  # (first: a dict's keys, checked at each call)
+        return id(kind), kind, value
     if isinstance(value, torch.Tensor):  # (first: an optimizer's state has hundreds)
-        return object, id(value)
+        return _BY_ID, object, id(value)
     if isinstance(value, float):  # np.float64 and other subclasses too: `==` says -0.0 == 0.0
-        return type(value), float.hex(value)
+        return id(kind), kind, float.hex(value)
     if isinstance(value, complex):
-        return type(value), float.hex(value.real), float.hex(value.imag)
+        return id(kind), kind, float.hex(value.real), float.hex(value.imag)
     if isinstance(value, numbers.Number) and not isinstance(value, numbers.Integral):
         # other numbers that `==` finds equal at zeros of either sign (np.float32, Decimal),
         # with their signs too; a NaN of theirs is itself only
         try:
             z = complex(value)
         except (TypeError, ValueError, OverflowError):
-            return type(value), value
-        return type(value), value, math.copysign(1.0, z.real), math.copysign(1.0, z.imag)
+            return id(kind), kind, value
+        return id(kind), kind, value, math.copysign(1.0, z.real), math.copysign(1.0, z.imag)
     if isinstance(value, frozenset):
-        return type(value), frozenset(map(exact, value))
+        return id(kind), kind, frozenset(map(exact, value))
     if isinstance(value, (range, slice)):  # (slices are unhashable before Python 3.12)
-        return type(value), exact((value.start, value.stop, value.step))
+        return id(kind), kind, exact((value.start, value.stop, value.step))
     if isinstance(value, tuple):  # torch.Size and named tuples keep their type
-        return type(value), tuple(map(exact, value))
-    if type(value) is WeakKey:
-        return (object, value.id) if value.ref() is not None else (WeakKey, value.name)
+        return id(kind), kind, tuple(map(exact, value))
+    if kind is WeakKey:
+        return (_BY_ID, object, value.id) if value.ref() is not None else (
+            id(WeakKey), WeakKey, value.name)
     if by_identity(value):
-        return object, id(value)
-    return type(value), value
+        return _BY_ID, object, id(value)
+    return id(kind), kind, value
+
+
+_BY_ID = id(object)  # (how `exact` starts the key of an object found by its id)
 
 
 def _held_exact(value: Any) -> Any:
     """`exact(value)` of a key as held (`hold`), but a weak key by its name, alive or not (the
     same key while it lives, as `exact`'s id says; a hash must not change when it dies)."""
     if type(value) is WeakKey:
-        return WeakKey, value.name
+        return id(WeakKey), WeakKey, value.name
     if isinstance(value, tuple):
-        return type(value), tuple(map(_held_exact, value))
+        return id(type(value)), type(value), tuple(map(_held_exact, value))
     return exact(value)
 
 
@@ -110,7 +118,7 @@ def ordered(value: Any) -> Any:
     """`exact(value)`, but the items of a frozenset in their order: two equal sets may iterate
     in different orders (`{1, 9}` and `{9, 1}`), and code that iterates one depends on it."""
     if isinstance(value, (frozenset, tuple)):
-        return type(value), tuple(map(ordered, value))
+        return id(type(value)), type(value), tuple(map(ordered, value))
     return exact(value)
 
 
@@ -525,11 +533,12 @@ class DictKeys(Guard):
         return exact(tuple(value.keys())) == exact(self.keys)
 
     def code(self, name: str, consts: Constants) -> str:
-        if all(type(k) is str for k in self.keys):
-            # `==` takes a key of a str subclass (np.str_, a str Enum's member) for a str
-            types = consts.name((str,) * len(self.keys))
+        if all(type(k) in _AS_THEMSELVES for k in self.keys):
+            # `==` takes a key of a str subclass (np.str_, a str Enum's member) for a str, and
+            # `True` or `1.0` for `1`: each key's type is compared too
+            types = consts.name(tuple(map(type, self.keys)))
             return (f"tuple({name}.keys()) == {_literal(self.keys, consts)} and "
-                    f"all(map({consts.name(operator.is_)}, map(type, {name}), {types}))")
+                    f"all(map({consts.name(operator.is_)}, map(type, {name}.keys()), {types}))")
         # `1`, `1.0` and `True` are one key to a dict, and three keys to the code reading it
         return f"{consts.name(exact)}(tuple({name}.keys())) == {consts.name(exact(self.keys))}"
 
@@ -680,6 +689,24 @@ class PlainSubclassLacks(ClassLacks):
         return f"{value.__qualname__} overrides torch-function or dispatch now"
 
 
+_SPARSE_LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr,
+                   torch.sparse_bsc)
+
+
+def _sparse_structure(t: torch.Tensor) -> tuple[tuple[str, Any], ...]:
+    """What a sparse tensor's layout says beyond its sizes, as (what, value) pairs: how many dims
+    are sparse and how many dense, whether a COO tensor is coalesced, a block layout's block
+    size (what a trace of it reads, and fakecore's conversion keeps); () for other layouts."""
+    if t.layout not in _SPARSE_LAYOUTS:
+        return ()
+    parts = (("sparse_dim()", t.sparse_dim()), ("dense_dim()", t.dense_dim()))
+    if t.layout is torch.sparse_coo:
+        return (*parts, ("is_coalesced()", t.is_coalesced()))
+    if t.layout in (torch.sparse_bsr, torch.sparse_bsc):
+        return (*parts, ("blocksize", tuple(t.values().shape[1:3])))
+    return parts
+
+
 def _dispatch_flags(t: torch.Tensor) -> tuple[bool, bool, bool]:
     """The flags, beyond type, device, dtype and requires_grad, that change how ops dispatch.
     The conjugate and negative bits count for complex tensors only: a real tensor that carries
@@ -742,7 +769,8 @@ class TensorMatch(Guard):
     (inference, conjugate and negative bits), the sizes of every dim not listed as dynamic, and
     the strides of every dim not listed in `dynamic_strides` (a stride that follows a dynamic
     size or stride is checked as that relation: `stride(0) == stride(1) * size(1)` for a dense
-    matrix with a dynamic number of columns; dims of size 1 have none)."""
+    matrix with a dynamic number of columns; dims of size 1 have none), and a sparse layout's
+    structure (`_sparse_structure`). A quantized tensor is refused: its scheme is no part of this."""
 
     source: Source
     type: type
@@ -753,6 +781,7 @@ class TensorMatch(Guard):
     sizes: tuple  # None at dynamic dims
     strides: tuple
     layout: torch.layout = torch.strided
+    sparse: tuple = ()  # `_sparse_structure(t)`
 
     cost = 3
 
@@ -764,6 +793,9 @@ class TensorMatch(Guard):
             # check read it as a name and never held; a strided one's `shape` raises)
             raise TypeError(f"TensorMatch.of({source}, ...): a nested tensor ({t.layout}) has "
                             "no sizes to match")
+        if t.is_quantized:  # (per tensor or per channel, along which axis: another program)
+            raise TypeError(f"TensorMatch.of({source}, ...): a quantized tensor has a scheme "
+                            f"({t.qscheme()}) that a match does not check")
         for d in (*dynamic_dims, *dynamic_strides):
             if not -t.dim() <= d < t.dim():
                 raise IndexError(f"dynamic dim {d} is out of range for a tensor of {t.dim()} "
@@ -774,7 +806,7 @@ class TensorMatch(Guard):
         strides = _strides(t, dynamic, {d % t.dim() for d in dynamic_strides}) \
             if t.layout == torch.strided else ()
         return TensorMatch(source, type(t), t.dtype, t.device, t.requires_grad,
-                           _dispatch_flags(t), sizes, strides, t.layout)
+                           _dispatch_flags(t), sizes, strides, t.layout, _sparse_structure(t))
 
     def _mismatches(self, t: Any) -> list[str]:
         if type(t) is not self.type:
@@ -793,6 +825,8 @@ class TensorMatch(Guard):
         ]
         if found:
             return found
+        found = [f"its {what} is {got}, not {want}" for (what, want), (_, got)
+                 in zip(self.sparse, _sparse_structure(t)) if want != got]
         for dim, (want, got) in enumerate(zip(self.sizes, t.shape)):
             if want is not None and want != got:
                 found.append(f"its size({dim}) is {got}, not {want}")
@@ -857,6 +891,8 @@ class TensorMatch(Guard):
             f"{name}.layout is {consts.name(self.layout)}",
             f"{name}.requires_grad is {self.requires_grad}",
         ]
+        if self.sparse:
+            parts.append(f"{consts.name(_sparse_structure)}({name}) == {consts.name(self.sparse)}")
         parts += self._layout_code(name, "shape", self.sizes)
         if self._contiguous():
             parts.append(f"{name}.is_contiguous()")
@@ -890,7 +926,8 @@ class TensorMatch(Guard):
 
     def describe(self) -> str:
         sizes = ", ".join("*" if s is None else str(s) for s in self.sizes)
-        layout = "" if self.layout == torch.strided else f" ({self.layout})"
+        layout = "" if self.layout == torch.strided else " (" + ", ".join(
+            [str(self.layout)] + [f"{what}={value}" for what, value in self.sparse]) + ")"
         return (f"{self.source} is a {self.type.__qualname__}({sizes}){layout} of {self.dtype} "
                 f"on {self.device}, requires_grad={self.requires_grad}")
 
