@@ -115,6 +115,22 @@ def test_rows_of_a_symbolic_length(device):
         compiled(torch.randn(4, 2, device=device))
 
 
+@pytest.mark.parametrize("size", [(1,), (3, 1), (1, 1)])
+def test_rows_of_one_element_through_torch_compile(device, size):
+    """A row of one element is its own sort (a scan kernel over it had no row index)."""
+    import torch._dynamo
+
+    def f(x):
+        return torch.topk(x, 1).values * 2, torch.kthvalue(x, 1, keepdim=True).values + 1
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="inductor_lite")
+    x = torch.randn(size, device=device)
+    for got, want in zip(compiled(x), f(x)):
+        torch.testing.assert_close(got, want, atol=0, rtol=0)
+    _generated()
+
+
 @pytest.mark.parametrize("fn", [
     lambda x: torch.topk(x, 3)[1],  # the indices are read
     lambda x: torch.topk(x, 3).values + torch.kthvalue(x, 2).indices[:, None],

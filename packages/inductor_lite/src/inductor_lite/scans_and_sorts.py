@@ -68,6 +68,8 @@ def argsort(lower: GraphLowering, x: TensorIR, dim: int, descending: bool) -> Te
     """The indices that sort `x` along `dim` stably (NaN last, or first when descending)."""
     if x.dtype not in SORTABLE:
         raise LoweringError(f"a sort of {x.dtype} (the sort key holds 32 bits)")
+    if x.size[dim] == 1:  # a sorted row of one element: a scan kernel needs a longer row
+        return Pointwise(x.size, torch.int64, x.device, lambda idx: constant(0, torch.int64))
     kind = "argsort_descending" if descending else "argsort"
     return scan_buffer(lower, x.size, dim, kind, torch.int64, x.device, loader(x),
                        limit=SORT_LIMIT)
