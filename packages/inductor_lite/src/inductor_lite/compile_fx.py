@@ -823,11 +823,15 @@ def _fakes(inputs: list, dynamic: set[tuple[int, int | None]], state: list[torch
     return fakes, [mode.from_tensor(t) for t in state]
 
 
-def _untraceable_write(error: RuntimeError) -> bool:
+def _untraceable_write(error: Exception) -> bool:
     """Whether torch (a fake kernel, functionalization) refused a write that eager makes but a
-    functional trace cannot express: such graphs run as they came."""
+    functional trace cannot express, or a `view` of a tensor written through a transposed view
+    (the functional trace lays the written tensor out as that view, eager keeps its strides):
+    such graphs run as they came."""
     return any(m in str(error) for m in ("more than one element of the written-to tensor",
-                                         "was an as_strided() call", "as_strided_scatter:"))
+                                         "was an as_strided() call", "as_strided_scatter:",
+                                         "view size is not compatible with input tensor's",
+                                         "Cannot view a tensor with shape"))
 
 
 def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs: list,
@@ -902,7 +906,7 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         fn = torch.func.functionalize(_AtenInterpreter(traced).run, remove="mutations")
         try:
             traced = _aten_trace(fn, table)(*state, *inputs)
-        except RuntimeError as e:
+        except (RuntimeError, ValueError) as e:  # (symbolic sizes: a view's ValueError)
             if _untraceable_write(e):
                 # a copy back into an input whose elements overlap (expanded, symbolic sizes),
                 # or a write through an `as_strided` view functionalization cannot replay

@@ -517,8 +517,10 @@ class KernelCodegen:
         if kind not in ("sum", "prod"):
             lanes = self.emit(scope, None, "xmask & rmask")
             row = self.emit(scope, None, f"tl.where({lanes}, {v}, 0)")
-            result = self.results[node.buffer.name] = self.emit(
-                scope, None, f"helpers.{kind}({row}, {lanes}, rindex)")
+            text = f"helpers.{kind}({row}, {lanes}, rindex)"
+            if node.buffer.dtype == torch.int64:  # positions along the row: int32 in Triton
+                text = cast(text, torch.int64)
+            result = self.results[node.buffer.name] = self.emit(scope, None, text)
             if node.buffer.name in self.kernel.stored:
                 self.store(node, scope, result)
             return

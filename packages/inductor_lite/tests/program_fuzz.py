@@ -1,0 +1,453 @@
+"""A seeded fuzzer for wrong values of `inductor_lite.compile_fx` on random small programs.
+
+A seed makes a case: input tensors (a float `x`, maybe non-contiguous, a contiguous `y` of the
+same shape and dtype, an int64 `i` and a bool `m`; float32 or float16; small sizes, sometimes 1
+or 0) and a program, a list of steps applied to a running value `a` (at first `x`). Steps mix
+pointwise ops (unary, binary with type promotion, integer division and remainder, comparisons,
+where, masked_fill, clamp with tensor bounds, pow), views and slices, reductions, scans,
+normalisations, indexing (gather, index_select, advanced indexing, index_put, scatter_add,
+scatter_reduce, embedding), cat/stack/split/pad/flip/roll/repeat/tril, small matmuls, in-place
+ops on intermediates, writes into a slice of an input, and extra outputs (some views of others
+or of inputs). A step whose op does not fit the running value's dtype or rank adapts it or does
+nothing, so the same program runs on any shape.
+
+The program is traced with `fxtrace.make_fx` ("real", then "symbolic" and called on two more
+shapes of the same rank), compiled with `compile_fx` and run on copies of the inputs; outputs
+and the inputs afterwards must equal eager's (exactly for ints and bools). A program eager
+refuses is skipped; a crash of compile_fx or of the compiled function is a failure.
+
+    python packages/inductor_lite/tests/program_fuzz.py --start 0 --n 500   # a sweep of seeds
+    python packages/inductor_lite/tests/program_fuzz.py --seed 17 --show    # one case, its steps
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import traceback
+import warnings
+from collections.abc import Callable
+
+if __name__ == "__main__":  # kernels run through Triton's interpreter (tests: conftest.py)
+    os.environ.setdefault("INDUCTOR_LITE_TRITON_CPU", "1")
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from fxtrace import make_fx  # noqa: E402
+from inductor_lite import compile_fx  # noqa: E402
+
+
+class Inputs:
+    """The program's inputs, and the extra outputs its steps collect."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, i: torch.Tensor, m: torch.Tensor):
+        self.x, self.y, self.i, self.m = x, y, i, m
+        self.outs: list[torch.Tensor] = []
+
+
+def _float(a):
+    return a if a.is_floating_point() else a.float()
+
+
+def _int(a):
+    return a.long() if a.is_floating_point() else a.to(torch.int64)
+
+
+def _dim(a, r):
+    return (r % a.dim()) - a.dim() if a.dim() else 0
+
+
+def _partner(a, c, r):
+    """Something that broadcasts with `a`: an input of its shape, a flip, a row or a scalar."""
+    k = r % 6
+    if a.shape == c.x.shape and k < 3:
+        return (c.y, c.i, c.m)[k]
+    if k == 3 and a.dim():
+        return a.flip(0)
+    if k == 4 and a.dim():
+        return a.narrow(-1, 0, 1) if a.shape[-1] else a
+    return (2, 0.5, -3, True, 1.5, 3)[r % 6]
+
+
+def _positions(n, length, r):
+    """`length` int64 positions in a dim of size `n`."""
+    return (torch.arange(length) * (r % 5 + 1) + r) % max(n, 1)
+
+
+def _index(n, length, r):
+    """`length` int64 positions in a dim of size `n`, negative ones sometimes."""
+    idx = _positions(n, length, r)
+    return idx - n if r % 3 == 0 else idx
+
+
+def _to_half(a):
+    return a.to(torch.float16)
+
+
+UNARY = [torch.exp, torch.tanh, torch.sigmoid, torch.abs, torch.neg, torch.sin, torch.floor,
+         torch.round, torch.sign, torch.erf, torch.relu,
+         lambda a: _float(a).abs().sqrt(), lambda a: _float(a).abs().log1p(),
+         lambda a: torch.rsqrt(_float(a).abs() + 1), lambda a: a.clamp(-0.5, 0.5),
+         lambda a: ~a if a.dtype in (torch.bool, torch.int64) else a.reciprocal(),
+         _to_half, lambda a: a.to(torch.float32), _int,
+         lambda a: a > 0, lambda a: torch.nan_to_num(a.log()) if a.is_floating_point() else a]
+
+
+def _binary(a, c, r):
+    b = _partner(a, c, r // 7)
+    k = r % 24
+    ops = [torch.add, torch.sub, torch.mul, torch.div, torch.maximum, torch.minimum,
+           lambda a, b: torch.div(a, b, rounding_mode="floor"),
+           lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+           torch.floor_divide, torch.remainder, torch.fmod, torch.eq, torch.lt, torch.ge,
+           torch.ne, torch.logical_and, torch.logical_xor,
+           lambda a, b: _int(a) & b, lambda a, b: _int(a) | b,
+           lambda a, b: torch.pow(_float(a).abs() + 0.5, b),
+           lambda a, b: torch.pow(a, 2), torch.atan2,
+           lambda a, b: a * b + 1, lambda a, b: torch.lerp(_float(a), _float(b), 0.3)]
+    if k in (4, 5, 15, 16, 21, 23) and not torch.is_tensor(b):
+        b = torch.tensor(b)
+    if k in (6, 7, 8, 9, 10) and r % 2:  # integer division and remainder
+        a, b = _int(a), (_int(b) if torch.is_tensor(b) else int(b) or 3)
+    return ops[k](a, b)
+
+
+def _select(a, c, r):
+    k = r % 7
+    if k == 0:
+        return torch.where(c.m if a.shape == c.m.shape else a > 0, a, _partner(a, c, r // 7))
+    if k == 1:
+        return a.masked_fill(_float(a) > 0.2, (-1.5, 0, 7)[r // 7 % 3])
+    if k == 2:
+        lo = _partner(a, c, r // 7)
+        return torch.clamp(_float(a), min=lo if torch.is_tensor(lo) else None, max=torch.ones(()))
+    if k == 3:
+        return torch.clamp(a, min=torch.full((), -1, dtype=a.dtype),
+                           max=torch.zeros(a.shape[-1:], dtype=a.dtype))
+    if k == 4:
+        return torch.where(_float(a) < 0.5, 0.0, a)
+    if k == 5:
+        return a.masked_fill(c.m, float("-inf")) if a.shape == c.m.shape else a
+    return torch.where(c.m, c.i, 1) if a.shape == c.m.shape else a.bool()
+
+
+def _view(a, c, r):
+    k, d = r % 16, _dim(a, r // 16)
+    if a.dim() == 0:
+        return a.unsqueeze(0).expand(3)
+    ops = [lambda: a.transpose(0, -1), lambda: a[1:], lambda: a.narrow(d, 0, max(a.shape[d] - 1, 0)),
+           lambda: a.select(d, -1), lambda: a.unbind(d)[0], lambda: a.flatten(),
+           lambda: a.unsqueeze(0).expand(2, *a.shape), lambda: a.permute(*reversed(range(a.dim()))),
+           lambda: a.transpose(0, -1).reshape(-1), lambda: a.unfold(d, 2, 1),
+           lambda: a.diagonal(0, 0, -1) if a.dim() >= 2 else a, lambda: a.movedim(0, -1)[..., ::2],
+           lambda: a[..., ::3], lambda: c.y.as_strided((c.y.numel() // 2,), (2,)),
+           lambda: a.view(-1) if a.is_contiguous() else a.reshape(-1),
+           lambda: a.unsqueeze(d).squeeze(d)]
+    return ops[k]()
+
+
+def _reduce(a, c, r):
+    if a.dim() == 0:
+        return a
+    d, keep = _dim(a, r // 20), bool(r // 40 % 2)
+    dims = (0, -1) if a.dim() >= 2 and r % 3 == 0 else d
+    f = _float(a)
+    ops = [lambda: a.sum(dims, keepdim=keep), lambda: f.mean(dims, keepdim=keep),
+           lambda: a.amax(dims, keepdim=keep), lambda: a.amin(d, keepdim=keep),
+           lambda: a.argmax(d, keepdim=keep), lambda: a.argmin(), lambda: a.prod(d),
+           lambda: f.var(dims, keepdim=keep), lambda: f.std(d, correction=0),
+           lambda: f.logsumexp(dims, keepdim=keep), lambda: a.any(d), lambda: a.all(dims),
+           lambda: a.sum(d, dtype=torch.float64), lambda: a.sum(), lambda: f.mean(),
+           lambda: a.sum(d, dtype=torch.int64), lambda: torch.var_mean(f, d)[r % 2],
+           lambda: f.norm(dim=d), lambda: a.max(d)[r % 2], lambda: a.count_nonzero(d)]
+    return ops[r % 20]()
+
+
+def _scan(a, c, r):
+    d = _dim(a, r // 5)
+    ops = [lambda: a.cumsum(d), lambda: _float(a).cumprod(d), lambda: a.cummax(d)[r // 3 % 2],
+           lambda: _float(a).logcumsumexp(d), lambda: a.cummin(d).values]
+    return ops[r % 5]()
+
+
+def _normalise(a, c, r):
+    f, d = _float(a), _dim(a, r // 5)
+    if a.dim() == 0:
+        return f.softmax(0)
+    if r % 5 == 0:
+        return f.softmax(d)
+    if r % 5 == 1:
+        return f.log_softmax(d, dtype=torch.float32)
+    if r % 5 == 2:
+        n = a.shape[-1]
+        return F.layer_norm(f, (n,), torch.linspace(0.5, 1.5, n, dtype=f.dtype), None)
+    if r % 5 == 3 and a.dim() >= 2:
+        return F.group_norm(f, 1 if r % 2 else a.shape[1])
+    return F.layer_norm(f, f.shape[-2:] if a.dim() >= 2 else f.shape)
+
+
+def _indexing(a, c, r):
+    if a.dim() == 0:
+        a = a.reshape(1)
+    d = _dim(a, r // 10)
+    n = a.shape[d]
+    k = r % 10
+    if k == 0:
+        shape = list(a.shape)
+        shape[d] = max(n - 1, 1)
+        idx = _positions(n, shape[d], r).reshape([-1 if j == d % a.dim() else 1
+                                                    for j in range(a.dim())]).expand(shape)
+        return a.gather(d, idx)
+    if k == 1:
+        return a.index_select(d, _positions(n, 3, r))
+    if k == 2:
+        return a[_index(a.shape[0], 4, r)]
+    if k == 3:
+        return a[:, _index(a.shape[-1], 2, r)] if a.dim() >= 2 else a[a > 0]
+    if k == 4:
+        return a.index_put((_index(a.shape[0], 3, r),), torch.ones((), dtype=a.dtype),
+                           accumulate=bool(r // 10 % 2))
+    if k == 5:
+        idx = _positions(a.shape[0], a.shape[0], r)
+        idx = idx.reshape([-1] + [1] * (a.dim() - 1)).expand(a.shape)
+        return a.scatter_add(0, idx, a)
+    if k == 6:
+        idx = _positions(a.shape[0], a.shape[0], r + 1)
+        idx = idx.reshape([-1] + [1] * (a.dim() - 1)).expand(a.shape)
+        reduce = ("sum", "prod", "mean", "amax", "amin")[r // 10 % 5]
+        return a.scatter_reduce(0, idx, _float(a).to(a.dtype) * 2, reduce,
+                                include_self=bool(r // 50 % 2))
+    if k == 7:
+        table = _float(a).reshape(a.shape[0], -1)
+        return F.embedding(_positions(a.shape[0], 5, r).reshape(-1, 1), table)
+    if k == 8:
+        return a.index_fill(d, _positions(n, 2, r), -2)
+    return a.index_add(d, _positions(n, n, r), a)
+
+
+def _shape(a, c, r):
+    if a.dim() == 0:
+        a = a.reshape(1, 1)
+    d = _dim(a, r // 12)
+    ops = [lambda: torch.cat([a, a * 2], d), lambda: torch.stack([a, a.flip(d)], d),
+           lambda: a.split(2, d)[-1], lambda: a.chunk(3, d)[0],
+           lambda: F.pad(a, (1, 2)), lambda: F.pad(_float(a), (0, 0, 1, 0), value=-1.0),
+           lambda: a.flip(d), lambda: a.roll(r % 3 + 1, d), lambda: a.repeat(2, *[1] * a.dim()),
+           lambda: a.tril(1) if a.dim() >= 2 else a.repeat_interleave(2, d),
+           lambda: a.triu(-1) if a.dim() >= 2 else a, lambda: torch.cat([c.x.flatten(), a.flatten()])]
+    return ops[r % 12]()
+
+
+def _matmul(a, c, r):
+    f = _float(a)
+    if a.dim() == 0:
+        return f * f
+    if r % 3 == 0:
+        return f @ f.transpose(-1, -2) if a.dim() >= 2 else f @ f
+    if r % 3 == 1 and a.dim() == 3:
+        return torch.bmm(f, f.transpose(1, 2))
+    return torch.matmul(f, torch.linspace(-1, 1, a.shape[-1] * 2, dtype=f.dtype)
+                        .reshape(a.shape[-1], 2))
+
+
+def _in_place(a, c, r):
+    k = r % 6
+    if k == 0:
+        return a.clone().add_(_partner(a, c, r // 6))
+    if k == 1:
+        b = a * 1
+        b.mul_(2)
+        return b
+    if k == 2 and a.dim():
+        b = a.clone()
+        b[..., :1].copy_(b[..., -1:])
+        return b
+    if k == 3 and a.dim():
+        b = a.clone()
+        b.narrow(0, 0, 1).fill_(3)
+        return b
+    if k == 4:
+        return a.add_(1) if a.is_floating_point() else a  # may write into an input
+    b = a.clone()
+    b.transpose(0, -1)[0:1].mul_(-1) if b.dim() else b.neg_()
+    return b
+
+
+def _input_write(a, c, r):
+    k = r % 4
+    if k == 0:
+        c.x[..., ::2].mul_(2)
+    elif k == 1:
+        c.y.narrow(0, 0, 1).add_(_float(a).sum().to(c.y.dtype) if k else 1)
+    elif k == 2:
+        c.i[0:1].copy_(c.i[-1:].clone())
+    else:
+        c.m.logical_not_()
+    return a
+
+
+def _collect(a, c, r):
+    k = r % 4
+    if k == 0:
+        c.outs.append(a)
+    elif k == 1 and a.dim():
+        c.outs.append(a[0])
+    elif k == 2:
+        c.outs.append(c.x.t() if c.x.dim() == 2 else c.x)
+    else:
+        c.outs.append(a.flatten())
+    return a
+
+
+STEPS: list[Callable] = [lambda a, c, r: UNARY[r % len(UNARY)](a), _binary, _select, _view,
+                         _reduce, _scan, _normalise, _indexing, _shape, _matmul, _in_place,
+                         _input_write, _collect]
+# How often each kind of step is drawn (pointwise ops and views most).
+WEIGHTS = [5, 6, 3, 5, 3, 1, 1, 2, 2, 1, 2, 1, 2]
+
+
+class Case:
+    """One seed's inputs (a recipe, so other shapes can be made) and program."""
+
+    def __init__(self, seed: int):
+        rng = random.Random(seed)
+        self.seed = seed
+        rank = rng.choice([1, 2, 2, 3, 3, 4])
+        self.shape = [rng.choice([1, 2, 3, 4, 5, 7]) for _ in range(rank)]
+        if rng.random() < 0.05:
+            self.shape[rng.randrange(rank)] = 0
+        self.dtype = torch.float16 if rng.random() < 0.25 else torch.float32
+        self.transposed = rank >= 2 and rng.random() < 0.3
+        self.steps = [(rng.choices(range(len(STEPS)), WEIGHTS)[0], rng.randrange(10_000))
+                      for _ in range(rng.randrange(2, 9))]
+        self.other_shapes = [[max(1, n + rng.randrange(-1, 3)) for n in self.shape]
+                             for _ in range(2)]
+        self.data_seed = rng.randrange(2**31)
+        self.half = self.dtype == torch.float16 or any(
+            k == 0 and UNARY[r % len(UNARY)] is _to_half for k, r in self.steps)
+
+    def inputs(self, shape: list[int]) -> list[torch.Tensor]:
+        g = torch.Generator().manual_seed(self.data_seed)
+        x = torch.randn(*shape, generator=g).to(self.dtype)
+        if self.transposed:
+            x = torch.randn(*reversed(shape), generator=g).to(self.dtype).permute(
+                *reversed(range(len(shape))))
+        y = torch.randn(*shape, generator=g).to(self.dtype)
+        i = torch.randint(-5, 6, shape, generator=g)
+        m = torch.rand(*shape, generator=g) > 0.5
+        return [x, y, i, m]
+
+    def program(self, x, y, i, m):
+        c = Inputs(x, y, i, m)
+        a = x
+        for kind, r in self.steps:
+            a = STEPS[kind](a, c, r)
+        return [a, *c.outs]
+
+    def describe(self) -> str:
+        names = ["unary", "binary", "select", "view", "reduce", "scan", "normalise", "indexing",
+                 "shape", "matmul", "in_place", "input_write", "collect"]
+        steps = ", ".join(f"{names[k]}({r})" for k, r in self.steps)
+        return (f"seed {self.seed}: shape {self.shape} {self.dtype} transposed={self.transposed}"
+                f" others {self.other_shapes}\n  steps: {steps}")
+
+
+def _copies(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    return [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype).copy_(t) for t in tensors]
+
+
+def _compare(got: list, want: list, what: str, tol: float) -> None:
+    if len(got) != len(want):
+        raise AssertionError(f"{what}: {len(got)} results, eager gives {len(want)}")
+    for n, (g, w) in enumerate(zip(got, want)):
+        if g.dtype != w.dtype or g.shape != w.shape:
+            raise AssertionError(f"{what}[{n}]: {g.dtype}{tuple(g.shape)} vs eager "
+                                 f"{w.dtype}{tuple(w.shape)}")
+        if w.is_floating_point():
+            torch.testing.assert_close(g, w, atol=tol, rtol=tol, equal_nan=True,
+                                       msg=lambda m, n=n: f"{what}[{n}]: {m}")
+        elif not torch.equal(g, w):
+            raise AssertionError(f"{what}[{n}]: {g} vs eager {w}")
+
+
+def _eager(fn: Callable, args: list) -> tuple[list, list] | None:
+    """`fn`'s results and inputs afterwards on copies of `args`, or None if eager refuses."""
+    copies = _copies(args)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = [o.clone() for o in fn(*copies)]
+    except Exception:
+        return None
+    return out, copies
+
+
+def _check(compiled: Callable, reference: Callable, args: list, what: str, tol: float) -> bool:
+    """Compare a compiled call with `reference` on `args`; False if the reference refuses."""
+    expected = _eager(reference, args)
+    if expected is None:
+        return False
+    copies = _copies(args)
+    try:
+        got = compiled(*copies)
+    except ValueError as e:  # a symbolic trace whose assumptions these sizes break
+        if str(e).startswith("compile_fx: input"):
+            return False
+        raise
+    _compare(list(got), expected[0], f"{what} outputs", tol)
+    _compare(copies, expected[1], f"{what} inputs after", tol)
+    return True
+
+
+def run_case(seed: int) -> str:
+    """'ok', 'skip' (eager refuses the program) or raises with what went wrong."""
+    case = Case(seed)
+    args = case.inputs(case.shape)
+    if _eager(case.program, args) is None:
+        return "skip"
+    # float16 anywhere (an input or a cast) rounds differently once ops are fused
+    tol = 2e-2 if case.half else 1e-4
+    gm = make_fx(case.program)(*_copies(args))
+    _check(compile_fx(gm, _copies(args)), case.program, args, "real", tol)
+    try:
+        sym = make_fx(case.program, tracing_mode="symbolic")(*_copies(args))
+    except Exception:  # data-dependent programs (x[mask]) have no symbolic trace
+        return "ok"
+    compiled = compile_fx(sym, _copies(args))
+    _check(compiled, case.program, args, "symbolic", tol)
+    for shape in case.other_shapes:
+        # the traced graph is the reference: sizes the trace fixed stay fixed
+        _check(compiled, sym, case.inputs(shape), f"symbolic {shape}", tol)
+    return "ok"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--start", type=int, default=0, help="first seed of a sweep")
+    parser.add_argument("--n", type=int, default=100, help="number of seeds in a sweep")
+    parser.add_argument("--seed", type=int, help="run one case")
+    parser.add_argument("--show", action="store_true", help="print the case's steps")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    seeds = [args.seed] if args.seed is not None else range(args.start, args.start + args.n)
+    counts = {"ok": 0, "skip": 0, "fail": 0}
+    for seed in seeds:
+        if args.show:
+            print(Case(seed).describe())
+        try:
+            counts[run_case(seed)] += 1
+        except Exception:
+            counts["fail"] += 1
+            print(f"FAIL {Case(seed).describe()}\n{traceback.format_exc(limit=-3)}", flush=True)
+        if seed % 100 == 99:
+            print(f"up to seed {seed}: {counts}", flush=True)
+    print(counts)
+    return 1 if counts["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
