@@ -1263,3 +1263,31 @@ def test_multilabel_margin_loss_with_padded_targets_is_eagers(reduction) -> None
                 unbatched = compiled(v, u)
             assert unbatched.shape == f(v, u).shape
             torch.testing.assert_close(unbatched, f(v, u))
+
+
+def test_swin_window_partition_and_reverse_keep_the_batch_dynamic() -> None:
+    """Swin's windows: a patch conv, padding of the side up to a multiple of the window, then
+    `view(-1, hp // ws, wp // ws, ws, ws, c)` to put the windows back. The `-1` is the batch;
+    it was inferred as the example's batch (the padded side's `// ws` and the conv's
+    `side**2 // side` did not simplify), so every batch size compiled again."""
+    ws = 4
+    conv = nn.Conv2d(3, 8, 4, stride=4)
+
+    def windows_round_trip(x):
+        x = conv(x)
+        b, c, h, w = x.shape
+        x = x.flatten(2).transpose(1, 2).view(b, h, w, c)
+        x = nn.functional.pad(x, (0, 0, 0, (ws - w % ws) % ws, 0, (ws - h % ws) % ws))
+        _, hp, wp, _ = x.shape
+        windows = x.view(b, hp // ws, ws, wp // ws, ws, c).permute(0, 1, 3, 2, 4, 5)
+        windows = windows.contiguous().view(-1, ws, ws, c) * 2
+        x = windows.view(-1, hp // ws, wp // ws, ws, ws, c).permute(0, 1, 3, 2, 4, 5)
+        return x.contiguous().view(-1, hp, wp, c)[:, :h, :w, :].reshape(b, h * w, c)
+
+    counting, graphs = counting_backend("eager")
+    compiled = dynamo.compile(windows_round_trip, backend=counting, dynamic=True)
+    with torch.no_grad():
+        for batch in (2, 3):
+            x = torch.randn(batch, 3, 24, 24)
+            torch.testing.assert_close(compiled(x), windows_round_trip(x))
+    assert len(graphs) == 1

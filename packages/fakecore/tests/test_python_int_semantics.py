@@ -32,6 +32,10 @@ def sizes_program(n, m, k):
         "floordiv_of_floordiv": (n // 3) // 2,
         "mod_of_product": (n * (m % 3)) % 6,
         "mixed": ((n // 2) * 2 + (m % 3) - k) % 7,
+        "square_over_side": (((n - 2) // 2 + 1) ** 2) // ((n - 2) // 2 + 1),
+        "padded_blocks": (n + (4 - n % 4) % 4) // 4,
+        "padded_mod": (n + (4 - n % 4) % 4) % 4,
+        "padded_by_k": (m + (k - m % k) % k) // k,
     }
 
 
@@ -183,3 +187,42 @@ def test_dividing_by_an_int_that_may_be_zero_is_not_simplified_away() -> None:
         assert not kept.node.expr.is_number, kept.node.expr
     size = env.create_symint(5, SizeOrigin("x", "size", 0))
     assert (size // size) == 1 and (size % size) == 0
+
+
+def test_sizes_simplify_with_what_the_ranges_know() -> None:
+    """A conv's output side `(n - 4) // 4 + 1` is positive once `n >= 4` is known, which sympy's
+    assumptions do not see: `side**2 // side` is `side`, and a side padded up to a multiple of 4
+    is one (`% 4` is 0, `// 4` exact), as in Swin's window partition."""
+    env = ShapeEnv()
+    n = env.create_symint(32, SizeOrigin("x", "size", 0))
+    torch._check(n >= 4)
+    side = (n - 4) // 4 + 1
+    assert ((side * side) // side).node.expr == side.node.expr
+    padded = side + (4 - side % 4) % 4
+    assert padded % 4 == 0
+    assert ((padded // 4) * 4).node.expr == padded.node.expr
+    assert padded.node.hint == 8 and (padded // 4).node.hint == 2
+
+
+
+def test_a_view_of_padded_windows_infers_the_batch_symbolically() -> None:
+    """`view(-1, ...)` of windows of a padded image (Swin's window_reverse) infers the batch as
+    the batch's symbol: the guards hold for other batches."""
+    env = ShapeEnv()
+    mode = FakeTensorMode(env)
+    x = mode.from_tensor(torch.empty(2, 3, 32, 32), dynamic_dims=(0, 2, 3))
+    with mode:
+        torch._check(x.shape[2] >= 4)  # as a 4x4 stride-4 conv's meta kernel guards
+        batch, side = x.shape[0], (x.shape[2] - 4) // 4 + 1
+        y = torch.empty(batch, side * side, 8).view(batch, side, side, 8)
+        pad = (4 - side % 4) % 4
+        y = torch.nn.functional.pad(y, (0, 0, 0, pad, 0, pad))
+        hp = y.shape[1]
+        windows = y.view(batch, hp // 4, 4, hp // 4, 4, 8).permute(0, 1, 3, 2, 4, 5)
+        windows = windows.reshape(-1, 4, 4, 8)
+        back = windows.view(-1, hp // 4, hp // 4, 4, 4, 8)
+    assert back.shape[0].node.expr == batch.node.expr
+    s0, s1 = batch.node.expr, x.shape[2].node.expr
+    for other_batch in (3, 7):
+        values = {s0: sympy.Integer(other_batch), s1: sympy.Integer(32)}
+        assert all(env.simplify(g.expr).xreplace(values) == sympy.true for g in env.guards)

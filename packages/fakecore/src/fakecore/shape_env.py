@@ -24,6 +24,7 @@ import sympy
 import torch
 
 from fakecore.errors import DataDependentError, user_frame
+from fakecore.sym_functions import FloorDiv, PythonMod
 from fakecore.value_ranges import ValueRange, bound, decide
 
 _oo = sympy.oo
@@ -173,6 +174,31 @@ class ShapeEnv:
         if not self.replacements or not expr.free_symbols & self.replacements.keys():
             return expr
         return expr.xreplace(self.replacements)
+
+    def simplify_division(self, expr: sympy.Basic) -> sympy.Basic:
+        """`expr`, when it is an int `a // b` or `a % b`, simplified with what the value ranges
+        know of the divisor (sympy's assumptions do not: `(s2 - 4) // 4 + 1` is positive once
+        `s2 >= 4` is guarded, not for sympy). For a divisor b that is never 0:
+
+        - in `a % b`, a remainder `x % m` (m a multiple of b) reached from `a` through sums and
+          products only is `x` (congruent modulo b): `(a + (4 - a % 4) % 4) % 4` is 0;
+        - `a // b` is `a / b` and `a % b` is 0 where `a / b` is an integer expression
+          (`a**2 // a` is `a`).
+        """
+        if not isinstance(expr, (FloorDiv, PythonMod)) or not expr.is_integer:
+            return expr
+        a, b = expr.args
+        divisor = bound(b, self.var_to_range)
+        if not (divisor.lower > 0 or divisor.upper < 0):
+            return expr
+        if isinstance(expr, PythonMod):
+            a = _drop_congruent_remainders(a, b)
+        quotient = a / b
+        if not quotient.is_integer and isinstance(a, sympy.Add):
+            quotient = sympy.cancel(quotient)  # `(4 - 4*q) / (1 - q)` is 4
+        if not quotient.is_integer:
+            return expr.func(a, b) if isinstance(expr, PythonMod) else expr
+        return quotient if isinstance(expr, FloorDiv) else sympy.Integer(0)
 
     def size_hint(self, expr: sympy.Basic) -> object:
         """The value of `expr` for the example inputs, or None when it depends on data."""
@@ -425,3 +451,16 @@ class ShapeEnv:
 
     def __repr__(self) -> str:
         return f"ShapeEnv({len(self.var_to_val)} symbols, {len(self.guards)} guards)"
+
+
+def _drop_congruent_remainders(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """`a` with each `x % m` (m a multiple of b) that only sums and products lead to replaced
+    by `x`: the same value modulo b, for integer operands."""
+    if isinstance(a, PythonMod) and (a.args[1] / b).is_integer:
+        return _drop_congruent_remainders(a.args[0], b)
+    if isinstance(a, (sympy.Add, sympy.Mul)) and all(arg.is_integer for arg in a.args):
+        return a.func(*[_drop_congruent_remainders(arg, b) for arg in a.args])
+    if isinstance(a, sympy.Pow) and a.args[0].is_integer and a.args[1].is_Integer and \
+            a.args[1] >= 0:
+        return _drop_congruent_remainders(a.args[0], b) ** a.args[1]
+    return a

@@ -13,6 +13,10 @@ for ints and floats alike) and simplify only where the rewrite holds for every i
   `(k*a) // (k*b)` -> `a // b` (`s0 % (4*s0)` is `s0`);
 - `(a % b) % b` -> `a % b`; `(a // m) // n` -> `a // (m*n)` for positive integers m, n.
 
+`round_up_sum(expr)` rewrites a sum that pads to a multiple, `r + y % m` where `r + y` is a
+number n, as `n - m*(y // m)` (Python's `y % m == y - m*(y // m)`): `s + (4 - s) % 4` becomes
+`4 - 4*((4 - s) // 4)`, which sympy sees is a multiple of 4 (a padded size, whose `// 4` is exact).
+
 `FloatTrueDiv(a, b)` is `/` with a float operand: never simplified (sympy's `s / s` is 1, but
 Python's `0.0 / 0.0` raises).
 
@@ -160,3 +164,17 @@ class FloatTrueDiv(_PythonBinary):
 
     def _eval_is_integer(self) -> bool | None:
         return None
+
+
+def round_up_sum(expr: sympy.Expr) -> sympy.Expr:
+    """`expr`, a sum `r + y % m` of integers where `r + y` is a number n, as `n - m*(y // m)`
+    (a size padded up to a multiple of m, written as a visible multiple of m); else `expr`."""
+    if not (isinstance(expr, sympy.Add) and expr.is_integer):
+        return expr
+    for term in expr.args:
+        if isinstance(term, PythonMod):
+            y, m = term.args
+            total = expr - term + y
+            if total.is_Number:
+                return total - m * FloorDiv(y, m)
+    return expr

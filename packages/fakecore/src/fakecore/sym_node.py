@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 import torch
 
-from fakecore.sym_functions import FloatTrueDiv, FloorDiv, PythonMod
+from fakecore.sym_functions import FloatTrueDiv, FloorDiv, PythonMod, round_up_sum
 
 if TYPE_CHECKING:
     from fakecore.shape_env import ShapeEnv
@@ -376,6 +376,10 @@ class SymNode:
                 value = py_fn(self._guarded_value(), other._guarded_value())
                 return self.wrap_int(value) if pytype is int else self.wrap_float(value)
             expr = _apply(name, self.expr, other.expr)
+            if name in ("int_floordiv", "mod"):
+                expr = self.shape_env.simplify_division(expr)
+            elif name in ("add", "sub"):
+                expr = round_up_sum(expr)
         if pytype is float and expr.is_Number and expr.is_zero and _signed_zero(self, other, hint):
             # sympy's zero has no sign, and it dropped the symbols the sign rests on
             # (`(-0.0) ** s0` is 0; IEEE's -0.0 at odd s0): pin them, keep Python's zero

@@ -896,9 +896,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     if [_metadata(t) for t in (*state, *inputs)] != metadata:
         # an `out=` argument of another size, resized by the op (fake kernels resize the fakes)
         raise InputMetadataChange("the graph resizes an input (an out= argument of another size)")
-    if _views_storage_of_written_input(first):
-        raise InputMetadataChange("an as_strided view of an input the graph writes into: eager's "
-                                  "reads the input's storage, a functional trace a new tensor")
+    if _views_storage_of_written_tensor(first):
+        raise InputMetadataChange("an as_strided view of a tensor the graph writes into: eager's "
+                                  "reads the tensor's storage, a functional trace a new tensor")
     writes = _writes_in_place
     for _ in range(3):
         if not any(writes(node) for node in traced.graph.nodes):
@@ -997,14 +997,16 @@ def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
             and any(torch._C._is_alias_of(o.meta["val"], w.meta["val"]) for w in written)]
 
 
-def _views_storage_of_written_input(gm: torch.fx.GraphModule) -> bool:
-    """Whether the graph takes an `as_strided` view of (a view of) an input it writes into:
-    functionalized, the view is taken of the input's new value, a tensor of its elements alone,
-    where eager's counts from the start of the input's storage."""
+def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph takes an `as_strided` view (`unfold`'s too) of (a view of) a tensor it
+    writes into, an input or one it computed: functionalized, the view is taken of the tensor's
+    new value, a tensor of its elements alone laid out as the functional trace chose (a write
+    through a transposed slice leaves it transposed), where eager's counts from the start of
+    the tensor's storage, in its own layout."""
     def base(node: Any) -> Any:  # through views and in-place ops (which return their input)
         while isinstance(node, torch.fx.Node) and (_is_view(node) or _writes_in_place(node)):
             node = node.args[0]
-        return node if isinstance(node, torch.fx.Node) and node.op == "placeholder" else None
+        return node if isinstance(node, torch.fx.Node) else None
 
     written = {base(n.args[0]) for n in gm.graph.nodes if _writes_in_place(n) and n.args}
     return any(getattr(n.target, "overloadpacket", None) is aten.as_strided

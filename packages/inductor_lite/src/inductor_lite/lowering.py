@@ -564,16 +564,19 @@ class GraphLowering:
         # Lazy arguments are computed in the layout the trace saw (when it is dense), as the
         # op's output layout may follow its inputs'.
         traced = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
-        if node.target in (aten.as_strided.default, aten.as_strided_copy.default) and isinstance(
-                args[0], (Pointwise, ComputedBuffer, BufferView)):
-            # a view of the storage: its argument must be laid out exactly as eager's, and a
-            # view of a buffer we computed has a storage laid out as we chose, not as eager's
+        if node.target in (aten.as_strided.default, aten.as_strided_copy.default) and not (
+                isinstance(args[0], (InputBuffer, ExternBuffer)) or isinstance(
+                    args[0], BufferView) and isinstance(args[0].buffer, InputBuffer)):
+            # a view of the storage: a value we compute (lazily, a scatter's, a buffer's) must be
+            # laid out exactly as eager's and be its storage's only elements (not a row of a
+            # bigger tensor), and a view of a buffer we computed has a storage laid out as we
+            # chose, not as eager's
             v = traced[0][0]
             layout = dense_layout(v)
-            if (layout.stride != meta_layout(v).stride or sym(v.storage_offset()) != 0 or (
+            if (layout.stride != meta_layout(v).stride or sym(v.storage_offset()) != 0 or sym(
+                    v.untyped_storage().nbytes()) != sym(v.numel() * v.element_size()) or (
                     isinstance(args[0], ComputedBuffer) and args[0].layout.stride != layout.stride)
-                    or isinstance(args[0], BufferView) and
-                    not isinstance(args[0].buffer, InputBuffer)):
+                    or isinstance(args[0], BufferView)):
                 raise GraphLoweringError(f"{node.target} of a value not laid out as eager's")
         args, kwargs = _zip_map((args, kwargs), traced, lambda t, v: self.realize(
             t, dense_layout(v) if isinstance(v, torch.Tensor) else None))
