@@ -94,7 +94,10 @@ UNARY = [torch.exp, torch.tanh, torch.sigmoid, torch.abs, torch.neg, torch.sin, 
          lambda a: torch.rsqrt(_float(a).abs() + 1), lambda a: a.clamp(-0.5, 0.5),
          lambda a: ~a if a.dtype in (torch.bool, torch.int64) else a.reciprocal(),
          _to_half, lambda a: a.to(torch.float32), _int,
-         lambda a: a > 0, lambda a: torch.nan_to_num(a.log()) if a.is_floating_point() else a]
+         lambda a: a > 0,
+         # (infinities to 1e4, not float32's max: a norm's sum of that overflows, a known gap)
+         lambda a: torch.nan_to_num(a.log(), posinf=1e4, neginf=-1e4)
+         if a.is_floating_point() else a]
 
 
 def _binary(a, c, r):
