@@ -10,6 +10,10 @@ and the guards (they hold exactly where the program takes the branches it took).
 
 from __future__ import annotations
 
+import itertools
+import operator
+
+import pytest
 import sympy
 import torch
 from hypothesis import given, settings
@@ -226,3 +230,78 @@ def test_a_view_of_padded_windows_infers_the_batch_symbolically() -> None:
     for other_batch in (3, 7):
         values = {s0: sympy.Integer(other_batch), s1: sympy.Integer(32)}
         assert all(env.simplify(g.expr).xreplace(values) == sympy.true for g in env.guards)
+
+
+def test_a_division_that_may_raise_is_not_simplified_away_by_the_ranges() -> None:
+    """What the ranges simplify keeps every division by an int that may be 0 (k, of any
+    range): Python raises ZeroDivisionError there, so the guards must not say otherwise."""
+    env = ShapeEnv(duck_shape=False)
+    n = env.create_symint(6, SizeOrigin("x", "size", 0))
+    q = env.create_symint(5, SizeOrigin("x", "size", 1))
+    k = env.create_symint(3)
+    g = n // k
+    kept = [  # (value, its hint)
+        ((n % (2 * k)) % 2, 0),  # a remainder modulo a multiple of 2 (2*k, 0 at k == 0)
+        ((g * (q + 1) - g * q - g + 4 - 4 * q) // (1 - q), 4),  # cancels to 4, g with it
+        ((q * g + q * q) % q, 0),  # (g + q) * q
+    ]
+    for value, hint in kept:
+        assert value.node.hint == hint
+        with pytest.raises(ZeroDivisionError):
+            value.node.expr.xreplace({k.node.expr: sympy.Integer(0)})
+
+
+_SIZE, _NEGATIVE, _DATA = "size", "negative", "data"
+_LEAVES = st.sampled_from([_SIZE, _NEGATIVE, _DATA, -3, -1, 2, 3, 4, 6, 8])
+
+
+@st.composite
+def _expressions(draw, depth=3):
+    """A tree `(op, a, b)` of at most `depth` levels over the leaves (an exponent for `**`)."""
+    if depth == 0 or draw(st.integers(0, 4)) == 0:
+        return draw(_LEAVES)
+    op = draw(st.sampled_from(["+", "-", "*", "//", "%", "%", "**", "pad"]))
+    a = draw(_expressions(depth - 1))
+    b = draw(st.integers(0, 3)) if op == "**" else draw(_expressions(depth - 1))
+    return op, a, b
+
+
+def _evaluate(tree, leaves):
+    """`tree`'s value, its leaves' names replaced by `leaves` (ints or SymInts)."""
+    if not isinstance(tree, tuple):
+        return leaves.get(tree, tree)
+    op, a, b = tree
+    x = _evaluate(a, leaves)
+    y = b if op == "**" else _evaluate(b, leaves)
+    if op == "pad":
+        return x + (y - x % y) % y
+    return {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+            "%": operator.mod, "**": operator.pow}[op](x, y)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_expressions(), st.integers(2, 9), st.integers(-9, -1), st.integers(-3, 0),
+       st.integers(0, 4))
+def test_random_int_expressions_agree_with_python_inside_the_ranges(tree, n, k, low,
+                                                                   width) -> None:
+    """Random `+ - * // % **` and padding over a size (>= 2), an int guarded negative and a
+    data-dependent int of range [low, low + width], substituted with values of those ranges."""
+    env = ShapeEnv()
+    size = env.create_symint(n, SizeOrigin("x", "size", 0))
+    negative = env.create_symint(k)
+    torch._check(negative < 0)
+    data = env.create_unbacked_symint("test", low, low + width)
+    symbols = [s.node.expr for s in (size, negative, data)]
+    try:
+        value = _evaluate(tree, {_SIZE: size, _NEGATIVE: negative, _DATA: data})
+    except ZeroDivisionError:
+        return
+    expr = env.simplify(value.node.expr) if isinstance(value, torch.SymInt) else value
+    for values in itertools.product((2, 3, 4, 7, 12), (-1, -2, -3, -6),
+                                    range(low, low + width + 1)):
+        try:
+            want = _evaluate(tree, dict(zip((_SIZE, _NEGATIVE, _DATA), values)))
+        except ZeroDivisionError:
+            continue
+        mapping = {s: sympy.Integer(v) for s, v in zip(symbols, values)}
+        assert sympy.sympify(expr).xreplace(mapping) == want, (tree, expr, values)

@@ -184,12 +184,14 @@ class ShapeEnv:
           products only is `x` (congruent modulo b): `(a + (4 - a % 4) % 4) % 4` is 0;
         - `a // b` is `a / b` and `a % b` is 0 where `a / b` is an integer expression
           (`a**2 // a` is `a`).
+
+        Neither rewrite drops a division of `a` by an int that may be 0, where Python raises:
+        `(n % (2*k)) % 2` stays for a k of any range.
         """
         if not isinstance(expr, (FloorDiv, PythonMod)) or not expr.is_integer:
             return expr
         a, b = expr.args
-        divisor = bound(b, self.var_to_range)
-        if not (divisor.lower > 0 or divisor.upper < 0):
+        if not _never_zero(b, self.var_to_range):
             return expr
         if isinstance(expr, PythonMod):
             a = _drop_congruent_remainders(a, b)
@@ -197,8 +199,12 @@ class ShapeEnv:
         if not quotient.is_integer and isinstance(a, sympy.Add):
             quotient = sympy.cancel(quotient)  # `(4 - 4*q) / (1 - q)` is 4
         if not quotient.is_integer:
-            return expr.func(a, b) if isinstance(expr, PythonMod) else expr
-        return quotient if isinstance(expr, FloorDiv) else sympy.Integer(0)
+            simplified = expr.func(a, b) if isinstance(expr, PythonMod) else expr
+        else:
+            simplified = quotient if isinstance(expr, FloorDiv) else sympy.Integer(0)
+        may_raise = [d for d in expr.args[0].atoms(FloorDiv, PythonMod)
+                     if not _never_zero(d.args[1], self.var_to_range)]
+        return expr if any(not simplified.has(d) for d in may_raise) else simplified
 
     def size_hint(self, expr: sympy.Basic) -> object:
         """The value of `expr` for the example inputs, or None when it depends on data."""
@@ -451,6 +457,12 @@ class ShapeEnv:
 
     def __repr__(self) -> str:
         return f"ShapeEnv({len(self.var_to_val)} symbols, {len(self.guards)} guards)"
+
+
+def _never_zero(expr: sympy.Expr, ranges: dict[sympy.Symbol, ValueRange]) -> bool:
+    """Whether the ranges show that `expr` is never 0."""
+    rng = bound(expr, ranges)
+    return bool(rng.lower > 0 or rng.upper < 0)
 
 
 def _drop_congruent_remainders(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
