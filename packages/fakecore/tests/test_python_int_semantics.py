@@ -305,3 +305,18 @@ def test_random_int_expressions_agree_with_python_inside_the_ranges(tree, n, k, 
             continue
         mapping = {s: sympy.Integer(v) for s, v in zip(symbols, values)}
         assert sympy.sympify(expr).xreplace(mapping) == want, (tree, expr, values)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_condition_beside_a_number_is_the_int_python_makes_of_it(n):
+    # Python reads `(d != 0.5) != n` as `1 != n`; sympy read the number as a condition (an
+    # equivalence of two conditions), and the guard recorded failed for the example itself
+    env = ShapeEnv()
+    d, s = env.create_symint(3), env.create_symint(n)
+    cases = {"ne": ((d != 0.5) != s, (3 != 0.5) != n), "add": ((d > 2) + s, (3 > 2) + n),
+             "mul": (s * (d < 0), n * (3 < 0)), "eq": ((d == 3) == s, (3 == 3) == n)}
+    for what, (symbolic, python) in cases.items():
+        assert symbolic == python, what
+    values = {sym: value for sym, value in zip(sorted(env.var_to_val, key=str), (3, n))}
+    for guard in env.guards:
+        assert bool(guard.expr.subs(values)), guard

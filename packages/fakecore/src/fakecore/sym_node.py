@@ -350,6 +350,13 @@ class SymNode:
             known, rest = (self, other) if self.constant is not None else (other, self)
             absorbing = name == "sym_or"
             return known if bool(known.constant) == absorbing else rest
+        if name not in _CONNECTIVES and (self.pytype is bool) != (other.pytype is bool):
+            # Python computes with a bool beside a number as the int 0 or 1, where sympy reads
+            # the number as a condition (`s1 != (s0 != 0.5)` was `~Equivalent(s1, ...)`, a guard
+            # that failed at once): the condition is decided (guarded), then used as that int
+            if self.pytype is bool:
+                return self.wrap_int(int(self._decided()))._binary(name, other)
+            return self._binary(name, other.wrap_int(int(other._decided())))
         if self.constant is not None and other.constant is not None and \
                 name not in ("pow_by_natural", "float_pow"):
             # Two numbers (a SymFloat that `round()` specialised, minus 0.0): Python's own
@@ -401,6 +408,10 @@ class SymNode:
             result.size = size
             result.cancelled = _cancels(result, self, other)
         return self._notify(name, (self, other), result)
+
+    def _decided(self) -> bool:
+        """A bool's value, guarded where it is symbolic."""
+        return self.constant if self.constant is not None else self.guard_bool()
 
     def _guarded_value(self) -> int | float:
         return self.constant if self.constant is not None else (
