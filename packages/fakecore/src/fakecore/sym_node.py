@@ -353,10 +353,15 @@ class SymNode:
         if name not in _CONNECTIVES and (self.pytype is bool) != (other.pytype is bool):
             # Python computes with a bool beside a number as the int 0 or 1, where sympy reads
             # the number as a condition (`s1 != (s0 != 0.5)` was `~Equivalent(s1, ...)`, a guard
-            # that failed at once): the condition is decided (guarded), then used as that int
-            if self.pytype is bool:
-                return self.wrap_int(int(self._decided()))._binary(name, other)
-            return self._binary(name, other.wrap_int(int(other._decided())))
+            # that failed at once). Compared with a constant 0 or 1, the condition is compared
+            # with False or True (`b == False` of an unbacked `b` stays a condition); otherwise
+            # it is decided (guarded), then used as that int.
+            cond, number = (self, other) if self.pytype is bool else (other, self)
+            if name in ("eq", "ne") and number.constant is not None and number.constant in (0, 1):
+                known = cond.wrap_bool(bool(number.constant))
+                return self._binary(name, known) if self is cond else known._binary(name, other)
+            decided = cond.wrap_int(int(cond._decided()))
+            return decided._binary(name, other) if self is cond else self._binary(name, decided)
         if self.constant is not None and other.constant is not None and \
                 name not in ("pow_by_natural", "float_pow"):
             # Two numbers (a SymFloat that `round()` specialised, minus 0.0): Python's own
