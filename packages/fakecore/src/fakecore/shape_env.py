@@ -198,10 +198,12 @@ class ShapeEnv:
         quotient = a / b
         if not quotient.is_integer and isinstance(a, sympy.Add):
             quotient = sympy.cancel(quotient)  # `(4 - 4*q) / (1 - q)` is 4
-        if not quotient.is_integer:
-            simplified = expr.func(a, b) if isinstance(expr, PythonMod) else expr
-        else:
+        if quotient.is_integer:
             simplified = quotient if isinstance(expr, FloorDiv) else sympy.Integer(0)
+        elif a == expr.args[0]:  # nothing to simplify (a `//`'s `a` is never rewritten)
+            return expr
+        else:
+            simplified = expr.func(a, b)
         may_raise = [d for d in expr.args[0].atoms(FloorDiv, PythonMod)
                      if not _never_zero(d.args[1], self.var_to_range)]
         return expr if any(not simplified.has(d) for d in may_raise) else simplified

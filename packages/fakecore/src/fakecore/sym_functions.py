@@ -169,10 +169,10 @@ class FloatTrueDiv(_PythonBinary):
 def round_up_sum(expr: sympy.Expr) -> sympy.Expr:
     """`expr`, a sum `r + y % m` of integers where `r + y` is a number n, as `n - m*(y // m)`
     (a size padded up to a multiple of m, written as a visible multiple of m); else `expr`."""
-    if not (isinstance(expr, sympy.Add) and expr.is_integer):
+    if not isinstance(expr, sympy.Add):
         return expr
     for term in expr.args:
-        if isinstance(term, PythonMod):
+        if isinstance(term, PythonMod) and expr.is_integer:
             y, m = term.args
             total = expr - term + y
             if total.is_Number:

@@ -357,10 +357,10 @@ class SymNode:
             # with False or True (`b == False` of an unbacked `b` stays a condition); otherwise
             # it is decided (guarded), then used as that int.
             cond, number = (self, other) if self.pytype is bool else (other, self)
-            if name in ("eq", "ne") and number.constant is not None and number.constant in (0, 1):
+            if name in ("eq", "ne") and number.constant in (0, 1):
                 known = cond.wrap_bool(bool(number.constant))
                 return self._binary(name, known) if self is cond else known._binary(name, other)
-            decided = cond.wrap_int(int(cond._decided()))
+            decided = cond.wrap_int(int(cond._guarded_value()))
             return decided._binary(name, other) if self is cond else self._binary(name, decided)
         if self.constant is not None and other.constant is not None and \
                 name not in ("pow_by_natural", "float_pow"):
@@ -414,13 +414,12 @@ class SymNode:
             result.cancelled = _cancels(result, self, other)
         return self._notify(name, (self, other), result)
 
-    def _decided(self) -> bool:
-        """A bool's value, guarded where it is symbolic."""
-        return self.constant if self.constant is not None else self.guard_bool()
-
-    def _guarded_value(self) -> int | float:
-        return self.constant if self.constant is not None else (
-            self.guard_int() if self.pytype is int else self.guard_float())
+    def _guarded_value(self) -> bool | int | float:
+        """The node's value, guarded where it is symbolic."""
+        if self.constant is not None:
+            return self.constant
+        guard = {bool: self.guard_bool, int: self.guard_int}.get(self.pytype, self.guard_float)
+        return guard()
 
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]

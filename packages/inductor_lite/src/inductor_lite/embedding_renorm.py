@@ -53,22 +53,22 @@ def _embedding_renorm(lower, node, weight, indices, max_norm, norm_type):
     rows, width = weight.size
     wd, device, p = val.dtype, val.device, float(norm_type)
     load_weight, load_index = loader(weight), loader(indices)
+    n = Value("index", (rows,), torch.int64)
+
+    def wrapped(index: Value) -> Value:  # a negative index counts from the end
+        return Value("where", (op("lt", index, constant(0, torch.int64), dtype=torch.bool),
+                               op("add", index, n), index), torch.int64)
 
     def names_row(idx, ridx):
         """Whether the index at `ridx` names row `idx[0]`; an index out of range reads the
         indices at -1 instead, which fails the kernel's index check."""
-        index = to_dtype(load_index(list(ridx)), torch.int64)
-        n = Value("index", (rows,), torch.int64)
-        wrapped = Value("where", (op("lt", index, constant(0, torch.int64), dtype=torch.bool),
-                                  op("add", index, n), index), torch.int64)
-        inside = op("logical_and", op("ge", wrapped, constant(0, torch.int64), dtype=torch.bool),
-                    op("lt", wrapped, n, dtype=torch.bool))
+        index = wrapped(to_dtype(load_index(list(ridx)), torch.int64))
+        inside = op("logical_and", op("ge", index, constant(0, torch.int64), dtype=torch.bool),
+                    op("lt", index, n, dtype=torch.bool))
         first = Value("where", (inside, Value("index", (ridx[0],), torch.int64),
                                 constant(-1, torch.int64)), torch.int64)
         checked = [IndirectIndex(first, indices.size[0], wraps=False), *ridx[1:]]
-        named = to_dtype(load_index(checked), torch.int64)
-        named = Value("where", (op("lt", named, constant(0, torch.int64), dtype=torch.bool),
-                                op("add", named, n), named), torch.int64)
+        named = wrapped(to_dtype(load_index(checked), torch.int64))
         return op("eq", named, Value("index", (idx[0],), torch.int64), dtype=torch.bool)
     named = loader(lower.realize(Reduction((rows,), tuple(indices.size), "any", torch.bool,
                                            device, names_row)))

@@ -47,10 +47,14 @@ def _uses_output(node: torch.fx.Node, item: int) -> bool:
                for u in node.users)
 
 
+def zero_indices(size: tuple, device: torch.device) -> Pointwise:
+    """The indices into rows of one element: 0 everywhere."""
+    return Pointwise(size, torch.int64, device, lambda idx: constant(0, torch.int64))
+
+
 def _copy_and_zeros(x: TensorIR, size: tuple) -> list:
     """(values, indices) of a row of one element: `x` itself, and 0."""
-    zeros = Pointwise(size, torch.int64, x.device, lambda idx: constant(0, torch.int64))
-    return [Pointwise(size, x.dtype, x.device, loader(x)), zeros]
+    return [Pointwise(size, x.dtype, x.device, loader(x)), zero_indices(size, x.device)]
 
 
 def _gathered(x: TensorIR, indices: TensorIR, dim: int) -> Pointwise:
@@ -69,7 +73,7 @@ def argsort(lower: GraphLowering, x: TensorIR, dim: int, descending: bool) -> Te
     if x.dtype not in SORTABLE:
         raise LoweringError(f"a sort of {x.dtype} (the sort key holds 32 bits)")
     if x.size[dim] == 1:  # a sorted row of one element: a scan kernel needs a longer row
-        return Pointwise(x.size, torch.int64, x.device, lambda idx: constant(0, torch.int64))
+        return zero_indices(x.size, x.device)
     kind = "argsort_descending" if descending else "argsort"
     return scan_buffer(lower, x.size, dim, kind, torch.int64, x.device, loader(x),
                        limit=SORT_LIMIT)
@@ -197,8 +201,7 @@ def _median_dim(lower, node, x, dim=-1, keepdim=False):
         load = loader(x)
         values = Pointwise(size, x.dtype, x.device, lambda idx: to_dtype(
             load([*kept(idx)[:dim], sympy.Integer(0), *kept(idx)[dim:]]), compute_dtype(x.dtype)))
-        return [values, Pointwise(size, torch.int64, x.device,
-                                  lambda idx: constant(0, torch.int64))]
+        return [values, zero_indices(size, x.device)]
     if _uses_output(node, 1):
         raise LoweringError("the indices of a median along a dim: which of equal elements "
                             "comes first is eager's algorithm's accident")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sympy
 import torch
 
+from . import scans_and_sorts as sorts  # read at lowering time: it imports lowering.py too
 from .ir import (
     Index,
     IndirectIndex,
@@ -23,7 +24,6 @@ from .ir import (
     Pointwise,
     TensorIR,
     Value,
-    constant,
     loader,
     to_dtype,
 )
@@ -34,10 +34,6 @@ aten = torch.ops.aten
 INSERTION_SORT_LIMIT = 16  # std::sort sorts rows up to this length by insertion
 MODE_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int16,
                torch.int8, torch.uint8}
-
-
-def _first(idx: Index) -> Value:
-    return constant(0, torch.int64)
 
 
 @register(aten.mode.default)
@@ -53,8 +49,9 @@ def _mode(lower, node, x: TensorIR, dim: int = -1, keepdim: bool = False):
         raise LoweringError(f"the mode of a row of {n}: std::sort's order among equal values "
                             "past 16 elements is its introsort's")
     load = loader(x)
-    positions = _first if n == 1 else loader(  # a row of one: no row to scan
-        scan_buffer(lower, x.size, dim, "mode_index", torch.int64, x.device, load))
+    positions = loader(sorts.zero_indices(x.size, x.device) if n == 1  # no row to scan
+                       else scan_buffer(lower, x.size, dim, "mode_index", torch.int64, x.device,
+                                        load))
     size = (*x.size[:dim], *((sympy.Integer(1),) if keepdim else ()), *x.size[dim + 1:])
 
     def row_at(idx: Index, position) -> list:
