@@ -1614,3 +1614,87 @@ def test_a_missing_attribute_raises_pythons_attribute_error(make, delete) -> Non
 
     x = torch.ones(2)
     assert repr(dynamo.compile(f, backend="eager")(x)) == repr(f(x))
+
+
+class _Resettable:
+    def __init__(self):
+        self._v = 1
+
+    @property
+    def v(self):
+        return self._v
+
+    @v.setter
+    def v(self, val):
+        self._v = val
+
+    @v.deleter
+    def v(self):
+        self._v = 0
+
+
+class _ReadOnly:
+    @property
+    def v(self):
+        return 3
+
+
+class _Cleared:
+    def __get__(self, obj, owner=None):
+        return obj.__dict__.get("_c", 1) if obj is not None else self
+
+    def __set__(self, obj, value):
+        obj.__dict__["_c"] = value
+
+    def __delete__(self, obj):
+        obj.__dict__["_c"] = 0
+
+
+class _WithCleared:
+    c = _Cleared()
+
+
+def test_del_of_a_property_runs_its_deleter() -> None:
+    """`del obj.v` of a property on an object made in the trace looked for `v` in the
+    instance's dict: an AttributeError, which the frame's `except` caught (eager runs the
+    deleter), and a read-only property's message was not CPython's; on an object from the
+    frame it made the whole frame run eagerly."""
+
+    def made_here(x):
+        p = _Resettable()
+        p.v = 4
+        try:
+            del p.v
+        except AttributeError:
+            return x * 100
+        return x * (p.v + 1)
+
+    def read_only(x):
+        try:
+            del _ReadOnly().v
+        except AttributeError as e:
+            return x * len(str(e))
+        return x
+
+    def from_frame(x, o):
+        o.v = 5
+        del o.v
+        return x * (o.v + 2)
+
+    def other_descriptor(x):  # its __delete__ is not traced: the frame runs eagerly
+        o = _WithCleared()
+        try:
+            del o.c
+        except AttributeError:
+            return x * 100
+        return x * (o.c + 1)
+
+    x = torch.arange(3.0)
+    for fn in (made_here, read_only):
+        _agree(fn, (x,), (x + 1,), fullgraph=True)
+    _agree(other_descriptor, (x,), (x + 1,))
+    eager_object, compiled_object = _Resettable(), _Resettable()
+    compiled = dynamo.compile(from_frame, fullgraph=True)
+    for _ in range(2):
+        _same(compiled(x, compiled_object), from_frame(x, eager_object))
+        assert compiled_object._v == eager_object._v == 0

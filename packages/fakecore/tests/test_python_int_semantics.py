@@ -251,6 +251,22 @@ def test_a_division_that_may_raise_is_not_simplified_away_by_the_ranges() -> Non
             value.node.expr.xreplace({k.node.expr: sympy.Integer(0)})
 
 
+def test_a_multiple_of_a_division_that_may_raise_keeps_it() -> None:
+    """`(6*(n // k)) % 3` is 0 where Python gives a value, and raises at k == 0: the remainder
+    keeps `n // k`. A size padded to a multiple of 18 (`round_up_sum` writes it as one) keeps
+    the `% k` it was computed from the same way."""
+    env = ShapeEnv(duck_shape=False)
+    n = env.create_symint(7, SizeOrigin("x", "size", 0))
+    k = env.create_symint(3)
+    m = n % k
+    padded = m + (-18 - m % -18) % -18
+    for value in ((6 * (n // k)) % 3, padded % 3):
+        assert value.node.hint == 0
+        with pytest.raises(ZeroDivisionError):
+            sympy.sympify(value.node.expr).xreplace({k.node.expr: sympy.Integer(0)})
+    assert ((6 * (n // 2)) % 3).node.expr == 0  # (a divisor that is never 0 is dropped)
+
+
 _SIZE, _NEGATIVE, _DATA = "size", "negative", "data"
 _LEAVES = st.sampled_from([_SIZE, _NEGATIVE, _DATA, -3, -1, 2, 3, 4, 6, 8])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import enum
 import gc
+import math
 import weakref
 
 import numpy as np
@@ -224,6 +225,19 @@ def test_dict_keys_guards_of_equal_but_different_keys_are_two_guards(keys) -> No
         assert _verdict(GuardSet([DictKeys(L("d"), ks)]), {"d": dict.fromkeys(ks)})
     same = DictKeys(L("d"), first)
     assert same == a and hash(same) == hash(a) and len({a, same, b}) == 2
+
+
+def test_nans_of_opposite_signs_are_two_constants() -> None:
+    """`math.copysign(1.0, c)` is -1.0 for `float("-nan")` and 1.0 for `float("nan")`, but
+    `float.hex` writes both as "nan": a graph traced for one passed for the other."""
+    nan, negative_nan = float("nan"), float("-nan")
+    assert math.copysign(1.0, negative_nan) == -1.0
+    for make in (lambda v: v, lambda v: (v,), lambda v: complex(0.0, v), np.float64):
+        guards = GuardSet([Equals(L("c"), make(nan))])
+        assert _verdict(guards, {"c": make(float("nan"))})
+        assert not _verdict(guards, {"c": make(negative_nan)})
+    keys = GuardSet([DictKeys(L("d"), (nan,))])
+    assert _verdict(keys, {"d": {nan: 1}}) and not _verdict(keys, {"d": {negative_nan: 1}})
 
 
 def test_a_dict_keys_guard_keeps_its_hash_once_a_weak_key_dies() -> None:

@@ -187,10 +187,15 @@ def _normalise(a, c, r):
         return f.log_softmax(d, dtype=torch.float32)
     if r % 5 == 2:
         n = a.shape[-1]
-        return F.layer_norm(f, (n,), torch.linspace(0.5, 1.5, n, dtype=f.dtype), None)
-    if r % 5 == 3 and a.dim() >= 2:
-        return F.group_norm(f, 1 if r % 2 else a.shape[1])
-    return F.layer_norm(f, f.shape[-2:] if a.dim() >= 2 else f.shape)
+        normed = F.layer_norm(f, (n,), torch.linspace(0.5, 1.5, n, dtype=f.dtype), None)
+    elif r % 5 == 3 and a.dim() >= 2:
+        normed = F.group_norm(f, 1 if r % 2 else a.shape[1])
+    else:
+        normed = F.layer_norm(f, f.shape[-2:] if a.dim() >= 2 else f.shape)
+    # A norm's row sums to 0 up to rounding, and a row of equal values normalises to rounding
+    # errors alone (amplified by 1/sqrt(eps)): shifted, a sum or comparison after it no longer
+    # takes the sign of how the compiled and eager means round (seeds 4647, 5749, 5929)
+    return normed + 0.75
 
 
 def _indexing(a, c, r):

@@ -223,11 +223,6 @@ class Translator:
         self.entered_handler_at: int | None = None  # where the first of them was raised
         self.holding: list[Any] = []  # the functions and arguments of the calls running
 
-    @property
-    def stopped(self) -> bool:
-        """Whether the trace stopped at `stop_at` (a graph break) rather than returning."""
-        return self.result is None and self.ip == self.stop_at
-
     # ----- the loop ---------------------------------------------------------------------------
 
     def run(self) -> VariableTracker | None:

@@ -11,7 +11,10 @@ for ints and floats alike) and simplify only where the rewrite holds for every i
   `a // b` -> `a / b` and `a % b` -> 0 (`a % 1`, `a // -1` among them);
 - a factor k > 0 common to a and b comes out: `(k*a) % (k*b)` -> `k*(a % b)`,
   `(k*a) // (k*b)` -> `a // b` (`s0 % (4*s0)` is `s0`);
-- `(a % b) % b` -> `a % b`; `(a // m) // n` -> `a // (m*n)` for positive integers m, n.
+- `(a % b) % b` -> `a % b`; `(a // m) // n` -> `a // (m*n)` for positive integers m, n;
+
+none of which drops a `//` or `%` inside a or b by a divisor that may be 0, where Python raises:
+`(6*(n // u)) % 3` stays (the value ranges may drop it later: `ShapeEnv.simplify_division`).
 
 `round_up_sum(expr)` rewrites a sum that pads to a multiple, `r + y % m` where `r + y` is a
 number n, as `n - m*(y // m)` (Python's `y % m == y - m*(y // m)`): `s + (4 - s) % 4` becomes
@@ -63,6 +66,12 @@ def _common_factor(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     return k if k != 1 and k.is_positive else None
 
 
+def _drops_a_division(before: sympy.Basic, after: sympy.Basic) -> bool:
+    """Whether `after` lost a `//` or `%` of `before` by a divisor that may be 0."""
+    return any(d.args[1].is_zero is not False and not after.has(d)
+               for d in before.atoms(FloorDiv, PythonMod))
+
+
 class _PythonBinary(sympy.Function):
     """A Python binary operator on numbers (`_op`, its `_symbol` written between the
     operands): computed on two numbers, else simplified by `_simplify` where that is sound."""
@@ -77,7 +86,10 @@ class _PythonBinary(sympy.Function):
             raise ZeroDivisionError(f"{a} {cls._symbol} 0")
         if a.is_number and b.is_number and a.is_extended_real and b.is_extended_real:
             return _python_value(cls._op, a, b)  # numbers, and constants such as 2*sqrt(2)
-        return cls._simplify(a, b)
+        simplified = cls._simplify(a, b)
+        if simplified is not None and _drops_a_division(sympy.Tuple(a, b), simplified):
+            return None
+        return simplified
 
     @classmethod
     def _simplify(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:

@@ -64,9 +64,10 @@ _AS_THEMSELVES = frozenset((str, int, bool, bytes, type(None)))
 
 def exact(value: Any) -> Any:
     """A key two constants share only when they are the same constant: `1`, `1.0` and `True`
-    differ, as do `0.0` and `-0.0` (all NaNs are one), inside tuples and frozensets too. An
-    object found by identity (a tensor, a dict key: its `==` compares elements) is itself only,
-    by its id, and so is a weak key while its object lives (`GuardSet` checks that first).
+    differ, as do `0.0` and `-0.0` (NaNs of one sign are one: `math.copysign` reads the sign),
+    inside tuples and frozensets too. An object found by identity (a tensor, a dict key: its
+    `==` compares elements) is itself only, by its id, and so is a weak key while its object
+    lives (`GuardSet` checks that first).
     A key starts with its type's id, then the type: types are told apart by identity, not by
     `==`, which a metaclass may answer (yes to anything); a tuple compares its identical items
     without asking them, so the type's own `==` runs only between values of one type."""
@@ -76,9 +77,9 @@ def exact(value: Any) -> Any:
     if isinstance(value, torch.Tensor):  # (first: an optimizer's state has hundreds)
         return _BY_ID, object, id(value)
     if isinstance(value, float):  # np.float64 and other subclasses too: `==` says -0.0 == 0.0
-        return id(kind), kind, float.hex(value)
+        return id(kind), kind, _float_key(value)
     if isinstance(value, complex):
-        return id(kind), kind, float.hex(value.real), float.hex(value.imag)
+        return id(kind), kind, _float_key(value.real), _float_key(value.imag)
     if isinstance(value, numbers.Number) and not isinstance(value, numbers.Integral):
         # other numbers that `==` finds equal at zeros of either sign (np.float32, Decimal),
         # with their signs too; a NaN of theirs is itself only
@@ -102,6 +103,11 @@ def exact(value: Any) -> Any:
 
 
 _BY_ID = id(object)  # (how `exact` starts the key of an object found by its id)
+
+
+def _float_key(x: float) -> Any:
+    """A float as `exact` keys it: its hex digits, but a NaN's sign (`float.hex` drops it)."""
+    return float.hex(x) if x == x else ("nan", math.copysign(1.0, x))
 
 
 def _held_exact(value: Any) -> Any:

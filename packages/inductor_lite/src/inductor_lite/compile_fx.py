@@ -1003,12 +1003,17 @@ def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
     new value, a tensor of its elements alone laid out as the functional trace chose (a write
     through a transposed slice leaves it transposed), where eager's counts from the start of
     the tensor's storage, in its own layout."""
-    def base(node: Any) -> Any:  # through views and in-place ops (which return their input)
-        while isinstance(node, torch.fx.Node) and (_is_view(node) or _writes_in_place(node)):
-            node = node.args[0]
+    def base(node: Any) -> Any:  # through views and writes (which return what they write)
+        while isinstance(node, torch.fx.Node):
+            if _is_view(node):
+                node = node.args[0]
+            elif _writes_in_place(node) and _written_args(node):
+                node = _written_args(node)[0]
+            else:
+                break
         return node if isinstance(node, torch.fx.Node) else None
 
-    written = {base(n.args[0]) for n in gm.graph.nodes if _writes_in_place(n) and n.args}
+    written = {base(w) for n in gm.graph.nodes if _writes_in_place(n) for w in _written_args(n)}
     return any(getattr(n.target, "overloadpacket", None) is aten.as_strided
                and base(n.args[0]) in written - {None} for n in gm.graph.nodes)
 
@@ -1166,6 +1171,17 @@ class _AtenInterpreter(torch.fx.Interpreter):
 def _writes_in_place(node: torch.fx.Node) -> bool:
     schema = getattr(node.target, "_schema", None)
     return node.op == "call_function" and schema is not None and schema.is_mutable
+
+
+def _written_args(node: torch.fx.Node) -> list[Any]:
+    """The tensors an in-place op writes into: `self` of `mul_`, `out` of `neg.out`, each
+    tensor of `_foreach_mul_`'s list."""
+    schema = node.target._schema
+    found = [node.kwargs[a.name] if a.name in node.kwargs else node.args[i]
+             for i, a in enumerate(schema.arguments)
+             if a.alias_info is not None and a.alias_info.is_write
+             and (a.name in node.kwargs or i < len(node.args))]
+    return [t for arg in found for t in (arg if isinstance(arg, (list, tuple)) else [arg])]
 
 
 def _writes_into_non_input(node: torch.fx.Node) -> bool:

@@ -953,7 +953,7 @@ def _refuse_bools(lower: GraphLowering, what: str) -> None:
         raise LoweringError(f"{what} of bools (eager refuses them)")
 
 
-def _unary(name: str, float_only: bool = False) -> Callable:
+def _unary(name: str) -> Callable:
     def lowering(lower, node, x, *rest, **kwargs):
         if rest or kwargs:
             raise LoweringError(f"{node.target} with extra arguments")

@@ -207,6 +207,16 @@ class ObjectVariable(VariableTracker):
         self._member_function(tx, name, setter.fset, on_class and AttrSource(on_class, "fset"),
                               "fset").call(tx, [self, value], {})
 
+    def call_deleter(self, tx: Translator, name: str, deleter: property) -> None:
+        """`del obj.name` through property `deleter`, inlined, read from the class as its
+        getter is; CPython's AttributeError where the property has no deleter."""
+        if deleter.fdel is None:
+            message = f"property {name!r} of {self.python_type().__name__!r} object has no deleter"
+            raise Raised(AttributeError(message), f"{message} (an AttributeError while tracing)")
+        on_class = self._member_source(name)
+        self._member_function(tx, name, deleter.fdel, on_class and AttrSource(on_class, "fdel"),
+                              "fdel").call(tx, [self], {})
+
     def _member_function(self, tx: Translator, name: str, fn: Any, source: Any,
                          attr: str) -> VariableTracker:
         """`fn`, the function class member `name` holds as `attr` (a static method's, a

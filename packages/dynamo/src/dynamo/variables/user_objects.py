@@ -181,8 +181,11 @@ class UserObjectVariable(ObjectVariable):
 
     def generic_delattr(self, tx: Translator, name: str) -> None:
         """`object.__delattr__(obj, name)` of an attribute in the instance's dict: recorded,
-        and deleted for real after the graph."""
+        and deleted for real after the graph; a property's deleter, inlined."""
         member = class_attribute(self.python_type(), name)[1]
+        if isinstance(member, property):
+            self.call_deleter(tx, name, member)
+            return
         instance = getattr(self.value, "__dict__", None)
         if self.source is None or not isinstance(instance, dict) or \
                 hasattr(type(member), "__set__") or hasattr(type(member), "__delete__"):
@@ -408,6 +411,13 @@ class NewObjectVariable(UserObjectVariable):
         return self.class_source
 
     def generic_delattr(self, tx: Translator, name: str) -> None:
+        member = class_attribute(self.cls, name)[1]
+        if isinstance(member, property):
+            self.call_deleter(tx, name, member)
+            return
+        data_descriptor = hasattr(type(member), "__set__") or hasattr(type(member), "__delete__")
+        if data_descriptor and not _is_slot(member):
+            raise Unsupported(f"deleting {name!r} of a {self.cls.__qualname__} (a descriptor)")
         if name not in self.attrs:
             self._missing(tx, name)
         tx.output.side_effects.mutated(self)
