@@ -232,6 +232,19 @@ def test_index_select_index_add_and_gather_by_a_0d_index(device):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_accumulating_scatter_of_one_value_for_every_source(device, dtype):
+    """Counting (a graph network's degrees): `index_add` of ones made in the graph, whose
+    value is one element spread over the lanes of an atomic add."""
+    def degrees(x, index):
+        return x.index_add(0, index, torch.ones(index.shape[0], device=device, dtype=dtype))
+
+    x = torch.zeros(6, device=device, dtype=dtype)
+    compile_and_check(degrees, x, torch.tensor([1, 1, 2, 3, 3, 3, 0, 5, 5, 5, 5, 4, 4, 1, 2],
+                                               device=device))
+    assert counters["fallbacks"] == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
 def test_accumulating_scatters_under_deterministic_algorithms(device, dtype):
     """Atomic float additions land in any order on a GPU: under
     `torch.use_deterministic_algorithms(True)` a float `index_add`/`scatter_add` runs as

@@ -503,11 +503,14 @@ class KernelCodegen:
         in_bounds = self.bounds_check(address, mask, scope)
         if in_bounds is not None:  # a scatter's loaded index
             mask = _and_mask(mask, in_bounds)
-        write = "tl.store"
+        write, value = "tl.store", cast(value, buffer.dtype)
         if isinstance(buffer.data, Scatter) and buffer.data.accumulate:
             write = "tl.atomic_add"  # programs may add to the same element
+            # A value of one element, spread over the lanes: Triton 3.7's interpreter reads an
+            # atomic's values as a contiguous block, so it must be one (`where` makes it).
+            value = f"tl.where({mask}, {value}, 0)"
         scope.lines.append(f"{scope.indent}{write}({self.pointer(target)} + ({index}), "
-                           f"{cast(value, buffer.dtype)}, {mask})")
+                           f"{value}, {mask})")
 
     def scan(self, node: NodeInKernel, scope: Scope) -> None:
         """A cumulative sum or product along the row, which one block holds whole; any other
