@@ -482,3 +482,20 @@ def test_an_output_autograd_saves_is_freed_with_its_mode() -> None:
     mode = trace()
     gc.collect()
     assert mode() is None
+
+
+@pytest.mark.parametrize("shift", [
+    lambda b: b >> 1, lambda b: b << 2,
+    lambda b: torch.bitwise_left_shift(b, torch.tensor(3, dtype=torch.int32)),
+    lambda b: b >> torch.arange(3, dtype=torch.int8),
+])
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_a_bool_tensor_shifted_by_an_int(shift, symbolic: bool) -> None:
+    # the CPU kernel shifts it as its result dtype; the meta kernel refuses bool
+    b = torch.tensor([True, False, True])
+    mode = FakeTensorMode(ShapeEnv() if symbolic else None)
+    with mode:
+        out = shift(mode.from_tensor(b))
+    assert _layout(out) == _layout(shift(b))
+    with mode, pytest.raises(RuntimeError, match="not implemented for 'Bool'|integral dtype"):
+        mode.from_tensor(b) >> mode.from_tensor(b)  # as eager, which has no bool kernel

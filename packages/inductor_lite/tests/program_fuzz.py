@@ -11,6 +11,13 @@ ops on intermediates, writes into a slice of an input, and extra outputs (some v
 or of inputs). A step whose op does not fit the running value's dtype or rank adapts it or does
 nothing, so the same program runs on any shape.
 
+Seeds from 1,000,000 (`EXTENDED_SEEDS`) also draw bfloat16 and int32 inputs and steps of more
+families: activations (hardtanh, softplus, GELU, ELU, SiLU, Mish, eval-mode dropout, where with
+scalars), integer ops (bitwise, shifts, int powers, clamp_min), pooling, interpolation and small
+convolutions, sorts, top values, bucketize/searchsorted, one_hot, masked_scatter, and
+reductions over several dims (std/var with a correction, logsumexp, softmax over a dim not
+last). Seeds below it make the programs they always made.
+
 The program is traced with `fxtrace.make_fx` ("real", then "symbolic" and called on two more
 shapes of the same rank), compiled with `compile_fx` and run on copies of the inputs; outputs
 and the inputs afterwards must equal eager's (exactly for ints and bools). A program eager
@@ -18,6 +25,7 @@ refuses is skipped; a crash of compile_fx or of the compiled function is a failu
 
     python packages/inductor_lite/tests/program_fuzz.py --start 0 --n 500   # a sweep of seeds
     python packages/inductor_lite/tests/program_fuzz.py --seed 17 --show    # one case, its steps
+    python packages/inductor_lite/tests/program_fuzz.py --start 1000000 --n 300  # new families
 """
 
 from __future__ import annotations
@@ -311,11 +319,111 @@ def _collect(a, c, r):
     return a
 
 
-STEPS: list[Callable] = [lambda a, c, r: UNARY[r % len(UNARY)](a), _binary, _select, _view,
-                         _reduce, _scan, _normalise, _indexing, _shape, _matmul, _in_place,
-                         _input_write, _collect]
+BASE_STEPS: list[Callable] = [lambda a, c, r: UNARY[r % len(UNARY)](a), _binary, _select, _view,
+                              _reduce, _scan, _normalise, _indexing, _shape, _matmul, _in_place,
+                              _input_write, _collect]
 # How often each kind of step is drawn (pointwise ops and views most).
 WEIGHTS = [5, 6, 3, 5, 3, 1, 1, 2, 2, 1, 2, 1, 2]
+
+
+# Seeds from EXTENDED_SEEDS on also draw bfloat16 and int32 inputs and the step families below;
+# their draws come after all of an older seed's, so seeds below it make the programs they made.
+EXTENDED_SEEDS = 1_000_000
+
+
+def _activation(a, c, r):
+    f = _float(a)
+    ops = [lambda: F.hardtanh(f, -0.5, 1.0), lambda: F.softplus(f, beta=2.0, threshold=1.0),
+           lambda: F.gelu(f, approximate="tanh"), lambda: F.gelu(f), lambda: F.elu(f),
+           lambda: F.leaky_relu(f, 0.1), lambda: F.silu(f), lambda: F.mish(f),
+           lambda: F.dropout(a, 0.5, training=False), lambda: F.relu6(a * 4),
+           lambda: torch.where(_float(a) > 0, 1.5, -2), lambda: torch.where(c.m, a, 2)
+           if a.shape == c.m.shape else torch.where(a != 0, 3, a), lambda: a.to(torch.bfloat16),
+           lambda: a.to(torch.int32)]
+    return ops[r % ACTIVATIONS]()
+
+
+ACTIVATIONS, BFLOAT16_ACTIVATION = 14, 12  # _activation's ops, the cast to bfloat16 among them
+
+
+def _integer(a, c, r):
+    """Integer-only ops (bitwise, shifts, int powers, clamp_min); floats are cast to int32."""
+    n = a.to(torch.int32) if a.is_floating_point() else a
+    b = c.i if a.shape == c.i.shape and r // 9 % 2 else 3
+    ops = [lambda: n ^ b, lambda: n & 6, lambda: n | b, lambda: ~n if n.dtype != torch.bool else n,
+           lambda: n.clamp(min=1 - 2 * (r % 2)) if n.dtype != torch.bool else n,
+           lambda: n << 2, lambda: n >> 1, lambda: n ** 2, lambda: _float(a) ** (-2 + r // 9 % 5)]
+    return ops[r % 9]()
+
+
+def _pool(a, c, r):
+    """Pooling, interpolation and small convolutions of a float value of rank 2 to 4."""
+    f = _float(a)
+    if not 2 <= a.dim() <= 4:
+        return a
+    k, pad, ceil = 1 + r // 16 % 2, r // 32 % 2, bool(r // 64 % 2)
+    if a.dim() == 4 and r % 16 < 3:
+        return [lambda: F.max_pool2d(f, 2, 1, pad, ceil_mode=ceil),
+                lambda: F.avg_pool2d(f, 2, k, pad, ceil_mode=ceil, count_include_pad=ceil),
+                lambda: F.conv2d(f, torch.linspace(-1, 1, 2 * f.shape[1] * 4, dtype=f.dtype)
+                                 .reshape(2, f.shape[1], 2, 2), padding=pad)][r % 16]()
+    if a.dim() == 4 and r % 16 < 6:
+        mode = ("nearest", "bilinear", "bicubic")[r % 16 - 3]
+        align = None if mode == "nearest" else bool(r // 32 % 2)
+        return F.interpolate(f, scale_factor=(2, 1.5), mode=mode, align_corners=align)
+    lead = f if a.dim() == 3 else f.reshape(-1, *f.shape[-2:])
+    ops = [lambda: F.max_pool1d(lead, 2, k, pad, ceil_mode=ceil),
+           lambda: F.avg_pool1d(lead, 3, k, pad, ceil_mode=ceil),
+           lambda: F.adaptive_avg_pool1d(lead, 3), lambda: F.adaptive_max_pool1d(lead, 2),
+           lambda: F.interpolate(lead, scale_factor=2, mode="linear", align_corners=ceil),
+           lambda: F.interpolate(lead, size=5, mode="nearest"),
+           lambda: F.conv1d(lead, torch.linspace(-1, 1, 3 * lead.shape[1] * 2, dtype=f.dtype)
+                            .reshape(3, lead.shape[1], 2), torch.ones(3, dtype=f.dtype), padding=pad),
+           lambda: F.max_pool2d(f, 2, 1, pad, ceil_mode=ceil),
+           lambda: F.avg_pool2d(f, (1, 2), k), lambda: F.adaptive_avg_pool2d(f, (2, 3))]
+    return ops[r % len(ops)]()
+
+
+def _sort(a, c, r):
+    """Sorts, top values and searches of rows (values only of floats whose ties may differ)."""
+    if a.dim() == 0:
+        return a
+    d = _dim(a, r // 10)
+    exact = not a.is_floating_point() or a.dtype == torch.float32
+    ops = [lambda: a.sort(dim=d, descending=bool(r // 20 % 2), stable=True)[0],
+           lambda: a.sort(dim=d, stable=True)[1] if exact else a.msort(),
+           lambda: a.argsort(dim=d, stable=True) if exact else a.sort(d)[0],
+           lambda: a.topk(min(2, a.shape[d]), d, largest=bool(r // 20 % 2)).values,
+           lambda: torch.bucketize(a, torch.tensor([-1.0, 0.0, 0.5, 2.0]), right=bool(r // 20 % 2)),
+           lambda: torch.searchsorted(torch.tensor([-2, -1, 0, 1, 3], dtype=a.dtype), a)
+           if a.dtype in (torch.float32, torch.int32, torch.int64) else a,
+           lambda: F.one_hot(_int(a).clamp(0, 3), 4),
+           lambda: a.masked_scatter(c.m, c.y.to(a.dtype) * 2) if a.shape == c.m.shape else a,
+           lambda: _float(a).cumsum(d, dtype=torch.float32), lambda: a.cumprod(d)]
+    return ops[r % 10]()
+
+
+def _reduce_more(a, c, r):
+    """Reductions over several dims, with a correction, and normalisations over a dim not last."""
+    if a.dim() < 2:
+        return a
+    f = _float(a)
+    dims = (0, -1) if r // 8 % 2 else (-2, -1)
+    exact = not a.is_floating_point() or a.dtype == torch.float32
+    ops = [lambda: a.amax(dims), lambda: a.amin(dims, keepdim=True),
+           lambda: a.argmax(0, keepdim=True) if exact else a.max(0).values,
+           lambda: f.std(dims, correction=2), lambda: f.var(dims, correction=0, keepdim=True),
+           lambda: f.logsumexp(dims), lambda: f.softmax(0), lambda: f.log_softmax(-2)]
+    return ops[r % 8]()
+
+
+EXTRA_STEPS: list[Callable] = [_activation, _integer, _pool, _sort, _reduce_more]
+
+
+def _casts_to_half(kind: int, r: int) -> bool:
+    if kind == 0:
+        return UNARY[r % len(UNARY)] is _to_half
+    return kind == len(BASE_STEPS) and r % ACTIVATIONS == BFLOAT16_ACTIVATION
 
 
 class Case:
@@ -330,21 +438,28 @@ class Case:
             self.shape[rng.randrange(rank)] = 0
         self.dtype = torch.float16 if rng.random() < 0.25 else torch.float32
         self.transposed = rank >= 2 and rng.random() < 0.3
-        self.steps = [(rng.choices(range(len(STEPS)), WEIGHTS)[0], rng.randrange(10_000))
+        self.steps = [(rng.choices(range(len(WEIGHTS)), WEIGHTS)[0], rng.randrange(10_000))
                       for _ in range(rng.randrange(2, 9))]
         self.other_shapes = [[max(1, n + rng.randrange(-1, 3)) for n in self.shape]
                              for _ in range(2)]
         self.data_seed = rng.randrange(2**31)
-        self.half = self.dtype == torch.float16 or any(
-            k == 0 and UNARY[r % len(UNARY)] is _to_half for k, r in self.steps)
+        if seed >= EXTENDED_SEEDS:
+            self.dtype = rng.choice([torch.float32, torch.float16, torch.bfloat16, torch.int32])
+            for _ in range(rng.randrange(1, 4)):
+                step = (len(WEIGHTS) + rng.randrange(len(EXTRA_STEPS)), rng.randrange(10_000))
+                self.steps.insert(rng.randrange(len(self.steps) + 1), step)
+        # float16 or bfloat16 anywhere (an input or a cast) rounds differently once ops are fused
+        self.half = self.dtype in (torch.float16, torch.bfloat16) or any(
+            _casts_to_half(k, r) for k, r in self.steps)
 
     def inputs(self, shape: list[int]) -> list[torch.Tensor]:
         g = torch.Generator().manual_seed(self.data_seed)
-        x = torch.randn(*shape, generator=g).to(self.dtype)
+        scale = 1 if self.dtype.is_floating_point else 4  # int32 inputs: small ints, not 0s
+        x = (torch.randn(*shape, generator=g) * scale).to(self.dtype)
         if self.transposed:
-            x = torch.randn(*reversed(shape), generator=g).to(self.dtype).permute(
+            x = (torch.randn(*reversed(shape), generator=g) * scale).to(self.dtype).permute(
                 *reversed(range(len(shape))))
-        y = torch.randn(*shape, generator=g).to(self.dtype)
+        y = (torch.randn(*shape, generator=g) * scale).to(self.dtype)
         i = torch.randint(-5, 6, shape, generator=g)
         m = torch.rand(*shape, generator=g) > 0.5
         return [x, y, i, m]
@@ -352,13 +467,15 @@ class Case:
     def program(self, x, y, i, m):
         c = Inputs(x, y, i, m)
         a = x
+        steps = BASE_STEPS + EXTRA_STEPS
         for kind, r in self.steps:
-            a = STEPS[kind](a, c, r)
+            a = steps[kind](a, c, r)
         return [a, *c.outs]
 
     def describe(self) -> str:
         names = ["unary", "binary", "select", "view", "reduce", "scan", "normalise", "indexing",
-                 "shape", "matmul", "in_place", "input_write", "collect"]
+                 "shape", "matmul", "in_place", "input_write", "collect", "activation",
+                 "integer", "pool", "sort", "reduce_more"]
         steps = ", ".join(f"{names[k]}({r})" for k, r in self.steps)
         return (f"seed {self.seed}: shape {self.shape} {self.dtype} transposed={self.transposed}"
                 f" others {self.other_shapes}\n  steps: {steps}")
@@ -417,7 +534,6 @@ def run_case(seed: int) -> str:
     args = case.inputs(case.shape)
     if _eager(case.program, args) is None:
         return "skip"
-    # float16 anywhere (an input or a cast) rounds differently once ops are fused
     tol = 2e-2 if case.half else 1e-4
     gm = make_fx(case.program)(*_copies(args))
     _check(compile_fx(gm, _copies(args)), case.program, args, "real", tol)

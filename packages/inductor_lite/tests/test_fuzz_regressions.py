@@ -45,7 +45,8 @@ def test_view_of_a_tensor_written_through_its_transpose(device, mode):
     assert torch.equal(compile_fx(gm, [x])(x), f(x))
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", [*range(8), *range(program_fuzz.EXTENDED_SEEDS,
+                                                      program_fuzz.EXTENDED_SEEDS + 4)])
 def test_program_fuzz_sample(seed):
     assert program_fuzz.run_case(seed) in ("ok", "skip")
 
@@ -101,3 +102,14 @@ def test_norms_are_shifted_off_rounding_level(seed):
     # normalises to rounding errors (eager's Welford mean is exact there, our sum / n is not);
     # a logical_and or sign after it took the sign of the rounding, so the fuzzer shifts norms
     assert program_fuzz.run_case(seed) == "ok"
+
+
+@pytest.mark.parametrize("mode", ["real", "symbolic"])
+def test_shift_of_a_comparison(device, mode):
+    # seed 1000198: `(x > 0) >> 1` is int64 in eager, where the fake trace refused the bool
+    def f(x):
+        return ((x > 0) >> 1) + ((x < 0.5) << 2)
+
+    x = torch.randn(2, 5, device=device)
+    gm = make_fx(f, tracing_mode=mode)(x)
+    assert torch.equal(compile_fx(gm, [x])(x), f(x))

@@ -394,6 +394,14 @@ class FakeTensorMode(TorchDispatchMode):
         raise MixedRealFakeError(func)
 
     def _run_meta_kernel(self, func, args, kwargs, flat: list[Any]):
+        if func in _SHIFTS and isinstance(args[0], FakeTensor) and args[0].dtype == torch.bool:
+            # The CPU kernel shifts a bool tensor as its result dtype (`b >> 1` is int64, as
+            # `b.long() >> 1`), where the meta kernel refuses bool
+            dtype = torch.result_type(args[0], args[1])
+            if dtype != torch.bool:
+                with self:
+                    args = (args[0].to(dtype), *args[1:])
+                flat = tree_flatten((args, kwargs))[0]
         sibling = _SCALAR_LIST_SIBLINGS.get(func)
         if sibling is not None:
             # Its meta kernel reads the values of the `scalars` tensor, which the outputs' sizes
@@ -615,6 +623,12 @@ def _has_decomposition(func) -> bool:
 # Ops whose meta kernel cannot know what the CPU kernel does and whose decomposition asks the
 # (fake) device: layer norm's saved statistics are float32 on CUDA, the input's dtype on CPU.
 _REF_FIRST = frozenset({aten.native_layer_norm.default})
+_SHIFTS = frozenset({
+    aten.__lshift__.Scalar, aten.__lshift__.Tensor, aten.__rshift__.Scalar,
+    aten.__rshift__.Tensor, aten.bitwise_left_shift.Tensor,
+    aten.bitwise_left_shift.Tensor_Scalar, aten.bitwise_right_shift.Tensor,
+    aten.bitwise_right_shift.Tensor_Scalar,
+})
 _VIEW_OPS = frozenset({aten.view.default, aten._unsafe_view.default})
 
 
