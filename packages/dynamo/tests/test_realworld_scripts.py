@@ -212,3 +212,23 @@ def test_a_frame_that_cannot_break_names_the_break_it_needed() -> None:
                       r"branching on a tensor's value"):
         got = dynamo.compile(_extend_until, backend="eager")(prompt, criteria)
     torch.testing.assert_close(got, _extend_until(prompt, criteria))
+
+
+def _printed_progress_of_a_step_counter_and_a_loss(x, step):
+    y = x * 2
+    print(f"step {step} loss {y.sum():.4f}")
+    return y + 1
+
+
+def test_printing_a_step_counter_and_a_loss_does_not_recompile_each_step() -> None:
+    # The f-string's text is made when the print runs: the step (a symbol) and the loss's text
+    # (handed on by the break at the tensor) are not pinned, so one recompilation (the step
+    # becoming dynamic), not one per step
+    counted, graphs = counting_backend("eager")
+    compiled = dynamo.compile(_printed_progress_of_a_step_counter_and_a_loss, backend=counted)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        got = [compiled(torch.ones(2) * i, i) for i in range(6)]
+    assert printed.getvalue() == "".join(f"step {i} loss {4.0 * i:.4f}\n" for i in range(6))
+    _assert_same([torch.ones(2) * 2 * i + 1 for i in range(6)], got)
+    assert len(graphs) == 2

@@ -29,7 +29,11 @@ from dynamo.side_effects import DELETED, SideEffects
 from dynamo.sources import float_tensor
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.builtins import BuiltinVariable, value_decides_identity
-from dynamo.variables.constant import ConstantVariable, LazyConstantVariable
+from dynamo.variables.constant import (
+    ConstantVariable,
+    FormattedStringVariable,
+    LazyConstantVariable,
+)
 from dynamo.variables.containers import (
     DequeVariable,
     DictIteratorVariable,
@@ -160,6 +164,14 @@ class ResultBuilder:
             return f"___out[{len(self.outputs) - 1}]"
         if isinstance(v, LazyConstantVariable) and not v.used:
             return self.read(v.source)  # passed along, never looked at: as it comes
+        if isinstance(v, FormattedStringVariable) and not v.used:  # formatted as it comes
+            shown = []
+            for part, convert, spec in v.pieces:
+                text = self.expression(part)
+                if convert is not None:
+                    text = f"{self.constant(convert)}({text})"
+                shown.append(f"{self.constant(format)}({text}, {spec!r})")
+            return "''.join((" + "".join(f"{t}, " for t in shown) + "))"
         if isinstance(v, RangeVariable):  # the frame's, or one over its bounds (not pinned)
             return self.read(v.source) if v.source is not None else self._made_once(v)
         if isinstance(v, ConstantVariable) and isinstance(v.value, BaseException):

@@ -46,9 +46,14 @@ from dynamo.variables.builtins import (
     InstanceCheckVariable,
     class_attribute,
     make_exception,
-    printed,
 )
-from dynamo.variables.constant import ConstantVariable, is_none
+from dynamo.variables.constant import (
+    ConstantVariable,
+    FormattedStringVariable,
+    formats_later,
+    is_none,
+    shown_value,
+)
 from dynamo.variables.containers import (
     DictVariable,
     IteratorVariable,
@@ -723,7 +728,13 @@ class Translator:
         self.push(SliceVariable(self.popn(ins.arg)))
 
     def BUILD_STRING(self, ins) -> None:
-        self.push(ConstantVariable("".join(v.as_constant() for v in self.popn(ins.arg))))
+        parts = self.popn(ins.arg)
+        if any(formats_later(v) for v in parts):
+            pieces = [piece for v in parts for piece in (
+                v.pieces if isinstance(v, FormattedStringVariable) else [(v, None, "")])]
+            self.push(FormattedStringVariable(pieces))
+        else:
+            self.push(ConstantVariable("".join(v.as_constant() for v in parts)))
 
     def FORMAT_VALUE(self, ins) -> None:
         spec = self.pop().as_constant() if ins.arg & 0x04 else ""
@@ -731,10 +742,12 @@ class Translator:
         if isinstance(raw, TensorVariable):
             raise Unsupported("formatting a tensor into a string (its value is not known "
                               "while tracing)")
-        shown = printed(raw)
-        raw = raw.as_constant() if shown is None else shown
-        convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
-        self.push(ConstantVariable(format(convert(raw), spec)))
+        convert = {0: None, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
+        if formats_later(raw):
+            self.push(FormattedStringVariable([(raw, convert, spec)]))
+        else:
+            shown = shown_value(raw)
+            self.push(ConstantVariable(format(shown if convert is None else convert(shown), spec)))
 
     def _building(self, depth: int) -> Any:
         """The container a display or comprehension is building, `depth` deep in the stack.

@@ -203,9 +203,10 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
     if type(value) is float and source in output.dynamic_numbers and math.isfinite(value) \
             and value != 0:  # (a zero's sign is only kept by an Equals guard)
         return output.add_float_input(value, source)  # a timestep, a temperature
-    if type(value) in (float, int) and source is not None:
-        # (an int of a list the trace only appends to or measures, a token id passed along:
-        # read again from the frame at each call, no recompilation for another value)
+    if type(value) in (float, int, str) and source is not None:
+        # (an int of a list the trace only appends to or measures, a token id passed along,
+        # the text of a message a graph break hands on to a `print`: read again from the
+        # frame at each call, no recompilation for another value)
         _guard(tx, source, TypeMatch, type(value))
         return LazyConstantVariable(value, source, lambda: _guard(tx, source, Equals, value))
     if is_numpy_number(value) and value == value and (value != 0 or value.dtype.kind != "f"):

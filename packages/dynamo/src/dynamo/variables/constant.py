@@ -191,6 +191,57 @@ class LazyConstantVariable(ConstantVariable):
         return f"LazyConstantVariable({self._value!r})"
 
 
+class FormattedStringVariable(ConstantVariable):
+    """The text an f-string builds from values the trace need not know: a symbolic int (a step
+    counter), a str, float or int from the frame that the trace has not read (the pieces of an
+    f-string handed to a resume function by a graph break inside it). Its text is made, and those
+    values guarded, only once the trace uses it (`value`); one the trace only passes along (to a
+    `print` that breaks the graph) is formatted again at each call, so a new step number needs no
+    new compilation."""
+
+    def __init__(self, pieces: list[tuple[VariableTracker, Callable[[Any], str] | None, str]]
+                 ) -> None:
+        self.pieces = pieces  # (value, the conversion `!s`/`!r`/`!a` or None, the format spec)
+        self.source = None
+        self._text: str | None = None
+
+    @property
+    def value(self) -> str:
+        if self._text is None:
+            self._text = "".join(format(shown_value(v) if convert is None else
+                                        convert(shown_value(v)), spec)
+                                 for v, convert, spec in self.pieces)
+        return self._text
+
+    @property
+    def used(self) -> bool:
+        """Whether the trace read the text (and so guarded the values it shows)."""
+        return self._text is not None
+
+    def python_type(self) -> type:
+        return str
+
+    def __repr__(self) -> str:
+        return f"FormattedStringVariable({self.pieces!r})"
+
+
+def shown_value(v: VariableTracker) -> Any:
+    """The plain value text shows of `v`: a symbolic number's, guarded (`printed`), or the
+    constant's."""
+    from dynamo.variables.builtins import printed
+
+    shown = printed(v)
+    return v.as_constant() if shown is None else shown
+
+
+def formats_later(v: VariableTracker) -> bool:
+    """Whether an f-string can leave `v`'s text to be made when it is used (`FormattedStringVariable`)."""
+    from dynamo.variables.tensor import SymNodeVariable
+
+    return isinstance(v, SymNodeVariable) or (
+        isinstance(v, (LazyConstantVariable, FormattedStringVariable)) and not v.used)
+
+
 def is_none(v: VariableTracker) -> bool:
     """Whether the tracker stands for None."""
     return v.is_constant() and v.as_constant() is None
