@@ -69,3 +69,16 @@ def test_searchsorted_of_mixed_dtypes_falls_back(device):
     compiled = compile_fx(torch.fx.symbolic_trace(lambda s, v: fn(s, v)), [sequence, values])
     torch.testing.assert_close(compiled(sequence, values), fn(sequence, values))
     assert counters["fallbacks"] == 1
+
+
+def test_a_search_of_one_value_read_by_every_lane(device):
+    # seed 1002453: the search, recomputed in a kernel of 5 lanes, loads its step's bounds once
+    # (scalars); `xmask & bound` of them as a load's mask was no boolean block on Triton's
+    # interpreter ("mask has unsupported dtype")
+    def f(x, b):
+        table = torch.searchsorted(b, x).float().reshape(1, -1)
+        return torch.nn.functional.embedding(torch.zeros(5, 1, dtype=torch.long, device=x.device),
+                                             table)
+
+    boundaries = torch.tensor([-2.0, -1, 0, 1, 3], device=device)
+    compile_and_check(f, torch.tensor([0.5], device=device), boundaries)

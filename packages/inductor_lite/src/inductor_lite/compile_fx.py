@@ -999,10 +999,12 @@ def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
 
 def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
     """Whether the graph takes an `as_strided` view (`unfold`'s too) of (a view of) a tensor it
-    writes into, an input or one it computed: functionalized, the view is taken of the tensor's
-    new value, a tensor of its elements alone laid out as the functional trace chose (a write
-    through a transposed slice leaves it transposed), where eager's counts from the start of
-    the tensor's storage, in its own layout."""
+    writes into, an input or one it computed, or of a value computed from one: functionalized,
+    the view is taken of the tensor's new value, a tensor of its elements alone laid out as the
+    functional trace chose (a write through a transposed slice leaves it transposed), where
+    eager's counts from the start of the tensor's storage, in its own layout; and a value made
+    from it may follow that layout (`_to_copy` keeps its input's strides), where the view's
+    strides, traced before, follow eager's."""
     def base(node: Any) -> Any:  # through views and writes (which return what they write)
         while isinstance(node, torch.fx.Node):
             if _is_view(node):
@@ -1013,9 +1015,17 @@ def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
                 break
         return node if isinstance(node, torch.fx.Node) else None
 
-    written = {base(w) for n in gm.graph.nodes if _writes_in_place(n) for w in _written_args(n)}
+    written = {base(w) for n in gm.graph.nodes if _writes_in_place(n)
+               for w in _written_args(n)} - {None}
+    if not written:
+        return False
+    made_from_written = set()
+    for n in gm.graph.nodes:  # (in order: a node's inputs come before it)
+        if n in written or base(n) in written or any(
+                i in made_from_written for i in n.all_input_nodes):
+            made_from_written.add(n)
     return any(getattr(n.target, "overloadpacket", None) is aten.as_strided
-               and base(n.args[0]) in written - {None} for n in gm.graph.nodes)
+               and n.args[0] in made_from_written for n in gm.graph.nodes)
 
 
 def _view_chain(node: Any) -> list[torch.fx.Node]:

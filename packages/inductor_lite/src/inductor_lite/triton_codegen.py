@@ -476,7 +476,7 @@ class KernelCodegen:
         uses_r = _varies_along_r(index)
         lanes = "xmask & rmask" if (uses_r and self.kernel.is_reduction) else "xmask"
         if condition is not None:
-            lanes += f" & {self.value(condition, scope)}"
+            lanes = _and_mask(lanes, self.value(condition, scope))
         in_bounds = self.bounds_check(index, lanes, scope)
         if not uses_r and XINDEX not in symbols and condition is None and in_bounds is None:
             # The same element for every lane: a scalar load needs no mask.
