@@ -13,7 +13,15 @@ handlers, callees and deep in the value stack (a call's arguments, a subscript, 
 comprehension, a `return` expression). The case's source runs twice, eagerly and compiled,
 each in its own namespace; each of two input sets is called twice. Any difference is a
 failure: the return value (values, dtype, requires_grad), the exception (type and message),
-`log`, the printed text, grad mode or the input `x` afterwards.
+`log`, the printed text, grad mode, the input `x` afterwards or the module global `COUNT`.
+
+Seeds from 1,000,000 (`EXTENDED_SEEDS`) also draw: generator helpers (`yield` in a loop with
+breaks in it, `yield from`) consumed by `for` loops, `next`, `list` and `sum`; `match` statements
+(literal, sequence, mapping and class patterns, with guards); `global COUNT` and `nonlocal k`
+writes; `del` of locals, list items and dict keys; dict and set comprehensions; `for v in` a
+tensor; augmented assignment to list items and to attributes of a `Box`; and calls with `*args`
+and `**kwargs`. Their draws are added to the older kinds' lists, so seeds below it make the cases
+they always made.
 
     python packages/dynamo/tests/break_fuzz.py --start 0 --n 300   # a sweep of seeds
     python packages/dynamo/tests/break_fuzz.py --seed 17 --show      # one case, its source
@@ -54,7 +62,24 @@ def note(log, v):
     return v
 '''
 
+# What the extended seeds' functions also use: a global counter, a small user object with match
+# arguments, and a helper taking `*args` and `**kwargs`.
+EXTENDED_PRELUDE = '''
+COUNT = 0
+class Box:
+    __match_args__ = ("v",)
+    def __init__(self, v):
+        self.v = v
+        self.hits = 0
+def spread(*args, **kwargs):
+    kwargs["log"].append(len(args))
+    return sum(args[1:], args[0]) * kwargs.get("scale", 1)
+'''
+
 TENSOR_NAMES = ("x", "a", "b")
+
+# Seeds from here on also draw the constructs of the module docstring's second paragraph.
+EXTENDED_SEEDS = 1_000_000
 
 
 @dataclasses.dataclass
@@ -66,9 +91,14 @@ class Case:
 class _Generator:
     """Writes one case's source; `depth` bounds the nesting of statements and expressions."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, extended: bool) -> None:
         self.rng = rng
+        self.extended = extended
         self.helpers: list[str] = []  # names of the helpers written so far
+        self.generators: list[str] = []  # names of the generator helpers written so far
+        # whether the function being written has `bump`, a closure that writes its cell `k`
+        # (a break after it makes the whole frame run eagerly, so only some functions have it)
+        self.bumps = False
         self.tags = 0
 
     def chance(self, p: float) -> bool:
@@ -107,7 +137,36 @@ class _Generator:
         ]
         if self.helpers:
             kinds.append(lambda: f"{rng.choice(self.helpers)}({e}, n, log)")
+        if self.extended:
+            kinds += self.extended_tensors(e, depth)
         return rng.choice(kinds)()
+
+    def extended_tensors(self, e: str, depth: int) -> list:
+        rng = self.rng
+        kinds = [
+            lambda: f"sum({{j: {e} * j for j in range(3)}}.values())",
+            lambda: f"{{f'k{{j}}': {e} + j for j in range(2)}}['k1']",
+            lambda: f"({e} * len({{round(v, 1) for v in x.tolist()}}))",
+            lambda: f"({e} + sum(v * 2 for v in {rng.choice(TENSOR_NAMES)}))",  # (no `:=` there)
+            lambda: f"({e} * COUNT)",
+            lambda: f"spread({e}, {self.tensor(depth - 1)}, log=log, scale={rng.choice(['2', 'n'])})",
+            lambda: f"spread(*[{e}, b], **{{'log': log}})",
+            lambda: f"(box.v + {e})",
+        ]
+        if self.bumps:
+            kinds.append(lambda: f"bump({e})")
+        if self.helpers:
+            helper = rng.choice(self.helpers)
+            kinds += [lambda: f"{helper}(*[{e}, n, log])",
+                      lambda: f"{helper}({e}, *[n], **{{'log': log}})",
+                      lambda: f"{helper}(**{{'t': {e}, 'n': n, 'log': log}})"]
+        if self.generators:
+            g = rng.choice(self.generators)
+            kinds += [lambda: f"({e} + sum({g}({e}, n, log)))",
+                      lambda: f"next({g}({e}, n, log))",
+                      lambda: f"torch.stack([{e}, *list({g}(a, n, log))]).sum(0)",
+                      lambda: f"({e} + sum(v for v in {g}(b, n, log) if v.sum() > 0))"]
+        return kinds
 
     def condition(self) -> str:
         rng = self.rng
@@ -144,11 +203,62 @@ class _Generator:
         if in_loop:
             simple += [lambda: [f"if {self.condition()}:", "    break"],
                        lambda: [f"if {self.condition()}:", "    continue"]]
+        if self.extended:
+            simple += self.extended_statements(depth)
         if depth <= 0 or self.chance(0.45):
             return rng.choice(simple)()
         nested = [self.for_loop, self.while_loop, self.if_statement, self.with_block,
                   self.try_statement, self.early_return]
+        if self.extended:
+            nested += [self.match_statement, self.for_over_tensor]
+            if self.generators:
+                nested.append(self.for_over_generator)
         return rng.choice(nested)(depth - 1, in_loop)
+
+    def extended_statements(self, depth: int) -> list:
+        rng = self.rng
+        kinds = [
+            lambda: [f"COUNT += {rng.choice(['1', 'n', 'len(log)'])}"],
+            lambda: ["COUNT = COUNT * 2 + int(x.sum().item() > 0)"],
+            lambda: [f"tmp = {self.tensor(depth)}", "acc = acc + tmp", "del tmp"],
+            lambda: ["del y"],
+            lambda: ["if len(items) > 1:", "    del items[0]"],
+            lambda: [f"items.append({self.tensor(depth)})"],
+            lambda: [f"items[-1] += {self.tensor(depth)}"],
+            lambda: ["if 'p' in d:", "    del d['p']"],
+            lambda: [f"d[{rng.choice(['n', 'k', repr('p')])}] = {self.tensor(depth)}"],
+            lambda: ["acc = acc + sum(d.values(), a * 0) + sum(items, a * 0)"],
+            lambda: [f"box.v += {self.tensor(depth)}"],
+            lambda: ["box.hits += 1", "log.append(box.hits)"],
+        ]
+        if self.bumps:
+            kinds.append(lambda: [f"acc = acc + bump({self.tensor(depth)})"])
+        return kinds
+
+    def match_statement(self, depth: int, in_loop: bool) -> list[str]:
+        subject, cases = self.rng.choice([
+            ("n", ["case 2 | 3:", "case m if m > k:"]),
+            ("[n, k]", ["case [2, _]:", "case [p, q] if p < q:", "case [p, *rest] if x.sum() > 0:"]),
+            ("{'n': n, 't': a}", ["case {'n': 5, 't': tt} if tt.sum() > 0:", "case {'n': 2}:"]),
+            ("box", ["case Box(v=vv) if vv.max() > 0:", "case Box(vv) if len(log) > 1:"]),
+            ("(n, a)", ["case (5, tt):", "case (_, tt) if tt.max().item() > 0.5:"]),
+        ])
+        lines = [f"match {subject}:"]
+        for case in cases:
+            lines += self.indented([case, *self.indented(self.block(depth, in_loop))])
+        if self.chance(0.6):
+            lines += self.indented(["case _:", *self.indented(self.block(depth, in_loop, 1))])
+        return lines
+
+    def for_over_tensor(self, depth: int, in_loop: bool) -> list[str]:
+        iterated = self.rng.choice([*TENSOR_NAMES, "torch.stack([a, b])", "x.view(2, 2)"])
+        return [f"for v in {iterated}:",
+                *self.indented(["acc = acc + v.sum()", *self.block(depth, True)])]
+
+    def for_over_generator(self, depth: int, in_loop: bool) -> list[str]:
+        g = self.rng.choice(self.generators)
+        return [f"for v in {g}({self.tensor(depth)}, n, log):",
+                *self.indented(["acc = acc + v", *self.block(depth, True)])]
 
     def indented(self, lines: list[str]) -> list[str]:
         return ["    " + line for line in lines]
@@ -210,10 +320,7 @@ class _Generator:
     # ----- functions -----
 
     def function(self, name: str, first: str, depth: int) -> list[str]:
-        body = [f"a = {first} * 1", f"b = {first} + 1", f"acc = {first} * 0", "k = 0", "y = a",
-                "def inner(t):", "    return t * k + b"]
-        if first != "x":
-            body.insert(0, "x = t")
+        body = self.locals(first)
         body += self.block(depth, False, 3)
         if first == "x" and self.chance(0.3):
             body.append(f"return acc, k, [y, {self.tensor(2)}]")
@@ -222,12 +329,45 @@ class _Generator:
         parameters = "t, n, log" if first != "x" else "x, n, log"
         return [f"def {name}({parameters}):", *self.indented(body)]
 
+    def locals(self, first: str) -> list[str]:
+        """The first lines of a function: the locals its statements use."""
+        body = [f"a = {first} * 1", f"b = {first} + 1", f"acc = {first} * 0", "k = 0", "y = a",
+                "def inner(t):", "    return t * k + b"]
+        if first != "x":
+            body.insert(0, "x = t")
+        if self.extended:
+            body = ["global COUNT", *body, "items = [a, b]", "d = {'p': a}", "box = Box(b)"]
+            self.bumps = self.chance(0.3)
+            if self.bumps:
+                body += ["def bump(v):", "    nonlocal k", "    k = k + 1", "    return v"]
+            else:  # no closure over a cell the function writes: most frames can be captured
+                body[body.index("    return t * k + b")] = "    return t * 2 + 1"
+        return body
+
+    def generator(self, name: str) -> list[str]:
+        """A generator helper: yields in a loop whose body may break the graph or end it early."""
+        body = self.locals("t")
+        loop = ["k = k + i", *self.block(1, True), f"yield {self.tensor(1)}"]
+        if self.chance(0.5):
+            loop += self.block(0, True, 1)
+        body += [f"for i in range({self.rng.choice(['3', 'n'])}):", *self.indented(loop)]
+        if self.generators and self.chance(0.5):
+            body.append(f"yield from {self.rng.choice(self.generators)}(acc + a, n, log)")
+        else:
+            body.append(f"yield from [acc, {self.tensor(1)}]")
+        return [f"def {name}(t, n, log):", *self.indented(body)]
+
 
 def generate(seed: int) -> Case:
     """The case of `seed`."""
     rng = random.Random(seed)
-    gen = _Generator(rng)
+    gen = _Generator(rng, extended=seed >= EXTENDED_SEEDS)
     lines = PRELUDE.strip("\n").split("\n")
+    if gen.extended:
+        lines += EXTENDED_PRELUDE.strip("\n").split("\n")
+        for i in range(rng.randint(1, 2)):
+            lines += gen.generator(f"g{i}")
+            gen.generators.append(f"g{i}")
     for i in range(rng.randint(0, 2)):
         lines += gen.function(f"h{i}", "t", 1)
         gen.helpers.append(f"h{i}")
@@ -246,6 +386,8 @@ def _comparable(value: object) -> object:
                 [round(v, 4) if math.isfinite(v) else repr(v) for v in _flat(values)])
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, [_comparable(item) for item in value])
+    if isinstance(value, dict):
+        return ("dict", [(repr(key), _comparable(item)) for key, item in value.items()])
     if isinstance(value, float):
         return ("float", round(value, 4) if math.isfinite(value) else repr(value))
     return (type(value).__name__, repr(value))
@@ -273,10 +415,11 @@ def _call(fn, namespace: dict, x: torch.Tensor, n: int) -> tuple:
         result = ("returned", _comparable(fn(x, n, log)))
     except Exception as error:
         result = ("raised", type(error).__name__, str(error)[:200])
-    return result, _comparable(log), sink.getvalue(), torch.is_grad_enabled(), _comparable(x)
+    return (result, _comparable(log), sink.getvalue(), torch.is_grad_enabled(), _comparable(x),
+            namespace.get("COUNT"))
 
 
-_ASPECTS = ("result", "log", "printed text", "grad mode", "input afterwards")
+_ASPECTS = ("result", "log", "printed text", "grad mode", "input afterwards", "global COUNT")
 
 
 def run(case: Case) -> str | None:

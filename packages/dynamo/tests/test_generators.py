@@ -81,6 +81,43 @@ def test_zip_enumerate_map_filter_and_any_take_items_in_step():
     assert got_log.count("asked") == 1  # any() stopped at the first item
 
 
+def test_sum_adds_each_item_before_the_next_is_made():
+    """`sum` of a generator that yields one tensor, written in place between its items, adds the
+    item as it was when yielded (the items were all made first and added after: the last
+    value three times). Found by the graph break fuzzer (seed 1001223)."""
+    def running(t):
+        b = t + 1
+        for _ in range(3):
+            b += t
+            yield b
+
+    def f(x):
+        return sum(running(x))
+
+    x = torch.ones(4)
+    result, graphs = _compiled(f, x)
+    assert torch.equal(result, f(x)) and torch.equal(result, torch.full((4,), 12.0))
+    assert graphs == 1
+
+
+def test_max_with_a_key_ranks_each_item_before_the_next_is_made():
+    """`max(gen, key=...)` calls the key on an item before the generator makes the next, as
+    eager does (the items were all made first, then ranked)."""
+    def f(x, log):
+        def made(t):
+            for i in range(3):
+                log.append(("made", i))
+                yield t * i
+
+        return max(made(x), key=lambda v: log.append("ranked") or v.shape[0])
+
+    expected_log, got_log = [], []
+    expected = f(torch.ones(2), expected_log)
+    result, graphs = _compiled(f, torch.ones(2), got_log)
+    assert torch.equal(result, expected) and got_log == expected_log and graphs == 1
+    assert got_log[:3] == [("made", 0), "ranked", ("made", 1)]
+
+
 def test_next_send_return_value_and_yield_from():
     def accumulate():
         total = 0

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import torch
 
 import dynamo
@@ -612,3 +613,30 @@ def test_len_and_iteration_of_a_0d_tensor_raise_eagers_type_error() -> None:
         out = dynamo.compile(fn, backend="eager", fullgraph=True)(zero_d)
         expected = fn(zero_d)
         assert out == expected if isinstance(expected, str) else torch.equal(out, expected)
+
+
+def test_iterating_a_tensor_unbinds_it_as_eager_does() -> None:
+    """The rows of `for v in t` are `t.unbind(0)`'s, as in `Tensor.__iter__`: autograd refuses a
+    row used after an in-place write to `t`, compiled as eagerly (each row was `t[i]`, a view
+    autograd allows: the compiled call returned a value where eager raised). Found by the graph
+    break fuzzer (seed 1000033)."""
+    def f(x):
+        b = x + 1
+        acc = x * 0
+        for v in b:
+            acc = acc + v.sum()
+            b.mul_(2)
+        return acc
+
+    x = torch.randn(4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Output 1 of Unbind is a view"):
+        f(x)
+    dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="Output 1 of Unbind is a view"):
+            dynamo.compile(f, backend="eager")(x)
+    dynamo.reset()
+    rows = dynamo.compile(lambda t: [v * 2 for v in t], backend="eager", fullgraph=True)(x.view(2, 2))
+    assert [v.grad_fn.name() for v in rows] == ["MulBackward0", "MulBackward0"]
+    assert [v.grad_fn.next_functions[0][0].name() for v in rows] == ["UnbindBackward0"] * 2

@@ -794,7 +794,7 @@ class BuiltinVariable(TrueVariable):
 
     def _call_sum(self, tx, obj, start=None, **_):
         total = start if start is not None else ConstantVariable(0)
-        for v in obj.items(tx):
+        for v in _taken(tx, obj):  # each added before the next is made, as a generator's are
             total = BuiltinVariable(operator.add).call(tx, [total, v], {})
         return total
 
@@ -813,20 +813,25 @@ class BuiltinVariable(TrueVariable):
     def _extremum(self, tx, args, better, key, default) -> VariableTracker | None:
         """The first value that no later one beats (by `key`, when given), as Python's
         min/max pick it; None: the generic path (tensors compared elementwise)."""
-        values = args[0].items(tx) if len(args) == 1 else list(args)
-        if not values:
+        keyed = key is not None and not is_none(key)
+        # each item is ranked when taken, before the next is made (as a generator's are)
+        values = _taken(tx, args[0]) if len(args) == 1 else iter(args)
+        if not keyed:
+            values = list(values)
+            if any(isinstance(v, TensorVariable) for v in values):
+                return None  # (with a key, the keys are compared: `max(ts, key=len)`)
+            values = iter(values)
+        best = next(values, None)
+        if best is None:
             if default is None:
                 name = "min" if better is operator.lt else "max"
                 words = (f"{name}() iterable argument is empty" if sys.version_info >= (3, 12)
                          else f"{name}() arg is an empty sequence")  # (Python's own words)
                 raise Raised(ValueError(words), f"{words} (a ValueError while tracing)")
             return default
-        keyed = key is not None and not is_none(key)
-        if not keyed and any(isinstance(v, TensorVariable) for v in values):
-            return None  # (with a key, the keys are compared: `max(ts, key=len)`)
         rank = (lambda v: key.call(tx, [v], {})) if keyed else (lambda v: v)
-        best, best_rank = values[0], rank(values[0])
-        for v in values[1:]:
+        best_rank = rank(best)
+        for v in values:
             v_rank = rank(v)
             if BuiltinVariable(better).call(tx, [v_rank, best_rank], {}).truth(tx):
                 best, best_rank = v, v_rank

@@ -8,7 +8,6 @@ symbolic sizes; deciding its truth records a guard in the ShapeEnv.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -205,9 +204,9 @@ class TensorVariable(VariableTracker):
             raise Raised(TypeError("iteration over a 0-d tensor"),
                          "iterating over a 0-d tensor (a TypeError while tracing)")
         refuse_override(tx.output, self.cls, self.source, ("__iter__",), "iterating")
-        length = int(self.fake.shape[0])  # a symbolic length is specialised (a guard)
-        return [tx.output.call_function(operator.getitem, [self, ConstantVariable(i)], {})
-                for i in range(length)]
+        # eager's `Tensor.__iter__` unbinds: its rows are views that autograd checks as outputs
+        # of one op (an in-place write to the tensor, then a row used, is eager's error)
+        return tx.output.call_method("unbind", [self, ConstantVariable(0)], {}).items(tx)
 
     def truth(self, tx: Translator) -> bool:
         raise Unsupported("branching on a tensor's value (data-dependent control flow)")
