@@ -6,6 +6,7 @@ function then called for real."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import io
@@ -116,6 +117,59 @@ def test_max_with_a_key_ranks_each_item_before_the_next_is_made():
     result, graphs = _compiled(f, torch.ones(2), got_log)
     assert torch.equal(result, expected) and got_log == expected_log and graphs == 1
     assert got_log[:3] == [("made", 0), "ranked", ("made", 1)]
+
+
+def test_max_without_a_key_compares_each_item_before_the_next_is_made():
+    """`min`/`max` of a generator without a key compare an item (its `__lt__`/`__gt__`) before
+    the generator makes the next, as eager does (the items were all made first)."""
+    class Ranked:
+        def __init__(self, i, log):
+            self.i, self.log = i, log
+
+        def __gt__(self, other):
+            self.log.append(("compared", self.i))
+            return self.i > other.i
+
+    def f(x, log):
+        def made():
+            for i in range(3):
+                log.append(("made", i))
+                yield Ranked(i, log)
+
+        return max(made()).i, x + 1
+
+    expected_log, got_log = [], []
+    expected = f(torch.ones(2), expected_log)
+    result, graphs = _compiled(f, torch.ones(2), got_log)
+    assert _same(result, expected) and got_log == expected_log and graphs == 1
+    assert got_log[:4] == [("made", 0), ("made", 1), ("compared", 1), ("made", 2)]
+
+
+@pytest.mark.parametrize("kind", [list, collections.deque])
+def test_extend_adds_each_item_before_the_next_is_made(kind):
+    """`extend` with a generator adds each item before the generator makes the next, as CPython
+    does, so a generator that reads the container sees it grow (it saw it empty: [0, 0, 0])."""
+    def f(x):
+        items = kind([x * 0])
+        items.extend(items[-1] + x for _ in range(3))
+        return list(items)
+
+    result, graphs = _compiled(f, torch.ones(2))
+    assert _same(result, f(torch.ones(2))) and graphs == 1
+    assert result[-1].tolist() == [3.0, 3.0]
+
+
+def test_dict_update_stores_each_pair_before_the_next_is_made():
+    """`dict.update` with a generator of pairs stores each before the next is made (as CPython
+    does): a generator reading the dict's size sees it grow (it read 0 every time)."""
+    def f(x):
+        sizes = {}
+        sizes.update((i, len(sizes)) for i in range(3))
+        return x + sizes[2]
+
+    result, graphs = _compiled(f, torch.ones(2))
+    assert torch.equal(result, f(torch.ones(2))) and torch.equal(result, torch.full((2,), 3.0))
+    assert graphs == 1
 
 
 def test_next_send_return_value_and_yield_from():

@@ -816,11 +816,8 @@ class BuiltinVariable(TrueVariable):
         keyed = key is not None and not is_none(key)
         # each item is ranked when taken, before the next is made (as a generator's are)
         values = _taken(tx, args[0]) if len(args) == 1 else iter(args)
-        if not keyed:
-            values = list(values)
-            if any(isinstance(v, TensorVariable) for v in values):
-                return None  # (with a key, the keys are compared: `max(ts, key=len)`)
-            values = iter(values)
+        if not keyed and len(args) > 1 and any(isinstance(v, TensorVariable) for v in args):
+            return None  # (with a key, the keys are compared: `max(ts, key=len)`)
         best = next(values, None)
         if best is None:
             if default is None:
@@ -830,8 +827,12 @@ class BuiltinVariable(TrueVariable):
                 raise Raised(ValueError(words), f"{words} (a ValueError while tracing)")
             return default
         rank = (lambda v: key.call(tx, [v], {})) if keyed else (lambda v: v)
+        if not keyed and isinstance(best, TensorVariable):
+            return None
         best_rank = rank(best)
         for v in values:
+            if not keyed and isinstance(v, TensorVariable):
+                return None  # (the iterator's state is undone as the call breaks)
             v_rank = rank(v)
             if BuiltinVariable(better).call(tx, [v_rank, best_rank], {}).truth(tx):
                 best, best_rank = v, v_rank

@@ -12,7 +12,7 @@ import collections.abc
 import operator
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -336,13 +336,11 @@ class ListVariable(SequenceVariable):
             return ListVariable(list(self.values))
         tx.output.side_effects.mutated(self)
         if name in ("append", "extend"):
-            # (the items taken first: `lst.extend(lst)`, `lst += lst` read the list itself,
-            # which is then no longer unread)
-            added = [args[0]] if name == "append" else list(args[0].items(tx))
-            if self.unread:
-                self.appended += added
-            else:
-                self.values.extend(added)
+            for value in [args[0]] if name == "append" else one_by_one(tx, args[0]):
+                if self.unread:  # (`lst.extend(lst)` read the list itself: no longer unread)
+                    self.appended.append(value)
+                else:
+                    self.values.append(value)
             return ConstantVariable(None)
         values = self.values
         if name == "__init__":  # a list subclass's, through super()
@@ -410,6 +408,10 @@ class DequeVariable(ListVariable):
         values = self.values
         if name == "copy":
             return DequeVariable(list(values), maxlen=self.maxlen)
+        if name == "extend":  # the deque trimmed as each item is added, before the next
+            for value in one_by_one(tx, args[0]):
+                self._mutate(tx, "append", [value], {})
+            return ConstantVariable(None)
         if name not in ("appendleft", "popleft", "extendleft", "rotate", "pop"):
             result = super()._mutate(tx, name, args, kwargs)
             if self.maxlen is not None and len(values) > self.maxlen:  # grown at the right
@@ -426,11 +428,10 @@ class DequeVariable(ListVariable):
                 steps %= len(values)
                 values[:] = values[-steps:] + values[:-steps]
             return ConstantVariable(None)
-        added = [args[0]] if name == "appendleft" else args[0].items(tx)
-        for value in added:
+        for value in [args[0]] if name == "appendleft" else one_by_one(tx, args[0]):
             values.insert(0, value)
-        if self.maxlen is not None and len(values) > self.maxlen:  # grown at the left
-            del values[self.maxlen:]
+            if self.maxlen is not None and len(values) > self.maxlen:  # grown at the left
+                del values[self.maxlen:]
         return ConstantVariable(None)
 
 
@@ -740,6 +741,10 @@ class DictVariable(VariableTracker):
             other = args[0] if args else None
             if isinstance(other, DictVariable):
                 entries.update(other.entries)
+            elif isinstance(other, IteratorVariable):  # pairs, each stored before the next
+                for pair in one_by_one(tx, other):
+                    key, value = pair.items(tx)
+                    entries[dict_key(key, tx)] = value
             elif other is not None:  # pairs (`zip(...)`, `named_parameters()`), or a mapping
                 from dynamo.variables.builtins import BuiltinVariable
 
@@ -1086,6 +1091,18 @@ class IteratorVariable(VariableTracker):
 def iterate(tx: Translator, value: VariableTracker) -> IteratorVariable:
     """`iter(value)`: an iterator made in the trace is its own."""
     return value if isinstance(value, IteratorVariable) else IteratorVariable.over(value, tx)
+
+
+def one_by_one(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracker]:
+    """The items a container's method adds (`list.extend`, `dict.update`), each taken after the
+    one before was added, as CPython adds them: an iterator made in the trace (a generator,
+    `map`, `zip`) is taken an item at a time, so its work sees the container grow; anything
+    else is read whole first (`lst.extend(lst)` adds the list as it was)."""
+    if isinstance(iterable, IteratorVariable):
+        while (value := iterable.next(tx)) is not None:
+            yield value
+    else:
+        yield from iterable.items(tx)
 
 
 class LiveIteratorVariable(IteratorVariable):
