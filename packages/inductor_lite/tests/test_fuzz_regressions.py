@@ -45,6 +45,12 @@ def test_view_of_a_tensor_written_through_its_transpose(device, mode):
     assert torch.equal(compile_fx(gm, [x])(x), f(x))
 
 
+def test_view_the_retrace_lays_out_otherwise():
+    # seed 1002953: a symbolic graph's `view` of a max_pool2d (after a write through a
+    # transpose) raised ValueError on compile_fx's retrace; the graph runs as it came instead
+    assert program_fuzz.run_case(1002953) == "ok"
+
+
 @pytest.mark.parametrize("seed", [*range(8), *range(program_fuzz.EXTENDED_SEEDS,
                                                       program_fuzz.EXTENDED_SEEDS + 4)])
 def test_program_fuzz_sample(seed):

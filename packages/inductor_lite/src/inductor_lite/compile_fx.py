@@ -873,9 +873,10 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
     metadata = [_metadata(t) for t in (*state, *inputs)]
     try:
         first = traced = _aten_trace(call, table)(*state, *inputs)
-    except RuntimeError as e:
+    except (RuntimeError, ValueError) as e:  # (symbolic sizes: a view's ValueError)
         # a write into an overlapping view (an expanded input's `fill_`), which eager allows
-        # but fake kernels refuse
+        # but fake kernels refuse; or a `view` the retrace lays out otherwise than the graph's
+        # trace did (a max_pool2d after a write through a transpose, seed 1002953)
         if not _untraceable_write(e):
             raise
         raise InputMetadataChange(f"a write a functional trace cannot follow: {e}") from e
