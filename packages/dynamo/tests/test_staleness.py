@@ -931,6 +931,16 @@ def test_a_descriptors_get_replaced_read_on_the_class(monkeypatch, read) -> None
                  lambda: monkeypatch.setattr(Getter, "__get__", lambda self, o, t: 8))
 
 
+def test_a_data_descriptor_loses_its_set(monkeypatch) -> None:
+    """Without `__set__`, the instance's attribute shadows the descriptor (found by the
+    fuzzer, seed 69689: the trace of the data descriptor kept answering)."""
+    obj = HoldsGetter()
+    obj.__dict__["d"] = 2
+    monkeypatch.setattr(Getter, "__set__", lambda self, o, v: None, raising=False)
+    _stale_check(lambda x: x + getattr(obj, "d", 0), (torch.ones(2),),
+                 lambda: monkeypatch.delattr(Getter, "__set__"))
+
+
 # ----- a "no" about an object's attribute, and its class gains the attribute ---------------
 
 

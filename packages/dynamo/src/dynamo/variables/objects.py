@@ -239,10 +239,10 @@ class ObjectVariable(VariableTracker):
     def _guard_class_member(self, tx: Translator, name: str, member: Any,
                             on_class: Any, implicit: bool = False) -> None:
         """What reading `name` from the class assumes: the class still holds this member (read
-        at `on_class`), and no attribute of the instance shadows it (data descriptors cannot be
-        shadowed). For modules (no `on_class`), as torch.compile does, only the shadowing is
-        guarded: a guard per module call on its class's `forward` would cost every model a
-        check per layer. A module's class is guarded, though: its identity guard does not cover
+        at `on_class`), and no attribute of the instance shadows it (a data descriptor cannot be
+        shadowed: guarded to stay one). For modules (no `on_class`), as torch.compile does, only
+        the shadowing is guarded: a guard per module call on its class's `forward` would cost
+        every model a check per layer. A module's class is guarded, though: its identity guard does not cover
         `module.__class__ = Other` (torch.compile's type guard does)."""
         if on_class is None and self.source is not None:
             tx.output.add_guard(TypeMatch(self.source, self.python_type()))
@@ -255,9 +255,17 @@ class ObjectVariable(VariableTracker):
                     on_class.of, self.python_type(), name), member))
             else:
                 tx.output.add_guard(Identity.of(on_class, getattr(self.python_type(), name)))
-        if self.source is not None and hasattr(self.value, "__dict__") and not hasattr(
-                type(member), "__set__") and not implicit and not self._deleted(tx, name):
+        if self.source is None or not hasattr(self.value, "__dict__") or implicit or \
+                self._deleted(tx, name):
+            return
+        if not hasattr(type(member), "__set__"):
             tx.output.add_guard(DictContains(AttrSource(self.source, "__dict__"), name, False))
+        elif on_class is not None and python_descriptor(member):
+            # A data descriptor only while its class has `__set__`: once deleted there, the
+            # instance's attribute shadows it.
+            descriptor_class = TypeSource(_class_dict_entry(on_class.of, self.python_type(), name))
+            tx.output.add_guard(DictContains(
+                _class_dict(descriptor_class, type(member), "__set__"), "__set__", True))
 
     def has_attribute(self, tx: Translator, name: str) -> bool:
         """`hasattr`, guarded: an attribute the instance holds must stay (it may be deleted),
