@@ -158,3 +158,17 @@ def test_as_strided_of_a_value_made_from_a_written_tensor(device):
     a = torch.randn(2, 2, 3, device=device)
     gm = make_fx(f)(a)
     assert torch.equal(compile_fx(gm, [a])(a), f(a))
+
+
+@pytest.mark.parametrize("op", [torch.cummax, torch.cummin])
+def test_cumulative_extreme_of_a_rounded_bfloat16_value(device, op):
+    # seed 1003383: a cummax of a bfloat16 GELU (a value the kernel rounds to bfloat16) took
+    # later, smaller elements; the row is scanned as float32, which holds it exactly
+    def f(x):
+        return op(torch.nn.functional.gelu(x), -1)
+
+    x = torch.tensor([[1.0, -1.0, 2.0, 0.5], [-0.5, 3.0, -2.0, 1.5]], dtype=torch.bfloat16,
+                     device=device)
+    gm = make_fx(f)(x)
+    got, want = compile_fx(gm, [x])(x), f(x)
+    assert all(torch.equal(g, w) for g, w in zip(got, want))

@@ -519,6 +519,10 @@ class KernelCodegen:
         v = self.value(body(node), scope)
         if kind not in ("sum", "prod"):
             lanes = self.emit(scope, None, "xmask & rmask")
+            if body(node).dtype == torch.bfloat16:
+                # exact, and needed: the interpreter's scan of a bfloat16 row let later, smaller
+                # values win (cummax of a rounded gelu, fuzzer seed 1003383)
+                v = f"{v}.to(tl.float32)"
             row = self.emit(scope, None, f"tl.where({lanes}, {v}, 0)")
             text = f"helpers.{kind}({row}, {lanes}, rindex)"
             if node.buffer.dtype == torch.int64:  # positions along the row: int32 in Triton
