@@ -24,7 +24,7 @@ import sympy
 import torch
 
 from fakecore.errors import DataDependentError, user_frame
-from fakecore.sym_functions import FloorDiv, PythonMod
+from fakecore.sym_functions import FloorDiv, PythonMod, drops_a_division
 from fakecore.value_ranges import ValueRange, bound, decide
 
 _oo = sympy.oo
@@ -204,9 +204,10 @@ class ShapeEnv:
             return expr
         else:
             simplified = expr.func(a, b)
-        may_raise = [d for d in expr.args[0].atoms(FloorDiv, PythonMod)
-                     if not _never_zero(d.args[1], self.var_to_range)]
-        return expr if any(not simplified.has(d) for d in may_raise) else simplified
+        ranges = self.var_to_range
+        dropped = drops_a_division(simplified, expr.args[0],
+                                   may_be_zero=lambda d: not _never_zero(d, ranges))
+        return expr if dropped else simplified
 
     def size_hint(self, expr: sympy.Basic) -> object:
         """The value of `expr` for the example inputs, or None when it depends on data."""

@@ -66,10 +66,13 @@ def _common_factor(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
     return k if k != 1 and k.is_positive else None
 
 
-def _drops_a_division(before: sympy.Basic, after: sympy.Basic) -> bool:
-    """Whether `after` lost a `//` or `%` of `before` by a divisor that may be 0."""
-    return any(d.args[1].is_zero is not False and not after.has(d)
-               for d in before.atoms(FloorDiv, PythonMod))
+def drops_a_division(after: sympy.Basic, *before: sympy.Basic,
+                     may_be_zero: Callable[[sympy.Expr], bool] = lambda d: d.is_zero is not False
+                     ) -> bool:
+    """Whether `after` lost a `//` or `%` of the expressions `before` by a divisor that
+    `may_be_zero` (by sympy's assumptions, unless told otherwise), where Python raises."""
+    return any(may_be_zero(d.args[1]) and not after.has(d)
+               for e in before for d in e.atoms(FloorDiv, PythonMod))
 
 
 class _PythonBinary(sympy.Function):
@@ -87,7 +90,7 @@ class _PythonBinary(sympy.Function):
         if a.is_number and b.is_number and a.is_extended_real and b.is_extended_real:
             return _python_value(cls._op, a, b)  # numbers, and constants such as 2*sqrt(2)
         simplified = cls._simplify(a, b)
-        if simplified is not None and _drops_a_division(sympy.Tuple(a, b), simplified):
+        if simplified is not None and drops_a_division(simplified, a, b):
             return None
         return simplified
 

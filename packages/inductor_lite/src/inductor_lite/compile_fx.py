@@ -1010,8 +1010,8 @@ def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
         while isinstance(node, torch.fx.Node):
             if _is_view(node):
                 node = node.args[0]
-            elif _writes_in_place(node) and _written_args(node):
-                node = _written_args(node)[0]
+            elif _writes_in_place(node) and (targets := _written_args(node)):
+                node = targets[0]
             else:
                 break
         return node if isinstance(node, torch.fx.Node) else None
@@ -1022,8 +1022,7 @@ def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
         return False
     made_from_written = set()
     for n in gm.graph.nodes:  # (in order: a node's inputs come before it)
-        if n in written or base(n) in written or any(
-                i in made_from_written for i in n.all_input_nodes):
+        if n in written or any(i in made_from_written for i in n.all_input_nodes):
             made_from_written.add(n)
     return any(getattr(n.target, "overloadpacket", None) is aten.as_strided
                and n.args[0] in made_from_written for n in gm.graph.nodes)

@@ -814,11 +814,17 @@ class BuiltinVariable(TrueVariable):
         """The first value that no later one beats (by `key`, when given), as Python's
         min/max pick it; None: the generic path (tensors compared elementwise)."""
         keyed = key is not None and not is_none(key)
-        # each item is ranked when taken, before the next is made (as a generator's are)
-        values = _taken(tx, args[0]) if len(args) == 1 else iter(args)
         if not keyed and len(args) > 1 and any(isinstance(v, TensorVariable) for v in args):
             return None  # (with a key, the keys are compared: `max(ts, key=len)`)
-        best = next(values, None)
+        rank = (lambda v: key.call(tx, [v], {})) if keyed else (lambda v: v)
+        best = best_rank = None
+        # each item is ranked when taken, before the next is made (as a generator's are)
+        for v in _taken(tx, args[0]) if len(args) == 1 else args:
+            if not keyed and isinstance(v, TensorVariable):
+                return None  # (the iterator's state is undone as the call breaks)
+            v_rank = rank(v)
+            if best is None or BuiltinVariable(better).call(tx, [v_rank, best_rank], {}).truth(tx):
+                best, best_rank = v, v_rank
         if best is None:
             if default is None:
                 name = "min" if better is operator.lt else "max"
@@ -826,16 +832,6 @@ class BuiltinVariable(TrueVariable):
                          else f"{name}() arg is an empty sequence")  # (Python's own words)
                 raise Raised(ValueError(words), f"{words} (a ValueError while tracing)")
             return default
-        rank = (lambda v: key.call(tx, [v], {})) if keyed else (lambda v: v)
-        if not keyed and isinstance(best, TensorVariable):
-            return None
-        best_rank = rank(best)
-        for v in values:
-            if not keyed and isinstance(v, TensorVariable):
-                return None  # (the iterator's state is undone as the call breaks)
-            v_rank = rank(v)
-            if BuiltinVariable(better).call(tx, [v_rank, best_rank], {}).truth(tx):
-                best, best_rank = v, v_rank
         return best
 
     def _call_bool(self, tx, obj=None, **_):

@@ -242,8 +242,8 @@ class ObjectVariable(VariableTracker):
         at `on_class`), and no attribute of the instance shadows it (a data descriptor cannot be
         shadowed: guarded to stay one). For modules (no `on_class`), as torch.compile does, only
         the shadowing is guarded: a guard per module call on its class's `forward` would cost
-        every model a check per layer. A module's class is guarded, though: its identity guard does not cover
-        `module.__class__ = Other` (torch.compile's type guard does)."""
+        every model a check per layer. A module's class is guarded, though: its identity guard
+        does not cover `module.__class__ = Other` (torch.compile's type guard does)."""
         if on_class is None and self.source is not None:
             tx.output.add_guard(TypeMatch(self.source, self.python_type()))
         elif on_class is not None:
