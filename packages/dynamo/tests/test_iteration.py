@@ -129,6 +129,22 @@ def test_reversed_list_indexes_the_live_list() -> None:
     _agree(shrunk, lambda: (_x(), [1, 2, 3, 4, 5]))
 
 
+def test_reversed_of_what_is_not_a_sequence_raises() -> None:
+    """`reversed()` of a generator, a set or a map gave an iterator over its items, where Python
+    raises a TypeError (only sequences and objects with `__reversed__` are reversible)."""
+    def f(x, items):
+        out = []
+        for make in (lambda: (v for v in items), lambda: set(items), lambda: map(abs, items),
+                     lambda: items, lambda: dict.fromkeys(items)):
+            try:
+                out.append(list(reversed(make())))
+            except TypeError as error:
+                out.append(str(error))
+        return x + 1, out
+
+    _agree(f, lambda: (_x(), [1, 2]), fullgraph=True)
+
+
 def test_zip_map_and_filter_take_one_item_at_a_time() -> None:
     def zipped(x, a, b):
         out = []

@@ -916,6 +916,24 @@ def test_min_max_keys_live_list_iteration_and_shallow_copies():
     assert got[5] is not rows and got[5][0] is rows[0]
 
 
+def test_min_max_misuse_raises_python_type_error():
+    """`max()` raised the ValueError of an empty sequence (not the TypeError of a missing
+    argument), and `max(a, b, default=d)` returned the larger value instead of raising."""
+    def f(x):
+        errors = []
+        for call in (lambda: max(), lambda: min(key=len), lambda: max(1, 2, default=3),
+                     lambda: min([], key=len)):
+            try:
+                call()
+            except (TypeError, ValueError) as e:
+                errors.append((type(e).__name__, str(e)))
+        return x + len(errors), errors, max([], default=None), min(3, 2)
+
+    got, graphs = _one_graph(f, torch.ones(1))
+    expected = f(torch.ones(1))
+    assert len(graphs) == 1 and got[1:] == expected[1:] and torch.equal(got[0], expected[0])
+
+
 class TwoSlots:
     __slots__ = ("a", "b")
 

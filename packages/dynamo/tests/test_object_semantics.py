@@ -1698,3 +1698,22 @@ def test_del_of_a_property_runs_its_deleter() -> None:
     for _ in range(2):
         _same(compiled(x, compiled_object), from_frame(x, eager_object))
         assert compiled_object._v == eager_object._v == 0
+
+
+def test_an_attribute_name_that_is_not_a_str_is_a_type_error() -> None:
+    """`setattr(o, 3, v)` on an object made in the frame raised no TypeError (its traced
+    `__dict__` stored the int key: a wrong answer), and getattr/hasattr/delattr with an int name
+    failed in dynamo's own guard check (an internal error) instead of raising Python's TypeError."""
+    def each_builtin(x):
+        o = Option()
+        messages = []
+        for call in (lambda: setattr(o, 3, x), lambda: getattr(o, 3), lambda: getattr(o, 3, 0),
+                     lambda: hasattr(o, 3), lambda: delattr(o, b"v")):
+            try:
+                call()
+            except TypeError as e:
+                messages.append(str(e))
+        return x + len(messages), messages, vars(o)
+
+    x = torch.arange(3.0)
+    _agree(each_builtin, (x,), (x + 1,), fullgraph=True)

@@ -41,6 +41,37 @@ def _same(a, b):
     return a == b
 
 
+def test_partial_of_what_is_not_callable_raises():
+    """`functools.partial(3)` made a partial in the trace where Python raises a TypeError (a
+    `try` around it caught nothing; at a later graph break the partial, rebuilt outside the
+    `try`, raised the error uncaught)."""
+    def f(x):
+        errors = []
+        for make in (lambda: functools.partial(3), lambda: functools.partial()):
+            try:
+                make()
+            except TypeError as e:
+                errors.append(str(e))
+        return functools.partial(torch.add, alpha=2)(x, x), errors
+
+    got = _one_graph(f, torch.ones(2))
+    assert _same(got, f(torch.ones(2)))
+
+def test_sum_of_strings_raises_as_python_does():
+    """`sum(["a", "b"], "")` joined the strings in the trace, where Python refuses a str or
+    bytes start with a TypeError."""
+    def f(x):
+        errors = []
+        for total in (lambda: sum(["a", "b"], ""), lambda: sum([b"a"], b""), lambda: sum([1], "a")):
+            try:
+                total()
+            except TypeError as e:
+                errors.append(str(e))
+        return sum([x, x], x), sum([[1], [2]], []), errors
+
+    got = _one_graph(f, torch.ones(2))
+    assert _same(got, f(torch.ones(2)))
+
 def test_itertools_reduce_and_getters():
     def f(x, ys):
         chained = [a + 1 for a in itertools.chain([x], ys, (x * 3,))]

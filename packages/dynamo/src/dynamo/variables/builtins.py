@@ -589,7 +589,7 @@ class BuiltinVariable(TrueVariable):
         return ConstantVariable("__call__" in dir(obj.python_type()))
 
     def _call_getattr(self, tx, obj, name, default=None, **_):
-        attr = name.as_constant()
+        attr = _attribute_name(name)
         if default is None:
             return obj.getattr(tx, attr)
         try:
@@ -600,7 +600,7 @@ class BuiltinVariable(TrueVariable):
             return default
 
     def _call_hasattr(self, tx, obj, name, **_):
-        return ConstantVariable(_has_attribute(tx, obj, name.as_constant()))
+        return ConstantVariable(_has_attribute(tx, obj, _attribute_name(name)))
 
     def _call_hash(self, tx, obj, **_):
         from dynamo.variables.user_objects import UserObjectVariable
@@ -634,11 +634,11 @@ class BuiltinVariable(TrueVariable):
         return DictVariable(entries)
 
     def _call_setattr(self, tx, obj, name, value, **_):
-        obj.setattr(tx, name.as_constant(), value)
+        obj.setattr(tx, _attribute_name(name), value)
         return ConstantVariable(None)
 
     def _call_delattr(self, tx, obj, name, **_):
-        obj.delattr(tx, name.as_constant())
+        obj.delattr(tx, _attribute_name(name))
         return ConstantVariable(None)
 
     def _call_type(self, tx, obj, *rest, **_):
@@ -740,6 +740,9 @@ class BuiltinVariable(TrueVariable):
             count = obj.call_method(tx, "__len__", [], {}).as_constant()
             return IteratorVariable([obj.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
                                      for i in reversed(range(count))])
+        if not _reversible(obj.python_type()):  # (a generator, an iterator, a set)
+            message = f"'{obj.python_type().__name__}' object is not reversible"
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
         return IteratorVariable(list(reversed(obj.items(tx))))
 
     def _call_list(self, tx, obj=None, **_):
@@ -793,6 +796,10 @@ class BuiltinVariable(TrueVariable):
                               BuiltinVariable(operator.mod).call(tx, [a, b], {})])
 
     def _call_sum(self, tx, obj, start=None, **_):
+        if start is not None and start.is_constant() and isinstance(start.as_constant(), (str, bytes)):
+            kind, join = ("strings", "''") if isinstance(start.as_constant(), str) else ("bytes", "b''")
+            message = f"sum() can't sum {kind} [use {join}.join(seq) instead]"  # (Python's words)
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
         total = start if start is not None else ConstantVariable(0)
         for v in _taken(tx, obj):  # each added before the next is made, as a generator's are
             total = BuiltinVariable(operator.add).call(tx, [total, v], {})
@@ -813,6 +820,11 @@ class BuiltinVariable(TrueVariable):
     def _extremum(self, tx, args, better, key, default) -> VariableTracker | None:
         """The first value that no later one beats (by `key`, when given), as Python's
         min/max pick it; None: the generic path (tensors compared elementwise)."""
+        name = "min" if better is operator.lt else "max"
+        if not args or len(args) > 1 and default is not None:  # (Python's own words)
+            misuse = (f"{name} expected at least 1 argument, got 0" if not args else
+                      f"Cannot specify a default for {name}() with multiple positional arguments")
+            raise Raised(TypeError(misuse), f"{misuse} (a TypeError while tracing)")
         keyed = key is not None and not is_none(key)
         if not keyed and len(args) > 1 and any(isinstance(v, TensorVariable) for v in args):
             return None  # (with a key, the keys are compared: `max(ts, key=len)`)
@@ -827,7 +839,6 @@ class BuiltinVariable(TrueVariable):
                 best, best_rank = v, v_rank
         if best is None:
             if default is None:
-                name = "min" if better is operator.lt else "max"
                 words = (f"{name}() iterable argument is empty" if sys.version_info >= (3, 12)
                          else f"{name}() arg is an empty sequence")  # (Python's own words)
                 raise Raised(ValueError(words), f"{words} (a ValueError while tracing)")
@@ -891,6 +902,23 @@ def _own_contains(obj: VariableTracker) -> bool:
     if not isinstance(obj, NNModuleVariable) or isinstance(obj.value, torch.nn.ModuleDict):
         return False
     return isinstance(class_attribute(type(obj.value), "__contains__")[1], types.FunctionType)
+
+
+def _reversible(kind: type) -> bool:
+    """Whether `reversed()` takes an object of this type: it has `__reversed__`, or is a
+    sequence (`__len__` and `__getitem__`, a dict's excepted), as CPython asks."""
+    return hasattr(kind, "__reversed__") or (
+        hasattr(kind, "__len__") and hasattr(kind, "__getitem__") and not issubclass(kind, dict))
+
+
+def _attribute_name(name: VariableTracker) -> str:
+    """The name given to getattr/hasattr/setattr/delattr, which Python requires to be a str:
+    any other name is its TypeError (an object's `__dict__` would take an int key)."""
+    attr = name.as_constant()
+    if not isinstance(attr, str):
+        message = f"attribute name must be string, not '{type(attr).__name__}'"
+        raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+    return attr
 
 
 def _has_attribute(tx: Translator, obj: VariableTracker, name: str) -> bool:

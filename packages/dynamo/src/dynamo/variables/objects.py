@@ -1034,6 +1034,12 @@ class UserClassVariable(VariableTracker):
                     values.append(ConstantVariable(defaults[f]))
             return NamedTupleVariable(values, cls, tuple(cls._fields), class_source=self.source)
         if cls is functools.partial:
+            from dynamo.variables.builtins import BuiltinVariable
+
+            if not args or not BuiltinVariable(callable).call(tx, [args[0]], {}).as_constant():
+                message = ("type 'partial' takes at least one argument" if not args
+                           else "the first argument must be callable")  # (Python's words)
+                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
             inner = args[0]
             if isinstance(inner, PartialVariable) and inner.flattens:
                 # a partial of a partial (with no `__dict__`) is flattened, as Python makes it
