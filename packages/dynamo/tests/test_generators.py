@@ -172,6 +172,79 @@ def test_dict_update_stores_each_pair_before_the_next_is_made():
     assert graphs == 1
 
 
+class _YieldsSizeOf:
+    """An iterable whose own `__iter__` yields the size of `target` three times."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __iter__(self):
+        for _ in range(3):
+            yield len(self.target)
+
+
+def _extend(items):
+    items.extend(_YieldsSizeOf(items))
+
+
+def _iadd(items):
+    items += _YieldsSizeOf(items)
+
+
+@pytest.mark.parametrize("kind", [list, collections.deque])
+@pytest.mark.parametrize("grow", [_extend, _iadd, lambda items: getattr(
+    items, "extendleft", items.extend)(_YieldsSizeOf(items))], ids=["extend", "iadd", "left"])
+def test_extend_adds_each_item_an_objects_iter_yields_before_the_next(kind, grow):
+    """`extend` (`+=`, `extendleft`) with an object whose `__iter__` is a generator adds each
+    item before the generator makes the next, as CPython does: it sees the container grow
+    (the trace read every item first: sizes 1, 1, 1)."""
+    def f(x):
+        items = kind([1])
+        grow(items)
+        return x + 1, list(items)
+
+    result, graphs = _compiled(f, torch.ones(2))
+    assert _same(result, f(torch.ones(2))) and graphs == 1
+    assert sorted(result[1]) == [1, 1, 2, 3]
+
+
+class _YieldsPairsSizing:
+    def __init__(self, target):
+        self.target = target
+
+    def __iter__(self):
+        for i in range(3):
+            yield i, len(self.target)
+
+
+class _MappingWritingTo:
+    """A mapping whose `__getitem__` writes into `target` as it is read."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def keys(self):
+        return ["a", "b"]
+
+    def __getitem__(self, key):
+        self.target[key + "!"] = len(self.target)
+        return len(self.target)
+
+
+@pytest.mark.parametrize("source", [_YieldsPairsSizing, _MappingWritingTo])
+def test_dict_update_stores_each_entry_before_the_next_is_made(source):
+    """`dict.update` with an object whose `__iter__` yields pairs stores each pair before the
+    next is made; with a mapping it lists the keys, then reads and stores each key's item
+    before reading the next, as CPython does (the trace read every pair or item first)."""
+    def f(x):
+        sizes = {}
+        sizes.update(source(sizes))
+        return x + 1, list(sizes.items())
+
+    result, graphs = _compiled(f, torch.ones(2))
+    assert _same(result, f(torch.ones(2))) and graphs == 1
+
+
 def test_next_send_return_value_and_yield_from():
     def accumulate():
         total = 0

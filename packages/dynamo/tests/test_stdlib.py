@@ -94,6 +94,57 @@ def test_itertools_reduce_and_getters():
     assert _same(_one_graph(f, x, ys), f(x, ys))
 
 
+class _LoggedHash:
+    """A key whose `__hash__` logs each call (it has no `__eq__`: found by identity)."""
+
+    def __init__(self, value, log):
+        self.value, self.log = value, log
+
+    def __hash__(self):
+        self.log.append(self.value)
+        return hash(self.value)
+
+
+def test_counter_of_keys_with_their_own_hash_hashes_them_as_eager():
+    """`Counter(keys)` of objects whose class has a `__hash__` of its own runs it once per
+    item, in the frame, at every call, as CPython's counting does: the trace used to run it
+    for real while tracing (twice an item, get then set) and never in the compiled frame."""
+    def f(x, keys):
+        counts = collections.Counter(keys)
+        return x + 1, counts[keys[0]]
+
+    log = []
+    keys = [_LoggedHash(0, log), _LoggedHash(1, log)]
+    keys.append(keys[0])
+    expected = f(torch.ones(2), keys)
+    expected_log = list(log)
+    compiled = dynamo.compile(f, backend="eager")
+    for _ in range(2):  # the call that compiles, then the one that reuses the code
+        log.clear()
+        assert _same(compiled(torch.ones(2), keys), expected) and log == expected_log
+
+
+class _LoggedValueHash(_LoggedHash):
+    def __eq__(self, other):
+        return isinstance(other, _LoggedValueHash) and other.value == self.value
+
+    __hash__ = _LoggedHash.__hash__
+
+
+def test_a_counter_made_at_a_break_is_read_without_hashing_its_keys_again():
+    """A Counter made for real (its keys, compared by value, are not traced) and then read by
+    the trace is copied by the hashes it holds: the copy hashed every key again, a call of
+    `__hash__` eager never makes."""
+    def f(x, log):
+        counts = collections.Counter(_LoggedValueHash(i % 2, log) for i in range(4))
+        return x + 1, sorted(n for _, n in counts.items())
+
+    expected_log, log = [], []
+    expected = f(torch.ones(2), expected_log)
+    assert _same(dynamo.compile(f, backend="eager")(torch.ones(2), log), expected)
+    assert log == expected_log == [0, 1, 0, 1]
+
+
 def test_heapq_bisect_and_counter_are_followed():
     def f(x, pending, schedule):
         heap = []

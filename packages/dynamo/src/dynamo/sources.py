@@ -183,15 +183,15 @@ class ItemsCopySource(ChainedSource):
     """The items of an instance of a dict, OrderedDict or list subclass (`kind`), as the
     methods it inherits see them: a plain copy, read past any `__getitem__`, `keys` or
     `__iter__` the subclass defines (`dict.copy` itself calls them on a subclass that defines
-    `__iter__`, and on every OrderedDict subclass)."""
+    `__iter__`, and on every OrderedDict subclass; on any other it copies the hashes the dict
+    stores, so no key's `__hash__` runs, as none runs in the frame)."""
 
     kind: type = dict
 
     def access(self, base_expr: str) -> str:
         if self.kind is list:
             return f"list.copy({base_expr})"
-        views = "dict" if self.kind is dict else "__import__('collections').OrderedDict"
-        return f"dict(zip({views}.keys({base_expr}), {views}.values({base_expr})))"
+        return f"{key_expr(items_copy)}({key_expr(self.kind)}, {base_expr})"
 
     def step(self, value: Any) -> Any:
         return items_copy(self.kind, value)
@@ -202,6 +202,8 @@ def items_copy(kind: type, value: Any) -> Any:
     OrderedDict order too), never through methods the subclass defines."""
     if kind is list:
         return list.copy(value)
+    if kind is dict and type(value).__iter__ is dict.__iter__:
+        return dict.copy(value)  # by the hashes the dict stores: no key's `__hash__` runs again
     return dict(zip(kind.keys(value), kind.values(value)))
 
 

@@ -759,25 +759,9 @@ class BuiltinVariable(TrueVariable):
         return SetVariable.made(tuple(v.as_constant() for v in items))
 
     def _call_dict(self, tx, obj=None, **kwargs):
-        from dynamo.variables.objects import NNModuleVariable
-        from dynamo.variables.user_objects import UserObjectVariable, builtin_base
-
         entries: dict = {}
-        if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) in (
-                dict, collections.OrderedDict):
-            obj = obj.base_items(tx)  # a dict subclass: its items, as dict() reads them
-        if isinstance(obj, DictVariable):
-            entries.update(obj.entries)
-        elif isinstance(obj, UserObjectVariable | NNModuleVariable) and \
-                hasattr(obj.python_type(), "keys"):
-            # A mapping (ChainMap, UserDict, a Mapping subclass): its keys and their items, as
-            # dict() reads anything with `keys`
-            for key in obj.call_method(tx, "keys", [], {}).items(tx):
-                entries[dict_key(key, tx)] = obj.call_method(tx, "__getitem__", [key], {})
-        elif obj is not None:
-            for pair in obj.items(tx):
-                key, value = pair.items(tx)
-                entries[dict_key(key, tx)] = value
+        if obj is not None:
+            store_entries(tx, entries, obj)
         entries.update(kwargs)
         return DictVariable(entries)
 
@@ -1317,6 +1301,31 @@ def _taken(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracke
     iterator = iterate(tx, iterable)
     while (value := iterator.next(tx)) is not None:
         yield value
+
+
+def store_entries(tx: Translator, entries: dict, obj: VariableTracker) -> None:
+    """Store the entries of `obj` into `entries` as `dict(obj)` and `dict.update(obj)` do: a
+    dict's all at once; a mapping's (anything with `keys`) keys listed first, then each key's
+    item read and stored before the next is read; otherwise its pairs, each stored before the
+    next is taken (`one_by_one`), so code making them sees the dict grow."""
+    from dynamo.variables.containers import one_by_one
+    from dynamo.variables.objects import NNModuleVariable
+    from dynamo.variables.user_objects import UserObjectVariable, builtin_base
+
+    if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) in (
+            dict, collections.OrderedDict):
+        obj = obj.base_items(tx)  # a dict subclass: its items, as dict() reads them
+    if isinstance(obj, DictVariable):
+        entries.update(obj.entries)
+    elif isinstance(obj, UserObjectVariable | NNModuleVariable) and \
+            hasattr(obj.python_type(), "keys"):
+        # A mapping (ChainMap, UserDict, a Mapping subclass)
+        for key in obj.call_method(tx, "keys", [], {}).items(tx):
+            entries[dict_key(key, tx)] = obj.call_method(tx, "__getitem__", [key], {})
+    else:
+        for pair in one_by_one(tx, obj):
+            key, value = pair.items(tx)
+            entries[dict_key(key, tx)] = value
 
 
 def sort_values(tx: Translator, values: list[VariableTracker], key: VariableTracker | None,

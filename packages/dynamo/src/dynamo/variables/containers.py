@@ -510,7 +510,7 @@ def dict_key(key: VariableTracker, tx: Translator | None = None,
         raise Unsupported(f"a dict key that is a {key.python_type().__name__}{made_here}: only "
                           "constant keys (str, int, tuples of them, ...) and objects from the "
                           "frame's inputs compared by identity (tensors, modules, instances of "
-                          "classes without __eq__) are traced") from None
+                          "classes without an __eq__ or __hash__ of their own) are traced") from None
     if tx is not None and holds_nan(value) and not (
             looked_up_in is not None and not looked_up_in.unread and
             not any(holds_nan(key_value(k)) for k in looked_up_in._entries)):
@@ -566,8 +566,8 @@ def _object_key(tx: Translator, key: VariableTracker) -> ObjectKey | None:
     if isinstance(key, TensorVariable):
         value = tx.output.input_value(key.source)
     elif isinstance(key, ObjectVariable) and not isinstance(key, NewObjectVariable) and \
-            by_identity(key.value):
-        value = key.value
+            by_identity(key.value) and type(key.value).__hash__ is object.__hash__:
+        value = key.value  # (a `__hash__` of the class's own would run here, not in the graph)
     else:
         return None
     if value is None:
@@ -738,17 +738,10 @@ class DictVariable(VariableTracker):
         if name == "__setitem__":
             entries[dict_key(args[0], tx)] = args[1]
         elif name in ("update", "__init__"):  # `__init__`: a dict subclass's, through super()
-            other = args[0] if args else None
-            if isinstance(other, DictVariable):
-                entries.update(other.entries)
-            elif isinstance(other, IteratorVariable):  # pairs, each stored before the next
-                for pair in one_by_one(tx, other):
-                    key, value = pair.items(tx)
-                    entries[dict_key(key, tx)] = value
-            elif other is not None:  # pairs (`zip(...)`, `named_parameters()`), or a mapping
-                from dynamo.variables.builtins import BuiltinVariable
+            if args:
+                from dynamo.variables.builtins import store_entries
 
-                entries.update(BuiltinVariable(dict).call(tx, [other], {}).entries)
+                store_entries(tx, entries, args[0])
             entries.update(kwargs)
         elif name == "pop":
             key = dict_key(args[0], tx)
@@ -1096,8 +1089,13 @@ def iterate(tx: Translator, value: VariableTracker) -> IteratorVariable:
 def one_by_one(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracker]:
     """The items a container's method adds (`list.extend`, `dict.update`), each taken after the
     one before was added, as CPython adds them: an iterator made in the trace (a generator,
-    `map`, `zip`) is taken an item at a time, so its work sees the container grow; anything
-    else is read whole first (`lst.extend(lst)` adds the list as it was)."""
+    `map`, `zip`) or an object of a Python class whose own `__iter__` makes its items is taken
+    an item at a time, so its work sees the container grow; a builtin container is read whole
+    first (`lst.extend(lst)` adds the list as it was)."""
+    from dynamo.variables.user_objects import UserObjectVariable, builtin_base
+
+    if isinstance(iterable, UserObjectVariable) and builtin_base(iterable.python_type()) is object:
+        iterable = iterate(tx, iterable)
     if isinstance(iterable, IteratorVariable):
         while (value := iterable.next(tx)) is not None:
             yield value
