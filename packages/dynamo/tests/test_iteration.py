@@ -145,6 +145,26 @@ def test_reversed_of_what_is_not_a_sequence_raises() -> None:
     _agree(f, lambda: (_x(), [1, 2]), fullgraph=True)
 
 
+def test_iter_of_a_callable_and_a_sentinel() -> None:
+    """`iter(fn, sentinel)` (the two-argument form) failed in dynamo's own handler (an internal
+    error as the graph break's reason): now `fn` is called until it returns `sentinel` or
+    raises StopIteration, as in Python; a first argument that cannot be called raises Python's
+    TypeError."""
+    def f(x, items):
+        taken = list(iter(lambda: items.pop(0), 0))
+        stack = [x, x * 2]
+        tensors = [t + 1 for t in iter(lambda: stack.pop() if stack else None, None)]
+        numbers = (i for i in range(5))
+        upto = list(iter(lambda: next(numbers), 3))
+        rest = list(iter(lambda: next(numbers), 99))  # ended by the generator's StopIteration
+        try:
+            iter(3, 0)
+        except TypeError as error:
+            return taken, tensors, upto, rest, str(error)
+
+    _agree(f, lambda: (_x(), [3, 2, 1, 0, 5]), fullgraph=True)
+
+
 def test_zip_map_and_filter_take_one_item_at_a_time() -> None:
     def zipped(x, a, b):
         out = []

@@ -934,6 +934,34 @@ def test_min_max_misuse_raises_python_type_error():
     assert len(graphs) == 1 and got[1:] == expected[1:] and torch.equal(got[0], expected[0])
 
 
+def _slice_assigned() -> list:
+    values = [1, 2, 3]
+    values[::2] = [1]
+    return values
+
+
+def test_builtins_and_methods_misused_on_constants_raise_pythons_errors():
+    """Python's own TypeError or ValueError for a builtin or a list/dict method misused on
+    constants is raised in the trace, where a `try` catches it: these failed inside dynamo (an
+    internal error as the graph break's reason, with the handler's own signature for `bool(1,
+    2)`), so under fullgraph=True no `try` of the program could catch them."""
+    def f(x):
+        errors = []
+        for call in (lambda: bool(1, 2), lambda: len([1], [2]), lambda: range(1.5),
+                     lambda: range(1, 5, 0), lambda: enumerate([1], start="a"),
+                     lambda: [].insert("a", 1), lambda: {}.get(), lambda: {}.get(1, 2, 3),
+                     lambda: {}.setdefault([1]), _slice_assigned):
+            try:
+                call()
+            except (TypeError, ValueError) as e:
+                errors.append((type(e).__name__, str(e)))
+        return x + len(errors), errors, list(enumerate("ab", start=True)), bool(3)
+
+    got, graphs = _one_graph(f, torch.ones(1))
+    expected = f(torch.ones(1))
+    assert len(graphs) == 1 and got[1:] == expected[1:] and torch.equal(got[0], expected[0])
+
+
 class TwoSlots:
     __slots__ = ("a", "b")
 

@@ -1717,3 +1717,40 @@ def test_an_attribute_name_that_is_not_a_str_is_a_type_error() -> None:
 
     x = torch.arange(3.0)
     _agree(each_builtin, (x,), (x + 1,), fullgraph=True)
+
+
+class _SuperBase:
+    def value(self):
+        return 1
+
+
+class _SuperDerived(_SuperBase):
+    def value(self):
+        return super(_SuperDerived, self).value() + 10  # noqa: UP008 (the explicit form)
+
+
+def test_an_invalid_super_is_a_type_error_in_the_trace() -> None:
+    """`super(int, "a")` was made in the trace without Python's check: a `try` around it caught
+    nothing, and once a later graph break rebuilt it outside the `try`, the TypeError escaped
+    the compiled function."""
+    def each_misuse(x):
+        messages = []
+        for make in (lambda: super(int, "a"), lambda: super(3, "a"), lambda: super(int, str),
+                     lambda: super(int, 1, 2), lambda: super(type=int)):
+            try:
+                make()
+            except TypeError as e:
+                messages.append(str(e))
+        super(type, int)  # (a class as the second argument: an instance of type)
+        return x + _SuperDerived().value(), messages
+
+    def broken_after(x):
+        try:
+            made = super(int, "a")
+            return x, repr(made)  # (a graph break)
+        except TypeError as e:
+            return x + 1, str(e)
+
+    x = torch.arange(3.0)
+    _agree(each_misuse, (x,), (x + 1,), fullgraph=True)
+    _agree(broken_after, (x,), (x + 1,))

@@ -952,3 +952,28 @@ def test_a_dict_comprehension_over_keys_it_cannot_trace_runs_eagerly_in_words() 
     assert "AttributeError" not in words
     assert all("a dict comprehension adding to" in str(w.message) for w in caught
                if "MAP_ADD" in str(w.message))
+
+
+def _assigned_to_a_list_key() -> dict:
+    d = {}
+    d[[1]] = 2
+    return d
+
+
+def test_displays_subscripts_and_formats_misused_on_constants_raise_pythons_errors() -> None:
+    """An unhashable key (a dict display, a set display, a lookup, `in`, an assignment), a
+    slice step of zero and an unknown format code: Python's own TypeError or ValueError is
+    raised in the trace, where the program's `try` catches it (they failed inside dynamo: an
+    internal error as the graph break's reason)."""
+    def f(x):
+        errors = []
+        for case in (lambda: {[1]: 2}, lambda: {[1]}, lambda: {}[[1]], lambda: [1] in {},
+                     lambda: [1] in {1}, _assigned_to_a_list_key, lambda: [1, 2][::0],
+                     lambda: (1, 2)[::0], lambda: f"{1:q}"):
+            try:
+                case()
+            except (TypeError, ValueError) as e:
+                errors.append((type(e).__name__, str(e)))
+        return x + len(errors), errors
+
+    _agree(f, (torch.ones(2),), (torch.ones(3),), fullgraph=True)

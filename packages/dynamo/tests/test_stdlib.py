@@ -759,6 +759,44 @@ def test_named_tuple_subclass_with_its_own_new() -> None:
     assert dynamo.explain(replaced)(_Doubled(x)).graph_count == 1
 
 
+class _Sized(typing.NamedTuple):
+    rows: int = 1
+    cols: int = 1
+
+
+def _too_many() -> _Pair:
+    return _Pair(1, 2, 3)
+
+
+def test_calling_a_named_tuple_class_binds_its_fields_as_python_does() -> None:
+    """Named tuple fields were bound by position only: a field given by keyword alone took
+    the place of the first one left out (`_Sized(cols=5)` made rows=5), and an extra, unknown
+    or repeated argument was dropped without Python's TypeError (an `NT(1, 2, 3)` made in a
+    called function was a three-item tuple, whose `repr` at a later break raised another
+    error)."""
+    def f(x):
+        made = [_Sized(cols=5), _Sized(3), _Sized(cols=2, rows=4)]
+        errors = []
+        for call in (_too_many, lambda: _Pair(1), lambda: _Sized(1, rows=2),
+                     lambda: _Sized(depth=2)):
+            try:
+                call()
+            except Exception as e:
+                errors.append((type(e), str(e)))
+        return x * made[0].rows, made, errors
+
+    def broken_after(x):
+        try:
+            made = _too_many()
+            return x, repr(made)  # (a break: repr of a named tuple)
+        except Exception as e:
+            return x + 1, str(e)
+
+    assert _same(_one_graph(f, torch.ones(2)), f(torch.ones(2)))
+    assert _same(dynamo.compile(broken_after, backend="eager")(torch.ones(2)),
+                 broken_after(torch.ones(2)))
+
+
 def _sparse_set() -> set:
     """A set whose table a copy lays out otherwise: `set(s)` iterates 64 first."""
     s = set(range(40))

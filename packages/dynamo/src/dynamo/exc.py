@@ -8,9 +8,11 @@ eager run, or, with `fullgraph=True`, lets it reach the caller.
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import sysconfig
+from collections.abc import Iterator
 from types import CodeType
 
 
@@ -111,6 +113,19 @@ def no_attribute(kind: str, name: str, reason: str | None = None) -> Raised:
     message = f"'{kind}' object has no attribute '{name}'"
     return Raised(AttributeError(message, name=name),
                   reason or f"{message} (an AttributeError while tracing)")
+
+
+@contextlib.contextmanager
+def raised_by_python(operation: str) -> Iterator[None]:
+    """Around the trace's own evaluation, with Python, of one operation of the traced program
+    on constants (`range(1.5)`, a key hashed, `format(1, "q")`): the TypeError, ValueError,
+    KeyError or IndexError Python raises there is the program's, raised in the trace (where
+    its `try` may catch it). Nothing else goes inside: there, such an error is dynamo's own."""
+    try:
+        yield
+    except (TypeError, ValueError, KeyError, IndexError) as error:
+        raise Raised(error.with_traceback(None),
+                     f"{operation} raised {error_words(error)}") from None
 
 
 def error_words(error: BaseException) -> str:

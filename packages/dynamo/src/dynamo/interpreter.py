@@ -27,7 +27,7 @@ import torch
 
 from dynamo.breaks import exception_handler
 from dynamo.bytecode import PY312, instructions
-from dynamo.exc import Raised, Unsupported
+from dynamo.exc import Raised, Unsupported, raised_by_python
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import DELETED, MISSING
@@ -392,8 +392,10 @@ class Translator:
         return generator
 
     def make_super(self, args: list[VariableTracker]) -> VariableTracker:
+        if len(args) == 2:
+            return SuperVariable.checked(args[0].as_constant(), args[1])
         if args:
-            return SuperVariable(args[0].as_constant(), args[1])
+            raise Unsupported("super() with one argument (an unbound super object)")
         cell = self.cells.get("__class__")
         if cell is None or not self.code.co_argcount:
             raise Unsupported("super() outside a method")
@@ -607,7 +609,8 @@ class Translator:
     def LOAD_SUPER_ATTR(self, ins) -> None:
         global_super, cls, obj = self.popn(3)
         if global_super.is_constant() and global_super.as_constant() is super:
-            bound: VariableTracker = SuperVariable(cls.as_constant(), obj)
+            bound: VariableTracker = SuperVariable.checked(cls.as_constant(), obj) \
+                if ins.arg & 2 else SuperVariable(cls.as_constant(), obj)
         else:
             # a global `super` that shadows the builtin: CPython calls it, with no arguments
             # for the zero-argument form (`super().f`), and reads the attribute from its result
@@ -747,7 +750,9 @@ class Translator:
             self.push(FormattedStringVariable([(raw, convert, spec)]))
         else:
             shown = shown_value(raw)
-            self.push(ConstantVariable(format(shown if convert is None else convert(shown), spec)))
+            with raised_by_python("formatting a value"):
+                text = format(shown if convert is None else convert(shown), spec)
+            self.push(ConstantVariable(text))
 
     def _building(self, depth: int) -> Any:
         """The container a display or comprehension is building, `depth` deep in the stack.

@@ -30,6 +30,19 @@ def dict_fromkeys(iterable: Iterable, value: Any = None) -> dict:
     return {key: value for key in iterable}
 
 
+def call_until(function: Callable[[], Any], sentinel: Any) -> Iterator:
+    """`iter(function, sentinel)`: what `function()` returns, up to the first result that is
+    (or equals) `sentinel`, or until it raises StopIteration."""
+    while True:
+        try:
+            value = function()
+        except StopIteration:
+            return
+        if value is sentinel or sentinel == value:
+            return
+        yield value
+
+
 def chain(*iterables: Iterable) -> Iterator:
     for iterable in iterables:
         yield from iterable

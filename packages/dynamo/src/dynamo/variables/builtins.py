@@ -13,6 +13,7 @@ import builtins
 import collections
 import contextlib
 import functools
+import inspect
 import itertools
 import math
 import operator
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from dynamo.exc import Raised, Unsupported
+from dynamo.exc import Raised, Unsupported, error_words, raised_by_python
 from dynamo.operators import BINARY
 from dynamo.sources import CallSource, ModuleSource
 from dynamo.variables.base import TrueVariable, VariableTracker
@@ -337,6 +338,7 @@ class BuiltinVariable(TrueVariable):
             return args[0].call_method(tx, _UNARY_METHODS[fn], [], {})  # `-obj`: its `__neg__`
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None and getattr(builtins, fn.__name__, None) is fn:
+            _refuse_arguments_python_refuses(fn, handler, tx, args, kwargs)
             result = handler(tx, *args, **kwargs)
             if result is not None:
                 return result
@@ -656,10 +658,20 @@ class BuiltinVariable(TrueVariable):
             start, stop, step = [*bounds, ConstantVariable(1)][:3]
             if concrete_int(step):  # (a zero step raises below, as in Python)
                 return RangeVariable(start, stop, concrete_int(step))
-        return ConstantVariable(range(*[concrete_int(a) for a in args]))
+        bounds = [concrete_int(a) for a in args]
+        with raised_by_python("range()"):
+            return ConstantVariable(range(*bounds))
 
-    def _call_iter(self, tx, obj, **_):
-        return iterate(tx, obj)
+    def _call_iter(self, tx, obj, sentinel=None, **_):
+        if sentinel is None:
+            return iterate(tx, obj)
+        if not self._call_callable(tx, obj).as_constant():
+            message = "iter(v, w): v must be callable"  # (Python's words)
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+        from dynamo.polyfills import call_until
+        from dynamo.variables.functions import UserFunctionVariable
+
+        return UserFunctionVariable(call_until).call(tx, [obj, sentinel], {})
 
     def _call_next(self, tx, it, *default, **_):
         from dynamo.variables.generators import GeneratorVariable, UserIteratorVariable
@@ -686,6 +698,8 @@ class BuiltinVariable(TrueVariable):
 
     def _call_enumerate(self, tx, obj, start=None, **_):
         first = concrete_int(start) if start is not None else 0
+        with raised_by_python("enumerate()"):
+            first = operator.index(first)
         count = itertools.count(first)
         lazy = lazy_map(tx, lambda row: TupleVariable([ConstantVariable(next(count)), row[0]]),
                         [obj])
@@ -835,7 +849,11 @@ class BuiltinVariable(TrueVariable):
     def _call_slice(self, tx, *args, **_):
         return SliceVariable(list(args))
 
-    def _call_super(self, tx, *args, **_):
+    def _call_super(self, tx, *args, **kwargs):
+        if kwargs or len(args) > 2:
+            message = "super() takes no keyword arguments" if kwargs else \
+                f"super() expected at most 2 arguments, got {len(args)}"  # (Python's words)
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
         return tx.make_super(args)
 
     def _call_print(self, tx, *args, **_):
@@ -1466,6 +1484,28 @@ def instance_check(tx: Translator, obj: VariableTracker, classes: VariableTracke
     except Unsupported as error:
         raise Unsupported(f"isinstance() with {cls.__qualname__}: its metaclass's "
                           f"{check.__qualname__} could not be traced ({error.reason})") from None
+
+
+_signature = functools.cache(inspect.signature)
+
+
+def _refuse_arguments_python_refuses(fn: Any, handler: Any, tx: Translator,
+                                     args: list[VariableTracker],
+                                     kwargs: dict[str, VariableTracker]) -> None:
+    """A builtin's handler takes the positional arguments the builtin takes: ones it cannot
+    bind (`bool(1, 2)`), Python refuses too. The builtin, called with stand-ins for them,
+    refuses them before it looks at any (its TypeError, in its words, raised in the trace)."""
+    try:
+        _signature(handler.__func__).bind(None, tx, *args, **kwargs)
+        return
+    except TypeError:
+        pass
+    try:
+        fn(*[object() for _ in args], **{name: object() for name in kwargs})
+    except TypeError as error:
+        raise Raised(error.with_traceback(None),
+                     f"{fn.__name__}() raised {error_words(error)}") from None
+    raise Unsupported(f"{fn.__name__}() with {len(args)} positional arguments")
 
 
 def _made_by_twin_of(obj: VariableTracker, cls: type) -> bool:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from dynamo.exc import Raised, Unsupported
+from dynamo.exc import Raised, Unsupported, raised_by_python
 from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_literal
@@ -75,8 +75,9 @@ class SequenceVariable(VariableTracker):
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         index = as_index(tx, key)
         if isinstance(index, slice):
-            return type(self)(self.values[index]) if self.kind is not torch.Size else \
-                SizeVariable(self.values[index])
+            with raised_by_python(f"slicing a {self.kind.__name__}"):
+                values = self.values[index]
+            return type(self)(values) if self.kind is not torch.Size else SizeVariable(values)
         try:
             return self.values[index]
         except (IndexError, TypeError) as error:
@@ -346,7 +347,8 @@ class ListVariable(SequenceVariable):
         if name == "__init__":  # a list subclass's, through super()
             values[:] = args[0].items(tx) if args else []
         elif name == "insert":
-            values.insert(args[0].as_constant(), args[1])
+            with raised_by_python("list.insert()"):
+                values.insert(args[0].as_constant(), args[1])
         elif name == "pop":
             try:
                 return values.pop(*[as_index(tx, a) for a in args])
@@ -362,10 +364,9 @@ class ListVariable(SequenceVariable):
             values[:] = sort_values(tx, values, kwargs.get("key"), kwargs.get("reverse"))
         elif name == "__setitem__":
             index = as_index(tx, args[0])
-            if isinstance(index, slice):
-                values[index] = args[1].items(tx)
-            else:
-                values[index] = args[1]
+            value = args[1].items(tx) if isinstance(index, slice) else args[1]
+            with raised_by_python("setting a list's item"):
+                values[index] = value
         elif name == "__delitem__":
             try:
                 del values[as_index(tx, args[0])]
@@ -511,6 +512,8 @@ def dict_key(key: VariableTracker, tx: Translator | None = None,
                           "constant keys (str, int, tuples of them, ...) and objects from the "
                           "frame's inputs compared by identity (tensors, modules, instances of "
                           "classes without an __eq__ or __hash__ of their own) are traced") from None
+    with raised_by_python("hashing a key"):  # (`{[1]: 2}`: a list is no key)
+        hash(value)
     if tx is not None and holds_nan(value) and not (
             looked_up_in is not None and not looked_up_in.unread and
             not any(holds_nan(key_value(k)) for k in looked_up_in._entries)):
@@ -719,6 +722,10 @@ class DictVariable(VariableTracker):
         if name in ("keys", "values", "items"):
             return DictViewVariable(self, name)
         if name == "get":
+            if not 1 <= len(args) <= 2:  # (Python's words)
+                bound = "least 1 argument" if not args else "most 2 arguments"
+                message = f"get expected at {bound}, got {len(args)}"
+                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
             k = dict_key(args[0], tx, self)
             if self.has_key(k):
                 return self.lookup(k)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.nn.modules import module as nn_module
 
-from dynamo.exc import NotAGraphValue, Raised, Unsupported, no_attribute
+from dynamo.exc import NotAGraphValue, Raised, Unsupported, no_attribute, raised_by_python
 from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import (
     CallSource,
@@ -1025,14 +1025,8 @@ class UserClassVariable(VariableTracker):
             if _own_constructor(cls):
                 raise Unsupported(f"{cls.__qualname__}(): a named tuple class whose own "
                                   "__new__ or __init__ is not traced")
-            values = list(args) + [kwargs[f] for f in cls._fields[len(args):] if f in kwargs]
-            if len(values) < len(cls._fields):
-                defaults = getattr(cls, "_field_defaults", {})
-                for f in cls._fields[len(values):]:
-                    if f not in defaults:
-                        raise Unsupported(f"{cls.__qualname__}() is missing field {f!r}")
-                    values.append(ConstantVariable(defaults[f]))
-            return NamedTupleVariable(values, cls, tuple(cls._fields), class_source=self.source)
+            return NamedTupleVariable(_named_tuple_items(cls, args, kwargs), cls,
+                                      tuple(cls._fields), class_source=self.source)
         if cls is functools.partial:
             from dynamo.variables.builtins import BuiltinVariable
 
@@ -1285,15 +1279,37 @@ def _needs_weights(args: list, kwargs: dict) -> bool:
     return flag is None or not flag.is_constant() or bool(flag.as_constant())
 
 
+class _Argument:
+    """Stands in for a traced argument in a call that only binds it to a parameter."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: VariableTracker) -> None:
+        self.variable = variable
+
+
+def _named_tuple_items(cls: type, args: list[VariableTracker],
+                       kwargs: dict[str, VariableTracker]) -> list[VariableTracker]:
+    """The items of `cls(*args, **kwargs)`, a class `collections.namedtuple` made: the
+    `__new__` it generated binds stand-ins for the arguments, so a missing, unknown or repeated
+    field raises Python's own TypeError, and a field left out takes its default."""
+    with raised_by_python(f"{cls.__qualname__}()"):
+        bound = cls.__new__(cls, *map(_Argument, args),
+                            **{name: _Argument(v) for name, v in kwargs.items()})
+    return [item.variable if isinstance(item, _Argument) else ConstantVariable(item)
+            for item in bound]
+
+
 def _own_constructor(cls: type) -> bool:
     """Whether a class between the named tuple class `collections.namedtuple` made and `cls`
-    (a subclass: `PackedSequence`) defines `__new__` or `__init__`: calling `cls` runs it."""
+    (a subclass: `PackedSequence`) defines `__new__` or `__init__`: calling `cls` runs it (and
+    a tuple class with `_fields` that `collections.namedtuple` did not make has its own)."""
     for k in cls.__mro__:
         if "_make" in k.__dict__ and "_fields" in k.__dict__:  # namedtuple's own class
             return False
         if "__new__" in k.__dict__ or "__init__" in k.__dict__:
             return True
-    return False
+    return True
 
 
 # A callable handed to torch.nn's Python (a user's function, or torch's own): the function is
@@ -1683,6 +1699,22 @@ class SuperVariable(VariableTracker):
     def __init__(self, cls: type, obj: VariableTracker) -> None:
         self.cls = cls
         self.obj = obj
+
+    @staticmethod
+    def checked(cls: Any, obj: VariableTracker) -> SuperVariable:
+        """`super(cls, obj)` written out, refused as Python refuses it (its TypeError, raised
+        in the trace): `cls` not a class, or `obj` neither an instance nor a subclass of it."""
+        if not isinstance(cls, type):
+            message = f"super() argument 1 must be a type, not {type(cls).__name__}"
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+        value = obj.as_constant() if obj.is_constant() else None
+        kind = obj.python_type()
+        if not (isinstance(value, type) and issubclass(value, cls) or issubclass(kind, cls)):
+            if inspect.getattr_static(kind, "__class__") is not object.__dict__["__class__"]:
+                raise Unsupported(f"super() of a {kind.__qualname__}, whose __class__ is its own")
+            message = "super(type, obj): obj must be an instance or subtype of type"
+            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+        return SuperVariable(cls, obj)
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         from dynamo.variables.builder import wrap
