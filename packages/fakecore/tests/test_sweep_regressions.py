@@ -149,6 +149,10 @@ _STATIC_LAYOUT_CASES = {
     "pixel_unshuffle_cl": (lambda x: _F.pixel_unshuffle(x, 1), (_CL4,)),
     "nonzero_static": (lambda x: torch.nonzero_static(x, size=4),
                        (torch.tensor([[0.0, 1, 2], [3, 0, 0]]),)),
+    # a contiguous input whose size-1 dim has another stride: the kernels lay the result out
+    # afresh, (1, 1) where the meta kernels kept (1, 7)
+    "triu_size1_t": (lambda x: x.triu(-1), (torch.randn(1, 7).t(),)),
+    "tril_size1_t": (lambda x: x.tril(), (torch.randn(1, 7).t(),)),
     **{
         f"{op}_{mode}": (
             lambda w, i, op=op, mode=mode: getattr(torch.ops.aten, op)(
@@ -164,7 +168,7 @@ _STATIC_LAYOUT_CASES = {
 @pytest.mark.parametrize("case", sorted(_STATIC_LAYOUT_CASES))
 def test_static_cpu_metadata_matches_eager(case: str) -> None:
     # These ops' meta functions lose the layout (channels-last is kept only for a CPU input, and
-    # they run on meta tensors), give other strides (nonzero_static) or other aux outputs
+    # they run on meta tensors), give other strides (nonzero_static, triu/tril) or other aux outputs
     # (_embedding_bag's max_indices for sum/mean): with static CPU fakes they run on zeros.
     fn, args = _STATIC_LAYOUT_CASES[case]
     real = [_meta(t) for t in torch.utils._pytree.tree_leaves(fn(*args))]
@@ -374,3 +378,41 @@ def test_size_one_layout_correction_records_no_guard_on_a_broadcast_operands_siz
     assert [s.node.hint if isinstance(s, torch.SymInt) else s for s in out.stride()] == list(
         (x + torch.ones(4, 1, 1)).stride())
     assert not mode.shape_env.guards
+
+
+_BN = torch.ops.aten
+_SUGGESTED_FORMAT_CASES = {
+    "native_batch_norm": lambda x: _BN.native_batch_norm(x, None, None, None, None, True, 0.1,
+                                                         1e-5),
+    "batch_norm_eval": lambda x: _BN._native_batch_norm_legit_no_training(
+        x, None, None, torch.zeros(x.shape[1]), torch.ones(x.shape[1]), 0.1, 1e-5),
+    "batch_norm_with_update": lambda x: _BN._batch_norm_with_update(
+        x, torch.ones(x.shape[1]), torch.zeros(x.shape[1]), torch.zeros(x.shape[1]),
+        torch.ones(x.shape[1]), 0.1, 1e-5),
+    "max_unpool2d": lambda x: _F.max_unpool2d(*_F.max_pool2d(x, 1, return_indices=True), 1,
+                                              output_size=x.shape[-2:]),
+    "channel_shuffle": lambda x: _F.channel_shuffle(x, 2),
+}
+_SUGGESTING_LAYOUTS = {
+    "transposed": torch.randn(2, 4, 5, 3).transpose(-1, -2),
+    "channels_last": torch.randn(2, 4, 3, 5).to(memory_format=torch.channels_last),
+    "permuted": torch.randn(4, 2, 3, 5).permute(1, 0, 2, 3),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_SUGGESTING_LAYOUTS))
+@pytest.mark.parametrize("case", sorted(_SUGGESTED_FORMAT_CASES))
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_output_laid_out_in_the_format_the_input_suggests(case, layout, symbolic) -> None:
+    # the CPU kernels lay the result out densely in the input's suggested memory format; the
+    # decompositions (batch norm, max_unpool2d) kept a transposed input's strides or dropped
+    # channels-last, the meta kernel (channel_shuffle) dropped channels-last
+    fn, x = _SUGGESTED_FORMAT_CASES[case], _SUGGESTING_LAYOUTS[layout]
+    real = torch.utils._pytree.tree_leaves(fn(x))[0]
+    mode = FakeTensorMode(ShapeEnv() if symbolic else None)
+    fake = mode.from_tensor(x, dynamic_dims=range(x.dim()) if symbolic else ())
+    with mode:
+        out = torch.utils._pytree.tree_leaves(fn(fake))[0]
+    hint = (lambda s: s.node.hint) if symbolic else (lambda s: s)
+    assert [hint(s) if isinstance(s, torch.SymInt) else s for s in out.stride()] == \
+        list(real.stride())

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fxtrace import make_fx
-from inductor_lite import compile_fx
+from inductor_lite import compile_fx, counters
 
 sys.path.insert(0, str(Path(__file__).parent))
 import program_fuzz  # noqa: E402
@@ -46,9 +46,22 @@ def test_view_of_a_tensor_written_through_its_transpose(device, mode):
 
 
 def test_view_the_retrace_lays_out_otherwise():
-    # seed 1002953: a symbolic graph's `view` of a max_pool2d (after a write through a
-    # transpose) raised ValueError on compile_fx's retrace; the graph runs as it came instead
+    # seed 1002953: a graph's `view` of a max_pool2d of a `triu` raised on compile_fx's retrace
     assert program_fuzz.run_case(1002953) == "ok"
+
+
+def test_max_pool_of_a_triu_of_a_transposed_column_runs_generated_kernels(device):
+    # eager's triu lays its result out contiguous, (1, 1); the retrace's decomposition (a
+    # `where`) kept the input's (1, 7), so max_pool2d picked channels-last and the `view` the
+    # graph's trace made of its result could not be taken: the graph ran eagerly
+    def f(x):
+        pooled = torch.nn.functional.max_pool2d(x.triu(-1).view(1, -1, 1, 1), (1, 2), 1, (0, 1))
+        return pooled.view(-1) * 1
+
+    x = torch.randn(1, 7, device=device).t()
+    gm = make_fx(f)(x)
+    assert torch.equal(compile_fx(gm, [x])(x), f(x))
+    assert counters["fallbacks"] == 0 and counters.get("eager_graphs", 0) == 0, dict(counters)
 
 
 def test_shifted_norm_rows_sum_off_whole_numbers():

@@ -238,6 +238,8 @@ class FakeTensorMode(TorchDispatchMode):
             out = self._pointwise_layout(func, args, kwargs, out)
         elif func in _VIEW_OPS:
             out = self._view_layout(args, out)
+        elif func in _LAID_OUT_IN_SUGGESTED_FORMAT:
+            out = self._suggested_format_layout(args, out)
         if key is not None:
             self._cache.store(key, out, args)
         else:
@@ -315,6 +317,27 @@ class FakeTensorMode(TorchDispatchMode):
             return out
         with self:
             return aten.as_strided.default(self_, out.shape, corrected, out.storage_offset())
+
+    def _suggested_format_layout(self, args, out):
+        """The first output of an op whose CPU kernel lays it out densely in the memory format its
+        input suggests (batch norm, max_unpool2d, channel_shuffle), laid out so: their
+        decompositions and meta kernels follow the input's strides (a transposed batch norm
+        input) or drop channels-last."""
+        x, first = args[0], out[0] if isinstance(out, tuple) else out
+        if not isinstance(x, FakeTensor) or x.fake_device.type != "cpu" \
+                or x.layout is not torch.strided:
+            return out
+        shape = first.shape
+        if torch._prims_common.suggest_memory_format(x) is torch.contiguous_format:
+            strides = torch._prims_common.make_contiguous_strides_for(shape)
+        else:
+            strides = torch._prims_common.make_channels_last_strides_for(shape)
+        if tuple(first.stride()) == tuple(strides):
+            return out
+        with self:
+            laid_out = aten.empty_strided.default(shape, strides, dtype=first.dtype,
+                                                  device=first.device)
+        return (laid_out, *out[1:]) if isinstance(out, tuple) else laid_out
 
     def _pointwise_layout(self, func, args, kwargs, out):
         """A pointwise op's new output laid out as the CPU kernel's TensorIterator lays it out,
@@ -630,6 +653,13 @@ _SHIFTS = frozenset({
     aten.bitwise_right_shift.Tensor_Scalar,
 })
 _VIEW_OPS = frozenset({aten.view.default, aten._unsafe_view.default})
+_LAID_OUT_IN_SUGGESTED_FORMAT = frozenset({
+    aten.native_batch_norm.default, aten._native_batch_norm_legit.default,
+    aten._native_batch_norm_legit.no_stats, aten._native_batch_norm_legit_no_training.default,
+    aten._native_batch_norm_legit_functional.default, aten._batch_norm_with_update.default,
+    aten._batch_norm_with_update_functional.default, aten.max_unpool2d.default,
+    aten.channel_shuffle.default,
+})
 
 
 @functools.cache
@@ -656,7 +686,9 @@ def _is_composite_implicit(func) -> bool:
 # they see a CPU input (the kernel runs on meta tensors here, so they return contiguous ones),
 # `nonzero_static`'s gives column-major strides where the CPU kernel gives row-major ones, and
 # `_embedding_bag*`'s gives empty `max_indices` for modes other than "max" where the CPU kernel
-# gives one entry per bag.
+# gives one entry per bag. `triu`'s and `tril`'s keep a contiguous input's strides, where the CPU
+# kernels' results are laid out afresh: a size-1 dim's stride differs (a transposed `(7, 1)`),
+# and a later op that picks its memory format by the strides (max_pool2d) picks another one.
 _INEXACT_META_STRIDES = frozenset({
     aten._fft_r2c.default, aten._fft_c2r.default, aten._fft_c2c.default,
     aten.linalg_eig.default, aten._linalg_svd.default, aten.linalg_qr.default,
@@ -664,7 +696,7 @@ _INEXACT_META_STRIDES = frozenset({
     aten.replication_pad1d.default, aten.replication_pad2d.default,
     aten.replication_pad3d.default, aten.pixel_shuffle.default, aten.pixel_unshuffle.default,
     aten.nonzero_static.default, aten._embedding_bag_forward_only.default,
-    aten._embedding_bag.default,
+    aten._embedding_bag.default, aten.triu.default, aten.tril.default,
 })
 
 

@@ -169,6 +169,14 @@ def _masked_fill_that_fits(decomposition: Callable, x: torch.Tensor, mask: torch
     return decomposition(x, mask, value)
 
 
+def _laid_out_afresh(decomposition: Callable, *args: Any) -> torch.Tensor:
+    """torch's decomposition (`triu`, `tril`: a `where`) with its result laid out as the CPU
+    kernel lays it out, contiguous: a `where` keeps a contiguous input's strides, and a size-1
+    dim's other stride (a transposed `(7, 1)`) made a later max_pool2d pick channels-last, so a
+    `view` of its result the graph's trace made could not be taken (fuzzer seed 1002953)."""
+    return aten.clone.default(decomposition(*args), memory_format=torch.contiguous_format)
+
+
 def _nan_to_num_that_fits(decomposition: Callable, x: torch.Tensor, nan: Any = None,
                           posinf: Any = None, neginf: Any = None) -> Any:
     """torch's `nan_to_num` decomposition where `x`'s dtype holds the numbers given; else the
@@ -238,6 +246,8 @@ def decompositions() -> dict:
     table[aten._fused_rms_norm.default] = _rms_norm
     table[aten.diagonal_scatter.default] = _diagonal_scatter
     table[aten.take.default] = _take
+    for op in (aten.triu.default, aten.tril.default):
+        table[op] = functools.partial(_laid_out_afresh, table[op])
     table.update(linear_cross_entropy.DECOMPOSITIONS)
     table.update(multinomial.DECOMPOSITIONS)
     table.update(lu_unpacking.DECOMPOSITIONS)
@@ -875,8 +885,8 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
         first = traced = _aten_trace(call, table)(*state, *inputs)
     except (RuntimeError, ValueError) as e:  # (symbolic sizes: a view's ValueError)
         # a write into an overlapping view (an expanded input's `fill_`), which eager allows
-        # but fake kernels refuse; or a `view` the retrace lays out otherwise than the graph's
-        # trace did (a max_pool2d after a write through a transpose, seed 1002953)
+        # but fake kernels refuse; or a `view` of a result a decomposition lays out otherwise
+        # than the kernel the graph's trace ran (as `triu`'s did before `_laid_out_afresh`)
         if not _untraceable_write(e):
             raise
         raise InputMetadataChange(f"a write a functional trace cannot follow: {e}") from e
