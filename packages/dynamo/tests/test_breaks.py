@@ -721,3 +721,145 @@ def test_values_in_break_reasons_are_named_not_typed() -> None:
     assert BuiltinVariable(len).words() == "len"
     assert UserClassVariable(Config).words() == "the class " + Config.__qualname__
     assert OpaqueFunctionVariable(time.perf_counter).words() == "time.perf_counter"
+
+
+def _breaks_cleanly(f, make_args, reason: str, state=lambda: None) -> None:
+    """`f` compiles to two graphs around a break (the first) whose reason starts with `reason`,
+    gives eager's results and leaves eager's `state()` on two input sets, and under
+    fullgraph=True raises that reason."""
+    import dynamo
+
+    explained = dynamo.explain(f)(*make_args(0))
+    assert explained.graph_count == 2 and not explained.eager, str(explained)
+    assert explained.breaks[0].reason.startswith(reason), str(explained)
+    for seed in (1, 2):
+        got = _compiled_without_eager_frames(f, *make_args(seed))
+        compiled_state = state()
+        torch.testing.assert_close(got, f(*make_args(seed)))
+        assert compiled_state == state()
+    with pytest.raises(dynamo.Unsupported, match=re.escape(reason)):
+        dynamo.compile(f, backend="eager", fullgraph=True)(*make_args(0))
+
+
+def test_del_of_a_slot_a_property_or_a_module_attribute_breaks_and_deletes_for_real() -> None:
+    import types
+
+    class Slotted:
+        __slots__ = ("scale",)
+
+    class Deleting:
+        @property
+        def scale(self):
+            return 2
+
+        @scale.deleter
+        def scale(self):
+            print("deleting scale")
+            self.deleted = True
+
+    slotted, deleting, module = Slotted(), Deleting(), types.ModuleType("settings")
+
+    def make(seed):
+        slotted.scale = seed
+        module.scale = seed
+        deleting.deleted = False
+        return (torch.randn(3, generator=torch.Generator().manual_seed(seed)),)
+
+    def del_slot(x):
+        y = x * slotted.scale
+        del slotted.scale
+        return y + 1
+
+    def del_property(x):
+        y = x + 1
+        del deleting.scale
+        return y + deleting.deleted
+
+    def del_module_attribute(x):
+        y = x * module.scale
+        del module.scale
+        return y + 1
+
+    _breaks_cleanly(del_slot, make, "deleting 'scale' of a ",
+                         state=lambda: hasattr(slotted, "scale"))
+    _breaks_cleanly(del_property, make, "print()", state=lambda: deleting.deleted)
+    _breaks_cleanly(del_module_attribute, make, "deleting attribute 'scale' of a module",
+                         state=lambda: hasattr(module, "scale"))
+
+
+def test_a_dict_or_set_display_of_keys_the_trace_cannot_hold_breaks_and_builds_for_real() -> None:
+    class Point:  # compares by value: not a key the trace holds
+        def __init__(self, x):
+            self.x = x
+
+        def __eq__(self, other):
+            return self.x == other.x
+
+        def __hash__(self):
+            return hash(self.x)
+
+    def make(seed):
+        return (torch.randn(3, generator=torch.Generator().manual_seed(seed)),)
+
+    def tensor_keys(x):
+        y = x + 1
+        weights = {y: 2.0, "bias": 3}
+        return y * weights[y] + weights["bias"]
+
+    def point_keys(x):
+        y = x + 1
+        weights = {Point(1): 2.0, Point(2): 3.0}
+        return y * len(weights)  # (a second break: the dict is looked into for real)
+
+    def tensor_set(x):
+        y = x + 1
+        seen = {y, x}
+        return y * (y in seen), x in seen
+
+    def tensor_comprehensions(x):  # 3.12 inlines them: a break at MAP_ADD and SET_ADD
+        y = x + 1
+        ranks = {t: i for i, t in enumerate((y, x, y * 2))}
+        seen = {t for t in (x, y) if t is not None}
+        return y * ranks[y] + len(ranks), x in seen
+
+    _breaks_cleanly(tensor_keys, make, "a dict key that is a Tensor made in the frame")
+    _breaks_cleanly(tensor_comprehensions, make,
+                    "a dict key that is a Tensor made in the frame")
+    _breaks_cleanly(point_keys, make, "a dict key that is a Point")
+    _breaks_cleanly(tensor_set, make, "a dict key that is a Tensor made in the frame")
+
+
+def test_an_except_as_name_a_closure_captures_is_deleted_in_the_trace() -> None:
+    import dynamo
+
+    def caught(x):  # the handler's end empties the cell of `error` (DELETE_DEREF)
+        y = x + 1
+        try:
+            raise ValueError("bad")
+        except ValueError as error:
+            words = [type(error).__name__]
+            describe = lambda: str(error)  # noqa: E731, F821 (called inside the handler)
+            words.append(describe())
+        return y * 2, words
+
+    def make_outer():
+        scale = 3
+
+        def inner(x):
+            nonlocal scale
+            y = x * scale
+            del scale  # the caller's cell, emptied after the graph
+            return y
+
+        return inner, inner.__closure__[0]
+
+    for seed in (0, 1):
+        x = torch.randn(3, generator=torch.Generator().manual_seed(seed))
+        got, expected = dynamo.compile(caught, backend="eager", fullgraph=True)(x), caught(x)
+        torch.testing.assert_close(got[0], expected[0])
+        assert got[1] == expected[1] == ["ValueError", "bad"]
+        inner, cell = make_outer()
+        torch.testing.assert_close(dynamo.compile(inner, backend="eager", fullgraph=True)(x),
+                                   x * 3)
+        with pytest.raises(ValueError, match="empty"):
+            _ = cell.cell_contents

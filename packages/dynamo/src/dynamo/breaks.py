@@ -168,8 +168,9 @@ BRANCHES = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR
                       "JUMP_IF_TRUE_OR_POP"})
 BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", *BRANCHES,
                        "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
-                       "LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR", "STORE_ATTR", "FORMAT_VALUE",
-                       "UNPACK_SEQUENCE", "UNPACK_EX", "CALL_INTRINSIC_1", *OPERATORS})
+                       "LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR", "STORE_ATTR", "DELETE_ATTR",
+                       "FORMAT_VALUE", "UNPACK_SEQUENCE", "UNPACK_EX", "BUILD_MAP", "BUILD_SET",
+                       "MAP_ADD", "SET_ADD", "CALL_INTRINSIC_1", *OPERATORS})
 _INTRINSIC_UNARY_POSITIVE = 5  # 3.12's `+value` (CALL_INTRINSIC_1's argument)
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
@@ -179,10 +180,12 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     ins = instructions(code)[index]
     if ins.opname not in BREAKABLE:
         return (f"the graph cannot break there (at {ins.opname}: only at a call, an operator, "
-                "a subscript, an attribute, a branch or a loop's next item)")
+                "a subscript, an attribute, a dict or set display or comprehension, a branch or "
+                "a loop's next item)")
     if ins.opname == "CALL_INTRINSIC_1" and ins.arg != _INTRINSIC_UNARY_POSITIVE:
         return ("the graph cannot break there (at CALL_INTRINSIC_1: only at a call, an "
-                "operator, a subscript, an attribute, a branch or a loop's next item)")
+                "operator, a subscript, an attribute, a dict or set display or comprehension, a "
+                "branch or a loop's next item)")
     if ins.opname == "RAISE_VARARGS" and ins.arg == 0:
         return "no graph break at a bare raise"
     if code.co_flags & 0x20:
@@ -271,6 +274,23 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
     if ins.opname == "STORE_ATTR":
         name = ins.argval
         return 2, 0, lambda value, obj: setattr(obj, name, value)
+    if ins.opname == "DELETE_ATTR":
+        name = ins.argval
+        return 1, 0, lambda obj: delattr(obj, name)
+    if ins.opname == "BUILD_MAP":  # `{k0: v0, k1: v1}`: keys and values alternate on the stack
+        return 2 * ins.arg, 1, lambda *flat: dict(zip(flat[::2], flat[1::2]))
+    if ins.opname == "BUILD_SET":
+        return ins.arg, 1, lambda *items: set(items)
+    if ins.opname in ("MAP_ADD", "SET_ADD"):  # a comprehension's item, stored into the dict
+        # or set it builds, which lies `ins.arg` values deep: the values above it are put back
+        width = 2 if ins.opname == "MAP_ADD" else 1
+        add = operator.setitem if width == 2 else set.add
+
+        def store(container: Any, *rest: Any) -> Any:
+            add(container, *rest[len(rest) - width:])
+            kept = (container, *rest[:len(rest) - width])
+            return kept if len(kept) > 1 else container
+        return ins.arg + width, ins.arg, store
     if ins.opname == "UNPACK_SEQUENCE":
         return 1, ins.arg, _unpacker(ins.arg, None)
     if ins.opname == "UNPACK_EX":

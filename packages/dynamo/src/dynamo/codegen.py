@@ -481,7 +481,8 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
             writes.append(f"{where}.update({temp})")
     for kind, target, name, value in effects.writes.values():
         if value is DELETED:
-            writes.append(_deletion(builder, kind, target, name))
+            writes.append(f"del {_cell(builder, effects, target)}.cell_contents"
+                          if kind == "cell" else _deletion(builder, kind, target, name))
             continue
         temp = f"___new{len(values)}"
         values.append(f"{temp} = {builder.expression(value)}")
@@ -497,11 +498,16 @@ def replay(builder: ResultBuilder, effects: SideEffects) -> list[str]:
             writes.append(f"{setter}({builder.expression(target)}, {name!r}, {temp})")
         elif kind == "global":
             writes.append(f"{builder.constant(target)}[{name!r}] = {temp}")
-        else:  # the cell of this call's closure (closures of one code share the entry)
-            source = effects.cell_sources.get(id(target))
-            cell = builder.read(source) if source is not None else builder.constant(target)
-            writes.append(f"{cell}.cell_contents = {temp}")
+        else:
+            writes.append(f"{_cell(builder, effects, target)}.cell_contents = {temp}")
     return values + writes
+
+
+def _cell(builder: ResultBuilder, effects: SideEffects, cell: types.CellType) -> str:
+    """The expression of a closure cell written or emptied: the cell of this call's closure
+    (closures of one code share the entry)."""
+    source = effects.cell_sources.get(id(cell))
+    return builder.read(source) if source is not None else builder.constant(cell)
 
 
 def _deletion(builder: ResultBuilder, kind: str, target: Any, name: str) -> str:

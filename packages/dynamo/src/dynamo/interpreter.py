@@ -461,6 +461,8 @@ class Translator:
             return cell.contents
         if isinstance(cell, ClosureCell):
             written = self.output.side_effects.load("cell", cell.cell, "cell_contents")
+            if written is DELETED:
+                raise Unsupported(f"free variable {name!r} is empty")
             if written is not MISSING:
                 return written
             try:
@@ -567,6 +569,18 @@ class Translator:
             cell.contents = self.pop()
         else:
             raise Unsupported(f"assigning the closure variable {ins.argval!r}")
+
+    def DELETE_DEREF(self, ins) -> None:
+        # (`except E as e` ends so where a nested function captures `e`)
+        self.load_cell(ins.argval)  # an empty cell raises, as `del` does
+        cell = self.cells[ins.argval]
+        if isinstance(cell, ClosureCell):
+            if cell.cell_source is not None:
+                self.output.side_effects.cell_sources[id(cell.cell)] = cell.cell_source
+            # (emptying a cell that is empty already is harmless: always replayed)
+            self.output.side_effects.delete("cell", cell.cell, "cell_contents", there=True)
+        else:
+            cell.contents = None
 
     def LOAD_CLOSURE(self, ins) -> None:
         self.push(CellVariable(self.cells[ins.argval]))
