@@ -98,23 +98,40 @@ def _check(fn, tensors: list[torch.Tensor], random: bool, outcome: Outcome) -> b
     return True
 
 
-def sweep(op_names: list[str] | None = None, per_op: int = PER_OP) -> Tally:
-    """Columns: "correct" (results match, fallbacks allowed) and "generated" (results match and
-    the graph ran generated code only: no eager fallback op, no eager graph)."""
-    tally = Tally()
+def runnable_samples(op_names: list[str] | None, per_op: int):
+    """(sample, function, tensors, random) for each sample that is valid for a real run."""
     for sample in samples(op_names, per_op):
         fn, tensors = _as_function(sample)
         try:
             random = _is_random(sample, fn, tensors)
         except Exception:  # the sample is invalid for a real run: it tests nothing here
             continue
+        yield sample, fn, tensors, random
+
+
+def record(tally: Tally, op_name: str, error: str | None, outcome: Outcome) -> None:
+    """A sample's outcome in the columns "correct" and "generated"."""
+    tally.add("correct", op_name, error)
+    if error is None and not outcome.generated:
+        error = "fallback: " + (", ".join(outcome.fallbacks) or "eager graph")
+    tally.add("generated", op_name, error)
+
+
+def sweep(op_names: list[str] | None = None, per_op: int = PER_OP) -> Tally:
+    """Columns: "correct" (results match, fallbacks allowed) and "generated" (results match and
+    the graph ran generated code only: no eager fallback op, no eager graph)."""
+    tally = Tally()
+    for sample, fn, tensors, random in runnable_samples(op_names, per_op):
         outcome = Outcome()
-        error = attempt(_check, fn, tensors, random, outcome, seconds=SECONDS)
-        tally.add("correct", sample.op.name, error)
-        if error is None and not outcome.generated:
-            error = "fallback: " + (", ".join(outcome.fallbacks) or "eager graph")
-        tally.add("generated", sample.op.name, error)
+        record(tally, sample.op.name,
+               attempt(_check, fn, tensors, random, outcome, seconds=SECONDS), outcome)
     return tally
+
+
+def rate_table(tally: Tally) -> list[str]:
+    """The markdown table of the columns "correct" and "generated"."""
+    return ["| | samples |", "| --- | --- |", f"| correct | {tally.rate('correct')} |",
+            f"| generated only | {tally.rate('generated')} |"]
 
 
 def _per_op(tally: Tally, column: str) -> dict[str, tuple[int, int]]:
@@ -142,10 +159,7 @@ def run(sample: bool = False) -> str:
         "plus extern library calls (matmul, convolution), or only views of the inputs, which "
         "need no kernel. No peer column: torch.compile's inductor is not run here.",
         "",
-        "| | samples |",
-        "| --- | --- |",
-        f"| correct | {tally.rate('correct')} |",
-        f"| generated only | {tally.rate('generated')} |",
+        *rate_table(tally),
         "",
         f"Ops with a sample that fails: {len(failures)}",
     ]

@@ -21,18 +21,19 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fxtrace_opinfo import _as_function  # noqa: E402
 from inductor_lite_opinfo import (  # noqa: E402
     PER_OP,
     Outcome,
     _clone,
     _draws_random,
     _fallbacks,
-    _is_random,
     _per_op,
     _tensors,
+    rate_table,
+    record,
+    runnable_samples,
 )
-from opinfo import CI_OPS, Tally, attempt, samples  # noqa: E402
+from opinfo import CI_OPS, Tally, attempt  # noqa: E402
 
 SECONDS = 90  # per sample: three calls
 GROWTHS = {"leading size + 1": False, "every size ≥ 2 + 3": True}
@@ -124,21 +125,13 @@ def sweep(op_names: list[str] | None = None,
     """Columns "correct" and "generated" as in the static sweep, over the samples the symbolic
     trace takes ("untraceable" counts the others); and per growth, how the grown calls went."""
     tally, growths = Tally(), {name: Counter() for name in GROWTHS}
-    for sample in samples(op_names, per_op):
-        fn, tensors = _as_function(sample)
-        try:
-            random = _is_random(sample, fn, tensors)
-        except Exception:  # the sample is invalid for a real run: it tests nothing here
-            continue
+    for sample, fn, tensors, random in runnable_samples(op_names, per_op):
         outcome = SymbolicOutcome()
         error = attempt(_check, fn, tensors, random, outcome, seconds=SECONDS)
         if not outcome.traced:  # fxtrace's symbolic trace refused it: not inductor_lite's
             tally.add("untraceable", sample.op.name, None)
             continue
-        tally.add("correct", sample.op.name, error)
-        if error is None and not outcome.generated:
-            error = "fallback: " + (", ".join(outcome.fallbacks) or "eager graph")
-        tally.add("generated", sample.op.name, error)
+        record(tally, sample.op.name, error, outcome)
         for name, how in outcome.grown.items():
             growths[name][how] += 1
     return tally, growths
@@ -164,10 +157,7 @@ def run(sample: bool = False) -> str:
         "refuses the grown inputs; *none*: no dim to grow. Samples whose symbolic trace "
         f"fails in fxtrace (not counted above): {tally.total.get('untraceable', 0)}.",
         "",
-        "| | samples |",
-        "| --- | --- |",
-        f"| correct | {tally.rate('correct')} |",
-        f"| generated only | {tally.rate('generated')} |",
+        *rate_table(tally),
         "",
         "| grown call | " + " | ".join(kinds) + " |",
         "| --- | " + " | ".join("---" for _ in kinds) + " |",
