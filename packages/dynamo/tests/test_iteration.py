@@ -145,6 +145,43 @@ def test_reversed_of_what_is_not_a_sequence_raises() -> None:
     _agree(f, lambda: (_x(), [1, 2]), fullgraph=True)
 
 
+
+class _ReversedOwnList(list):
+    def __reversed__(self):
+        return iter(["own"])
+
+
+class _ReversedOwnDict(dict):
+    def __reversed__(self):
+        return iter(["own"])
+
+
+class _ReversedOwnOrderedDict(collections.OrderedDict):
+    def __reversed__(self):
+        return iter(["own"])
+
+
+class _NotReversibleList(list):
+    __reversed__ = None
+
+
+def test_reversed_of_a_builtin_subclass_asks_its_own_reversed() -> None:
+    """`reversed()` of a list, dict or OrderedDict subclass reversed the base's items, past a
+    `__reversed__` the subclass defines (`["own"]` here) or sets to None (Python's TypeError)."""
+    def f(x, items):
+        out = []
+        for kind in (_ReversedOwnList, _NotReversibleList):
+            try:
+                out.append(list(reversed(kind(items))))
+            except TypeError as error:
+                out.append(str(error))
+        for kind in (_ReversedOwnDict, _ReversedOwnOrderedDict):
+            out.append(list(reversed(kind(zip(items, items)))))
+        return x + 1, out
+
+    _agree(f, lambda: (_x(), [1, 2]), fullgraph=True)
+
+
 def test_iter_of_a_callable_and_a_sentinel() -> None:
     """`iter(fn, sentinel)` (the two-argument form) failed in dynamo's own handler (an internal
     error as the graph break's reason): now `fn` is called until it returns `sentinel` or

@@ -503,6 +503,37 @@ def test_dict_of_a_dict_subclass_and_attribute_order():
     assert list(vars(compiled).items()) == list(vars(eager).items())
 
 
+
+class ReadsItsOwn(dict):
+    """A dict subclass with its own `__iter__`: dict() and dict.update() read it by `keys()`
+    and its `__getitem__`, not by the items it stores."""
+
+    def __iter__(self):
+        return iter(list(dict.keys(self))[::-1])
+
+    def __getitem__(self, key):
+        return f"own {key}"
+
+
+class StoredItemsAnyway(dict):
+    def keys(self):  # not used: a dict keeping dict.__iter__ is copied by its stored items
+        return ["b"]
+
+
+def test_dict_of_a_dict_subclass_with_its_own_iter_reads_its_getitem():
+    """With its own `__iter__`, a dict subclass is read by `keys()` and `__getitem__` in
+    CPython's dict() and dict.update(), where the trace copied its stored items."""
+    def f(x, mine, stored):
+        updated = {}
+        updated.update(mine)
+        return x + 1, dict(mine), updated, dict(stored)
+
+    (_, made, updated, stored), _ = _one_graph(
+        f, torch.zeros(1), ReadsItsOwn(a=1, b=2), StoredItemsAnyway(a=1, b=2))
+    assert made == updated == {"a": "own a", "b": "own b"}
+    assert stored == {"a": 1, "b": 2}
+
+
 class Lazy:
     def __init__(self):
         self.store = {}
@@ -960,6 +991,22 @@ def test_builtins_and_methods_misused_on_constants_raise_pythons_errors():
     got, graphs = _one_graph(f, torch.ones(1))
     expected = f(torch.ones(1))
     assert len(graphs) == 1 and got[1:] == expected[1:] and torch.equal(got[0], expected[0])
+
+
+
+def test_a_builtin_keyword_its_handler_names_otherwise_is_no_error():
+    """`enumerate(iterable=...)` is valid Python, though the handler calls that argument
+    `obj`: the misuse check called enumerate with a stand-in for it, whose TypeError ("'object'
+    object is not iterable") the program's `try` caught, a wrong branch taken."""
+    def f(x):
+        try:
+            return x + 1, list(enumerate(iterable=[5, 6]))
+        except TypeError:
+            return x - 1, []
+
+    compiled = dynamo.compile(f, backend="eager")
+    got, expected = compiled(torch.ones(1)), f(torch.ones(1))
+    assert torch.equal(got[0], expected[0]) and got[1] == expected[1] == [(0, 5), (1, 6)]
 
 
 class TwoSlots:

@@ -666,7 +666,8 @@ class BuiltinVariable(TrueVariable):
         if sentinel is None:
             return iterate(tx, obj)
         if not self._call_callable(tx, obj).as_constant():
-            message = "iter(v, w): v must be callable"  # (Python's words)
+            message = ("iter(object, sentinel): object must be callable"  # (Python's words)
+                       if sys.version_info >= (3, 12) else "iter(v, w): v must be callable")
             raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
         from dynamo.polyfills import call_until
         from dynamo.variables.functions import UserFunctionVariable
@@ -744,6 +745,9 @@ class BuiltinVariable(TrueVariable):
                 obj.call_method(tx, "flip", [ConstantVariable(0)], {})
         from dynamo.variables.user_objects import UserObjectVariable, builtin_base
 
+        if isinstance(obj, UserObjectVariable) and obj.defines_in_python("__reversed__"):
+            # the class's own, a dict or list subclass's too (not the base's order)
+            return iterate(tx, obj.call_method(tx, "__reversed__", [], {}))
         if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) is object:
             # as `reversed()` asks: the class's `__reversed__`, else the sequence protocol
             if obj.defines("__reversed__"):
@@ -908,9 +912,11 @@ def _own_contains(obj: VariableTracker) -> bool:
 
 def _reversible(kind: type) -> bool:
     """Whether `reversed()` takes an object of this type: it has `__reversed__`, or is a
-    sequence (`__len__` and `__getitem__`, a dict's excepted), as CPython asks."""
-    return hasattr(kind, "__reversed__") or (
-        hasattr(kind, "__len__") and hasattr(kind, "__getitem__") and not issubclass(kind, dict))
+    sequence (`__len__` and `__getitem__`, a dict's excepted), as CPython asks; a class that
+    sets `__reversed__ = None` refuses it."""
+    if hasattr(kind, "__reversed__"):
+        return kind.__reversed__ is not None
+    return hasattr(kind, "__len__") and hasattr(kind, "__getitem__") and not issubclass(kind, dict)
 
 
 def _attribute_name(name: VariableTracker) -> str:
@@ -1323,16 +1329,16 @@ def _taken(tx: Translator, iterable: VariableTracker) -> Iterator[VariableTracke
 
 def store_entries(tx: Translator, entries: dict, obj: VariableTracker) -> None:
     """Store the entries of `obj` into `entries` as `dict(obj)` and `dict.update(obj)` do: a
-    dict's all at once; a mapping's (anything with `keys`) keys listed first, then each key's
-    item read and stored before the next is read; otherwise its pairs, each stored before the
-    next is taken (`one_by_one`), so code making them sees the dict grow."""
+    dict's all at once (a dict subclass's stored items, where CPython copies them); a
+    mapping's (anything with `keys`) keys listed first, then each key's item read and stored
+    before the next is read; otherwise its pairs, each stored before the next is taken
+    (`one_by_one`), so code making them sees the dict grow."""
     from dynamo.variables.containers import one_by_one
     from dynamo.variables.objects import NNModuleVariable
-    from dynamo.variables.user_objects import UserObjectVariable, builtin_base
+    from dynamo.variables.user_objects import UserObjectVariable
 
-    if isinstance(obj, UserObjectVariable) and builtin_base(obj.python_type()) in (
-            dict, collections.OrderedDict):
-        obj = obj.base_items(tx)  # a dict subclass: its items, as dict() reads them
+    if isinstance(obj, UserObjectVariable) and _merged_by_stored_items(obj):
+        obj = obj.base_items(tx)
     if isinstance(obj, DictVariable):
         entries.update(obj.entries)
     elif isinstance(obj, UserObjectVariable | NNModuleVariable) and \
@@ -1344,6 +1350,21 @@ def store_entries(tx: Translator, entries: dict, obj: VariableTracker) -> None:
         for pair in one_by_one(tx, obj):
             key, value = pair.items(tx)
             entries[dict_key(key, tx)] = value
+
+
+def _merged_by_stored_items(obj: VariableTracker) -> bool:
+    """Whether `dict(obj)` and `dict.update(obj)` copy the items a dict subclass's instance
+    stores: CPython does for a dict subclass keeping `dict.__iter__`; any other (one with its
+    own `__iter__`, an OrderedDict subclass) it reads by `keys()` and `__getitem__`, which give
+    those items too unless the class defines them."""
+    from dynamo.variables.user_objects import builtin_base
+
+    cls = obj.python_type()
+    base = builtin_base(cls)
+    if base is dict and cls.__iter__ is dict.__iter__:
+        return True
+    return base in (dict, collections.OrderedDict) and not (
+        obj.defines_in_python("keys") or obj.defines_in_python("__getitem__"))
 
 
 def sort_values(tx: Translator, values: list[VariableTracker], key: VariableTracker | None,
@@ -1494,12 +1515,17 @@ def _refuse_arguments_python_refuses(fn: Any, handler: Any, tx: Translator,
                                      kwargs: dict[str, VariableTracker]) -> None:
     """A builtin's handler takes the positional arguments the builtin takes: ones it cannot
     bind (`bool(1, 2)`), Python refuses too. The builtin, called with stand-ins for them,
-    refuses them before it looks at any (its TypeError, in its words, raised in the trace)."""
+    refuses them before it looks at any (its TypeError, in its words, raised in the trace).
+    A keyword the handler names otherwise (`enumerate(iterable=...)`) is no misuse: where the
+    builtin's own signature binds the call, it is not traced (a stand-in would fail there)."""
     try:
         _signature(handler.__func__).bind(None, tx, *args, **kwargs)
         return
     except TypeError:
         pass
+    with contextlib.suppress(ValueError, TypeError):  # (ValueError: no signature to read)
+        _signature(fn).bind(*args, **kwargs)
+        raise Unsupported(f"{fn.__name__}() with keywords {sorted(kwargs)}")
     try:
         fn(*[object() for _ in args], **{name: object() for name in kwargs})
     except TypeError as error:
