@@ -319,20 +319,57 @@ def _unpacker(before: int, after: int | None) -> Callable[[Any], tuple]:
     return namespace["unpack"]
 
 
-def cells_written(code: types.CodeType, index: int) -> bool:
-    """Whether a cell variable of `code` may be written after instruction `index`, by the code
+def shared_cells(code: types.CodeType) -> tuple[str, ...]:
+    """The cell variables of `code` whose cells a resume function shares: they become free
+    variables of its code, and the break hands the frame's cell objects on in its closure, so
+    that a nested function made before the break and the code after it see each other's
+    writes. Not shared (handed on by value, as locals): a name whose cell a 3.12 inlined
+    comprehension makes anew in the middle of the code, and the first argument of a method
+    calling zero-argument super() (which reads the frame's first parameter slot)."""
+    remade = {ins.argval for ins in instructions(code)[_code_start(code):]
+              if ins.opname == "MAKE_CELL"}
+    if "__class__" in code.co_freevars and code.co_argcount:
+        remade.add(code.co_varnames[0])
+    return tuple(n for n in code.co_cellvars if n not in remade)
+
+
+def closure_names(fn: types.FunctionType) -> tuple[str, ...]:
+    """The free variables of the code of `fn`'s resume functions, in order: the cells a break
+    in `fn` hands on (its own free variables, then the cells it shares)."""
+    origin = getattr(fn, "_dynamo_resume_of", None)
+    code = (fn if origin is None else origin[0]).__code__
+    return (*code.co_freevars, *shared_cells(code))
+
+
+def bound_cells(names: tuple[str, ...], cells: tuple[types.CellType, ...]) -> dict[str, Any]:
+    """The variables `names` that `cells` hold, those not empty: as `locals()` shows them."""
+    found = {}
+    for name, cell in zip(names, cells, strict=True):
+        try:
+            found[name] = cell.cell_contents
+        except ValueError:  # empty: unbound
+            pass
+    return found
+
+
+def _code_start(code: types.CodeType) -> int:
+    """The index of the RESUME that ends the prologue (MAKE_CELL, COPY_FREE_VARS)."""
+    return next(i for i, ins in enumerate(instructions(code)) if ins.opname == "RESUME")
+
+
+def cells_written(code: types.CodeType, index: int, names: frozenset[str]) -> bool:
+    """Whether a cell variable `names` may be written after instruction `index`, by the code
     itself or by a nested function (`nonlocal`)."""
     reads = instructions(code)
-    if any(reads[i].opname in ("STORE_DEREF", "DELETE_DEREF")
-           and reads[i].argval in code.co_cellvars
+    if any(reads[i].opname in ("STORE_DEREF", "DELETE_DEREF") and reads[i].argval in names
            for i in _reachable(code, index, through_handlers=True)):
         return True
     nested = [c for c in code.co_consts if isinstance(c, types.CodeType)]
     while nested:
         inner = nested.pop()
         nested += [c for c in inner.co_consts if isinstance(c, types.CodeType)]
-        if any(ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in inner.co_freevars
-               for ins in instructions(inner)):
+        if any(ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in names
+               and ins.argval in inner.co_freevars for ins in instructions(inner)):
             return True
     return False
 
@@ -438,7 +475,7 @@ def resume_function(fn: types.FunctionType, index: int, nulls: tuple[bool, ...],
             raise Unsupported(f"continuing after this point ({error})") from None
         # Empty cells, and `fn` itself without its cells: the table lives on after `fn`, and
         # must not keep what `fn`'s closure holds (a model, its tensors) alive.
-        cells = tuple(types.CellType() for _ in fn.__code__.co_freevars) or None
+        cells = tuple(types.CellType() for _ in code.co_freevars) or None
         found = types.FunctionType(code, fn.__globals__, code.co_name, None, cells)
         original = fn if type(fn) is _Origin else _Origin(fn)
         # the prologue: the stack, its parameters deleted, and a jump
@@ -492,6 +529,7 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     start = next(i for i, item in enumerate(program)
                  if isinstance(item, bc.Instr) and item.name == "RESUME") + 1
     program[start:start] = prologue
+    _share_cells(program, shared_cells(code))
     # Resume functions are called with keywords. The original first parameter stays first:
     # a zero-argument super() reads the frame's first argument.
     first = code.co_varnames[:1] if code.co_argcount else ()
@@ -512,6 +550,26 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     for block, entry in zip(blocks, handlers(code), strict=True):
         block.stack_depth = entry.depth
     return program.to_code(stacksize=code.co_stacksize, compute_exception_stack_depths=False)
+
+
+def _share_cells(program: bc.Bytecode, names: tuple[str, ...]) -> None:
+    """Make cell variables `names` free variables of `program`, after its own: the frame's
+    cells come in the closure (`shared_cells`)."""
+    if not names:
+        return
+    program.cellvars = [n for n in program.cellvars if n not in names]
+    program.freevars = [*program.freevars, *names]
+    start = next(i for i, item in enumerate(program)
+                 if isinstance(item, bc.Instr) and item.name == "RESUME")
+    kept = [item for item in program[:start]
+            if item.name == "MAKE_CELL" and item.arg.name not in names]
+    # NOPs keep the head's length: instructions keep their positions (`_position`)
+    program[:start] = [bc.Instr("COPY_FREE_VARS", len(program.freevars)), *kept,
+                       *(bc.Instr("NOP") for _ in range(start - 1 - len(kept)))]
+    for item in program:
+        if isinstance(item, bc.Instr) and isinstance(item.arg, bc.CellVar) \
+                and item.arg.name in names:
+            item.arg = bc.FreeVar(item.arg.name)
 
 
 RUN_EAGERLY = object()  # what a runner returns when its graph raised: run the frame as it is

@@ -70,6 +70,7 @@ from dynamo.variables.contexts import (
 from dynamo.variables.functions import (
     BoundMethodVariable,
     CachedFunctionVariable,
+    Cell,
     ClosureCell,
     NestedFunctionVariable,
     OpaqueFunctionVariable,
@@ -366,6 +367,21 @@ class ResultBuilder:
             return f"{self.constant(reopen_context)}({', '.join(map(self.constant, args))})"
         raise _cannot_rebuild(v)
 
+    def cell(self, cell: Cell | ClosureCell, fill: bool = True) -> str:
+        """A cell object: a real function's (this call's, read where it came from), or one
+        the trace made, made once (empty; filled with its contents unless `fill` is false,
+        when the caller fills it later: its contents may be the function that holds it)."""
+        if isinstance(cell, ClosureCell):
+            source = cell.cell_source
+            return self.read(source) if source is not None else self.constant(cell.cell)
+        if id(cell) in self._made:  # shared with a function or a break's closure built before
+            return self._made[id(cell)][0]
+        name = self._name(cell)
+        self.prelude.append(f"{name} = {self.constant(types.CellType)}()")
+        if fill and cell.contents is not None:
+            self.prelude.append(f"{name}.cell_contents = {self.expression(cell.contents)}")
+        return name
+
     def _function(self, v: NestedFunctionVariable) -> str:
         """A function the traced code made, with its cells: a cell made in the trace is made
         once, empty, and filled after the function (its contents may be the function)."""
@@ -373,16 +389,10 @@ class ResultBuilder:
         fills: list[tuple[str, VariableTracker]] = []
         for var in v.code.co_freevars:
             cell = v.cells[var]
-            if isinstance(cell, ClosureCell):  # the frame's cell, this call's
-                source = cell.cell_source
-                cells.append(self.read(source) if source is not None else self.constant(cell.cell))
-            elif id(cell) in self._made:  # shared with a function built before
-                cells.append(self._made[id(cell)][0])
-            else:
-                cells.append(self._name(cell))
-                self.prelude.append(f"{cells[-1]} = {self.constant(types.CellType)}()")
-                if cell.contents is not None:
-                    fills.append((cells[-1], cell.contents))
+            new = isinstance(cell, Cell) and id(cell) not in self._made
+            cells.append(self.cell(cell, fill=False))
+            if new and cell.contents is not None:
+                fills.append((cells[-1], cell.contents))
         defaults = "".join(self.expression(d) + ", " for d in v.defaults)
         kwdefaults = ", ".join(f"{k!r}: {self.expression(d)}" for k, d in v.kwdefaults.items())
         name = self._name(v)
@@ -739,7 +749,7 @@ def make_break_runner(graph_fn: Callable | None, inputs: list[Any], builder: Res
         name, stack = resume
         values = [f"'___stack{i}': {e}" for i, e in enumerate([*stack, *pushed])]
         if plan["closure"]:
-            values.append("'__closure__': L['__closure__']")
+            values.append(f"'__closure__': ({plan['closure']})")
         return f"return ___continue({name}, {{{', '.join([*values, *locals_])}}})"
 
     if plan["kind"] == "raise" and plan["on_error"] is None and \

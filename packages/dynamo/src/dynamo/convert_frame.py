@@ -28,7 +28,9 @@ from dynamo.backends import Backend
 from dynamo.breaks import (
     BRANCHES,
     BREAK_SITES,
+    bound_cells,
     cells_written,
+    closure_names,
     exception_handler,
     fast_forward,
     live_locals,
@@ -242,9 +244,6 @@ def _convert(fn: types.FunctionType, f_locals: dict, f_globals: dict, options: O
                 generator.drop(tracer, at_break=result is None)
             if result is None:
                 plan = _break_plan(fn, tracer, builder, options)
-                # A closure's resume functions take its cells along: one function object's
-                # resume function serves every closure made from the same code.
-                plan["closure"] = bool(fn.__code__.co_freevars)
             else:
                 plan = builder.expression(result)
             effects = replay(builder, output.side_effects)
@@ -381,14 +380,22 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
     values: dict[str, Any] = {n: f"L[{n!r}]" for n in tracer.frame_locals
                               if n not in tracer.locals}
     values.update({n: v for n, v in tracer.locals.items() if not isinstance(v, NullVariable)})
-    if fn.__code__.co_cellvars:
-        if tracer.made_closures and cells_written(fn.__code__, tracer.ip):
+    # The resume functions take the frame's cells along, the very cell objects a nested
+    # function holds (one function object's resume function serves every closure made from
+    # the same code); the few cells not shared are handed on by value.
+    shared = closure_names(fn)
+    closure = "".join(builder.cell(tracer.cells[n]) + ", " for n in shared)
+    by_value = frozenset(fn.__code__.co_cellvars) - frozenset(shared)
+    if by_value:
+        if tracer.made_closures and cells_written(fn.__code__, tracer.ip, by_value):
             # A closure holds the cells, and a write would not reach the resume function's
             # copies (or the other way round).
             raise Unsupported("a graph break after a nested function captured this frame's "
                               "variables, which are written again")
         values.update({n: c.contents for n, c in tracer.cells.items()
-                       if isinstance(c, Cell) and c.contents is not None})
+                       if n in by_value and isinstance(c, Cell) and c.contents is not None})
+    for name in shared:
+        values.pop(name, None)
 
     def expression(value: Any) -> str:
         return builder.expression(value) if isinstance(value, VariableTracker) else value
@@ -425,7 +432,7 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
             # a method's load (3.11's LOAD_METHOD, 3.12's LOAD_ATTR and LOAD_SUPER_ATTR of
             # `obj.name(...)`) pushes two values: NULL, then the bound attribute
             below = [*below, NullVariable()]
-        return {"kind": "call", "callee": builder.constant(function),
+        return {"kind": "call", "callee": builder.constant(function), "closure": closure,
                 "args": [builder.expression(v) for v in stack[len(stack) - count:]],
                 "locals": local_exprs, "pushes": pushes,
                 "resume": resume(tracer.ip + 1, below, pushes), "on_error": on_error}
@@ -433,13 +440,14 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         iterator, below = stack[-1], stack[:-1]
         done = ins.target + (1 if PY312 else 0)  # 3.12: past the END_FOR
         return {"kind": "for", "iterator": builder.expression(iterator), "locals": local_exprs,
+                "closure": closure,
                 "next": resume(tracer.ip + 1, stack, 1), "done": resume(done, below, 0),
                 "on_error": on_error}
     if ins.opname == "RAISE_VARARGS":  # `raise exc` or `raise exc from cause`
         exc, cause = (stack[-1], None) if ins.arg == 1 else (stack[-2], stack[-1])
         return {"kind": "raise", "exception": builder.expression(exc),
                 "cause": None if cause is None else builder.expression(cause),
-                "locals": local_exprs, "on_error": on_error}
+                "locals": local_exprs, "closure": closure, "on_error": on_error}
     if ins.opname in BRANCHES:
         below = stack[:-1]
         condition = builder.expression(stack[-1])
@@ -449,6 +457,7 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
         # JUMP_IF_..._OR_POP keeps the value on the stack where it jumps (`a or b` is `a`)
         kept = stack if ins.opname.startswith("JUMP_IF") else below
         return {"kind": "branch", "condition": condition, "locals": local_exprs,
+                "closure": closure,
                 "if_true": resume(on_true, kept if on_true == jump else below, 0),
                 "if_false": resume(on_false, kept if on_false == jump else below, 0),
                 "on_error": on_error}
@@ -483,7 +492,8 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
             and len(positional) == (0 if builtin is dir else 1):
         # They read the calling frame's variables: the user's frame's, not the transformed
         # frame's (every local is live where the code calls them, `live_locals`)
-        frame = "{" + ", ".join(local_exprs) + "}"
+        frame = "{" + "".join(e + ", " for e in local_exprs) + (
+            f"**{builder.constant(bound_cells)}({shared!r}, ({closure}))" if shared else "") + "}"
         callee = BuiltinVariable(sorted) if builtin is dir else callee
         call_args = [frame] if builtin is dir else [*call_args, "G", frame]
     if ins.opname == "CALL" and builtin is globals and not positional and not keywords:
@@ -500,7 +510,7 @@ def _break_plan(fn: types.FunctionType, tracer: Translator, builder: ResultBuild
             and callee.source is not None else builder.constant(callee.as_constant())
     else:
         call = f"{builder.constant(options.wrap_callee)}({builder.expression(callee)})"
-    plan = {"kind": "call", "callee": call,
+    plan = {"kind": "call", "callee": call, "closure": closure,
             "args": call_args, "locals": local_exprs, "pushes": 1,
             "resume": resume(tracer.ip + 1, below, 1), "on_error": on_error}
     loop = fast_forward(fn.__code__, tracer.ip + 1)
