@@ -5,10 +5,11 @@ position from its offset on. Each output element `(b, d)` sums, over every posit
 row the index there names, times the position's sample weight, where the position is in bag
 `b` and its index is not `padding_idx`; a mean divides by the count of those positions (an
 empty bag is 0). Every element reads all the positions, so the op costs the indices' count
-times the output's size: more than `MAX_INDICES` indices (or a symbolic count) run as the aten
-op. Offsets eager refuses (the first not 0, decreasing, past the indices) fail the kernel's
-index check. The aten op also runs where the graph reads a sum or mean bag's other results
-(offset2bag, bag sizes: eager fills them by rules of its own per mode and path).
+times the output's size: more than `MAX_INDICES` indices run as the aten op (a symbolic count
+as traced, the compiled version guarded to counts up to `MAX_INDICES`). Offsets eager refuses
+(the first not 0, decreasing, past the indices) fail the kernel's index check. The aten op
+also runs where the graph reads a sum or mean bag's other results (offset2bag, bag sizes:
+eager fills them by rules of its own per mode and path).
 
 With `include_last_offset`, where eager's CPU kernel ends the last bag depends on its path. Its
 fast path (float32, a weight whose columns are adjacent (`stride(1) == 1`), no `padding_idx`,
@@ -52,22 +53,22 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import aten, register, sym
+from .lowering import aten, fits_guarded, positive, register, sym
 
 SUM, MEAN, MAX = 0, 1, 2
 # Indices each output element reads, at most.
 MAX_INDICES = 256
 
 
-def _index_count(indices: TensorIR, offsets: TensorIR) -> int:
+def _index_count(lower, indices: TensorIR, offsets: TensorIR) -> sympy.Expr:
     """The number of indices, refused where a kernel cannot read them all per element."""
     if len(indices.size) != 1 or len(offsets.size) != 1:
         raise LoweringError("embedding_bag of indices that are not 1-d")
     count = indices.size[0]
-    if not (count.is_Integer and 0 < int(count) <= MAX_INDICES):
+    if not (positive(lower, count) and fits_guarded(lower, count, MAX_INDICES)):
         raise LoweringError(f"embedding_bag of {count} indices (each output would read them "
                             f"all: more than {MAX_INDICES}, or none)")
-    return int(count)
+    return count
 
 
 @register(aten._embedding_bag_forward_only.default, aten._embedding_bag.default)
@@ -81,14 +82,14 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
         raise LoweringError("embedding_bag's offset2bag, bag sizes or max indices are read")
     if val.dtype not in (torch.float32, torch.float64):
         raise LoweringError("embedding_bag's sum or mean of half floats")
-    count = _index_count(indices, offsets)
+    count = _index_count(lower, indices, offsets)
     size = tuple(sym(s) for s in val.shape)
     bags = size[0]
     cd = val.dtype
     load_weight, load_index, load_offset = loader(weight), loader(indices), loader(offsets)
     load_scale = loader(per_sample_weights) if per_sample_weights is not None else None
     # where the last bag's sum and its count end (see the module docstring)
-    sum_end = count_end = constant(count, torch.int64)
+    sum_end = count_end = Value("index", (count,), torch.int64)
     facts = []
     if include_last_offset:
         last_offset = to_dtype(load_offset([offsets.size[0] - 1]), torch.int64)
@@ -108,7 +109,7 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
         valid = None
         for fact in (op("ge", start, zero, dtype=torch.bool),
                      op("le", start, end, dtype=torch.bool),
-                     op("le", end, constant(int(count), torch.int64), dtype=torch.bool),
+                     op("le", end, count_end, dtype=torch.bool),
                      op("logical_or", op("ne", bag, zero, dtype=torch.bool),
                         op("eq", start, zero, dtype=torch.bool)), *facts):
             valid = fact if valid is None else op("logical_and", valid, fact)
@@ -137,7 +138,7 @@ def _embedding_bag(lower, node, weight, indices, offsets, scale_grad_by_freq=Fal
         return to_dtype(in_bag(idx[0], ridx[0], count_end), cd)
 
     def reduced(out_size: tuple, fn) -> Callable:
-        return loader(lower.realize(Reduction(out_size, (sympy.Integer(count),), "sum", cd, val.device, fn)))
+        return loader(lower.realize(Reduction(out_size, (count,), "sum", cd, val.device, fn)))
     total = reduced(size, term)
     if mode == SUM:
         out = Pointwise(size, val.dtype, val.device, total)
@@ -176,15 +177,15 @@ def _max_bags(lower, node, weight, indices, offsets, include_last_offset: bool,
         raise LoweringError("embedding_bag's offset2bag or bag sizes are read")
     if val.device.type != "cpu":
         raise LoweringError("max bags off the CPU (eager's CUDA kernel is another one)")
-    count = _index_count(indices, offsets)
+    n = _index_count(lower, indices, offsets)
     size = tuple(sym(s) for s in val.shape)
-    bags, n = size[0], sympy.Integer(count)
-    if not (bags.is_Integer and int(bags) > 0):
-        raise LoweringError("max bags of no bags, or a symbolic number of them")
+    bags = size[0]
+    if not positive(lower, bags):
+        raise LoweringError("max bags of no bags")
     device, wd = val.device, val.dtype
     cd = torch.float64 if wd == torch.float64 else torch.float32  # exact: values only compared
     load_weight, load_index, load_offset = loader(weight), loader(indices), loader(offsets)
-    zero, last = constant(0, torch.int64), constant(count, torch.int64)
+    zero, last = constant(0, torch.int64), Value("index", (n,), torch.int64)
 
     def le(a: Value, b: Value) -> Value:
         return op("le", a, b, dtype=torch.bool)

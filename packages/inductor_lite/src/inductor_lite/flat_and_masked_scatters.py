@@ -4,7 +4,8 @@
 end), into a flat copy of it. With `accumulate` they are added atomically. Without, several
 sources may name one element, and eager's CPU loop leaves the last of them there: each source
 first looks for a later one naming the same element (a reduction over the sources, so their
-number is bounded by `MAX_PUT_SOURCES`), and one that is not the last writes to a spare element
+number is bounded by `MAX_PUT_SOURCES`; a symbolic number as traced, the compiled version
+guarded to that bound), and one that is not the last writes to a spare element
 past the end of the copy instead, so no two programs store to one element. `masked_scatter`
 fills the elements where the mask holds, in order, from the flattened source: an element's
 source is the number of mask elements before it that hold, a cumulative sum (a `Scan`) of the
@@ -43,7 +44,9 @@ from .lowering import (
     _flatten,
     broadcast_loader,
     compute_dtype,
+    fits_guarded,
     is_tensor,
+    positive,
     register,
     scan_buffer,
     sym,
@@ -60,6 +63,18 @@ def _flat_index(idx, size) -> sympy.Expr:
     return sum((i * s for i, s in zip(idx, contiguous_strides(size))), sympy.Integer(0))
 
 
+def _same_count(lower: GraphLowering, a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Whether counts `a` and `b` are equal: as sympy, or else as traced, and then guarded to
+    stay equal (eager raises for other counts: the aten op of another version does)."""
+    if a == b:
+        return True
+    shape_env = getattr(lower.gm, "shape_env", None)
+    if (a - b).xreplace(lower.size_hints) != 0 or not hasattr(shape_env, "evaluate_expr"):
+        return False
+    shape_env.evaluate_expr(sympy.Eq(a, b))
+    return True
+
+
 def _int64(v: Value) -> Value:
     return to_dtype(v, torch.int64)
 
@@ -68,19 +83,20 @@ def _int64(v: Value) -> Value:
 def _put(lower, node, x, index, source, accumulate=False):
     val = lower.node.meta["val"]
     numel, sources = product(x.size), product(index.size)
-    if not (numel.is_Integer and sources.is_Integer) or numel == 0 or sources == 0:
-        raise LoweringError("put with symbolic sizes or no elements")
-    if product(source.size) != sources:
+    if not (positive(lower, numel) and positive(lower, sources)):
+        raise LoweringError("put with no elements (or sizes not known to be positive)")
+    if not _same_count(lower, product(source.size), sources):
         raise LoweringError("put with a source of other than the index's number of elements")
     if accumulate and val.dtype not in ATOMIC_ADD_DTYPES:
         raise LoweringError(f"atomic add of {val.dtype}")
     if accumulate and val.dtype.is_floating_point and torch.are_deterministic_algorithms_enabled():
         raise LoweringError("atomic add of floats under torch.use_deterministic_algorithms")
-    if not accumulate and int(sources) > MAX_PUT_SOURCES:
+    if not accumulate and not fits_guarded(lower, sources, MAX_PUT_SOURCES):
         raise LoweringError(f"put of more than {MAX_PUT_SOURCES} sources without accumulate")
     cd = compute_dtype(val.dtype)
     load_x, load_index, load_source = (loader(_flatten(t)) for t in (x, index, source))
     spare = 0 if accumulate else 1
+    count = Value("index", (numel,), torch.int64)
     flat = Layout((numel + spare,), (sympy.Integer(1),), sympy.Integer(0), val.dtype, val.device)
 
     def copy_of_x(idx):
@@ -91,8 +107,7 @@ def _put(lower, node, x, index, source, accumulate=False):
 
     def wrapped(i: sympy.Expr) -> Value:  # source i's element, negative ones from the end
         v = _int64(load_index([i]))
-        n = constant(int(numel), torch.int64)
-        return op("where", op("lt", v, constant(0, torch.int64)), op("add", v, n), v)
+        return op("where", op("lt", v, constant(0, torch.int64)), op("add", v, count), v)
 
     if accumulate:
         def target(idx):
@@ -110,9 +125,8 @@ def _put(lower, node, x, index, source, accumulate=False):
             # out of range: -1, which the bounds check refuses (eager raises)
             element = wrapped(idx[0])
             inside = op("logical_and", op("ge", element, constant(0, torch.int64)),
-                        op("lt", element, constant(int(numel), torch.int64)))
-            place = op("where", load_overwritten(idx), constant(int(numel), torch.int64),
-                       element)
+                        op("lt", element, count))
+            place = op("where", load_overwritten(idx), count, element)
             place = op("where", inside, place, constant(-1, torch.int64))
             return flat.index([IndirectIndex(place, numel + 1, wraps=False)])
     lower.add(ComputedBuffer(lower.new_name(), flat, data=Scatter(
@@ -130,13 +144,14 @@ def _masked_scatter(lower, node, x, mask, source):
         raise LoweringError(f"masked_scatter with a {mask.dtype} mask")
     size = tuple(sym(s) for s in val.shape)
     numel, available = product(size), product(source.size)
-    if not numel.is_Integer or numel == 0 or available == 0:
-        raise LoweringError("masked_scatter with symbolic sizes or no elements")
+    if not (positive(lower, numel) and positive(lower, available)):
+        raise LoweringError("masked_scatter with no elements (or sizes not known to be "
+                            "positive)")
     cd = compute_dtype(val.dtype)
     load_mask = broadcast_loader(mask, size, torch.bool)
     load_x = broadcast_loader(x, size, cd)
     load_source = loader(_flatten(source))
-    if numel > 1:
+    if numel != 1:
         flat_mask = loader(_flatten(Pointwise(size, torch.int32, val.device,
                                               lambda idx: to_dtype(load_mask(idx), torch.int32))))
         load_taken = loader(scan_buffer(lower, (numel,), 0, "sum", torch.int32, val.device,

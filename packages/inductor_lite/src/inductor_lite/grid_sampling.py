@@ -38,7 +38,7 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import aten, register, sym
+from .lowering import aten, positive, register, sym
 
 BILINEAR, NEAREST, BICUBIC = 0, 1, 2
 # eager's cubic convolution constant (as its bicubic upsampling)
@@ -54,21 +54,31 @@ def _both(a: Value, b: Value) -> Value:
     return op("logical_and", a, b)
 
 
-def _vectorized_source(g: Value, size: int, padding: int, align_corners: bool) -> Value:
+def _float(size: sympy.Expr, cd: torch.dtype) -> Value:
+    """A number made of a dim's size (`(size - 1) / 2`), exact as eager's float of it: a
+    symbolic one from the size's int, divided by its (power of 2) denominator."""
+    if size.is_number:
+        return constant(float(size), cd)
+    numerator, denominator = size.as_numer_denom()
+    value = to_dtype(Value("index", (numerator,), torch.int64), cd)
+    return value if denominator == 1 else op("truediv", value, _float(denominator, cd))
+
+
+def _vectorized_source(g: Value, size: sympy.Expr, padding: int, align_corners: bool) -> Value:
     """Eager's vectorized (2-d) source position of grid coordinate `g` along a dim of `size`."""
     return _vectorized_padded(_vectorized_unnormalized(g, size, align_corners), size, padding,
                               align_corners)
 
 
-def _vectorized_unnormalized(g: Value, size: int, align_corners: bool) -> Value:
+def _vectorized_unnormalized(g: Value, size: sympy.Expr, align_corners: bool) -> Value:
     cd = g.dtype
     one = constant(1, cd)
     if align_corners:
-        return op("mul", op("add", g, one), constant((size - 1) / 2, cd))
-    return op("sub", op("mul", op("add", g, one), constant(size / 2, cd)), constant(0.5, cd))
+        return op("mul", op("add", g, one), _float((size - 1) / 2, cd))
+    return op("sub", op("mul", op("add", g, one), _float(size / 2, cd)), constant(0.5, cd))
 
 
-def _vectorized_padded(x: Value, size: int, padding: int, align_corners: bool) -> Value:
+def _vectorized_padded(x: Value, size: sympy.Expr, padding: int, align_corners: bool) -> Value:
     """Source position `x` clipped to the border or reflected back into the input, as eager's
     vectorized kernel does."""
     cd = x.dtype
@@ -76,11 +86,11 @@ def _vectorized_padded(x: Value, size: int, padding: int, align_corners: bool) -
         return x
     if padding == REFLECTION:
         low = 0.0 if align_corners else -0.5
-        twice_span = 2.0 * (size - 1 if align_corners else size)
-        if twice_span == 0:
+        twice_span = 2 * (size - 1 if align_corners else size)
+        if twice_span == 0:  # (a symbolic size is known not to make it 0: `_grid_sampler`)
             x = constant(0, cd)
         else:
-            span = constant(twice_span, cd)
+            span = _float(twice_span, cd)
             distance = op("abs", op("sub", x, constant(low, cd)))
             flips = op("trunc", op("truediv", distance, span))
             extra = op("sub", distance, op("mul", flips, span))
@@ -88,31 +98,31 @@ def _vectorized_padded(x: Value, size: int, padding: int, align_corners: bool) -
     zero = constant(0, cd)
     # clamped below first, a NaN to 0 (eager's `clamp_min(0, x)` keeps its first operand)
     x = _where(op("gt", x, zero, dtype=torch.bool), x, zero)
-    return op("minimum", x, constant(size - 1, cd))
+    return op("minimum", x, _float(size - 1, cd))
 
 
-def _scalar_clip(x: Value, size: int) -> Value:
+def _scalar_clip(x: Value, size: sympy.Expr) -> Value:
     """`std::min(size - 1, std::max(x, 0))`: a NaN becomes `size - 1`."""
     cd = x.dtype
-    zero, last = constant(0, cd), constant(size - 1, cd)
+    zero, last = constant(0, cd), _float(size - 1, cd)
     x = _where(op("lt", x, zero, dtype=torch.bool), zero, x)
     return _where(op("lt", x, last, dtype=torch.bool), x, last)
 
 
-def _scalar_source(g: Value, size: int, padding: int, align_corners: bool) -> Value:
+def _scalar_source(g: Value, size: sympy.Expr, padding: int, align_corners: bool) -> Value:
     """Eager's scalar (3-d) source position of grid coordinate `g` along a dim of `size`."""
     cd = g.dtype
     one, two = constant(1, cd), constant(2, cd)
     if align_corners:
-        x = op("mul", op("truediv", op("add", g, one), two), constant(size - 1, cd))
+        x = op("mul", op("truediv", op("add", g, one), two), _float(size - 1, cd))
     else:
-        x = op("truediv", op("sub", op("mul", op("add", g, one), constant(size, cd)), one), two)
+        x = op("truediv", op("sub", op("mul", op("add", g, one), _float(size, cd)), one), two)
     if padding == REFLECTION:
         twice_low, twice_high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        if twice_low == twice_high:
+        if twice_low == twice_high:  # (not for a symbolic size: `_grid_sampler`)
             x = constant(0, cd)
         else:
-            low, span = constant(twice_low / 2, cd), constant((twice_high - twice_low) / 2, cd)
+            low, span = constant(twice_low / 2, cd), _float((twice_high - twice_low) / 2, cd)
             distance = op("abs", op("sub", x, low))
             extra = op("fmod", distance, span)
             flips = op("floor", op("truediv", distance, span))
@@ -127,19 +137,19 @@ def _scalar_source(g: Value, size: int, padding: int, align_corners: bool) -> Va
     return _where(finite, x, constant(-100, cd))
 
 
-def _corner(position: Value, size: int) -> tuple[sympy.Expr, Value]:
+def _corner(position: Value, size: sympy.Expr) -> tuple[sympy.Expr, Value]:
     """The index of integer-valued float `position` along a dim of `size`, clamped into it (so
     that every lane reads inside the input), and whether `position` lies inside."""
     cd = position.dtype
     inside = _both(op("gt", position, constant(-1, cd), dtype=torch.bool),
-                   op("lt", position, constant(size, cd), dtype=torch.bool))
-    zero, last = constant(0, cd), constant(size - 1, cd)
+                   op("lt", position, _float(size, cd), dtype=torch.bool))
+    zero, last = constant(0, cd), _float(size - 1, cd)
     clamped = _where(op("gt", position, zero, dtype=torch.bool), position, zero)  # NaN: 0
     clamped = _where(op("lt", clamped, last, dtype=torch.bool), clamped, last)
-    return IndirectIndex(to_dtype(clamped, torch.int64), sympy.Integer(size), wraps=False), inside
+    return IndirectIndex(to_dtype(clamped, torch.int64), size, wraps=False), inside
 
 
-def _read(x: TensorIR, lead: list, positions: list[Value], sizes: list[int]
+def _read(x: TensorIR, lead: list, positions: list[Value], sizes: list[sympy.Expr]
           ) -> tuple[Value, Value]:
     """The input at integer-valued float `positions` (one per spatial dim, depth first), 0
     outside it, and whether it is inside."""
@@ -152,7 +162,7 @@ def _read(x: TensorIR, lead: list, positions: list[Value], sizes: list[int]
     return _where(inside, v, constant(0, v.dtype)), inside
 
 
-def _vectorized_bilinear(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: list[int]
+def _vectorized_bilinear(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: list[sympy.Expr]
                          ) -> Value:
     """2-d: `nw * v_nw + ne * v_ne + sw * v_sw + se * v_se`, eager's weights and order."""
     cd = xs.dtype
@@ -191,7 +201,7 @@ def _cubic_coefficients(t: Value) -> list[Value]:
     return [far(op("add", t, one)), near(t), near(op("sub", one, t)), far(op("sub", c(2), t))]
 
 
-def _vectorized_bicubic(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: list[int],
+def _vectorized_bicubic(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: list[sympy.Expr],
                         padding: int, align_corners: bool) -> Value:
     """2-d: the 4 x 4 taps around the (unpadded) source position, each tap's coordinates
     padded on their own (zeros: a tap outside reads 0); each row blended along x, then the
@@ -199,7 +209,7 @@ def _vectorized_bicubic(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: li
     tops = [op("floor", ys), op("floor", xs)]
     weights = [_cubic_coefficients(op("sub", p, f)) for p, f in zip((ys, xs), tops)]
 
-    def taps(first: Value, size: int) -> list[Value]:
+    def taps(first: Value, size: sympy.Expr) -> list[Value]:
         return [_vectorized_padded(op("add", first, constant(k, first.dtype)), size, padding,
                                    align_corners) for k in (-1, 0, 1, 2)]
     rows, cols = taps(tops[0], sizes[0]), taps(tops[1], sizes[1])
@@ -215,7 +225,7 @@ def _vectorized_bicubic(x: TensorIR, lead: list, ys: Value, xs: Value, sizes: li
 
 
 def _scalar_trilinear(x: TensorIR, lead: list, zs: Value, ys: Value, xs: Value,
-                      sizes: list[int]) -> Value:
+                      sizes: list[sympy.Expr]) -> Value:
     """3-d: the 8 corners in eager's order, each weighted by the product (x, then y, then z)
     of its distances to the opposite corner; a corner outside adds nothing."""
     cd = xs.dtype
@@ -249,14 +259,15 @@ def _grid_sampler(lower, x, grid, interpolation: int, padding: int, align_corner
             ZEROS, BORDER, REFLECTION) or (interpolation == BICUBIC and len(x.size) != 4):
         raise LoweringError(f"grid sampling with interpolation {interpolation}, padding "
                             f"{padding} in {len(x.size) - 2}-d")
-    if not all(s.is_Integer for s in x.size[2:]):
-        raise LoweringError("grid sampling of symbolic spatial sizes (eager's scales are floats)")
-    sizes = [int(s) for s in x.size[2:]]  # depth, height, width
+    sizes = list(x.size[2:])  # depth, height, width
+    if padding == REFLECTION and not all(
+            s.is_number or positive(lower, s - 1 if align_corners else s) for s in sizes):
+        raise LoweringError("grid reflection in a symbolic dim that may have no span")
     size = tuple(sym(s) for s in val.shape)
     load_grid = loader(grid)
     cd = val.dtype
 
-    def position(k: int, n: int) -> Callable:
+    def position(k: int, n: sympy.Expr) -> Callable:
         """Where each output reads along the dim of grid coordinate `k` (of `n` elements): a
         buffer (it is read many times; the scheduler fuses it into the sampling kernel)."""
         def fn(idx):

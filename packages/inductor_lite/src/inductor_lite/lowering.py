@@ -97,10 +97,22 @@ def _guarded_value(expr: sympy.Expr, shape_env: Any) -> sympy.Expr:
     a dim of size 1, which broadcasts)."""
     if expr.is_number or not hasattr(shape_env, "static_value"):
         return expr
+    expr = expr.replace(lambda e: isinstance(e, (sympy.Max, sympy.Min)),
+                        lambda e: _settled_extremum(e, shape_env))
     hint = shape_env.size_hint(expr)
     if hint is not None and (_holds(shape_env, sympy.Eq(expr, hint))
                              or _holds(shape_env, sympy.Eq(hint, expr))):
         return sympy.Integer(hint)
+    return expr
+
+
+def _settled_extremum(expr: sympy.Expr, shape_env: Any) -> sympy.Expr:
+    """A `Max`/`Min` as the argument the trace's ranges and guards show it to be, if any (a
+    contiguous stride's `Max(1, s1 // 2)` is `s1 // 2` where `s1 >= 2`), else as it is."""
+    wins = sympy.Ge if isinstance(expr, sympy.Max) else sympy.Le
+    for a in expr.args:
+        if all(b is a or _holds(shape_env, wins(a, b)) for b in expr.args):
+            return a
     return expr
 
 
@@ -2492,6 +2504,25 @@ def _max_dim(lower, node, x, dim, keepdim=False):
     kind = "max" if node.target is aten.max.dim else "min"
     values = reduction(lower, x, [dim], keepdim, kind, x.dtype)
     return [values, reduction(lower, x, [dim], keepdim, "arg" + kind, torch.int64)]
+
+
+def fits_guarded(lower: GraphLowering, length: sympy.Expr, limit: int) -> bool:
+    """Whether `length` is at most `limit`. A symbolic length is judged by its size when
+    traced and, if it fits, guarded to stay at most `limit` (a call with a longer one gets a
+    version of its own); False where the trace's ShapeEnv cannot guard it."""
+    if length.is_number:
+        return int(length) <= limit
+    traced = length.xreplace(lower.size_hints)
+    shape_env = getattr(lower.gm, "shape_env", None)
+    if not (traced.is_Integer and int(traced) <= limit and hasattr(shape_env, "evaluate_expr")):
+        return False
+    shape_env.evaluate_expr(sympy.Le(length, limit))
+    return True
+
+
+def positive(lower: GraphLowering, size: sympy.Expr) -> bool:
+    """Whether `size` is above 0 for every input the trace admits."""
+    return bool(size.is_positive) or _holds(getattr(lower.gm, "shape_env", None), size > 0)
 
 
 # Lowerings kept in modules of their own (importing one registers its lowerings).

@@ -13,8 +13,9 @@ checks of the values (a negative, infinite or NaN probability, a row summing to 
 `_assert_async`s of kernels' results with eager's messages (where several checks fail, the
 message is that of the first check here, not of the first bad element as eager's). The op stays whole (an aten call)
 for float64 probabilities (float32 keys would lose categories below 1e-38), a generator, a
-number of categories not known when tracing or past a sort's block, and the arguments eager
-refuses by their sizes.
+number of categories past a sort's block (a symbolic number is compared as traced, which
+guards the version to numbers within the block), and the arguments eager refuses by their
+sizes.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _multinomial(probs: torch.Tensor, n: Any, replacement: bool = False, *,
                  generator: Any = None) -> Any:
     categories = probs.shape[-1] if probs.dim() else None
     if (generator is not None or probs.dtype not in PROBABILITY_DTYPES or probs.dim() not in (1, 2)
-            or not isinstance(categories, int) or not 0 < categories <= SORT_LIMIT
+            or not isinstance(categories, (int, torch.SymInt)) or not 0 < categories <= SORT_LIMIT
             or 0 in probs.shape or not isinstance(n, int) or n <= 0
             or (not replacement and n > categories)):
         return NotImplemented

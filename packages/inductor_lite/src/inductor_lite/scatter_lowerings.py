@@ -6,11 +6,12 @@ source that does not land on it counting as the reduction's identity. So each el
 computed by one program, in a fixed order, with the reductions kernels already have (sum,
 prod, and the NaN-propagating max and min), where atomics would land in any order and Triton
 has no atomic product. The cost is the result's elements times the scattered dim's length of
-the index, so a scatter whose index is longer than `MAX_SOURCES` along that dim (or of a
-symbolic length) is left to aten, whose loop over the sources is linear. A scatter-add of ones first counts the sources of each element: the count decides
-whether an element without `include_self` keeps its own value (no source landed on it) and
-divides the mean, and its store is where an index outside the dim raises (the kernels' bounds
-check), as eager's does.
+the index, so a scatter whose index is longer than `MAX_SOURCES` along that dim is left to
+aten, whose loop over the sources is linear (a symbolic length is judged as traced, and the
+compiled version guarded to lengths up to `MAX_SOURCES`). A scatter-add of ones first counts
+the sources of each element: the count decides whether an element without `include_self`
+keeps its own value (no source landed on it) and divides the mean, and its store is where an
+index outside the dim raises (the kernels' bounds check), as eager's does.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import compute_dtype, is_tensor, register
+from .lowering import compute_dtype, fits_guarded, is_tensor, register
 
 aten = torch.ops.aten
 
@@ -85,7 +86,7 @@ def _gathered_scatter(lower, x, dim: int, size: tuple, rlen: sympy.Expr,
     _refuse_dtype(reduce, val.dtype)
     if any(s == 0 for s in (*x.size, *size)):
         raise LoweringError("a scatter-reduce of no elements")
-    if not (rlen.is_Integer and int(rlen) <= MAX_SOURCES):
+    if not fits_guarded(lower, rlen, MAX_SOURCES):
         raise LoweringError(f"a scatter-reduce over {rlen} sources per element (each element "
                             f"would read them all: more than {MAX_SOURCES})")
     cd = compute_dtype(val.dtype)

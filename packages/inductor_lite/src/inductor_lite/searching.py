@@ -3,8 +3,9 @@
 Every lane runs eager's binary search in lockstep: the range `[lo, hi)` of a row of the
 boundaries starts as the whole row, and each step reads the boundary at `mid = lo + (hi - lo) // 2`
 and keeps the half that holds the answer. A search of `n` boundaries takes at most
-`n.bit_length()` steps (known when tracing: a symbolic `n` runs the aten op); a lane whose range
-is already empty stands still. The steps are eager's very comparisons (`!(b >= v)` goes right,
+`n.bit_length()` steps (a symbolic `n` takes the steps of its size when traced, the compiled
+version guarded to `n` below the next power of 2); a lane whose range is already empty stands
+still. The steps are eager's very comparisons (`!(b >= v)` goes right,
 `!(b > v)` for `right=True`), so NaNs and boundaries out of order land where eager puts them, not
 merely where a sorted input would. Each step's `lo` and `hi` are buffers (the scheduler fuses
 them into one kernel), so the loop body of a step reads the last one's and stays small.
@@ -25,7 +26,7 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import aten, compute_dtype, register, sym
+from .lowering import aten, compute_dtype, fits_guarded, register, sym
 
 
 def _binary_search(lower, values, boundaries, right: bool, sorter=None) -> Pointwise:
@@ -36,8 +37,11 @@ def _binary_search(lower, values, boundaries, right: bool, sorter=None) -> Point
     if values.dtype != boundaries.dtype or values.dtype == torch.bool:
         raise LoweringError("a search of mixed dtypes or of bools (eager promotes or refuses)")
     n = boundaries.size[-1]
-    if not n.is_Integer:
-        raise LoweringError("a search of a symbolic number of boundaries (its steps are fixed)")
+    # steps for up to `2**steps - 1` boundaries (more are harmless: an empty range stands still)
+    steps = int(n.xreplace(lower.size_hints)).bit_length() if n.free_symbols <= set(
+        lower.size_hints) else None
+    if steps is None or not fits_guarded(lower, n, 2**steps - 1):
+        raise LoweringError("a search of a number of boundaries not known when traced")
     cd = compute_dtype(values.dtype)
     load_value, load_boundary = loader(values), loader(boundaries)
     load_order = loader(sorter) if sorter is not None else None
@@ -63,8 +67,7 @@ def _binary_search(lower, values, boundaries, right: bool, sorter=None) -> Point
                                  hi), torch.int64)
         return new_lo, new_hi
 
-    lo_hi = (constant(0, torch.int64), constant(int(n), torch.int64))
-    steps = int(n).bit_length()
+    lo_hi = (constant(0, torch.int64), Value("index", (n,), torch.int64))
     for _ in range(steps - 1):
         lo_hi = tuple(loader(lower.realize(Pointwise(
             size, torch.int64, device, lambda idx, k=k, state=lo_hi: step(state, idx)[k])))

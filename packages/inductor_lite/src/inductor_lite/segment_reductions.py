@@ -6,7 +6,8 @@ from offsets, its entries `s` and `s + 1`; from lengths, `end` is their cumulati
 and `start` is `end - lengths`. Each output element `(..., s, ...)` reduces, over every row of
 the data, the element at its other indices, masked to the rows of its segment, as
 `embedding_bag.py` reduces its bags: the op costs the data's rows times the output's size, so
-more than `MAX_ROWS` rows (or a symbolic count) run as the aten op. As eager's CPU kernel,
+more than `MAX_ROWS` rows run as the aten op (a symbolic count as traced, the compiled version
+guarded to counts up to `MAX_ROWS`). As eager's CPU kernel,
 `initial` (else the reduction's identity) is the first operand, NaNs win max and min, and a
 mean divides by the segment's length: an empty one is `initial`, or NaN without it. Segments
 eager refuses (a negative length; with `unsafe=False`, a row of lengths that does not sum to
@@ -30,7 +31,7 @@ from .ir import (
     op,
     to_dtype,
 )
-from .lowering import aten, register, scan_buffer, sym
+from .lowering import aten, fits_guarded, positive, register, scan_buffer, sym
 
 # Rows of data each output element reads, at most.
 MAX_ROWS = 256
@@ -61,14 +62,15 @@ def _segment_reduce(lower, node, data, reduce, *, lengths=None, indices=None, of
         raise LoweringError("segment_reduce with an initial value that is not a number")
     size = tuple(sym(s) for s in val.shape)
     rows, segments = data.size[axis], size[axis]
-    if not (rows.is_Integer and 0 < int(rows) <= MAX_ROWS):
+    if not (positive(lower, rows) and fits_guarded(lower, rows, MAX_ROWS)):
         raise LoweringError(f"segment_reduce over {rows} rows (each output would read them "
                             f"all: more than {MAX_ROWS}, or none)")
-    if not all(s.is_Integer and int(s) > 0 for s in size):
+    if not all(positive(lower, s) for s in size):
         # (eager checks the lengths even for an empty output, which launches no kernel)
         raise LoweringError("segment_reduce of no segments or of an empty output")
     load_data, load_bounds = loader(data), loader(bounds)
     i64 = torch.int64
+    row_count = Value("index", (rows,), i64)
     # a segment is named by its output index up to `axis`: the data's leading indices, and its
     # own number `s` (a row of lengths or offsets per leading index)
 
@@ -85,10 +87,10 @@ def _segment_reduce(lower, node, data, reduce, *, lengths=None, indices=None, of
         def refused(at) -> Value:
             """Whether eager refuses the segment's length, or reads past the data for it."""
             bad = op("logical_or", op("lt", bound(at), constant(0, i64), dtype=torch.bool),
-                     op("gt", ends(at), constant(int(rows), i64), dtype=torch.bool))
+                     op("gt", ends(at), row_count, dtype=torch.bool))
             if not unsafe:  # the lengths of the segment's row sum to the rows
                 bad = op("logical_or", bad, op("ne", ends([*at[:-1], segments - 1]),
-                                               constant(int(rows), i64), dtype=torch.bool))
+                                               row_count, dtype=torch.bool))
             return bad
     else:
         def segment(at) -> tuple[Value, Value]:
@@ -98,7 +100,7 @@ def _segment_reduce(lower, node, data, reduce, *, lengths=None, indices=None, of
             start, end = segment(at)
             bad = op("logical_or", op("lt", start, constant(0, i64), dtype=torch.bool),
                      op("lt", end, start, dtype=torch.bool))
-            return op("logical_or", bad, op("gt", end, constant(int(rows), i64),
+            return op("logical_or", bad, op("gt", end, row_count,
                                             dtype=torch.bool))
 
     def checked_segment(at) -> tuple[Value, Value]:

@@ -6,9 +6,9 @@ its index, sorts the pairs by value with `std::sort` and takes the last index of
 longest run of equal values. Up to 16 elements `std::sort` is an insertion sort, which a
 kernel replays exactly (triton_helpers.mode_index), NaN (never below nor above anything)
 included; past 16 it is an introsort whose order among equal values the kernel does not
-replay, so longer rows are refused (aten runs), as are symbolic row lengths, tensors
-off the CPU (eager on a GPU chooses its own way), 0-d and empty
-inputs and the dtypes the key does not hold (64-bit, bool).
+replay, so longer rows are refused (aten runs; a symbolic row length is judged as traced, the
+compiled version guarded to rows up to 16), as are tensors off the CPU (eager on a GPU chooses
+its own way), 0-d and empty inputs and the dtypes the key does not hold (64-bit, bool).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .ir import (
     loader,
     to_dtype,
 )
-from .lowering import compute_dtype, register, scan_buffer
+from .lowering import compute_dtype, fits_guarded, positive, register, scan_buffer
 
 aten = torch.ops.aten
 
@@ -45,7 +45,7 @@ def _mode(lower, node, x: TensorIR, dim: int = -1, keepdim: bool = False):
         raise LoweringError(f"the mode of a {len(x.size)}-d {x.dtype} tensor")
     dim %= len(x.size)
     n = x.size[dim]
-    if not n.is_number or not 1 <= int(n) <= INSERTION_SORT_LIMIT:
+    if not (positive(lower, n) and fits_guarded(lower, n, INSERTION_SORT_LIMIT)):
         raise LoweringError(f"the mode of a row of {n}: std::sort's order among equal values "
                             "past 16 elements is its introsort's")
     load = loader(x)
