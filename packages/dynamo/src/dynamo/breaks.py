@@ -324,10 +324,10 @@ def shared_cells(code: types.CodeType) -> tuple[str, ...]:
     variables of its code, and the break hands the frame's cell objects on in its closure, so
     that a nested function made before the break and the code after it see each other's
     writes. Not shared (handed on by value, as locals): a name whose cell a 3.12 inlined
-    comprehension makes anew in the middle of the code, and the first argument of a method
-    calling zero-argument super() (which reads the frame's first parameter slot)."""
+    comprehension sets aside or makes anew in the middle of the code, and the first argument
+    of a method calling zero-argument super() (which reads the frame's first parameter slot)."""
     remade = {ins.argval for ins in instructions(code)[_code_start(code):]
-              if ins.opname == "MAKE_CELL"}
+              if ins.opname in ("MAKE_CELL", "LOAD_FAST_AND_CLEAR")}
     if "__class__" in code.co_freevars and code.co_argcount:
         remade.add(code.co_varnames[0])
     return tuple(n for n in code.co_cellvars if n not in remade)
