@@ -416,3 +416,53 @@ def test_output_laid_out_in_the_format_the_input_suggests(case, layout, symbolic
     hint = (lambda s: s.node.hint) if symbolic else (lambda s: s)
     assert [hint(s) if isinstance(s, torch.SymInt) else s for s in out.stride()] == \
         list(real.stride())
+
+
+_BATCH_NORM_CONTIGUOUS_FIRST_CASES = {
+    # (input, whether the weight is strided): inputs contiguous in both formats; a strided
+    # weight makes the kernel ask the input's suggested format (channels-last) instead
+    "channels_last_1x1": (torch.randn(2, 4, 1, 1).to(memory_format=torch.channels_last), False),
+    "channels_last_3d_1x1x1": (
+        torch.randn(2, 4, 1, 1, 1).to(memory_format=torch.channels_last_3d), False),
+    "one_channel_channels_last": (
+        torch.randn(2, 1, 3, 3).to(memory_format=torch.channels_last), False),
+    "strided_weight": (torch.randn(2, 4, 1, 1).to(memory_format=torch.channels_last), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BATCH_NORM_CONTIGUOUS_FIRST_CASES))
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_of_input_contiguous_in_two_formats_is_contiguous(case, training) -> None:
+    # the CPU batch norm lays an input contiguous in both formats out contiguously when all its
+    # tensors are dense; the fake followed torch's suggest_memory_format, which says channels-last
+    x, strided_weight = _BATCH_NORM_CONTIGUOUS_FIRST_CASES[case]
+
+    def fn(x):
+        weight = torch.ones(2 * x.shape[1])[::2] if strided_weight else None
+        return _BN.native_batch_norm(x, weight, None, torch.zeros(x.shape[1]),
+                                     torch.ones(x.shape[1]), training, 0.1, 1e-5)[0]
+    mode = FakeTensorMode()
+    with mode:
+        out = fn(mode.from_tensor(x))
+    assert out.stride() == fn(x).stride()
+
+
+_CHANNEL_SHUFFLE_INPUTS = {
+    "channels_last": torch.randn(2, 4, 3, 5).to(memory_format=torch.channels_last),
+    "channels_last_1x1": torch.randn(2, 4, 1, 1).to(memory_format=torch.channels_last),
+    "transposed_5d": torch.randn(2, 4, 6, 5, 3).transpose(2, 4),
+    "expanded": torch.randn(1, 4, 3, 5).expand(2, 4, 3, 5),
+    "empty_transposed": torch.randn(0, 4, 3, 5).transpose(2, 3),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_CHANNEL_SHUFFLE_INPUTS))
+@pytest.mark.parametrize("op", [_BN.native_channel_shuffle, _BN.channel_shuffle])
+def test_channel_shuffle_laid_out_as_the_cpu_kernel(layout, op) -> None:
+    # native_channel_shuffle runs channel_shuffle's CPU kernel, not its composite (which dropped
+    # channels-last and could not view a transposed input); an empty input comes back as itself
+    x = _CHANNEL_SHUFFLE_INPUTS[layout]
+    mode = FakeTensorMode()
+    with mode:
+        out = op(mode.from_tensor(x), 2)
+    assert out.stride() == op(x, 2).stride()

@@ -239,7 +239,7 @@ class FakeTensorMode(TorchDispatchMode):
         elif func in _VIEW_OPS:
             out = self._view_layout(args, out)
         elif func in _LAID_OUT_IN_SUGGESTED_FORMAT:
-            out = self._suggested_format_layout(args, out)
+            out = self._suggested_format_layout(func, args, out)
         if key is not None:
             self._cache.store(key, out, args)
         else:
@@ -318,17 +318,21 @@ class FakeTensorMode(TorchDispatchMode):
         with self:
             return aten.as_strided.default(self_, out.shape, corrected, out.storage_offset())
 
-    def _suggested_format_layout(self, args, out):
+    def _suggested_format_layout(self, func, args, out):
         """The first output of an op whose CPU kernel lays it out densely in the memory format its
         input suggests (batch norm, max_unpool2d, channel_shuffle), laid out so: their
         decompositions and meta kernels follow the input's strides (a transposed batch norm
-        input) or drop channels-last."""
+        input) or drop channels-last. Batch norm asks first whether its tensors are all stored
+        densely: then an input contiguous in both formats (`(N, C, 1, 1)`) is contiguous for it.
+        An empty input's channel shuffle is the input itself, an alias keeping its strides."""
         x, first = args[0], out[0] if isinstance(out, tuple) else out
         if not isinstance(x, FakeTensor) or x.fake_device.type != "cpu" \
                 or x.layout is not torch.strided:
             return out
         shape = first.shape
-        if torch._prims_common.suggest_memory_format(x) is torch.contiguous_format:
+        if func in _CHANNEL_SHUFFLES and x.numel() == 0:
+            strides = x.stride()
+        elif _memory_format_laid_out_by(func, args) is torch.contiguous_format:
             strides = torch._prims_common.make_contiguous_strides_for(shape)
         else:
             strides = torch._prims_common.make_channels_last_strides_for(shape)
@@ -431,6 +435,10 @@ class FakeTensorMode(TorchDispatchMode):
             # do not depend on: fake the overload that takes them as a list instead.
             func, args = sibling, (*args[:3], [1.0] * args[3].numel(), *args[4:])
             flat = tree_flatten((args, kwargs))[0]
+        if func is aten.native_channel_shuffle.default and args[0].fake_device.type == "cpu":
+            # On the CPU it runs channel_shuffle's kernel, not its composite one (which views
+            # the input and so refuses a transposed one that the CPU kernel takes).
+            func = aten.channel_shuffle.default
         if _is_composite_implicit(func):
             # Its kernel is made of other ops: run those through the mode one by one.
             with self:
@@ -653,13 +661,27 @@ _SHIFTS = frozenset({
     aten.bitwise_right_shift.Tensor_Scalar,
 })
 _VIEW_OPS = frozenset({aten.view.default, aten._unsafe_view.default})
-_LAID_OUT_IN_SUGGESTED_FORMAT = frozenset({
+_BATCH_NORMS = frozenset({
     aten.native_batch_norm.default, aten._native_batch_norm_legit.default,
     aten._native_batch_norm_legit.no_stats, aten._native_batch_norm_legit_no_training.default,
     aten._native_batch_norm_legit_functional.default, aten._batch_norm_with_update.default,
-    aten._batch_norm_with_update_functional.default, aten.max_unpool2d.default,
-    aten.channel_shuffle.default,
+    aten._batch_norm_with_update_functional.default,
 })
+_CHANNEL_SHUFFLES = frozenset({aten.channel_shuffle.default, aten.native_channel_shuffle.default})
+_LAID_OUT_IN_SUGGESTED_FORMAT = _BATCH_NORMS | _CHANNEL_SHUFFLES | {aten.max_unpool2d.default}
+
+
+def _memory_format_laid_out_by(func, args) -> torch.memory_format:
+    """The memory format in which the CPU kernel of `func` (one of
+    `_LAID_OUT_IN_SUGGESTED_FORMAT`) lays out its first output for input `args[0]`."""
+    x = args[0]
+    if func in _BATCH_NORMS and all(t.is_contiguous() for t in args[1:5]
+                                    if isinstance(t, torch.Tensor)):
+        for memory_format in (torch.contiguous_format, torch.channels_last,
+                              torch.channels_last_3d):
+            if x.is_contiguous(memory_format=memory_format):
+                return memory_format
+    return torch._prims_common.suggest_memory_format(x)
 
 
 @functools.cache
