@@ -863,3 +863,76 @@ def test_an_except_as_name_a_closure_captures_is_deleted_in_the_trace() -> None:
                                    x * 3)
         with pytest.raises(ValueError, match="empty"):
             _ = cell.cell_contents
+
+
+def test_an_unpacking_display_or_call_the_trace_cannot_hold_breaks_and_merges_for_real() -> None:
+    import array
+    import collections
+
+    class Config(collections.abc.Mapping):  # a user mapping: `**` of it is not traced
+        def __init__(self, **entries):
+            self.entries = entries
+
+        def __getitem__(self, key):
+            return self.entries[key]
+
+        def __iter__(self):
+            return iter(self.entries)
+
+        def __len__(self):
+            return len(self.entries)
+
+    config, floats = Config(scale=2), array.array("d", [1.0, 2.0])
+
+    def total(**weights):
+        return sum(weights.values())
+
+    def make(seed):
+        return (torch.randn(3, generator=torch.Generator().manual_seed(seed)),)
+
+    def dict_update(x):  # DICT_UPDATE
+        y = x + 1
+        merged = {**config, "bias": 3}
+        return y * merged["scale"] + merged["bias"]
+
+    def dict_merge(x):  # DICT_MERGE
+        y = x + 1
+        return y * total(**config, bias=3)
+
+    def set_update(x):  # SET_UPDATE: a tensor made in the frame
+        y = x + 1
+        seen = {*(y, x), 1}
+        return y * len(seen)
+
+    def list_extend(x):  # LIST_EXTEND: an iterable of C's
+        y = x + 1
+        items = [*floats, 3.0]
+        return y * sum(items)
+
+    _breaks_cleanly(dict_update, make, "** on a ")
+    _breaks_cleanly(dict_merge, make, "** on a ")
+    _breaks_cleanly(set_update, make, "a dict key that is a Tensor made in the frame")
+    _breaks_cleanly(list_extend, make, "the method array.__iter__")
+
+
+def test_an_unpacking_that_python_refuses_raises_its_error() -> None:
+    def total(**weights):
+        return sum(weights.values())
+
+    def keyword_twice(x):  # traced, it merged the second `k` over the first
+        return (x + 1) * total(**{"k": 1}, **{"k": 2})
+
+    def not_a_mapping(x):
+        return (x + 1) * len({**{"k": 1}, **x.dim()})
+
+    def call_not_a_mapping(x):
+        return (x + 1) * total(**{"k": 1}, **x.dim())
+
+    x = torch.randn(3)
+    for f, message in ((keyword_twice, "total() got multiple values for keyword argument 'k'"),
+                       (not_a_mapping, "'int' object is not a mapping"),
+                       (call_not_a_mapping, "total() argument after ** must be a mapping, not int")):
+        with pytest.raises(TypeError, match=re.escape(message)):
+            f(x)
+        with pytest.raises(TypeError, match=re.escape(message)):
+            _compiled_without_eager_frames(f, x)

@@ -170,7 +170,11 @@ BREAKABLE = frozenset({"CALL", "CALL_FUNCTION_EX", *BRANCHES,
                        "RAISE_VARARGS", "FOR_ITER", "BINARY_OP", "COMPARE_OP", "IS_OP",
                        "LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR", "STORE_ATTR", "DELETE_ATTR",
                        "FORMAT_VALUE", "UNPACK_SEQUENCE", "UNPACK_EX", "BUILD_MAP", "BUILD_SET",
-                       "MAP_ADD", "SET_ADD", "CALL_INTRINSIC_1", *OPERATORS})
+                       "MAP_ADD", "SET_ADD", "DICT_UPDATE", "DICT_MERGE", "SET_UPDATE",
+                       "LIST_EXTEND", "CALL_INTRINSIC_1", *OPERATORS})
+_BREAK_PLACES = ("only at a call, an operator, a subscript, an attribute, a display or "
+                 "comprehension (a list's, dict's or set's, unpacking too), a branch or a "
+                 "loop's next item")
 _INTRINSIC_UNARY_POSITIVE = 5  # 3.12's `+value` (CALL_INTRINSIC_1's argument)
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
@@ -179,13 +183,9 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     """Why the frame cannot break at instruction `index`, or None when it can."""
     ins = instructions(code)[index]
     if ins.opname not in BREAKABLE:
-        return (f"the graph cannot break there (at {ins.opname}: only at a call, an operator, "
-                "a subscript, an attribute, a dict or set display or comprehension, a branch or "
-                "a loop's next item)")
+        return f"the graph cannot break there (at {ins.opname}: {_BREAK_PLACES})"
     if ins.opname == "CALL_INTRINSIC_1" and ins.arg != _INTRINSIC_UNARY_POSITIVE:
-        return ("the graph cannot break there (at CALL_INTRINSIC_1: only at a call, an "
-                "operator, a subscript, an attribute, a dict or set display or comprehension, a "
-                "branch or a loop's next item)")
+        return f"the graph cannot break there (at CALL_INTRINSIC_1: {_BREAK_PLACES})"
     if ins.opname == "RAISE_VARARGS" and ins.arg == 0:
         return "no graph break at a bare raise"
     if code.co_flags & 0x20:
@@ -291,6 +291,12 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
             kept = (container, *rest[:len(rest) - width])
             return kept if len(kept) > 1 else container
         return ins.arg + width, ins.arg, store
+    if ins.opname in ("DICT_UPDATE", "SET_UPDATE", "LIST_EXTEND"):  # `{**a}`, `{*a}`, `[*a]`:
+        # the container lies `ins.arg` values deep, below the one it takes in
+        return ins.arg + 1, ins.arg, _merger(ins.opname, ins.arg, ins.arg + 1)
+    if ins.opname == "DICT_MERGE":  # a call's `**a`: its error names the callable, two values
+        # below the keywords' dict
+        return ins.arg + 3, ins.arg + 2, _merger(ins.opname, ins.arg, ins.arg + 3)
     if ins.opname == "UNPACK_SEQUENCE":
         return 1, ins.arg, _unpacker(ins.arg, None)
     if ins.opname == "UNPACK_EX":
@@ -317,6 +323,21 @@ def _unpacker(before: int, after: int | None) -> Callable[[Any], tuple]:
     exec(f"def unpack(value):\n    {', '.join(targets)}, = value\n"
          f"    return ({''.join(v + ', ' for v in values)})\n", namespace)
     return namespace["unpack"]
+
+
+@functools.cache
+def _merger(opname: str, arg: int, count: int) -> Callable[..., Any]:
+    """A function that lays its `count` arguments on the stack and runs instruction `opname`
+    `arg` itself on them (Python's own merge: its errors, a `**` of a keyword given twice,
+    of a non-mapping), returning the values left on the stack, the lowest first."""
+    names = [f"v{i}" for i in range(count)]
+    left = [bc.Instr("BUILD_TUPLE", count - 1)] if count > 2 else []
+    program = bc.Bytecode([bc.Instr("RESUME", 0), *(bc.Instr("LOAD_FAST", n) for n in names),
+                           bc.Instr(opname, arg), *left, bc.Instr("RETURN_VALUE")])
+    program.argnames = names
+    program.argcount = count
+    program.name = opname.lower()
+    return types.FunctionType(program.to_code(), {})
 
 
 def shared_cells(code: types.CodeType) -> tuple[str, ...]:

@@ -826,9 +826,17 @@ class Translator:
         other = self.pop()
         if not isinstance(other, DictVariable):
             raise Unsupported(f"** on {other.words()}")
-        self._building(ins.arg).entries.update(other.entries)
+        building = self._building(ins.arg)
+        if not isinstance(building, DictVariable):  # (one handed over by a break, not traced)
+            raise Unsupported(f"** into {building.words()}")
+        building.entries.update(other.entries)
 
-    DICT_MERGE = DICT_UPDATE
+    def DICT_MERGE(self, ins) -> None:  # a call's `**a`: a keyword given twice raises
+        other, building = self.stack[-1], self.stack[-1 - ins.arg]
+        if isinstance(other, DictVariable) and isinstance(building, DictVariable) \
+                and other.entries.keys() & building.entries.keys():
+            raise Unsupported("a keyword argument given twice (by `**`)")
+        self.DICT_UPDATE(ins)
 
     def UNPACK_SEQUENCE(self, ins) -> None:
         items = self.pop().items(self)
