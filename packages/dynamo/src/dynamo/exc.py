@@ -108,6 +108,12 @@ class Raised(Unsupported):
         self.explicit = False  # raised by a `raise` statement (not by a failing operation)
 
 
+def python_error(error: Exception) -> Raised:
+    """`error`, Python's own exception in its words, raised by the traced code."""
+    name = type(error).__name__
+    return Raised(error, f"{error} ({'an' if name[0] in 'AEIOU' else 'a'} {name} while tracing)")
+
+
 def no_attribute(kind: str, name: str, reason: str | None = None) -> Raised:
     """The AttributeError of an object of type `kind` that lacks `name`, in CPython's words."""
     message = f"'{kind}' object has no attribute '{name}'"

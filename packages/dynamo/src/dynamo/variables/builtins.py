@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from dynamo.exc import Raised, Unsupported, error_words, raised_by_python
+from dynamo.exc import Raised, Unsupported, error_words, python_error, raised_by_python
 from dynamo.operators import BINARY
 from dynamo.sources import CallSource, ModuleSource
 from dynamo.variables.base import TrueVariable, VariableTracker
@@ -338,8 +338,11 @@ class BuiltinVariable(TrueVariable):
             return args[0].call_method(tx, _UNARY_METHODS[fn], [], {})  # `-obj`: its `__neg__`
         handler = getattr(self, f"_call_{getattr(fn, '__name__', '')}", None)
         if handler is not None and getattr(builtins, fn.__name__, None) is fn:
-            _refuse_arguments_python_refuses(fn, handler, tx, args, kwargs)
-            result = handler(tx, *args, **kwargs)
+            try:
+                result = handler(tx, *args, **kwargs)
+            except TypeError:  # arguments the handler cannot bind, or an error of its own
+                _refuse_arguments_python_refuses(fn, handler, tx, args, kwargs)
+                raise
             if result is not None:
                 return result
         if fn in (operator.is_, operator.is_not):
@@ -668,7 +671,7 @@ class BuiltinVariable(TrueVariable):
         if not self._call_callable(tx, obj).as_constant():
             message = ("iter(object, sentinel): object must be callable"  # (Python's words)
                        if sys.version_info >= (3, 12) else "iter(v, w): v must be callable")
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         from dynamo.polyfills import call_until
         from dynamo.variables.functions import UserFunctionVariable
 
@@ -754,13 +757,13 @@ class BuiltinVariable(TrueVariable):
                 return iterate(tx, obj.call_method(tx, "__reversed__", [], {}))
             if not (obj.defines("__len__") and obj.defines("__getitem__")):
                 message = f"'{obj.python_type().__name__}' object is not reversible"
-                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+                raise python_error(TypeError(message))
             count = obj.call_method(tx, "__len__", [], {}).as_constant()
             return IteratorVariable([obj.call_method(tx, "__getitem__", [ConstantVariable(i)], {})
                                      for i in reversed(range(count))])
         if not _reversible(obj.python_type()):  # (a generator, an iterator, a set)
             message = f"'{obj.python_type().__name__}' object is not reversible"
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         return IteratorVariable(list(reversed(obj.items(tx))))
 
     def _call_list(self, tx, obj=None, **_):
@@ -801,7 +804,7 @@ class BuiltinVariable(TrueVariable):
         if start is not None and start.is_constant() and isinstance(start.as_constant(), (str, bytes)):
             kind, join = ("strings", "''") if isinstance(start.as_constant(), str) else ("bytes", "b''")
             message = f"sum() can't sum {kind} [use {join}.join(seq) instead]"  # (Python's words)
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         total = start if start is not None else ConstantVariable(0)
         for v in _taken(tx, obj):  # each added before the next is made, as a generator's are
             total = BuiltinVariable(operator.add).call(tx, [total, v], {})
@@ -826,7 +829,7 @@ class BuiltinVariable(TrueVariable):
         if not args or len(args) > 1 and default is not None:  # (Python's own words)
             misuse = (f"{name} expected at least 1 argument, got 0" if not args else
                       f"Cannot specify a default for {name}() with multiple positional arguments")
-            raise Raised(TypeError(misuse), f"{misuse} (a TypeError while tracing)")
+            raise python_error(TypeError(misuse))
         keyed = key is not None and not is_none(key)
         if not keyed and len(args) > 1 and any(isinstance(v, TensorVariable) for v in args):
             return None  # (with a key, the keys are compared: `max(ts, key=len)`)
@@ -843,7 +846,7 @@ class BuiltinVariable(TrueVariable):
             if default is None:
                 words = (f"{name}() iterable argument is empty" if sys.version_info >= (3, 12)
                          else f"{name}() arg is an empty sequence")  # (Python's own words)
-                raise Raised(ValueError(words), f"{words} (a ValueError while tracing)")
+                raise python_error(ValueError(words))
             return default
         return best
 
@@ -857,7 +860,7 @@ class BuiltinVariable(TrueVariable):
         if kwargs or len(args) > 2:
             message = "super() takes no keyword arguments" if kwargs else \
                 f"super() expected at most 2 arguments, got {len(args)}"  # (Python's words)
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         return tx.make_super(args)
 
     def _call_print(self, tx, *args, **_):
@@ -925,7 +928,7 @@ def _attribute_name(name: VariableTracker) -> str:
     attr = name.as_constant()
     if not isinstance(attr, str):
         message = f"attribute name must be string, not '{type(attr).__name__}'"
-        raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+        raise python_error(TypeError(message))
     return attr
 
 
@@ -1163,7 +1166,7 @@ def _user_operator(tx: Translator, fn: Any, a: VariableTracker,
     names = f"'{a.python_type().__name__}' and '{b.python_type().__name__}'"
     message = (f"'{_SYMBOLS[fn]}' not supported between instances of {names}" if comparison
                else f"unsupported operand type(s) for {method.strip('_')}: {names}")
-    raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+    raise python_error(TypeError(message))
 
 
 def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTracker:
@@ -1517,7 +1520,8 @@ def _refuse_arguments_python_refuses(fn: Any, handler: Any, tx: Translator,
     bind (`bool(1, 2)`), Python refuses too. The builtin, called with stand-ins for them,
     refuses them before it looks at any (its TypeError, in its words, raised in the trace).
     A keyword the handler names otherwise (`enumerate(iterable=...)`) is no misuse: where the
-    builtin's own signature binds the call, it is not traced (a stand-in would fail there)."""
+    builtin's own signature binds the call, it is not traced (a stand-in would fail there).
+    Returns where the handler binds them (its TypeError was another)."""
     try:
         _signature(handler.__func__).bind(None, tx, *args, **kwargs)
         return

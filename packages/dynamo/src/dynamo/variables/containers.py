@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from dynamo.exc import Raised, Unsupported, raised_by_python
+from dynamo.exc import Raised, Unsupported, python_error, raised_by_python
 from dynamo.sources import ItemsCopySource
 from dynamo.variables.base import VariableTracker
 from dynamo.variables.constant import ConstantVariable, is_literal
@@ -725,7 +725,7 @@ class DictVariable(VariableTracker):
             if not 1 <= len(args) <= 2:  # (Python's words)
                 bound = "least 1 argument" if not args else "most 2 arguments"
                 message = f"get expected at {bound}, got {len(args)}"
-                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+                raise python_error(TypeError(message))
             k = dict_key(args[0], tx, self)
             if self.has_key(k):
                 return self.lookup(k)

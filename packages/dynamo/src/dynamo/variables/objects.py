@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.nn.modules import module as nn_module
 
-from dynamo.exc import NotAGraphValue, Raised, Unsupported, no_attribute, raised_by_python
+from dynamo.exc import (
+    NotAGraphValue,
+    Raised,
+    Unsupported,
+    no_attribute,
+    python_error,
+    raised_by_python,
+)
 from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import (
     CallSource,
@@ -212,7 +219,7 @@ class ObjectVariable(VariableTracker):
         getter is; CPython's AttributeError where the property has no deleter."""
         if deleter.fdel is None:
             message = f"property {name!r} of {self.python_type().__name__!r} object has no deleter"
-            raise Raised(AttributeError(message), f"{message} (an AttributeError while tracing)")
+            raise python_error(AttributeError(message))
         on_class = self._member_source(name)
         self._member_function(tx, name, deleter.fdel, on_class and AttrSource(on_class, "fdel"),
                               "fdel").call(tx, [self], {})
@@ -1033,7 +1040,7 @@ class UserClassVariable(VariableTracker):
             if not args or not BuiltinVariable(callable).call(tx, [args[0]], {}).as_constant():
                 message = ("type 'partial' takes at least one argument" if not args
                            else "the first argument must be callable")  # (Python's words)
-                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+                raise python_error(TypeError(message))
             inner = args[0]
             if isinstance(inner, PartialVariable) and inner.flattens:
                 # a partial of a partial (with no `__dict__`) is flattened, as Python makes it
@@ -1706,14 +1713,14 @@ class SuperVariable(VariableTracker):
         in the trace): `cls` not a class, or `obj` neither an instance nor a subclass of it."""
         if not isinstance(cls, type):
             message = f"super() argument 1 must be a type, not {type(cls).__name__}"
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         value = obj.as_constant() if obj.is_constant() else None
         kind = obj.python_type()
         if not (isinstance(value, type) and issubclass(value, cls) or issubclass(kind, cls)):
             if inspect.getattr_static(kind, "__class__") is not object.__dict__["__class__"]:
                 raise Unsupported(f"super() of a {kind.__qualname__}, whose __class__ is its own")
             message = "super(type, obj): obj must be an instance or subtype of type"
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         return SuperVariable(cls, obj)
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:

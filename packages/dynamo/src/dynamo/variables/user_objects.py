@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import torch
 
-from dynamo.exc import Raised, Unsupported, no_attribute
+from dynamo.exc import Raised, Unsupported, no_attribute, python_error
 from dynamo.side_effects import DELETED, MISSING
 from dynamo.sources import ItemsCopySource, items_copy
 from dynamo.variables.base import VariableTracker
@@ -242,7 +242,7 @@ class UserObjectVariable(ObjectVariable):
             kind = result.python_type()
             if kind is not bool:  # CPython checks what `__bool__` returned
                 message = f"__bool__ should return bool, returned {kind.__name__}"
-                raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+                raise python_error(TypeError(message))
             return result.truth(tx)
         if self.defines("__len__"):
             self._guard_lacks(tx, ("__bool__",))  # one added to the class decides instead
@@ -269,14 +269,14 @@ class UserObjectVariable(ObjectVariable):
                                   f"returned {result.words()}")
         if not hasattr(kind, "__index__"):
             message = f"'{kind.__name__}' object cannot be interpreted as an integer"
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         value = operator.index(result.as_constant())
         if value < 0:
             raise Raised(ValueError("__len__() should return >= 0"),
                          "__len__() should return >= 0 (a ValueError while tracing)")
         if value > sys.maxsize:
             message = "cannot fit 'int' into an index-sized integer"
-            raise Raised(OverflowError(message), f"{message} (an OverflowError while tracing)")
+            raise python_error(OverflowError(message))
         return ConstantVariable(value)
 
     def items(self, tx: Translator) -> list[VariableTracker]:
@@ -304,7 +304,7 @@ class UserObjectVariable(ObjectVariable):
             return UserIteratorVariable(made)
         if isinstance(made, UserObjectVariable):
             message = f"iter() returned non-iterator of type '{made.python_type().__name__}'"
-            raise Raised(TypeError(message), f"{message} (a TypeError while tracing)")
+            raise python_error(TypeError(message))
         return made
 
     def base_items(self, tx: Translator) -> VariableTracker:
