@@ -17,7 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.modules.linear_cross_entropy  # noqa: F401  (defines the torch_nn ops)
+
+try:  # defines the torch_nn ops; torch before 2.12 has neither them nor F.linear_cross_entropy
+    import torch.nn.modules.linear_cross_entropy  # noqa: F401
+except ModuleNotFoundError:
+    HAS_OPS = False
+else:
+    HAS_OPS = True
 
 torch_nn = torch.ops.torch_nn
 
@@ -78,4 +84,4 @@ def _chunked_no_reduction(input: torch.Tensor, linear_weight: torch.Tensor,
 DECOMPOSITIONS = {
     torch_nn._linear_cross_entropy_batch_chunked.default: _chunked,
     torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default: _chunked_no_reduction,
-}
+} if HAS_OPS else {}
