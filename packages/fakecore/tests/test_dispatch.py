@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from fakecore import (
     DataDependentError,
@@ -158,6 +159,38 @@ def test_fake_cuda_model_forward_on_a_machine_without_gpu() -> None:
         x = torch.empty(5, 8, device="cuda")
         out = torch.func.functional_call(model, params, (x,))
     assert out.shape == (5, 2) and out.device.type == "cuda"
+
+
+def test_ctc_loss_on_fake_gpu_tensors_asks_for_cudnn_by_metadata() -> None:
+    # CTC loss on a GPU first asks `_use_cudnn_ctc_loss` (a CUDA kernel only): padded int64
+    # targets rule cuDNN out, and ATen's own kernel is faked
+    with FakeTensorMode():
+        log_probs = torch.empty(9, 4, 5, device="cuda").log_softmax(2)
+        targets = torch.zeros(4, 4, dtype=torch.long, device="cuda")
+        loss = F.ctc_loss(log_probs, targets, [9, 5, 0, 7], [4, 0, 3, 2], reduction="none")
+    assert loss.shape == (4,) and loss.device.type == "cuda"
+
+
+def test_use_cudnn_ctc_loss_follows_cudnns_conditions(monkeypatch) -> None:
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    use = torch.ops.aten._use_cudnn_ctc_loss
+    with FakeTensorMode():
+        log_probs = torch.empty(9, 2, 5, device="cuda")
+        targets = torch.zeros(5, dtype=torch.int32)  # concatenated, on the CPU
+        on_gpu = torch.zeros(5, dtype=torch.int32, device="cuda")
+        assert use(log_probs, targets, [9, 9], [3, 2], 0) is True
+        assert use(log_probs, targets, [9, 8], [3, 2], 0) is False  # an input shorter than time
+        assert use(log_probs, targets, [9, 9], [3, 2], 1) is False  # another blank
+        assert use(log_probs, targets.long(), [9, 9], [3, 2], 0) is False
+        assert use(log_probs, on_gpu, [9, 9], [3, 2], 0) is False
+        lengths = torch.full((2,), 9, dtype=torch.int32, device="cuda")
+        with pytest.raises(DataDependentError, match="_use_cudnn_ctc_loss.Tensor"):
+            use(log_probs, on_gpu, lengths, lengths, 0)
+        assert use(log_probs, on_gpu, lengths, lengths.long(), 0) is False
+    monkeypatch.setattr(torch.backends.cudnn, "enabled", False)
+    with FakeTensorMode():
+        assert use(torch.empty(9, 2, 5, device="cuda"), torch.zeros(5, dtype=torch.int32),
+                   [9, 9], [3, 2], 0) is False
 
 
 @pytest.mark.parametrize("fn", [

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 import torch
 
-from fakecore.errors import DataDependentError
+from fakecore.errors import DataDependentError, UnsupportedFakeOpError
 from fakecore.fake_tensor import FakeTensor
 from fakecore.sym_functions import FloorDiv
 
@@ -391,3 +391,45 @@ def _packs_by_lengths(mode, func, args, kwargs):
     # (its kernel reads the lengths on the CPU; its meta kernel refuses them as not being there)
     raise DataDependentError(f"{func}: its outputs' sizes and values come from the lengths' "
                              "values")
+
+
+@_handles(aten._use_cudnn_ctc_loss.default, aten._use_cudnn_ctc_loss.Tensor)
+def _uses_cudnn_ctc_loss(mode, func, args, kwargs):
+    # CTC loss on a GPU asks whether cuDNN's kernel takes its arguments (it has a CUDA kernel
+    # only). The answer reads metadata: cuDNN on, blank 0, float32 3-d log-probs on the GPU,
+    # 1-d contiguous int32 targets (on the CPU with list lengths; int32 length tensors), and
+    # then the lengths: every input the whole time, each target under 256 and no longer than
+    # its input. Tensor lengths hold those in their data. Where cuDNN is ruled out, the
+    # answer is False (ATen's own kernel, computing the same loss).
+    values = dict(zip(("log_probs", "targets", "input_lengths", "target_lengths", "blank"),
+                      args)) | kwargs
+    log_probs, targets = values["log_probs"], values["targets"]
+    inputs, lengths = values["input_lengths"], values["target_lengths"]
+    listed = func is aten._use_cudnn_ctc_loss.default
+    possible = (torch.backends.cudnn.enabled and torch.backends.cudnn.is_available()
+                and values["blank"] == 0 and log_probs.dim() == 3
+                and log_probs.dtype == torch.float32 and log_probs.fake_device.type == "cuda"
+                and targets.dim() == 1 and targets.dtype == torch.int32
+                and targets.is_contiguous()
+                and (targets.fake_device.type == "cpu" if listed
+                     else inputs.dtype == lengths.dtype == torch.int32))
+    if not possible:
+        return False
+    if not listed:
+        raise DataDependentError(f"{func}: whether cuDNN's kernel takes these lengths depends "
+                                 "on their values")
+    steps = log_probs.shape[0]
+    return (len(inputs) == len(lengths) and all(n == steps for n in inputs)
+            and all(t < 256 and t <= n for t, n in zip(lengths, inputs)))
+
+
+_MIOPEN_CTC_QUERIES = ((aten._use_miopen_ctc_loss.default, aten._use_miopen_ctc_loss.Tensor)
+                       if hasattr(aten, "_use_miopen_ctc_loss") else ())  # (torch 2.12+)
+
+
+@_handles(*_MIOPEN_CTC_QUERIES)
+def _uses_miopen_ctc_loss(mode, func, args, kwargs):
+    # The same question for MIOpen, which only ROCm builds have
+    if torch.version.hip is None:
+        return False
+    raise UnsupportedFakeOpError(func, "MIOpen's conditions for CTC loss are not modelled")
