@@ -23,6 +23,27 @@ if os.environ.get("INDUCTOR_LITE_KERNEL_LOG"):  # nox's test sessions: see gpu_f
     gpu_frontend.record(os.environ["INDUCTOR_LITE_KERNEL_LOG"])
 
 
+# A device-side assert (eager's index checks, a kernel's `config.index_asserts`) ends the
+# process's CUDA context: every later test of the process would fail. Under pytest-xdist, the
+# worker exits after the test that met it has been reported, and xdist starts a fresh one for
+# the tests left (and reports that test's worker as crashed too).
+_CONTEXT_LOST = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    yield
+    if call.excinfo is not None and "device-side assert triggered" in str(call.excinfo.value):
+        item.stash[_CONTEXT_LOST] = True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield
+    if item.stash.get(_CONTEXT_LOST, False) and os.environ.get("PYTEST_XDIST_WORKER"):
+        os._exit(1)
+
+
 @pytest.fixture(autouse=True)
 def fresh_counters():
     inductor_lite.metrics.reset()
