@@ -79,6 +79,9 @@ def test_ctc_loss_opinfo_sized(device):
 
 
 def test_ctc_loss_target_outside_the_classes_fails_the_index_check(device):
+    if device != "cpu":
+        pytest.skip("bounds are checked by Triton's interpreter: on a GPU the kernels' check is "
+                    "a device assert, and only with config.index_asserts")
     lp = log_probs(4, 2, 3, device=device)
     targets = torch.tensor([[1, 2], [1, 3]], device=device)
     compiled = compile_fx(torch.fx.symbolic_trace(

@@ -107,6 +107,9 @@ def test_normal_of_tensors_broadcasts_std(device, dtype):
     lambda m, s: torch.normal(m, s[1]),  # a 0-d std
 ])
 def test_normal_of_a_bad_std_tensor_raises_as_in_eager(device, fn, bad):
+    if device != "cpu":
+        pytest.skip("on a GPU, the generated check (`_assert_async`) is a device assert, which "
+                    "ends the process's CUDA context (eager's is a host check there too)")
     mean, std = torch.zeros(5, device=device), torch.ones(5, device=device)
     compiled = generated(fn, mean, std)
     assert compiled(mean, std).shape == (5,)

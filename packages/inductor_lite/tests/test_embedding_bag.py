@@ -171,6 +171,9 @@ def test_embedding_bag_max(device, include_last_offset, padding_idx):
 @pytest.mark.parametrize("include_last_offset", [False, True])
 def test_embedding_bag_max_of_unordered_offsets(device, offsets, include_last_offset):
     # eager's max path counts the offsets at or before each position: no error
+    if device != "cpu":
+        pytest.skip("CPU eager's behaviour: CUDA eager's max kernel (which the aten op runs off "
+                    "the CPU) device-asserts `end >= begin`, ending the process's CUDA context")
     weight = torch.randn(7, 5, device=device)
     indices = torch.tensor(MAX_INDICES, device=device, dtype=torch.int32)
     check_max_bags(weight, indices, torch.tensor(offsets, device=device, dtype=torch.int32),
