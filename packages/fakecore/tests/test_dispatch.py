@@ -187,8 +187,7 @@ def test_use_cudnn_ctc_loss_follows_cudnns_conditions(monkeypatch) -> None:
         with pytest.raises(DataDependentError, match="_use_cudnn_ctc_loss.Tensor"):
             use(log_probs, on_gpu, lengths, lengths, 0)
         assert use(log_probs, on_gpu, lengths, lengths.long(), 0) is False
-    monkeypatch.setattr(torch.backends.cudnn, "enabled", False)
-    with FakeTensorMode():
+    with torch.backends.cudnn.flags(enabled=False), FakeTensorMode():
         assert use(torch.empty(9, 2, 5, device="cuda"), torch.zeros(5, dtype=torch.int32),
                    [9, 9], [3, 2], 0) is False
 

@@ -466,3 +466,56 @@ def test_channel_shuffle_laid_out_as_the_cpu_kernel(layout, op) -> None:
     with mode:
         out = op(mode.from_tensor(x), 2)
     assert out.stride() == op(x, 2).stride()
+
+
+_COMPOSED_REFERENCE_CASES = {
+    "copysign": torch.copysign,
+    "floor_divide": torch.floor_divide,
+    "xlogy": torch.xlogy,
+    "hardtanh_backward": lambda g, x: _BN.hardtanh_backward(g, x, 0.0, 1.0),
+    "softplus_backward": lambda g, x: _BN.softplus_backward(g, x, 1.0, 20.0),
+    "native_dropout_backward": lambda g, m: _BN.native_dropout_backward(g, m > 0.5, 2.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_COMPOSED_REFERENCE_CASES))
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_composed_reference_laid_out_by_its_first_input(case, symbolic) -> None:
+    # the CPU kernel is one TensorIterator, ordering the dims by its first input first; the
+    # reference, built of several ops, ordered them by the contiguous second input
+    fn = _COMPOSED_REFERENCE_CASES[case]
+    x, y = torch.rand(4, 5).t() + 0.5, torch.rand(5, 4) + 0.5
+    mode = FakeTensorMode(ShapeEnv() if symbolic else None)
+    dims = (0, 1) if symbolic else ()
+    with mode:
+        out = fn(mode.from_tensor(x, dynamic_dims=dims), mode.from_tensor(y, dynamic_dims=dims))
+    hint = (lambda s: s.node.hint) if symbolic else (lambda s: s)
+    assert [hint(s) if isinstance(s, torch.SymInt) else s for s in out.stride()] == \
+        list(fn(x, y).stride())
+
+
+_BATCH_NORMS_THE_DECOMPOSITION_REFUSED = {
+    # `_batch_norm_with_update` without a weight: the decomposition asked for the backend,
+    # whose binding refuses None
+    "with_update_without_weight": lambda x: _BN._batch_norm_with_update(
+        x, None, None, torch.zeros(3), torch.ones(3), 0.1, 1e-5),
+    "with_update_functional_without_bias": lambda x: _BN._batch_norm_with_update_functional(
+        x, torch.ones(3), None, torch.zeros(3), torch.ones(3), 0.1, 1e-5),
+    # training on one value per channel: the decomposition's `n / (n - 1)` divided by zero
+    "training_one_value_per_channel": lambda x: _BN.native_batch_norm(
+        x[:1, :, :1, :1], None, None, torch.zeros(3), torch.ones(3), True, 0.1, 1e-5),
+    "legit_functional_one_value_per_channel": lambda x: _BN._native_batch_norm_legit_functional(
+        x[:1, :, 0, 0], None, None, torch.zeros(3), torch.ones(3), True, 0.1, 1e-5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BATCH_NORMS_THE_DECOMPOSITION_REFUSED))
+def test_batch_norm_fakes_where_its_decomposition_raises(case) -> None:
+    fn = _BATCH_NORMS_THE_DECOMPOSITION_REFUSED[case]
+    x = torch.randn(2, 3, 4, 4).to(memory_format=torch.channels_last)
+    mode = FakeTensorMode()
+    with mode:
+        out = fn(mode.from_tensor(x))
+    real = fn(x)
+    assert [(t.shape, t.stride(), t.dtype) for t in out] == \
+        [(t.shape, t.stride(), t.dtype) for t in real]

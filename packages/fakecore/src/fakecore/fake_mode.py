@@ -234,7 +234,7 @@ class FakeTensorMode(TorchDispatchMode):
         out = self._run_meta_kernel(func, args, kwargs, flat)
         if func is aten.convolution.default:
             out = self._conv_layout(args, kwargs, out)
-        elif torch.Tag.pointwise in func.tags:
+        elif torch.Tag.pointwise in func.tags or func in _UNTAGGED_POINTWISE:
             out = self._pointwise_layout(func, args, kwargs, out)
         elif func in _VIEW_OPS:
             out = self._view_layout(args, out)
@@ -346,16 +346,22 @@ class FakeTensorMode(TorchDispatchMode):
     def _pointwise_layout(self, func, args, kwargs, out):
         """A pointwise op's new output laid out as the CPU kernel's TensorIterator lays it out,
         for static CPU fakes: the meta kernels (Python references) can give a size-1 dim
-        another stride (`tensor_iterator`), and with it another suggested memory format."""
+        another stride (`tensor_iterator`), and with it another suggested memory format. A
+        reference built of several ops (copysign's `where(signbit(b), -abs(a), abs(a))`) can
+        order the dims by another operand first than the kernel's one TensorIterator, which
+        follows its first input: given a transposed and a contiguous input, it gets every
+        stride wrong. Such ops' outputs take all their strides from the rules."""
         schema = func._schema
+        composed = func in decomposition_table
         if schema.is_mutable or len(schema.returns) != 1 or not isinstance(out, FakeTensor) \
-                or not _has_size_one(out.shape) or func.namespace != "aten" \
+                or not (composed or _has_size_one(out.shape)) or func.namespace != "aten" \
                 or any(a.name == "memory_format" for a in schema.arguments):
             # (prims, such as the `convert_element_type` of `_to_copy`'s reference, and ops
             # laying their output out as asked, keep the layout the reference gave them)
             return out
-        # (only size-1 dims' strides are corrected; with symbolic sizes the layout rules'
-        # comparisons are decided as the kernel decides them, recording guards)
+        # (a single-op reference's strides are corrected at size-1 dims only; with symbolic
+        # sizes the layout rules' comparisons are decided as the kernel decides them,
+        # recording guards)
         # (a `.Scalar` overload with a `.Tensor` sibling runs that one on its `other` wrapped
         # in a 0-d tensor: an operand, unlike `clamp_min`'s or `pow.Tensor_Scalar`'s number,
         # or `lerp.Scalar`'s weight, `alpha`)
@@ -399,7 +405,10 @@ class FakeTensorMode(TorchDispatchMode):
             strides = tuple(torch._prims_common.make_contiguous_strides_for(shape))
         else:
             strides = tensor_iterator.output_strides(shape, operands)
-        corrected = _size_one_corrected(out, strides)
+        if composed and func not in _LIKE_SELF_OPS | _CONTIGUOUS_OPS:
+            corrected = None if all(map(_same, out.stride(), strides)) else list(strides)
+        else:
+            corrected = _size_one_corrected(out, strides)
         if corrected is None:
             return out
         with self:
@@ -454,6 +463,9 @@ class FakeTensorMode(TorchDispatchMode):
             # Meta kernels are dense kernels: other ops on sparse inputs run the real sparse CPU
             # kernel on zeros.
             return self._run_on_zeros(func, args, kwargs, "a sparse input")
+        if func in _BATCH_NORMS and _can_run_on_zeros(func, flat) \
+                and _batch_norm_decomposition_raises(func, args, kwargs):
+            return self._run_on_zeros(func, args, kwargs, "")
         symbols = _symbols(flat) if self.shape_env is not None else set()
         if (
             func in decomposition_table
@@ -661,12 +673,38 @@ _SHIFTS = frozenset({
     aten.bitwise_right_shift.Tensor_Scalar,
 })
 _VIEW_OPS = frozenset({aten.view.default, aten._unsafe_view.default})
+# Pointwise on the CPU (one TensorIterator over their tensors in order), though not tagged so.
+_UNTAGGED_POINTWISE = frozenset({
+    aten.floor_divide.default, aten.floor_divide.Scalar, aten.hardtanh_backward.default,
+    aten.elu_backward.default, aten.hardswish_backward.default, aten.softplus_backward.default,
+    aten.hardsigmoid_backward.default,
+})
 _BATCH_NORMS = frozenset({
     aten.native_batch_norm.default, aten._native_batch_norm_legit.default,
     aten._native_batch_norm_legit.no_stats, aten._native_batch_norm_legit_no_training.default,
     aten._native_batch_norm_legit_functional.default, aten._batch_norm_with_update.default,
     aten._batch_norm_with_update_functional.default,
 })
+_BATCH_NORMS_WITH_UPDATE = frozenset({
+    aten._batch_norm_with_update.default, aten._batch_norm_with_update_functional.default,
+})
+
+
+def _batch_norm_decomposition_raises(func, args, kwargs) -> bool:
+    """Whether torch's decomposition of batch norm `func` raises where the CPU kernel runs (on
+    static sizes): `_batch_norm_with_update*` without a weight or bias (it asks which backend
+    would run, and that binding refuses None), and training with running statistics over one
+    value per channel (the unbiased variance's `n / (n - 1)` in Python floats: the kernel's is
+    inf)."""
+    bound = {**dict(zip((a.name for a in func._schema.arguments), args)), **kwargs}
+    if func in _BATCH_NORMS_WITH_UPDATE and (bound["weight"] is None or bound["bias"] is None):
+        return True
+    x = bound["input"]
+    training = func in _BATCH_NORMS_WITH_UPDATE or bound.get("training", False)
+    return (training and bound.get("running_mean") is not None and x.dim() >= 2
+            and x.numel() == x.shape[1])
+
+
 _CHANNEL_SHUFFLES = frozenset({aten.channel_shuffle.default, aten.native_channel_shuffle.default})
 _LAID_OUT_IN_SUGGESTED_FORMAT = _BATCH_NORMS | _CHANNEL_SHUFFLES | {aten.max_unpool2d.default}
 
