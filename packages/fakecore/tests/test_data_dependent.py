@@ -289,3 +289,26 @@ def test_a_comparison_of_float_algebra_sympy_simplified_is_left_to_the_data() ->
     assert (n - n == 0) is True and (n * 0.0 == 0) is True and (s - s == 0) is True
     with pytest.raises(DataDependentError, match=r"zuf\d+ from aten"):
         bool(v * 2 > 0)
+
+
+def test_a_slice_of_one_of_a_data_dependent_dim_broadcasts_against_it() -> None:
+    # `x[:1]` has size Min(1, u0): 1 unless x is empty. torch's rule for unbacked broadcasting
+    # could not tell it is 1 and asserted Eq(u0, Min(1, u0)), false for every u0 > 1
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        x = mode.from_tensor(torch.ones(4, 3))[mode.from_tensor(torch.tensor([True] * 4))]
+        out = torch.fmod(x, x[:1])
+        out_t = torch.where(x.t() > 0, x.t()[:, -1:], 0.0)
+    assert str(out.shape[0]) == "u0" and str(out_t.shape[1]) == "u0"
+    assert mode.shape_env.runtime_asserts == []
+
+
+def test_an_in_place_op_on_a_slice_of_one_checks_it_holds_the_broadcast() -> None:
+    # eager's `x[:1].add_(x)` raises unless x has at most one element: the sizes must be equal
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        x = mode.from_tensor(torch.ones(4))[mode.from_tensor(torch.tensor([True] * 4))]
+        head = x[:1]
+        out = head.add_(x)
+    assert out is head and str(out.shape[0]) == "Min(1, u0)"
+    assert [str(a.expr) for a in mode.shape_env.runtime_asserts] == ["Eq(Min(1, u0), u0)"]

@@ -205,3 +205,19 @@ def test_cumulative_extreme_of_a_rounded_bfloat16_value(device, op):
     gm = make_fx(f)(x)
     got, want = compile_fx(gm, [x])(x), f(x)
     assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+def test_data_dependent_size_broadcast_against_a_slice_of_one(device):
+    # seed 8013: `x[:1]` of a data-dependent size u0 has size Min(1, u0); the retrace took it
+    # for u0 (torch's rule for unbacked broadcasting) and asserted Eq(u0, Min(1, u0)), which
+    # failed at every call with more than one selected element
+    def f(x):
+        v = x[x > 0]
+        return torch.fmod(v, v[..., :1])
+
+    x = torch.tensor([1.0, -2.0, 3.0, 4.0, -5.0, 6.0, 7.0], device=device)
+    compiled = compile_fx(make_fx(f)(x), [x])
+    for values in ([1.0, -2.0, 3.0, 4.0, -5.0, 6.0, 7.0], [-1.0, -2.0], [3.0, -1.0]):
+        x = torch.tensor(values, device=device)
+        assert torch.equal(compiled(x), f(x))
+    assert program_fuzz.run_case(8013) == "ok"

@@ -316,6 +316,45 @@ def _slice_with_unbacked(mode, func, args, kwargs):
     return FakeTensor(mode, meta, x.fake_device)
 
 
+def _one_unless_empty(size: int | torch.SymInt) -> sympy.Expr | None:
+    """`n` where `size` is `Min(1, n)` (`x[:1]` of a dim of size `n`), else None."""
+    expr = _as_expr(size)
+    if isinstance(expr, sympy.Min) and len(expr.args) == 2 and sympy.Integer(1) in expr.args:
+        return next(arg for arg in expr.args if arg != 1)
+    return None
+
+
+def broadcast_slices_of_one(mode: FakeTensorMode, args: tuple) -> tuple:
+    """A pointwise op's arguments with each tensor dim of size `Min(1, n)` that meets a dim of
+    size `n` in another tensor (aligned from the right) expanded to `n` at stride 0.
+
+    Eager broadcasts `x[:1]` against `x`: its size is 1 unless `x` is empty, and then both
+    are 0. Where `n` is unbacked, torch's broadcasting rule cannot tell `Min(1, n)` is 1, takes
+    the sizes as equal and asserts so at run time, an assert that fails for every `n > 1`."""
+    tensors = [a for a in args if isinstance(a, FakeTensor)]
+
+    def size_at(dim: int, expr: sympy.Expr) -> int | torch.SymInt | None:
+        return next((t.shape[dim] for t in tensors
+                     if t.dim() >= -dim and _as_expr(t.shape[dim]) == expr), None)
+
+    def broadcast(t: Any) -> Any:
+        if not isinstance(t, FakeTensor):
+            return t
+        sizes, strides = list(t.shape), list(t.stride())
+        for dim in range(-t.dim(), 0):
+            n = _one_unless_empty(sizes[dim])
+            size = None if n is None else size_at(dim, n)
+            if size is not None:
+                sizes[dim], strides[dim] = size, 0
+        if all(a is b for a, b in zip(sizes, t.shape)):
+            return t
+        with mode.kernel_invocation():
+            meta = torch.ops.aten.as_strided.default(t, sizes, strides, t.storage_offset())
+        return FakeTensor(mode, meta, t.fake_device)
+
+    return tuple(broadcast(a) for a in args)
+
+
 def _symint(env: Any, expr: sympy.Expr) -> int | torch.SymInt:
     hint = env.size_hint(expr)
     return env.wrap(expr, int, None if hint is None else int(hint))

@@ -27,7 +27,12 @@ from torch.utils.weak import WeakIdKeyDictionary
 
 from fakecore import tensor_iterator
 from fakecore.conversion import CONSTANT_NUMEL, TensorConverter
-from fakecore.data_dependent import DATA_DEPENDENT_OPS, FakeImplCtx, memoized
+from fakecore.data_dependent import (
+    DATA_DEPENDENT_OPS,
+    FakeImplCtx,
+    broadcast_slices_of_one,
+    memoized,
+)
 from fakecore.dispatch_cache import DispatchCache
 from fakecore.errors import MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_tensor import METADATA_QUERIES, FakeTensor
@@ -210,6 +215,10 @@ class FakeTensorMode(TorchDispatchMode):
             out = handler(self, func, args, kwargs)
             if out is not NotImplemented:
                 return out
+        if self.shape_env is not None and torch.Tag.pointwise in func.tags \
+                and not func._schema.is_mutable:  # (an in-place op keeps its output's sizes)
+            args = broadcast_slices_of_one(self, args)
+            flat = tree_flatten((args, kwargs))[0]
         fake_impl = None if func.namespace in ("aten", "prims") else \
             torch._library.simple_registry.singleton.find(func.name()).fake_impl.kernel
         if fake_impl is not None:
