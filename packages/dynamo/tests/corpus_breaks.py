@@ -25,7 +25,7 @@ KINDS = {
     "disabled": "disabled_identity({T})",
     "c_function": 'binascii.crc32(b"k")',
     "numpy": "{T}.numpy() is not None",
-    "new_object": "object() is not None",
+    "new_object": "bytearray() is not None",
     "callee": "breaking_callee({T})",
 }
 

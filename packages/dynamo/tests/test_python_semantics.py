@@ -694,8 +694,8 @@ def test_a_break_inside_dict_fromkeys_names_the_users_line() -> None:
 
 
 def test_a_builtin_that_cannot_be_traced_is_named_in_words() -> None:
-    with pytest.raises(dynamo.Unsupported, match=r"object\(\) with no arguments"):
-        dynamo.compile(lambda x: (object(), x + 1)[1], fullgraph=True)(torch.ones(1))
+    with pytest.raises(dynamo.Unsupported, match=r"bytearray\(\) with no arguments"):
+        dynamo.compile(lambda x: (bytearray(), x + 1)[1], fullgraph=True)(torch.ones(1))
     with pytest.raises(dynamo.Unsupported, match=r"str\(\) on a list"):
         dynamo.compile(lambda x: str([x, x]), fullgraph=True)(torch.ones(1))
 
@@ -982,3 +982,56 @@ def test_displays_subscripts_and_formats_misused_on_constants_raise_pythons_erro
         return x + len(errors), errors
 
     _agree(f, (torch.ones(2),), (torch.ones(3),), fullgraph=True)
+
+
+class _Scaled:
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def _scale(self, x):
+    return x * self.k
+
+
+def test_a_function_bound_with_method_type_is_called_and_read_in_the_trace() -> None:
+    """`types.MethodType(fn, obj)` was a break ("creating an instance of method"); a bound
+    method's `__self__` and `__func__` another."""
+    import types
+
+    def bind(x):
+        obj = _Scaled(3)
+        obj.scale = types.MethodType(_scale, obj)
+        bound = types.MethodType(lambda self, y: y + self, 2)
+        return obj.scale(x) + bound(x), obj, bound.__self__, bound.__func__(1, x)
+
+    x = torch.randn(3)
+    got, obj, self_, called = dynamo.compile(bind, fullgraph=True)(x)
+    assert torch.equal(got, x * 3 + (x + 2)) and self_ == 2 and torch.equal(called, x + 1)
+    assert obj.scale.__self__ is obj and obj.scale.__func__ is _scale
+
+
+def test_exit_stack_enter_context_binds_the_exit_in_the_trace() -> None:
+    """`ExitStack.enter_context` binds the manager's `__exit__` with `types.MethodType`."""
+    import contextlib
+
+    class Counting:
+        def __init__(self, box):
+            self.box = box
+
+        def __enter__(self):
+            self.box.append(1)
+            return len(self.box)
+
+        def __exit__(self, *exc):
+            self.box.pop()
+
+    def f(x, box):
+        with contextlib.ExitStack() as stack:
+            n = stack.enter_context(Counting(box))
+            y = x * n + len(box)
+        return y + len(box)
+
+    report = dynamo.explain(f)(torch.ones(2), [])
+    assert not [b.reason for b in report.breaks if "method" in b.reason], str(report)
+    box = []
+    assert torch.equal(dynamo.compile(f)(torch.ones(2), box), torch.full((2,), 2.0)) and box == []

@@ -847,3 +847,36 @@ def test_a_chain_map_made_in_the_frame_breaks_with_a_reason_in_words():
     assert any("set.union() of a dict, not a constant" in b.reason for b in explained.breaks), \
         explained.breaks
     assert torch.equal(dynamo.compile(f, backend="eager")(*args), f(*args))
+
+
+def test_the_top_one_of_heapq_and_counter_is_followed():
+    """`heapq.nlargest(1, ...)` (and so `Counter.most_common(1)`) takes a sentinel
+    `object()`, which was a break ("object() with no arguments")."""
+    def f(x, words):
+        counts = collections.Counter(words)
+        (word, n), = counts.most_common(1)
+        low = heapq.nsmallest(1, [5, 1, 9], key=lambda v: -v)
+        return x * n, word, low, heapq.nlargest(1, [])
+
+    x = torch.randn(3)
+    words = ["a", "b", "a"]
+    assert _same(_one_graph(f, x, words), f(x, words))
+
+
+def test_a_sentinel_object_made_in_the_frame_is_itself():
+    def f(x, options):
+        missing = object()
+        scale = options.get("scale", missing)
+        try:
+            missing.name = "no"
+        except AttributeError as error:
+            message = str(error)
+        return (x if scale is missing else x * scale), missing, [missing, missing], message
+
+    x = torch.randn(3)
+    compiled = dynamo.compile(f, fullgraph=True)
+    got, missing, both, message = compiled(x, {})
+    assert torch.equal(got, x) and type(missing) is object and both == [missing, missing]
+    assert message == f(x, {})[3]
+    assert compiled(x, {})[1] is not missing  # a new one each call, as in eager
+    assert torch.equal(compiled(x, {"scale": 2})[0], x * 2)

@@ -245,3 +245,33 @@ def test_a_tensor_operator_takes_a_number_subclass_before_its_reflected_method()
             got = dynamo.compile(f, backend=backend)(x, c)
         for g, e in zip(got, f(x, c)):
             assert torch.equal(g, e), (backend, got)
+
+
+class _Holding:
+    """A container whose `__contains__` compares by identity; `_Listed` only iterates."""
+
+    def __init__(self, *items):
+        self.items = list(items)
+
+    def __contains__(self, item):
+        return any(item is it for it in self.items)
+
+
+class _Listed:
+    def __init__(self, *items):
+        self.items = list(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+def test_a_tensor_in_a_user_container_asks_its_contains() -> None:
+    """`t in obj` with a tensor `t` was made a graph op (a break: "passing a _Holding to a graph
+    operation (contains)"); it is the container's `__contains__`, or its iteration."""
+    def f(x, y):
+        held, listed = _Holding(x), _Listed(y, 3)
+        return x in held, y in held, y not in held, y in listed
+
+    x = torch.randn(2)
+    assert dynamo.compile(f, fullgraph=True)(x, x.clone()) == (True, False, True, True)
+    assert dynamo.compile(f, fullgraph=True)(x, x) == (True, True, False, True)

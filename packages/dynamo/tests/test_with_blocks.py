@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 import time
 import warnings
@@ -284,3 +285,24 @@ def test_a_call_under_disable_saved_tensors_hooks_compiles() -> None:
     compiled = dynamo.compile(f, backend="eager")
     with torch.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
         torch.testing.assert_close(compiled(torch.ones(3)), f(torch.ones(3)))
+
+
+def test_an_exit_stack_is_one_graph_and_sys_exc_info_is_the_callers() -> None:
+    """`ExitStack.__exit__` calls `sys.exc_info()`: a break ("calling sys.exc_info") in every
+    ExitStack block. It answers the caller's state, guarded: called from a handler of the
+    caller's, the compiled frame sees the caller's exception, as eager does."""
+    def f(x):
+        done = []
+        with contextlib.ExitStack() as stack:
+            stack.callback(done.append, 1)
+            y = x + 1
+        return y, done, sys.exc_info()[0]
+
+    x = torch.ones(2)
+    compiled = dynamo.compile(f, fullgraph=True)
+    assert compiled(x)[1:] == ([1], None)
+    try:
+        raise KeyError("k")
+    except KeyError:
+        assert dynamo.compile(f)(x)[1:] == ([1], KeyError)
+    assert dynamo.compile(f)(x)[1:] == ([1], None)

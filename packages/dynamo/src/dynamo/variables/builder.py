@@ -70,6 +70,7 @@ from dynamo.variables.functions import (
     TORCH_DISABLED,
     BoundMethodVariable,
     CachedFunctionVariable,
+    ExcInfoVariable,
     NumpyFunctionVariable,
     OpaqueFunctionVariable,
     PartialVariable,
@@ -513,7 +514,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             _guard(tx, source, TypeMatch, type(value))
             _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
             _guard(tx, _child(source, AttrSource, "__self__"), Identity.of, owner)
-        return OpaqueFunctionVariable(value, source)
+        return (ExcInfoVariable if value is sys.exc_info else OpaqueFunctionVariable)(value, source)
     _guard(tx, source, TypeMatch, type(value))
     return UserObjectVariable(value, source)
 

@@ -423,6 +423,8 @@ class BuiltinVariable(TrueVariable):
             return tx.output.call_function(_SYM_MATH[fn], args, {})
         if fn is operator.getitem and _is_object(args[0]):
             return self._on_objects(tx, args, kwargs)  # `obj[n]`, n symbolic: obj's __getitem__
+        if fn is operator.contains and _is_object(args[0]):
+            return self._on_objects(tx, args, kwargs)  # `t in obj`, t a tensor: obj's __contains__
         if any(_graph_value(a) for a in [*args, *kwargs.values()]):
             if fn in PURE:
                 if any(isinstance(a, SymNodeVariable) for a in args) and any(
@@ -513,6 +515,10 @@ class BuiltinVariable(TrueVariable):
             return _sequence_arith(tx, fn, *args)
         if isinstance(fn, type) and issubclass(fn, BaseException):
             return make_exception(fn, args, kwargs)
+        if fn is object and not args and not kwargs:  # a sentinel (`heapq.nlargest` makes one)
+            from dynamo.variables.user_objects import NewObjectVariable
+
+            return NewObjectVariable(object, None)
         on = f" on {', '.join(a.words() for a in args)}" if args else " with no arguments"
         raise Unsupported(f"{name}(){on}")
 

@@ -22,6 +22,7 @@ import torch._compile
 
 from dynamo.exc import Raised, Unsupported, no_attribute
 from dynamo.side_effects import MISSING
+from dynamo.sources import CallSource, ModuleSource
 from dynamo.variables.base import TrueVariable, VariableTracker
 from dynamo.variables.constant import (
     ConstantVariable,
@@ -36,6 +37,7 @@ from guards import (
     ClosureCellSource,
     DefaultSource,
     DictContains,
+    Equals,
     GetItemSource,
     Identity,
 )
@@ -417,6 +419,13 @@ class UserMethodVariable(TrueVariable):
     def python_type(self) -> type:
         return types.MethodType
 
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name == "__self__":
+            return self.obj
+        if name == "__func__":
+            return self.function
+        return super().getattr(tx, name)
+
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.function.call(tx, [self.obj, *args], kwargs)
 
@@ -538,6 +547,22 @@ class OpaqueFunctionVariable(VariableTracker):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         raise Unsupported(f"calling {self.name}, {self.what}")
+
+
+class ExcInfoVariable(OpaqueFunctionVariable):
+    """`sys.exc_info`, which `contextlib.ExitStack.__exit__` calls: where no handler of the
+    trace is running, it answers the caller's state, `(None, None, None)` under a guard that
+    the caller handles no exception either; inside a traced handler (whose exception has no
+    real traceback) or under a caller's handler, a graph break as before."""
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        nothing = (None, None, None)
+        if args or kwargs or any(f.handling for f in tx.output.frames) or \
+                sys.exc_info() != nothing:
+            return super().call(tx, args, kwargs)
+        tx.output.add_guard(Equals(CallSource(AttrSource(ModuleSource("sys"), "exc_info")),
+                                   nothing))
+        return TupleVariable([ConstantVariable(None)] * 3)
 
 
 def is_numpy_foldable(value: Any) -> bool:

@@ -1048,6 +1048,10 @@ class UserClassVariable(VariableTracker):
                 return PartialVariable(inner.fn, [*inner.args, *args[1:]],
                                        {**inner.kwargs, **kwargs})
             return PartialVariable(args[0], list(args[1:]), dict(kwargs))
+        if cls is types.MethodType and len(args) == 2 and not kwargs and not is_none(args[1]) \
+                and isinstance(args[0], _USER_CALLABLES):
+            # a function bound by hand (`contextlib.ExitStack.enter_context` binds `__exit__`)
+            return UserMethodVariable(args[0], args[1])
         if cls is collections.deque:
             iterable, maxlen = (*args, None, None)[:2] if args else (kwargs.get("iterable"),
                                                                      kwargs.get("maxlen"))
