@@ -64,6 +64,9 @@ def test_embedding_bag_max_norm(device):
 
 def test_negative_indices_name_rows_from_the_end(device):
     """`embedding_renorm_` on its own, as eager's `self[index]` reads a negative index."""
+    if device != "cpu":
+        pytest.skip("CUDA eager's renorm kernel reads an index unchecked: a negative one names "
+                    "memory before the weight, not a row from the end")
     weight = _weight(5, 3, device)
     indices = torch.tensor([-1, 1, -5], device=device)
     compile_and_check(lambda w, i: aten.embedding_renorm_(w, i, 1.0, 2.0) * 1, weight, indices)

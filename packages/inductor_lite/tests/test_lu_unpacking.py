@@ -56,6 +56,9 @@ def test_non_contiguous_and_other_pivots(device):
 
 
 def test_pivot_out_of_range_raises_eagers_error(device):
+    if device != "cpu":
+        pytest.skip("on a GPU, the generated check (`_assert_async`) is a device assert, which "
+                    "ends the process's CUDA context")
     lu, pivots = factorization((4, 4), torch.float32, device)
     compiled = generated(torch.lu_unpack, lu, pivots)
     bad = pivots.clone()
