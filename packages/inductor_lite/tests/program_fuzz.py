@@ -287,8 +287,10 @@ def _matmul(a, c, r):
         return f @ f.transpose(-1, -2) if a.dim() >= 2 else f @ f
     if r % 3 == 1 and a.dim() == 3:
         return torch.bmm(f, f.transpose(1, 2))
-    return torch.matmul(f, torch.linspace(-1, 1, a.shape[-1] * 2, dtype=f.dtype)
-                        .reshape(a.shape[-1], 2))
+    shape = (a.shape[-1], 2)
+    weight = (_quarters(shape, f.dtype) if c.extended
+              else torch.linspace(-1, 1, math.prod(shape), dtype=f.dtype).reshape(shape))
+    return torch.matmul(f, weight)
 
 
 def _in_place(a, c, r):
@@ -390,10 +392,12 @@ def _integer(a, c, r):
     return ops[r % 9]()
 
 
-def _conv_weight(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-    """Quarters from -3/4 to 3/4: a convolution of whole numbers by them is exact in any order
-    (linspace's 2/29ths made a whole -13 that eager summed to -12.999999 and the kernel to
-    -13.000001, and a cast to int after it 12 or 13: seed 1002029)."""
+def _quarters(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """Weights of quarters from -3/4 to 3/4: a matmul or convolution of whole numbers by them
+    is exact in any order (linspace's 2/29ths made a whole -13 that eager summed to -12.999999
+    and the kernel to -13.000001, and a cast to int after it 12 or 13: seed 1002029; its 2/9ths
+    times a mask summed to a whole 16 or 15.999999, and its remainder by 2 was 0 or 1: seed
+    1006435)."""
     return ((torch.arange(math.prod(shape)) % 7 - 3) / 4).reshape(shape).to(dtype)
 
 
@@ -406,7 +410,7 @@ def _pool(a, c, r):
     if a.dim() == 4 and r % 16 < 3:
         return [lambda: F.max_pool2d(f, 2, 1, pad, ceil_mode=ceil),
                 lambda: F.avg_pool2d(f, 2, k, pad, ceil_mode=ceil, count_include_pad=ceil),
-                lambda: F.conv2d(f, _conv_weight((2, f.shape[1], 2, 2), f.dtype),
+                lambda: F.conv2d(f, _quarters((2, f.shape[1], 2, 2), f.dtype),
                                  padding=pad)][r % 16]()
     if a.dim() == 4 and r % 16 < 6:
         mode = ("nearest", "bilinear", "bicubic")[r % 16 - 3]
@@ -418,7 +422,7 @@ def _pool(a, c, r):
            lambda: F.adaptive_avg_pool1d(lead, 3), lambda: F.adaptive_max_pool1d(lead, 2),
            lambda: F.interpolate(lead, scale_factor=2, mode="linear", align_corners=ceil),
            lambda: F.interpolate(lead, size=5, mode="nearest"),
-           lambda: F.conv1d(lead, _conv_weight((3, lead.shape[1], 2), f.dtype),
+           lambda: F.conv1d(lead, _quarters((3, lead.shape[1], 2), f.dtype),
                             torch.ones(3, dtype=f.dtype), padding=pad),
            lambda: F.max_pool2d(f, 2, 1, pad, ceil_mode=ceil),
            lambda: F.avg_pool2d(f, (1, 2), k), lambda: F.adaptive_avg_pool2d(f, (2, 3))]
