@@ -14,8 +14,11 @@ import io
 import itertools
 import logging
 import operator
+import random
+import re
 import typing
 
+import pytest
 import torch
 
 import dynamo
@@ -880,3 +883,42 @@ def test_a_sentinel_object_made_in_the_frame_is_itself():
     assert message == f(x, {})[3]
     assert compiled(x, {})[1] is not missing  # a new one each call, as in eager
     assert torch.equal(compiled(x, {"scale": 2})[0], x * 2)
+
+
+def test_a_builtin_showing_the_identity_of_an_object_made_in_the_frame_says_so():
+    def hashed(x):
+        return x + hash(object()) % 2
+
+    def shown(x):
+        return x + len(repr(object()))
+
+    def keyed(x):
+        key = object()
+        return x + {key: 1}[key]
+
+    x = torch.randn(3)
+    for f, words in ((hashed, "hash() of an object made in the frame: it shows the object's "
+                              "identity, known only when the program runs"),
+                     (shown, "repr() of an object made in the frame"),
+                     (keyed, "a dict key that is an object made in the frame (its hash is known "
+                             "only when the program runs)")):
+        with pytest.raises(dynamo.Unsupported, match=re.escape(words)):
+            dynamo.compile(f, fullgraph=True)(x)
+    assert torch.equal(dynamo.compile(keyed)(x), x + 1)
+
+
+def test_the_random_module_breaks_in_its_own_words_and_runs_as_in_eager():
+    def f(x):
+        random.seed(0)
+        return x * random.random() + random.randint(0, 9)
+
+    x = torch.randn(3)
+    for reason in (f"calling random.{name}, which uses the random module's global generator "
+                   f"state (not traced)" for name in ("seed", "random", "randint")):
+        assert reason in [b.reason for b in dynamo.explain(f)(x).breaks]
+    with pytest.raises(dynamo.Unsupported, match=r"random\.seed.*\n  at .*test_stdlib\.py"):
+        dynamo.compile(f, fullgraph=True)(x)
+    random.seed(1)
+    got, after = dynamo.compile(f)(x), random.random()
+    random.seed(1)
+    assert torch.equal(got, f(x)) and after == random.random()

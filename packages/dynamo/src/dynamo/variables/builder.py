@@ -15,6 +15,7 @@ import copy
 import functools
 import inspect
 import math
+import random
 import re
 import sys
 import types
@@ -394,6 +395,16 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
             return made
         _guard(tx, source, Identity.of, value)
         return UserFunctionVariable(value, source)
+    if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and \
+            value.__self__ is random.random.__self__:
+        # `random.seed`, `random.randint`: methods of the random module's one generator, whose
+        # state the trace does not follow (its Python methods end in C, `getrandbits`)
+        _guard(tx, source, TypeMatch, type(value))
+        _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
+        _guard(tx, _child(source, AttrSource, "__self__"), Identity.of, value.__self__)
+        return OpaqueFunctionVariable(value, source, "which uses the random module's global "
+                                      "generator state (not traced)",
+                                      name=f"random.{value.__name__}")
     if isinstance(value, types.MethodType):
         _guard(tx, source, TypeMatch, types.MethodType)
         method = UserMethodVariable(

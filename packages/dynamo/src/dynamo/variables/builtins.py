@@ -515,10 +515,15 @@ class BuiltinVariable(TrueVariable):
             return _sequence_arith(tx, fn, *args)
         if isinstance(fn, type) and issubclass(fn, BaseException):
             return make_exception(fn, args, kwargs)
-        if fn is object and not args and not kwargs:  # a sentinel (`heapq.nlargest` makes one)
-            from dynamo.variables.user_objects import NewObjectVariable
+        from dynamo.variables.user_objects import NewObjectVariable
 
+        if fn is object and not args and not kwargs:  # a sentinel (`heapq.nlargest` makes one)
             return NewObjectVariable(object, None)
+        if fn in _IDENTITY_SHOWN and len(args) == 1 and isinstance(args[0], NewObjectVariable) \
+                and all(getattr(args[0].cls, method) is getattr(object, method)
+                        for method in _IDENTITY_SHOWN[fn]):
+            raise Unsupported(f"{name}() of {args[0].words()} made in the frame: it shows the "
+                              "object's identity, known only when the program runs")
         on = f" on {', '.join(a.words() for a in args)}" if args else " with no arguments"
         raise Unsupported(f"{name}(){on}")
 
@@ -1079,6 +1084,10 @@ _OPERATOR_METHODS = {
 _UNARY_METHODS = {operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__",
                   abs: "__abs__", operator.abs: "__abs__"}
 _SYMBOLS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+
+
+# Builtins that show an object's identity, where its class keeps these methods of `object`
+_IDENTITY_SHOWN = {hash: ("__hash__",), repr: ("__repr__",), str: ("__str__", "__repr__")}
 
 
 _SPECIAL_METHODS = {

@@ -507,8 +507,12 @@ def dict_key(key: VariableTracker, tx: Translator | None = None,
             found = _frozen_dataclass_key(key)
         if found is not None:
             return found
-        made_here = " made in the frame" if key.source is None else ""
-        raise Unsupported(f"a dict key that is a {key.python_type().__name__}{made_here}: only "
+        kind = key.python_type().__name__
+        made_here = "" if key.source is not None else " made in the frame" + (
+            " (its hash is known only when the program runs)"
+            if key.python_type().__hash__ is object.__hash__ else "")
+        raise Unsupported(f"a dict key that is {'an' if kind[0] in 'aeiouAEIOU' else 'a'} "
+                          f"{kind}{made_here}: only "
                           "constant keys (str, int, tuples of them, ...) and objects from the "
                           "frame's inputs compared by identity (tensors, modules, instances of "
                           "classes without an __eq__ or __hash__ of their own) are traced") from None
