@@ -420,6 +420,36 @@ def test_generics_and_type_statements_inside_the_frame_name_the_construct() -> N
             dynamo.compile(namespace[name], backend="eager", fullgraph=True)(torch.ones(2))
 
 
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 syntax is Python 3.12's")
+def test_a_type_statement_inside_the_frame_is_a_graph_break_with_a_lazy_value() -> None:
+    # 3.12's CALL_INTRINSIC_1 INTRINSIC_TYPEALIAS ran the whole frame eagerly; it is applied
+    # for real at a break, the value still evaluated only when read (`Later` is defined after
+    # the function), and the new alias of each call matches the resume function's guards
+    from counting import counting_backend
+
+    import dynamo
+
+    namespace = {"torch": torch}
+    exec(
+        "def f(x):\n"
+        "    y = x + 1\n"
+        "    type Pair = tuple[int, Later]\n"
+        "    return y * 2, Pair, Pair.__value__\n"
+        "class Later:\n"
+        "    pass\n", namespace)
+    backend, graphs = counting_backend("eager")
+    compiled, later = dynamo.compile(namespace["f"], backend=backend), namespace["Later"]
+    x = torch.randn(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "... runs eagerly" fails the test
+        for _ in range(3):
+            doubled, alias, value = compiled(x)
+            torch.testing.assert_close(doubled, (x + 1) * 2)
+            assert type(alias).__name__ == "TypeAliasType" and alias.__name__ == "Pair"
+            assert value == tuple[int, later]
+    assert len(graphs) == 2
+
+
 def test_a_break_at_a_method_load_hands_the_resume_function_both_values() -> None:
     # 3.12's LOAD_ATTR of `obj.name(...)` pushes two values (NULL and the attribute, or the
     # method and `self`); a break there (a `__class__` property that prints) handed the

@@ -90,3 +90,49 @@ def test_a_mutated_subject_takes_the_new_branch():
     torch.testing.assert_close(compiled(x, config), x * 2.0)
     config["extra"] = 1
     torch.testing.assert_close(compiled(x, config), x * 2.0 + 1)
+
+
+class NoneArgs(int):
+    __match_args__ = None  # not a tuple: a TypeError, not int's match of the subject itself
+
+
+class BadName:
+    __match_args__ = ("a", 3)
+    a = 1
+
+
+class OneArg:
+    __match_args__ = ("a",)
+    a = 1
+
+
+def match_or_type_error(x, subject):
+    try:
+        match subject:
+            case NoneArgs(n):
+                return x + n
+            case BadName(_, _):
+                return x - 1
+            case OneArg(_, a=w):
+                return x * w
+            case int(a, _):
+                return x + a
+    except TypeError as e:
+        return x, str(e)
+    return x * 2
+
+
+@pytest.mark.parametrize("subject", [NoneArgs(3), BadName(), OneArg(), 3],
+                         ids=["none_match_args", "not_a_str", "twice", "int_two"])
+def test_a_class_pattern_python_refuses_raises_its_type_error_in_the_trace(subject):
+    # `__match_args__ = None` matched an int subclass as the subject itself, and a name
+    # matched twice (`OneArg(v, a=w)`) matched: both are CPython's TypeError; a name that is
+    # not a str and too many sub-patterns ran the whole frame eagerly
+    x = torch.randn(4)
+    eager = match_or_type_error(x, subject)
+    assert isinstance(eager, tuple)
+    explained = dynamo.explain(match_or_type_error)(x, subject)
+    assert not explained.eager
+    compiled = dynamo.compile(match_or_type_error, backend="eager")(x, subject)
+    torch.testing.assert_close(compiled[0], eager[0])
+    assert compiled[1] == eager[1]

@@ -176,6 +176,8 @@ _BREAK_PLACES = ("only at a call, an operator, a subscript, an attribute, a disp
                  "comprehension (a list's, dict's or set's, unpacking too), a branch or a "
                  "loop's next item")
 _INTRINSIC_UNARY_POSITIVE = 5  # 3.12's `+value` (CALL_INTRINSIC_1's argument)
+_INTRINSIC_TYPEALIAS = 11  # 3.12's `type X = value`
+_INTRINSICS_APPLIED = frozenset({_INTRINSIC_UNARY_POSITIVE, _INTRINSIC_TYPEALIAS})
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -184,7 +186,7 @@ def refusal(code: types.CodeType, index: int) -> str | None:
     ins = instructions(code)[index]
     if ins.opname not in BREAKABLE:
         return f"the graph cannot break there (at {ins.opname}: {_BREAK_PLACES})"
-    if ins.opname == "CALL_INTRINSIC_1" and ins.arg != _INTRINSIC_UNARY_POSITIVE:
+    if ins.opname == "CALL_INTRINSIC_1" and ins.arg not in _INTRINSICS_APPLIED:
         return f"the graph cannot break there (at CALL_INTRINSIC_1: {_BREAK_PLACES})"
     if ins.opname == "RAISE_VARARGS" and ins.arg == 0:
         return "no graph break at a bare raise"
@@ -244,6 +246,18 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
 _FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec"})
 
 
+@functools.cache
+def _type_alias() -> Callable[[tuple[Any, ...]], Any]:
+    """CPython's INTRINSIC_TYPEALIAS as a function of the tuple it takes (name, type
+    parameters, the function that evaluates the value when first read): a `type X = ...`
+    statement's `TypeAliasType`, whose value stays lazy as in the frame."""
+    code = bc.Bytecode([bc.Instr("RESUME", 0), bc.Instr("LOAD_FAST", "parts"),
+                        bc.Instr("CALL_INTRINSIC_1", bc.instr.Intrinsic1Op.INTRINSIC_TYPEALIAS),
+                        bc.Instr("RETURN_VALUE")])
+    code.argcount, code.argnames, code.name = 1, ["parts"], "type_alias"
+    return types.FunctionType(code.to_code(), {})
+
+
 def operator_of(ins: Instruction) -> tuple[int, int, Any]:
     """(inputs, results pushed, function) of an operator instruction, made for real."""
     if ins.opname in OPERATORS:
@@ -253,6 +267,8 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
         return count, pushes, function
     if ins.opname == "CALL_INTRINSIC_1" and ins.arg == _INTRINSIC_UNARY_POSITIVE:
         return 1, 1, operator.pos
+    if ins.opname == "CALL_INTRINSIC_1" and ins.arg == _INTRINSIC_TYPEALIAS:
+        return 1, 1, _type_alias()
     if ins.opname == "BINARY_OP":
         return 2, 1, BINARY[dis._nb_ops[ins.arg][1]]
     if ins.opname == "COMPARE_OP":

@@ -27,7 +27,7 @@ import torch
 
 from dynamo.breaks import exception_handler
 from dynamo.bytecode import PY312, instructions
-from dynamo.exc import Raised, Unsupported, raised_by_python
+from dynamo.exc import Raised, Unsupported, python_error, raised_by_python
 from dynamo.operators import BINARY, COMPARE
 from dynamo.output_graph import OutputGraph
 from dynamo.side_effects import DELETED, MISSING
@@ -1044,22 +1044,32 @@ class Translator:
         if ins.arg:
             # read through the class's tracker, so that the guards cover it (a class whose
             # __match_args__ changes after compiling matched by the old names)
-            positional = None
-            if BuiltinVariable(hasattr).call(self, [cls, ConstantVariable("__match_args__")],
-                                             {}).as_constant():
-                positional = self._attribute(cls, "__match_args__", False).as_constant()
-            if positional is not None and (type(positional) is not tuple or
-                                           not all(type(n) is str for n in positional)):
-                raise Unsupported(f"{kind.__qualname__}.__match_args__ is not a tuple of str "
-                                  "(a TypeError)")
-            if positional is None and ins.arg == 1 and issubclass(kind, _MATCH_SELF):
+            declared = BuiltinVariable(hasattr).call(
+                self, [cls, ConstantVariable("__match_args__")], {}).as_constant()
+            positional = self._attribute(cls, "__match_args__", False).as_constant() \
+                if declared else ()
+            if type(positional) is not tuple:
+                raise python_error(TypeError(f"{_type_name(kind)}.__match_args__ must be a "
+                                             f"tuple (got {type(positional).__name__})"))
+            match_self = not declared and issubclass(kind, _MATCH_SELF)
+            allowed = 1 if match_self else len(positional)
+            if allowed < ins.arg:
+                raise python_error(TypeError(
+                    f"{_type_name(kind)}() accepts {allowed} positional sub-pattern"
+                    f"{'' if allowed == 1 else 's'} ({ins.arg} given)"))
+            if match_self:
                 values.append(subject)  # `case int(n)`: the subject itself
-            elif positional is None or len(positional) < ins.arg:
-                raise Unsupported(f"{kind.__qualname__}() given {ins.arg} positional "
-                                  "sub-patterns, more than its __match_args__ (a TypeError)")
             else:
                 attributes = [*positional[:ins.arg], *attributes]
-        for name in attributes:
+        seen = set()
+        for name in attributes:  # CPython checks each name as it comes to it
+            if type(name) is not str:
+                raise python_error(TypeError("__match_args__ elements must be strings (got "
+                                             f"{type(name).__name__})"))
+            if name in seen:
+                raise python_error(TypeError(f"{_type_name(kind)}() got multiple sub-patterns "
+                                             f"for attribute {name!r}"))
+            seen.add(name)
             if not BuiltinVariable(hasattr).call(self, [subject, ConstantVariable(name)],
                                                  {}).as_constant():
                 self.push(ConstantVariable(None))
@@ -1141,6 +1151,16 @@ class Translator:
 
 # Classes whose instances a single positional class pattern matches as a whole.
 _MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def _type_name(kind: type) -> str:
+    """CPython's `tp_name` of `kind`, as its TypeErrors name a class: the `__name__` of a class
+    made in Python or of a builtin."""
+    if kind.__flags__ & _HEAP_TYPE or kind.__module__ == "builtins":
+        return kind.__name__
+    raise Unsupported(f"a class pattern's TypeError naming {kind.__qualname__}, a class "
+                      "written in C")
 
 
 # CPython 3.12's intrinsic functions the interpreter does not follow, by number

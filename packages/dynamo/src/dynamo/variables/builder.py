@@ -19,6 +19,7 @@ import random
 import re
 import sys
 import types
+import typing
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +117,8 @@ _ITERATORS = tuple(type(it) for it in (iter([]), iter(()), iter(range(0)), iter(
                                         iter({}.values()), iter({}.items()), iter(set()),
                                         enumerate([]), zip(), map(abs, []), reversed([])))
 
+# The class of a 3.12 `type X = ...` alias (None before 3.12).
+_TYPE_ALIAS = getattr(typing, "TypeAliasType", None)
 
 # torch's autocast and inference-mode context classes
 STATE_CONTEXTS = tuple(CONTEXTS.values())
@@ -232,6 +235,11 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         # (packaging's version parsing), their matches constants too
         _guard(tx, source, Identity.of, value)
         return ConstantVariable(value, source)
+    if type(value) is _TYPE_ALIAS and output.symbolic_ints and isinstance(source, LocalSource):
+        # a 3.12 `type X = ...` alias handed to a resume function (the frame makes it anew at
+        # each call): by type, an object whose attributes are not constants of the trace
+        _guard(tx, source, TypeMatch, type(value))
+        return UserObjectVariable(value, source)
     if type(value).__module__ == "typing" and not isinstance(value, type | types.FunctionType):
         # `Optional`, `List[int]`: type annotations evaluated at run time, constants
         _guard(tx, source, Identity.of, value)
