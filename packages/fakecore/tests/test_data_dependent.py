@@ -7,6 +7,7 @@ import sympy
 import torch
 
 from fakecore import DataDependentError, FakeTensorMode, ShapeEnv
+from fakecore.data_dependent import broadcast_slices_of_one
 
 
 def _symbolic(t: torch.Tensor, *dims: int):
@@ -312,3 +313,14 @@ def test_an_in_place_op_on_a_slice_of_one_checks_it_holds_the_broadcast() -> Non
         out = head.add_(x)
     assert out is head and str(out.shape[0]) == "Min(1, u0)"
     assert [str(a.expr) for a in mode.shape_env.runtime_asserts] == ["Eq(Min(1, u0), u0)"]
+
+
+def test_a_pointwise_op_without_slices_of_one_gets_its_own_inputs() -> None:
+    # the inputs with nothing to broadcast are passed on as they are, not remade as views
+    mode = FakeTensorMode(ShapeEnv())
+    x = mode.from_tensor(torch.ones(4, 300), dynamic_dims=(0,))
+    y = mode.from_tensor(torch.ones(4, 300), dynamic_dims=(0,))
+    with mode:
+        head = x[mode.from_tensor(torch.tensor([True] * 4))][:1]
+    args = (x, y, head, 2.0)
+    assert all(a is b for a, b in zip(broadcast_slices_of_one(mode, args), args))

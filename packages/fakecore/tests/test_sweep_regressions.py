@@ -519,3 +519,23 @@ def test_batch_norm_fakes_where_its_decomposition_raises(case) -> None:
     real = fn(x)
     assert [(t.shape, t.stride(), t.dtype) for t in out] == \
         [(t.shape, t.stride(), t.dtype) for t in real]
+
+
+_COMPOSED_REFERENCES_NOT_ONE_ITERATOR = {
+    # the kernel's TensorIterator takes `self` before `grad_output`
+    "threshold_backward": lambda g, x: _BN.threshold_backward(g, x, 0.5),
+    # a sum over a new last dim, and an output allocated by size: contiguous either way
+    "mvlgamma": lambda g, x: torch.mvlgamma(x + 2.0, 2),
+    "pow_scalar": lambda g, x: torch.pow(0.5, x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_COMPOSED_REFERENCES_NOT_ONE_ITERATOR))
+def test_composed_reference_whose_kernel_is_not_one_iterator_in_order(case) -> None:
+    fn = _COMPOSED_REFERENCES_NOT_ONE_ITERATOR[case]
+    g = torch.rand(2, 3, 4, 5)
+    x = torch.rand(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    mode = FakeTensorMode()
+    with mode:
+        out = fn(mode.from_tensor(g), mode.from_tensor(x))
+    assert out.stride() == fn(g, x).stride()

@@ -341,12 +341,13 @@ def broadcast_slices_of_one(mode: FakeTensorMode, args: tuple) -> tuple:
         if not isinstance(t, FakeTensor):
             return t
         sizes, strides = list(t.shape), list(t.stride())
+        expanded = False
         for dim in range(-t.dim(), 0):
             n = _one_unless_empty(sizes[dim])
             size = None if n is None else size_at(dim, n)
             if size is not None:
-                sizes[dim], strides[dim] = size, 0
-        if all(a is b for a, b in zip(sizes, t.shape)):
+                sizes[dim], strides[dim], expanded = size, 0, True
+        if not expanded:  # (`t.shape` makes new SymInts each time: no identity to compare)
             return t
         with mode.kernel_invocation():
             meta = torch.ops.aten.as_strided.default(t, sizes, strides, t.storage_offset())

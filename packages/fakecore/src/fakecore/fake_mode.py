@@ -43,9 +43,13 @@ _LIFT_OPS = (aten.lift_fresh.default, aten.lift_fresh_copy.default)
 # Pointwise ops whose CPU kernels allocate their output with `empty_like(self)` (a dense input's
 # strides kept as they are, size-1 dims' too), not by TensorIterator's rules (so do the ops
 # taking a `memory_format`: `clone`, `_to_copy`, the `*_like` factories), and ops whose output
-# is a contiguous clone (`masked_fill`: of self expanded to the mask's shape).
+# is contiguous whatever their inputs' layout (`masked_fill`: a contiguous clone of self expanded
+# to the mask's shape; `mvlgamma`: a sum over a new last dim; `pow.Scalar`: allocated by size).
 _LIKE_SELF_OPS = frozenset({aten.hardtanh.default, aten.fill.Scalar, aten.fill.Tensor})
-_CONTIGUOUS_OPS = frozenset({aten.masked_fill.Scalar, aten.masked_fill.Tensor})
+_CONTIGUOUS_OPS = frozenset({aten.masked_fill.Scalar, aten.masked_fill.Tensor,
+                             aten.mvlgamma.default, aten.pow.Scalar})
+# Pointwise ops whose CPU TensorIterator takes `self` before `grad_output`, the other order.
+_SELF_FIRST_OPS = frozenset({aten.threshold_backward.default})
 # Quantized tensors carry a scale and zero point no fake tensor holds; the meta kernel of
 # `quantize_per_tensor` even answers a float32 tensor, on which `dequantize()` is the identity.
 _QUANTIZED_DTYPES = frozenset({torch.quint8, torch.qint8, torch.qint32, torch.quint4x2,
@@ -385,6 +389,8 @@ class FakeTensorMode(TorchDispatchMode):
                     wrapped and argument.name == "other"
                     and isinstance(argument.type, torch.NumberType)):
                 operands.append(value)
+        if func in _SELF_FIRST_OPS:
+            operands.reverse()
         if not all(isinstance(t, FakeTensor) and t.fake_device.type == "cpu"
                    and t.layout is torch.strided or isinstance(t, (int, float, bool, complex))
                    for t in operands) or not any(isinstance(t, FakeTensor) for t in operands):
@@ -414,7 +420,7 @@ class FakeTensorMode(TorchDispatchMode):
             strides = tuple(torch._prims_common.make_contiguous_strides_for(shape))
         else:
             strides = tensor_iterator.output_strides(shape, operands)
-        if composed and func not in _LIKE_SELF_OPS | _CONTIGUOUS_OPS:
+        if composed and func not in _LIKE_SELF_OPS:
             corrected = None if all(map(_same, out.stride(), strides)) else list(strides)
         else:
             corrected = _size_one_corrected(out, strides)
