@@ -7,6 +7,8 @@ from transformers import (
     BertModel,
     BloomConfig,
     BloomForCausalLM,
+    Gemma2Config,
+    Gemma2ForCausalLM,
     GPT2Config,
     GPT2LMHeadModel,
     GPTNeoConfig,
@@ -35,7 +37,8 @@ MODELS = {
 }
 
 # More architectures, for the one-graph capture test only (their own code paths: finfo masks,
-# sliding-window attention, a custom autograd.Function, relative position buckets).
+# sliding-window attention, a custom autograd.Function, relative position buckets, logit
+# softcapping).
 MORE_MODELS = {
     "qwen2": lambda: Qwen2ForCausalLM(Qwen2Config(
         hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -47,6 +50,10 @@ MORE_MODELS = {
         hidden_size=64, n_layer=2, n_head=4, vocab_size=1000)),
     "t5_encoder": lambda: T5EncoderModel(T5Config(
         d_model=64, d_ff=128, num_layers=2, num_heads=4, vocab_size=1000, d_kv=16)),
+    "gemma2": lambda: Gemma2ForCausalLM(Gemma2Config(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, vocab_size=1000, max_position_embeddings=128,
+        sliding_window=8)),
 }
 
 def t5() -> T5ForConditionalGeneration:

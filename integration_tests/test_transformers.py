@@ -204,3 +204,22 @@ def test_an_audio_encoder_that_probes_the_install_is_one_graph() -> None:
     with torch.no_grad():
         torch.testing.assert_close(dynamo.compile(model, fullgraph=True)(audio).last_hidden_state,
                                    model(audio).last_hidden_state)
+
+
+def test_a_detector_whose_backbone_output_is_built_from_a_tuple_is_one_graph() -> None:
+    """DETR's backbone returns a ModelOutput built from a tuple: its `__post_init__` calls
+    zero-argument `super()` in a method whose `self` a generator expression captures (a cell)."""
+    from transformers import DetrConfig, DetrModel, ResNetConfig
+
+    torch.manual_seed(0)
+    backbone = ResNetConfig(hidden_sizes=[16, 32], depths=[1, 1], embedding_size=16,
+                            out_features=["stage2"])
+    model = DetrModel(DetrConfig(
+        use_timm_backbone=False, use_pretrained_backbone=False, backbone_config=backbone,
+        d_model=64, encoder_layers=1, decoder_layers=1, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
+        num_queries=10)).eval()
+    image = torch.randn(1, 3, 64, 64)
+    with torch.no_grad():
+        torch.testing.assert_close(dynamo.compile(model, fullgraph=True)(image).last_hidden_state,
+                                   model(image).last_hidden_state)

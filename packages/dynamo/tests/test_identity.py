@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import io
+import math
 
 import pytest
 import torch
@@ -468,3 +469,33 @@ def test_a_fresh_nan_looked_up_in_a_dict_without_nan_keys_does_not_recompile() -
     compiled = dynamo.compile(g, backend="eager")
     for k in (n, float("nan"), n):
         assert compiled(torch.zeros(()), k, n).item() == g(torch.zeros(()), k, n).item()
+
+
+class _Owner:
+    def method(self) -> int:
+        return 1
+
+
+@pytest.mark.parametrize("kind", ["module", "method", "list method", "partial"])
+def test_is_between_two_inputs_that_may_be_one_object_agrees_with_eager(kind) -> None:
+    """A module, bound method or partial passed twice was `is` another object (False), and
+    the False was cached for a later call with two distinct ones, or the other way round."""
+    first, second = {
+        "module": (math, torch), "method": (_Owner().method, _Owner().method),
+        "list method": ([].append, [].append),
+        "partial": (functools.partial(len), functools.partial(len)),
+    }[kind]
+
+    def f(x, a, b):
+        return x + (a is b), a is not b
+
+    compiled = dynamo.compile(f, backend="eager")
+    x = torch.zeros(())
+    for a, b in ((first, first), (first, second), (first, first)):
+        got, expected = compiled(x, a, b), f(x, a, b)
+        assert got[0].item() == expected[0].item() and got[1] == expected[1], (a, b)
+
+
+def test_a_builtin_functions_module_is_the_module() -> None:
+    f = dynamo.compile(lambda x: (math.sqrt.__self__ is math, x + 1), backend="eager")
+    assert f(torch.zeros(()))[0] is True

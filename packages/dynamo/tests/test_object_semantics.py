@@ -768,6 +768,25 @@ def test_super_reads_class_attributes_properties_and_its_own_class() -> None:
     assert explained.graph_count == 1 and not explained.breaks and not explained.eager
 
 
+class _CapturingSelf(_Base):
+    def forward(self, x):
+        # `self` is captured by the generator below, so it lives in a cell (as in
+        # transformers' ModelOutput.__post_init__, which calls `super().__delitem__`)
+        positive = all(self.scale > k for k in (0, 1))
+        return x * super().factor + positive
+
+
+def test_zero_argument_super_in_a_method_whose_self_a_closure_captures() -> None:
+    module = _CapturingSelf()
+
+    def f(x):
+        return module(x) + 1  # the forward is inlined, not the frame compiled
+
+    _agree(f, (torch.ones(2),), (torch.zeros(2),))
+    explained = dynamo.explain(f)(torch.ones(2))
+    assert explained.graph_count == 1 and not explained.breaks and not explained.eager
+
+
 def test_attributes_of_functions_and_binding_through_get() -> None:
     """An LR scheduler wraps `optimizer.step` on the instance, marks the wrapper with an
     attribute and binds the original through `func.__get__`; its `step` asks hasattr()."""

@@ -1035,3 +1035,23 @@ def test_exit_stack_enter_context_binds_the_exit_in_the_trace() -> None:
     assert not [b.reason for b in report.breaks if "method" in b.reason], str(report)
     box = []
     assert torch.equal(dynamo.compile(f)(torch.ones(2), box), torch.full((2,), 2.0)) and box == []
+
+
+def test_two_reads_of_a_bound_method_are_equal_not_identical() -> None:
+    """`o.m == o.m` (one object bound to one function) was False in the trace: a method was
+    compared by the identity of its tracker."""
+    import types
+
+    def f(x, o, other):
+        a, b = o.m, o.m
+        made = types.MethodType(_scale, o)
+        stored = x.add
+        return (x + 1, a == b, a != b, a is b, a == other.m, made == types.MethodType(_scale, o),
+                stored == x.add, stored == x.sub)
+
+    class Owner:
+        def m(self):
+            return 1
+
+    o, other = Owner(), Owner()
+    _agree(f, (torch.ones(2), o, other), (torch.ones(2), o, o), fullgraph=True)

@@ -400,7 +400,10 @@ class Translator:
         if cell is None or not self.code.co_argcount:
             raise Unsupported("super() outside a method")
         cls = cell.contents.as_constant() if isinstance(cell, Cell) else cell.cell.cell_contents
-        return SuperVariable(cls, self.load_local(self.code.co_varnames[0]))
+        first = self.code.co_varnames[0]
+        # a first argument that a nested function captures lives in its cell
+        obj = self.load_cell(first) if first in self.code.co_cellvars else self.load_local(first)
+        return SuperVariable(cls, obj)
 
     # ----- names ------------------------------------------------------------------------------
 

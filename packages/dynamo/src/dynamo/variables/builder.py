@@ -374,6 +374,7 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         else:
             _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
         method.obj = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))
+        method.source = source
         return method
     if method is not None:
         _guard(tx, source, Identity.of, value)
@@ -524,7 +525,9 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         _guard(tx, source, TypeMatch, type(value))
         _guard(tx, _child(source, AttrSource, "__name__"), Equals, value.__name__)
         owner = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))
-        return BoundMethodVariable(owner, value.__name__)
+        method = BoundMethodVariable(owner, value.__name__)
+        method.source = source
+        return method
     if isinstance(value, (type(print), types.BuiltinMethodType)):
         owner = value.__self__
         if owner is None or isinstance(owner, types.ModuleType) or source is None:

@@ -1004,7 +1004,7 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """`a is b` for two trackers. The answer about an object from the frame holds for that very
     object only, so it is guarded by identity (unless the types alone decide it)."""
     from dynamo.variables.functions import UserFunctionVariable
-    from dynamo.variables.objects import ObjectVariable
+    from dynamo.variables.objects import ObjectVariable, PythonModuleVariable
     from dynamo.variables.user_objects import NewObjectVariable
 
     if a is b:
@@ -1064,11 +1064,22 @@ def _identical(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
         # Which int object a symbol stands for is not traced (`1 is 1` holds in CPython, two
         # equal big ints need not be one object): eager decides
         raise Unsupported("`is` between numbers made symbols")
+    if isinstance(a, PythonModuleVariable) and isinstance(b, PythonModuleVariable):
+        return a.module is b.module  # (each guarded by identity, or imported)
     for v in (a, b):
         if isinstance(v, ObjectVariable) and v.source is not None:
             tx.output.add_guard(Identity.of(v.source, v.value))
     value_a, value_b = getattr(a, "value", a), getattr(b, "value", b)
-    return value_a is value_b and not isinstance(value_a, VariableTracker)
+    if isinstance(value_a, VariableTracker) or isinstance(value_b, VariableTracker):
+        if a.source is not None and b.source is not None and a.source != b.source:
+            # a tracker that does not hold its object (a bound method, a partial): two from
+            # the frame may be one object passed twice
+            raise Unsupported(f"`is` between {a.words()} and {b.words()} from the frame "
+                              "(which objects they are is not traced)")
+        # one of them made in the trace, or each made by its own read (`d.values()` twice):
+        # two objects
+        return False
+    return value_a is value_b
 
 
 # Python's binary operators and ordering comparisons, and the special methods that implement
@@ -1187,8 +1198,16 @@ def _user_operator(tx: Translator, fn: Any, a: VariableTracker,
 def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     """`a == b` for objects: the `__eq__` of their class, inlined (the reflected one when it
     answers NotImplemented), else identity, as Python does."""
+    from dynamo.variables.functions import BoundMethodVariable, UserMethodVariable
     from dynamo.variables.user_objects import UserObjectVariable
 
+    # two bound methods (made anew at each read) are equal when they bind one object to equal
+    # functions
+    if isinstance(a, UserMethodVariable) and isinstance(b, UserMethodVariable):
+        return ConstantVariable(_identical(tx, a.obj, b.obj) and
+                                _equal(tx, a.function, b.function).truth(tx))
+    if isinstance(a, BoundMethodVariable) and isinstance(b, BoundMethodVariable):
+        return ConstantVariable(a.name == b.name and _identical(tx, a.obj, b.obj))
     for x, y in ((a, b), (b, a)):
         if isinstance(x, UserObjectVariable) and x.python_type().__eq__ is not object.__eq__:
             result = x.call_method(tx, "__eq__", [y], {})

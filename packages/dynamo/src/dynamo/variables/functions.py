@@ -440,6 +440,9 @@ class BoundMethodVariable(TrueVariable):
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.obj.call_method(tx, self.name, args, kwargs)
 
+    def words(self) -> str:
+        return f"{self.obj.words()}'s method {self.name}"
+
     def __repr__(self) -> str:
         return f"BoundMethodVariable({self.obj}.{self.name})"
 
