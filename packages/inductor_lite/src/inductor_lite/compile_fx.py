@@ -177,6 +177,22 @@ def _laid_out_afresh(decomposition: Callable, *args: Any) -> torch.Tensor:
     return aten.clone.default(decomposition(*args), memory_format=torch.contiguous_format)
 
 
+def _laid_out_as_input(decomposition: Callable, x: torch.Tensor, *args: Any) -> torch.Tensor:
+    """torch's `slice_scatter` decomposition with its result laid out in the order of `x`'s
+    strides, as the kernel lays it out (it copies `x` keeping its strides), not contiguous.
+    Functionalization scatters a write through a view back into the view's base with it and
+    takes the base's views again of the result: a `view` eager took of a permuted base (an
+    einsum's result) cannot be taken of a contiguous one (Funnel). (`select_scatter`'s
+    decomposition, a `where`, keeps `x`'s strides already.)"""
+    result = decomposition(x, *args)
+    strides = [_hint(s) for s in x.stride()]
+    order = sorted(range(x.dim()), key=lambda d: -strides[d])
+    if order == list(range(x.dim())):
+        return result
+    packed = aten.clone.default(result.permute(order), memory_format=torch.contiguous_format)
+    return packed.permute([order.index(d) for d in range(len(order))])
+
+
 def _nan_to_num_that_fits(decomposition: Callable, x: torch.Tensor, nan: Any = None,
                           posinf: Any = None, neginf: Any = None) -> Any:
     """torch's `nan_to_num` decomposition where `x`'s dtype holds the numbers given; else the
@@ -248,6 +264,8 @@ def decompositions() -> dict:
     table[aten.take.default] = _take
     for op in (aten.triu.default, aten.tril.default):
         table[op] = functools.partial(_laid_out_afresh, table[op])
+    table[aten.slice_scatter.default] = functools.partial(
+        _laid_out_as_input, table[aten.slice_scatter.default])
     table.update(linear_cross_entropy.DECOMPOSITIONS)
     table.update(multinomial.DECOMPOSITIONS)
     table.update(lu_unpacking.DECOMPOSITIONS)

@@ -1342,8 +1342,12 @@ def _arange(lower, node, *args, **kwargs):
         start = positional[0]
         step = positional[2] if len(positional) > 2 else kwargs.get("step", 1)
     cd = compute_dtype(val.dtype)
-    # bools are ints to Python but Boolean atoms to sympy (`arange(False, True, True)`)
-    start, step = (int(v) if isinstance(v, bool) else v for v in (start, step))
+    # bools are ints to Python but Boolean atoms to sympy (`arange(False, True, True)`); of an
+    # integer result, a whole float is the int it equals (XLNet's and Funnel's
+    # `arange(0, n, 2.0, dtype=torch.int64)`)
+    whole = not val.dtype.is_floating_point
+    start, step = (int(v) if isinstance(v, bool) or whole and isinstance(v, float) and v.is_integer()
+                   else v for v in (start, step))
     if not all(isinstance(v, int) or isinstance(v, sympy.Expr) and v.is_integer
                for v in (start, step)):  # (a symbolic size is an integer expression)
         if not val.dtype.is_floating_point:
