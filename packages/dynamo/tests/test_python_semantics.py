@@ -1055,3 +1055,19 @@ def test_two_reads_of_a_bound_method_are_equal_not_identical() -> None:
 
     o, other = Owner(), Owner()
     _agree(f, (torch.ones(2), o, other), (torch.ones(2), o, o), fullgraph=True)
+
+
+def test_two_reads_of_a_slot_method_are_equal() -> None:
+    """`o.__setattr__ == o.__setattr__` (object's slot, bound to one object: a method-wrapper
+    made anew at each read) was False in the trace: it was compared by identity."""
+
+    def f(x, o, other):
+        return (x + 1, o.__setattr__ == o.__setattr__, o.__setattr__ != o.__setattr__,
+                o.__setattr__ in [o.__setattr__], o.__setattr__ == other.__setattr__,
+                o.__setattr__ == o.__delattr__, dict.get == dict.get)
+
+    class Owner:
+        pass
+
+    o, other = Owner(), Owner()
+    _agree(f, (torch.ones(2), o, other), (torch.ones(2), o, o), fullgraph=True)

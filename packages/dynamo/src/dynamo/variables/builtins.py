@@ -1199,6 +1199,7 @@ def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTr
     """`a == b` for objects: the `__eq__` of their class, inlined (the reflected one when it
     answers NotImplemented), else identity, as Python does."""
     from dynamo.variables.functions import BoundMethodVariable, UserMethodVariable
+    from dynamo.variables.objects import BaseMethodVariable
     from dynamo.variables.user_objects import UserObjectVariable
 
     # two bound methods (made anew at each read) are equal when they bind one object to equal
@@ -1208,6 +1209,11 @@ def _equal(tx: Translator, a: VariableTracker, b: VariableTracker) -> VariableTr
                                 _equal(tx, a.function, b.function).truth(tx))
     if isinstance(a, BoundMethodVariable) and isinstance(b, BoundMethodVariable):
         return ConstantVariable(a.name == b.name and _identical(tx, a.obj, b.obj))
+    if isinstance(a, BaseMethodVariable) and isinstance(b, BaseMethodVariable):
+        # `o.__setattr__ == o.__setattr__`: one slot of one class, bound to one object (or
+        # both unbound: the one descriptor)
+        return ConstantVariable(a.base is b.base and a.name == b.name and (
+            a.obj is b.obj or None not in (a.obj, b.obj) and _identical(tx, a.obj, b.obj)))
     for x, y in ((a, b), (b, a)):
         if isinstance(x, UserObjectVariable) and x.python_type().__eq__ is not object.__eq__:
             result = x.call_method(tx, "__eq__", [y], {})

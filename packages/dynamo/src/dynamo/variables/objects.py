@@ -384,6 +384,11 @@ class BaseMethodVariable(TrueVariable):
             return obj.call_method(tx, self.name, args, kwargs)
         raise Unsupported(f"{self.base.__name__}.{self.name}() on {obj}")
 
+    def words(self) -> str:
+        if self.obj is None:
+            return f"{self.base.__name__}.{self.name}"
+        return f"{self.obj.words()}'s method {self.name}"
+
     def __repr__(self) -> str:
         return f"BaseMethodVariable({self.base.__name__}.{self.name})"
 
