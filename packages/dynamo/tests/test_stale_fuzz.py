@@ -18,11 +18,13 @@ import stale_fuzz
 # by sympy's `sqrt(2)*sqrt(s0)*sqrt(s1)`, false in floats (the compilation failed its own guards);
 # 46331, the fuzzer's own: eager's step turned grad mode off before the compiled namespace's
 # same step ran (`X = X * 1` lost requires_grad there alone); 77576, the fuzzer's own:
-# `pow(2, hash(gf))` with gf = 0.5 asked eager for 2 ** 2 ** 60 and never finished.
+# `pow(2, hash(gf))` with gf = 0.5 asked eager for 2 ** 2 ** 60 and never finished; 79482,
+# `(-1.5 == (x.numel() >= 7)) * 2` promoted the condition to a float unchanged (its compilation
+# failed its own guards).
 # Among the first, seed 8 caught a
 # partial that the trace gave a `__dict__`, so `partial(gpa, k=0.5)` no longer flattened it, and
 # seed 65 an AttributeError caught in the frame whose text was the name alone.
-SEEDS = [*range(128), 157, 163, 262, 499, 929, 1552, 3892, 33072, 46331, 77576]
+SEEDS = [*range(128), 157, 163, 262, 499, 929, 1552, 3892, 33072, 46331, 77576, 79482]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

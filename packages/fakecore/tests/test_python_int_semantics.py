@@ -336,3 +336,19 @@ def test_a_condition_beside_a_number_is_the_int_python_makes_of_it(n):
     values = {sym: value for sym, value in zip(sorted(env.var_to_val, key=str), (3, n))}
     for guard in env.guards:
         assert bool(guard.expr.subs(values)), guard
+
+
+@pytest.mark.parametrize("size", [3, 9])
+def test_a_condition_beside_a_float_is_the_number_python_makes_of_it(size):
+    # `-1.5 == (n >= 7)` promoted the condition to a float with its expression unchanged, and
+    # compared it as true (stale fuzzer seed 79482: a guard that failed for its own example)
+    env = ShapeEnv()
+    n = env.create_symint(size)
+    python = size >= 7
+    cases = {"eq": (-1.5 == (n >= 7), -1.5 == python),
+             "eq one": (1.0 == (n >= 7), 1.0 == python),
+             "add": (0.5 + (n >= 7), 0.5 + python), "neg": (-(n >= 7), -python)}
+    for what, (symbolic, want) in cases.items():
+        assert symbolic == want and type(symbolic) is type(want), what
+    for guard in env.guards:
+        assert bool(guard.expr.subs({sym: size for sym in env.var_to_val})), guard

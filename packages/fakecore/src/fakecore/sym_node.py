@@ -423,6 +423,12 @@ class SymNode:
 
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]
+        if self.pytype is bool and name != "sym_not":
+            # Python computes with a bool as the int 0 or 1, where sympy reads the condition
+            # itself (`-1.5 == (s0 > 6)` promoted the condition to a float unchanged, and
+            # compared it as true): decided (guarded), then used as that int
+            value = py_fn(int(self._guarded_value()))
+            return self._notify(name, (self,), self._number(value))
         if self.constant is not None and name in ("neg", "pos", "abs", "sym_float"):
             # -(-0.0) as Python computes it (sympy's zero has no sign)
             return self._notify(name, (self,), self._number(py_fn(self.constant)))
