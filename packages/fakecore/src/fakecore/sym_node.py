@@ -176,6 +176,9 @@ _BINARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "sym_and": (_relation(sympy.And), operator.and_, bool),
     "sym_or": (_relation(sympy.Or), operator.or_, bool),
 }
+# Expressions that are conditions (a Symbol is a sympy Boolean too, and no condition)
+_CONDITIONS = (sympy.core.relational.Relational, sympy.logic.boolalg.BooleanFunction,
+               sympy.logic.boolalg.BooleanAtom)
 _UNARY: dict[str, tuple[Callable, Callable, type | None]] = {
     "neg": (operator.neg, operator.neg, None),
     "pos": (operator.pos, operator.pos, None),
@@ -350,6 +353,10 @@ class SymNode:
             known, rest = (self, other) if self.constant is not None else (other, self)
             absorbing = name == "sym_or"
             return known if bool(known.constant) == absorbing else rest
+        if name not in _CONNECTIVES:
+            # (a condition promoted to a number, `float(s0 > 6)` for `-1.5 == (s0 > 6)`, keeps
+            # the condition as its expression: it is computed with as the condition)
+            self, other = self._as_condition(), other._as_condition()
         if name not in _CONNECTIVES and (self.pytype is bool) != (other.pytype is bool):
             # Python computes with a bool beside a number as the int 0 or 1, where sympy reads
             # the number as a condition (`s1 != (s0 != 0.5)` was `~Equivalent(s1, ...)`, a guard
@@ -414,6 +421,12 @@ class SymNode:
             result.cancelled = _cancels(result, self, other)
         return self._notify(name, (self, other), result)
 
+    def _as_condition(self) -> SymNode:
+        """The node as a bool where its expression is a condition (a bool made a number)."""
+        if self.pytype is bool or not isinstance(self.expr, _CONDITIONS):
+            return self
+        return self._new(self.expr, bool, None if self._hint is None else bool(self._hint))
+
     def _guarded_value(self) -> bool | int | float:
         """The node's value, guarded where it is symbolic."""
         if self.constant is not None:
@@ -423,12 +436,6 @@ class SymNode:
 
     def _unary(self, name: str) -> SymNode:
         _, py_fn, pytype = _UNARY[name]
-        if self.pytype is bool and name != "sym_not":
-            # Python computes with a bool as the int 0 or 1, where sympy reads the condition
-            # itself (`-1.5 == (s0 > 6)` promoted the condition to a float unchanged, and
-            # compared it as true): decided (guarded), then used as that int
-            value = py_fn(int(self._guarded_value()))
-            return self._notify(name, (self,), self._number(value))
         if self.constant is not None and name in ("neg", "pos", "abs", "sym_float"):
             # -(-0.0) as Python computes it (sympy's zero has no sign)
             return self._notify(name, (self,), self._number(py_fn(self.constant)))
