@@ -246,18 +246,6 @@ def live_locals(code: types.CodeType, index: int) -> frozenset[str]:
 _FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec"})
 
 
-@functools.cache
-def _type_alias() -> Callable[[tuple[Any, ...]], Any]:
-    """CPython's INTRINSIC_TYPEALIAS as a function of the tuple it takes (name, type
-    parameters, the function that evaluates the value when first read): a `type X = ...`
-    statement's `TypeAliasType`, whose value stays lazy as in the frame."""
-    code = bc.Bytecode([bc.Instr("RESUME", 0), bc.Instr("LOAD_FAST", "parts"),
-                        bc.Instr("CALL_INTRINSIC_1", bc.instr.Intrinsic1Op.INTRINSIC_TYPEALIAS),
-                        bc.Instr("RETURN_VALUE")])
-    code.argcount, code.argnames, code.name = 1, ["parts"], "type_alias"
-    return types.FunctionType(code.to_code(), {})
-
-
 def operator_of(ins: Instruction) -> tuple[int, int, Any]:
     """(inputs, results pushed, function) of an operator instruction, made for real."""
     if ins.opname in OPERATORS:
@@ -268,7 +256,7 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
     if ins.opname == "CALL_INTRINSIC_1" and ins.arg == _INTRINSIC_UNARY_POSITIVE:
         return 1, 1, operator.pos
     if ins.opname == "CALL_INTRINSIC_1" and ins.arg == _INTRINSIC_TYPEALIAS:
-        return 1, 1, _type_alias()
+        return 1, 1, _instruction(ins.opname, bc.instr.Intrinsic1Op(ins.arg), 1)
     if ins.opname == "BINARY_OP":
         return 2, 1, BINARY[dis._nb_ops[ins.arg][1]]
     if ins.opname == "COMPARE_OP":
@@ -309,10 +297,10 @@ def operator_of(ins: Instruction) -> tuple[int, int, Any]:
         return ins.arg + width, ins.arg, store
     if ins.opname in ("DICT_UPDATE", "SET_UPDATE", "LIST_EXTEND"):  # `{**a}`, `{*a}`, `[*a]`:
         # the container lies `ins.arg` values deep, below the one it takes in
-        return ins.arg + 1, ins.arg, _merger(ins.opname, ins.arg, ins.arg + 1)
+        return ins.arg + 1, ins.arg, _instruction(ins.opname, ins.arg, ins.arg + 1)
     if ins.opname == "DICT_MERGE":  # a call's `**a`: its error names the callable, two values
         # below the keywords' dict
-        return ins.arg + 3, ins.arg + 2, _merger(ins.opname, ins.arg, ins.arg + 3)
+        return ins.arg + 3, ins.arg + 2, _instruction(ins.opname, ins.arg, ins.arg + 3)
     if ins.opname == "UNPACK_SEQUENCE":
         return 1, ins.arg, _unpacker(ins.arg, None)
     if ins.opname == "UNPACK_EX":
@@ -342,10 +330,11 @@ def _unpacker(before: int, after: int | None) -> Callable[[Any], tuple]:
 
 
 @functools.cache
-def _merger(opname: str, arg: int, count: int) -> Callable[..., Any]:
+def _instruction(opname: str, arg: Any, count: int) -> Callable[..., Any]:
     """A function that lays its `count` arguments on the stack and runs instruction `opname`
-    `arg` itself on them (Python's own merge: its errors, a `**` of a keyword given twice,
-    of a non-mapping), returning the values left on the stack, the lowest first."""
+    `arg` itself on them, returning the values left on the stack, the lowest first: Python's
+    own merge (its errors, a `**` of a keyword given twice, of a non-mapping), or 3.12's
+    `type X = ...` (a `TypeAliasType` whose value stays lazy, as in the frame)."""
     names = [f"v{i}" for i in range(count)]
     left = [bc.Instr("BUILD_TUPLE", count - 1)] if count > 2 else []
     program = bc.Bytecode([bc.Instr("RESUME", 0), *(bc.Instr("LOAD_FAST", n) for n in names),

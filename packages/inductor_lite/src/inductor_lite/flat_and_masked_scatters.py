@@ -45,6 +45,7 @@ from .lowering import (
     broadcast_loader,
     compute_dtype,
     fits_guarded,
+    holds_as_traced,
     is_tensor,
     positive,
     register,
@@ -66,13 +67,7 @@ def _flat_index(idx, size) -> sympy.Expr:
 def _same_count(lower: GraphLowering, a: sympy.Expr, b: sympy.Expr) -> bool:
     """Whether counts `a` and `b` are equal: as sympy, or else as traced, and then guarded to
     stay equal (eager raises for other counts: the aten op of another version does)."""
-    if a == b:
-        return True
-    shape_env = getattr(lower.gm, "shape_env", None)
-    if (a - b).xreplace(lower.size_hints) != 0 or not hasattr(shape_env, "evaluate_expr"):
-        return False
-    shape_env.evaluate_expr(sympy.Eq(a, b))
-    return True
+    return a == b or holds_as_traced(lower, sympy.Eq(a, b))
 
 
 def _int64(v: Value) -> Value:

@@ -2510,18 +2510,24 @@ def _max_dim(lower, node, x, dim, keepdim=False):
     return [values, reduction(lower, x, [dim], keepdim, "arg" + kind, torch.int64)]
 
 
+def holds_as_traced(lower: GraphLowering, fact: sympy.Basic) -> bool:
+    """Whether `fact` about symbolic sizes holds for the sizes the graph was traced with; if
+    it does, it is guarded to keep holding (a call where it fails gets a version of its own).
+    False where the trace's ShapeEnv cannot guard it."""
+    shape_env = getattr(lower.gm, "shape_env", None)
+    if fact.xreplace(lower.size_hints) is not sympy.true or not hasattr(shape_env,
+                                                                       "evaluate_expr"):
+        return False
+    shape_env.evaluate_expr(fact)
+    return True
+
+
 def fits_guarded(lower: GraphLowering, length: sympy.Expr, limit: int) -> bool:
-    """Whether `length` is at most `limit`. A symbolic length is judged by its size when
-    traced and, if it fits, guarded to stay at most `limit` (a call with a longer one gets a
-    version of its own); False where the trace's ShapeEnv cannot guard it."""
+    """Whether `length` is at most `limit`; a symbolic length as traced, then guarded
+    (`holds_as_traced`)."""
     if length.is_number:
         return int(length) <= limit
-    traced = length.xreplace(lower.size_hints)
-    shape_env = getattr(lower.gm, "shape_env", None)
-    if not (traced.is_Integer and int(traced) <= limit and hasattr(shape_env, "evaluate_expr")):
-        return False
-    shape_env.evaluate_expr(sympy.Le(length, limit))
-    return True
+    return holds_as_traced(lower, sympy.Le(length, limit))
 
 
 def positive(lower: GraphLowering, size: sympy.Expr) -> bool:

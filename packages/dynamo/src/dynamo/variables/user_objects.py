@@ -272,8 +272,7 @@ class UserObjectVariable(ObjectVariable):
             raise python_error(TypeError(message))
         value = operator.index(result.as_constant())
         if value < 0:
-            raise Raised(ValueError("__len__() should return >= 0"),
-                         "__len__() should return >= 0 (a ValueError while tracing)")
+            raise python_error(ValueError("__len__() should return >= 0"))
         if value > sys.maxsize:
             message = "cannot fit 'int' into an index-sized integer"
             raise python_error(OverflowError(message))
