@@ -4,6 +4,7 @@ share the frame's cell objects, so writes before and after the break reach every
 from __future__ import annotations
 
 import io
+import traceback
 import warnings
 
 import torch
@@ -146,3 +147,105 @@ def test_eval_and_dir_at_a_break_see_the_cell_variables() -> None:
     for (_, expected_names), (_, got_names) in results:
         assert got_names == expected_names
     assert len(graphs) == 3
+
+
+def _outcome(fn, *args):
+    """What calling `fn` gives: its result, or the type, message and traceback line of what it
+    raised."""
+    try:
+        return "returned", fn(*args)
+    except Exception as error:
+        line = traceback.extract_tb(error.__traceback__)[-1].lineno
+        return "raised", type(error), str(error), line
+
+
+def _same_outcome(fn, *args) -> tuple:
+    got = _outcome(dynamo.compile(fn, backend="eager"), *args)
+    expected = _outcome(fn, *args)
+    if expected[0] == "returned" and not isinstance(expected[1], str):
+        assert got[0] == "returned"
+        torch.testing.assert_close(got[1], expected[1])
+    else:
+        assert got == expected
+    return expected
+
+
+def _deleted_cell_read_after_a_break(x):
+    y = x + 1
+    read = lambda: y  # noqa: E731, F841, F821
+    del y
+    print(end="", file=io.StringIO())
+    return y  # noqa: F821
+
+
+def _deleted_cell_read_by_the_closure_after_a_break(x):
+    y = x + 1
+    read = lambda: y  # noqa: E731, F821
+    del y
+    print(end="", file=io.StringIO())
+    return read()
+
+
+def _deleted_cell_assigned_again_after_a_break(x):
+    y = x + 1
+    read = lambda: y  # noqa: E731
+    del y
+    print(end="", file=io.StringIO())
+    y = x * 3  # the closure made before the break sees this value
+    return read(), y
+
+
+def _cell_deleted_in_a_loop_that_breaks(x):
+    total = x
+    for i in range(3):
+        y = x + i
+        read = lambda: y  # noqa: E731, F821, B023
+        total = total + read()
+        del y
+        print(end="", file=io.StringIO())
+    return total, y  # noqa: F821
+
+
+def _deleted_cell_caught_after_a_break(x):
+    y = x + 1
+    read = lambda: y  # noqa: E731, F841, F821
+    del y
+    print(end="", file=io.StringIO())
+    try:
+        return y  # noqa: F821
+    except UnboundLocalError as error:  # (a NameError of a free variable is not one)
+        return str(error)
+
+
+def _deleted_cell_deleted_again_after_a_break(x):
+    y = x + 1
+    read = lambda: y  # noqa: E731, F841, F821
+    del y
+    print(end="", file=io.StringIO())
+    del y  # noqa: F821
+    return x
+
+
+def _deleted_local_read_after_a_break(x):
+    y = x + 1
+    del y
+    print(end="", file=io.StringIO())
+    return y  # noqa: F821
+
+
+def test_a_deleted_cell_read_after_a_break_raises_unbound_local_error() -> None:
+    # The frame's own cell, empty, read by the frame: UnboundLocalError, as in eager (the
+    # resume function takes the cell in its closure, where an empty one raised NameError)
+    for fn in (_deleted_cell_read_after_a_break, _cell_deleted_in_a_loop_that_breaks,
+               _deleted_cell_deleted_again_after_a_break, _deleted_local_read_after_a_break):
+        outcome = _same_outcome(fn, torch.randn(3))
+        assert outcome[1:3] == (UnboundLocalError, "cannot access local variable 'y' where "
+                                                   "it is not associated with a value")
+    _, message = _same_outcome(_deleted_cell_caught_after_a_break, torch.randn(3))
+    assert "local variable 'y'" in message
+
+
+def test_a_deleted_cell_stays_shared_with_its_closure_after_a_break() -> None:
+    outcome = _same_outcome(_deleted_cell_read_by_the_closure_after_a_break, torch.randn(3))
+    assert outcome[1] is NameError and "free variable 'y'" in outcome[2]
+    _same_outcome(_deleted_cell_assigned_again_after_a_break, torch.randn(3))

@@ -77,6 +77,20 @@ def test_simplification_keeps_expressions_small() -> None:
     assert str(torch.sym_max(s0, s1)) == "Max(s0, s1)"
 
 
+def test_a_simplified_expression_is_kept_until_a_replacement_is_learned() -> None:
+    # Every SymInt operation reads its operands' expressions with the replacements applied:
+    # each expression is rewritten once (the same object after), and again once an equality
+    # guard adds a replacement.
+    env = ShapeEnv(duck_shape=False)
+    a, b, c = _size(env, 4), _size(env, 4), _size(env, 7)
+    larger = torch.sym_max(b * 2, c)
+    assert bool(a == b)  # s1 -> s0
+    assert str(larger.node.expr) == "Max(2*s0, s2)"
+    assert larger.node.expr is larger.node.expr
+    assert int(c) == 7  # s2 -> 7
+    assert str(larger.node.expr) == "Max(7, 2*s0)"
+
+
 def test_size_arithmetic_through_tensors() -> None:
     mode = FakeTensorMode(ShapeEnv())
     x = mode.from_tensor(torch.randn(6, 4), dynamic_dims=(0, 1))

@@ -575,7 +575,9 @@ def _resume_code(code: types.CodeType, index: int, nulls: tuple[bool, ...],
     blocks = [item for item in program if isinstance(item, bc.TryBegin)]
     for block, entry in zip(blocks, handlers(code), strict=True):
         block.stack_depth = entry.depth
-    return program.to_code(stacksize=code.co_stacksize, compute_exception_stack_depths=False)
+    _empty_cells_unbound_locally(program, shared_cells(code))
+    # (+3: the callable, its NULL and the message, pushed by the code raising there)
+    return program.to_code(stacksize=code.co_stacksize + 3, compute_exception_stack_depths=False)
 
 
 def _share_cells(program: bc.Bytecode, names: tuple[str, ...]) -> None:
@@ -596,6 +598,59 @@ def _share_cells(program: bc.Bytecode, names: tuple[str, ...]) -> None:
         if isinstance(item, bc.Instr) and isinstance(item.arg, bc.CellVar) \
                 and item.arg.name in names:
             item.arg = bc.FreeVar(item.arg.name)
+
+
+def _empty_cells_unbound_locally(program: bc.Bytecode, names: tuple[str, ...]) -> None:
+    """Reading or deleting an empty cell that the frame owns raises UnboundLocalError
+    ("cannot access local variable"), an empty free variable NameError ("... free variable").
+    The cells `names` that `program` now takes in its closure (`_share_cells`) were the
+    frame's own: each LOAD_DEREF or DELETE_DEREF of one gets an exception handler of its
+    own, at the end of the code, raising the frame's error in its place (the handler that
+    covered the instruction still covers that raise). Positions are kept: only the markers of
+    the exception table go in between."""
+    edited: list[Any] = []
+    raising: list[Any] = []
+    renamed: dict[Any, Any] = {}  # a try block split around an instruction: its second part
+    covering = None  # the try block open at this point
+    for item in program:
+        if isinstance(item, bc.TryBegin):
+            covering = item
+        elif isinstance(item, bc.TryEnd):
+            item = bc.TryEnd(renamed.get(item.entry, item.entry))
+            covering = None
+        if not (isinstance(item, bc.Instr) and item.name in ("LOAD_DEREF", "DELETE_DEREF")
+                and isinstance(item.arg, bc.FreeVar) and item.arg.name in names):
+            edited.append(item)
+            continue
+        handler = bc.Label()
+        own = bc.TryBegin(handler, False, covering.stack_depth if covering else 0)
+        edited += [*([bc.TryEnd(renamed.get(covering, covering))] if covering else []),
+                   own, item, bc.TryEnd(own)]
+        if covering is not None:
+            renamed[covering] = _copy_block(covering)
+            edited.append(renamed[covering])
+        raising += _raise_unbound_local(handler, item, covering)
+    program[:] = edited + raising
+
+
+def _copy_block(block: bc.TryBegin) -> bc.TryBegin:
+    return bc.TryBegin(block.target, block.push_lasti, block.stack_depth)
+
+
+def _raise_unbound_local(handler: bc.Label, at: bc.Instr, covering: Any) -> list[Any]:
+    """At `handler`, with the free variable's NameError on the stack: raise the frame's
+    UnboundLocalError at the line of `at`, inside a copy of try block `covering` if any."""
+    message = (f"cannot access local variable {at.arg.name!r} where it is not associated "
+               "with a value")
+    call = [bc.Instr("CALL", 1)] if PY312 else [bc.Instr("PRECALL", 1), bc.Instr("CALL", 1)]
+    body = [bc.Instr("POP_TOP"), bc.Instr("PUSH_NULL"), bc.Instr("LOAD_CONST", UnboundLocalError),
+            bc.Instr("LOAD_CONST", message), *call, bc.Instr("RAISE_VARARGS", 1)]
+    for ins in body:
+        ins.location = at.location
+    if covering is None:
+        return [handler, *body]
+    block = _copy_block(covering)
+    return [handler, block, *body, bc.TryEnd(block)]
 
 
 RUN_EAGERLY = object()  # what a runner returns when its graph raised: run the frame as it is

@@ -67,6 +67,7 @@ class ShapeEnv:
         self.size_like: set[sympy.Symbol] = set()
         self.unbacked_conditions: set[sympy.Symbol] = set()
         self.replacements: dict[sympy.Symbol, sympy.Expr] = {}
+        self._simplified: dict[sympy.Basic, sympy.Basic] = {}  # under today's replacements
         self.guards: list[ShapeGuard] = []
         self.runtime_asserts: list[ShapeGuard] = []
         self._known: dict[sympy.Basic, bool] = {}
@@ -171,9 +172,16 @@ class ShapeEnv:
 
     def simplify(self, expr: sympy.Basic) -> sympy.Basic:
         """`expr` with every replacement learned from equality guards applied."""
-        if not self.replacements or not expr.free_symbols & self.replacements.keys():
+        if not self.replacements:
             return expr
-        return expr.xreplace(self.replacements)
+        # Every SymInt operation reads its operands' expressions through here, and
+        # `free_symbols` walks the whole expression: once per expression and replacements.
+        simplified = self._simplified.get(expr)
+        if simplified is None:
+            simplified = expr.xreplace(self.replacements) \
+                if expr.free_symbols & self.replacements.keys() else expr
+            self._simplified[expr] = simplified
+        return simplified
 
     def simplify_division(self, expr: sympy.Basic) -> sympy.Basic:
         """`expr`, when it is an int `a // b` or `a % b`, simplified with what the value ranges
@@ -424,6 +432,7 @@ class ShapeEnv:
             k: v.xreplace({sym: value}) for k, v in self.replacements.items()
         }
         self.replacements[sym] = value
+        self._simplified.clear()
 
     def _narrow(self, sym: sympy.Symbol, relation: type, number: sympy.Expr) -> None:
         if sym.is_integer:

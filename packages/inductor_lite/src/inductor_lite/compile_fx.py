@@ -1026,6 +1026,9 @@ def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
             and any(torch._C._is_alias_of(o.meta["val"], w.meta["val"]) for w in written)]
 
 
+_ROW_MAJOR_PRODUCTS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
+
+
 def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
     """Whether the graph takes an `as_strided` view (`unfold`'s too) of (a view of) a tensor it
     writes into, an input or one it computed, or of a value computed from one: functionalized,
@@ -1033,7 +1036,10 @@ def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
     functional trace chose (a write through a transposed slice leaves it transposed), where
     eager's counts from the start of the tensor's storage, in its own layout; and a value made
     from it may follow that layout (`_to_copy` keeps its input's strides), where the view's
-    strides, traced before, follow eager's."""
+    strides, traced before, follow eager's. A tensor only rescaled in place
+    (`_rescales_a_fresh_tensor`) keeps its layout functionalized and is not counted as written;
+    a matrix product's result is laid out afresh (row-major, whatever its operands' layouts),
+    so what is made from it is not made from a write (a Longformer's next layer)."""
     def base(node: Any) -> Any:  # through views and writes (which return what they write)
         while isinstance(node, torch.fx.Node):
             if _is_view(node):
@@ -1044,16 +1050,40 @@ def _views_storage_of_written_tensor(gm: torch.fx.GraphModule) -> bool:
                 break
         return node if isinstance(node, torch.fx.Node) else None
 
-    written = {base(w) for n in gm.graph.nodes if _writes_in_place(n)
+    written = {base(w) for n in gm.graph.nodes
+               if _writes_in_place(n) and not _rescales_a_fresh_tensor(n)
                for w in _written_args(n)} - {None}
     if not written:
         return False
     made_from_written = set()
     for n in gm.graph.nodes:  # (in order: a node's inputs come before it)
-        if n in written or any(i in made_from_written for i in n.all_input_nodes):
+        if n in written or n.target not in _ROW_MAJOR_PRODUCTS and any(
+                i in made_from_written for i in n.all_input_nodes):
             made_from_written.add(n)
     return any(getattr(n.target, "overloadpacket", None) is aten.as_strided
                and n.args[0] in made_from_written for n in gm.graph.nodes)
+
+
+def _rescales_a_fresh_tensor(node: torch.fx.Node) -> bool:
+    """Whether `node` is a pointwise in-place op whose other arguments are numbers (Longformer's
+    `query /= math.sqrt(head_dim)`), written into a tensor the graph computed (or a view of
+    one), both contiguous and alone in their storage: functionalized, its out-of-place form
+    follows that layout, so an `as_strided` view of the result reads the elements eager's
+    reads."""
+    others = (*node.args[1:], *node.kwargs.values())
+    if torch.Tag.pointwise not in getattr(node.target, "tags", ()) or any(
+            isinstance(a, torch.fx.Node) for a in tree_flatten(others)[0]):
+        return False
+    root = node.args[0]
+    while isinstance(root, torch.fx.Node) and (_writes_in_place(root) or _is_view(root)):
+        root = root.args[0]  # (a write returns the tensor it wrote)
+    return isinstance(root, torch.fx.Node) and root.op == "call_function" and all(
+        _fills_its_storage_row_major(n.meta.get("val")) for n in (node.args[0], root))
+
+
+def _fills_its_storage_row_major(val: Any) -> bool:
+    return isinstance(val, torch.Tensor) and val.is_contiguous() and val.storage_offset() == 0 \
+        and val.untyped_storage().nbytes() == val.numel() * val.element_size()
 
 
 def _view_chain(node: Any) -> list[torch.fx.Node]:
