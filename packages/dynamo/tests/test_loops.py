@@ -28,6 +28,21 @@ def test_a_long_loop_neither_recurses_nor_recompiles_per_iteration() -> None:
     assert len(graphs) == 2  # the first iteration's, and the rest's (a symbolic counter)
 
 
+def test_the_break_at_the_header_of_a_loop_whose_body_broke_names_its_iterator() -> None:
+    def f(x, n):
+        total = 0.0
+        for k in range(n):
+            total += (x * k).sum().item()
+        return total
+
+    explained = dynamo.explain(f)(torch.ones(3), 3)
+    assert [b.reason for b in explained.breaks] == [
+        "Tensor.item() reads the tensor's data",
+        "the next item of a range_iterator from outside the trace (a loop's iterator that a "
+        "graph break in its body handed on, or one passed in)"]
+    assert explained.result == 9.0
+
+
 def test_a_list_comprehension_breaking_per_item_does_not_recompile_per_item(recwarn) -> None:
     """The half-built list a break hands on is appended to, not read: its length is not
     guarded (it was, so each item recompiled until the cache limit made the frame eager)."""

@@ -449,6 +449,35 @@ def test_logging_calls_cost_nothing_when_disabled_and_one_break_when_enabled():
     assert dynamo.explain(f)(torch.ones(1)).graph_count == 1  # no break at all
 
 
+def test_a_logging_call_whose_argument_breaks_is_still_one_clear_break():
+    import io
+
+    stream = io.StringIO()
+    log = logging.getLogger("dynamo-test-logging-item")
+    log.addHandler(logging.StreamHandler(stream))
+    log.propagate = False
+    log.setLevel(logging.INFO)
+
+    def f(x):
+        loss = (x * 2).sum()
+        # `log.info` is loaded before `.item()` breaks: the resume function gets the bound
+        # method on its stack, a call at an enabled level still (not a break deep in logging)
+        log.info("loss %.1f", loss.item())
+        return loss + 1
+
+    explained = dynamo.explain(f)(torch.ones(2))
+    assert [b.reason.split(" (")[0] for b in explained.breaks] == [
+        "Tensor.item() reads the tensor's data", "logging.Logger.info() at an enabled level"]
+    stream.truncate(0)
+    stream.seek(0)
+    compiled = dynamo.compile(f, backend="eager")
+    for _ in range(2):
+        assert torch.equal(compiled(torch.ones(2)), torch.tensor(5.0))
+    assert stream.getvalue() == "loss 4.0\nloss 4.0\n"
+    log.setLevel(logging.WARNING)
+    assert len(dynamo.explain(f)(torch.ones(2)).breaks) == 1  # the `.item()` alone
+
+
 def _missing_key(d, x):
     y = x + 1
     print(end="")

@@ -983,7 +983,9 @@ class Translator:
     def FOR_ITER(self, ins) -> None:
         iterator = self.stack[-1]
         if isinstance(iterator, OpaqueIteratorVariable):
-            raise Unsupported("the next item of an iterator from outside the trace")
+            raise Unsupported(f"the next item of a {type(iterator.value).__name__} from outside "
+                              "the trace (a loop's iterator that a graph break in its body "
+                              "handed on, or one passed in)")
         if not isinstance(iterator, IteratorVariable):
             raise Unsupported(f"iterating over {iterator.words()}")
         value = iterator.next(self)

@@ -14,6 +14,7 @@ import collections
 import copy
 import functools
 import inspect
+import logging
 import math
 import random
 import re
@@ -93,7 +94,12 @@ from dynamo.variables.objects import (
     WeakRefVariable,
     function_apply,
 )
-from dynamo.variables.user_objects import CopyVariable, UserObjectVariable
+from dynamo.variables.user_objects import (
+    LOG_LEVELS,
+    CopyVariable,
+    LoggingCallVariable,
+    UserObjectVariable,
+)
 from guards import (
     AttrSource,
     DictContains,
@@ -414,6 +420,15 @@ def _wrap(tx: Translator, value: Any, source: Any) -> VariableTracker:
         return OpaqueFunctionVariable(value, source, "which uses the random module's global "
                                       "generator state (not traced)",
                                       name=f"random.{value.__name__}")
+    if isinstance(value, types.MethodType) and isinstance(value.__self__, logging.Logger) \
+            and value.__func__ is getattr(logging.Logger, value.__name__, None) \
+            and value.__name__ in LOG_LEVELS:
+        # `log.info` loaded before its arguments broke the graph (`log.info("%f", t.item())`):
+        # the resume function's stack holds the bound method, a logging call as the frame's is
+        _guard(tx, source, TypeMatch, types.MethodType)
+        _guard(tx, _child(source, AttrSource, "__func__"), Identity.of, value.__func__)
+        logger = wrap(tx, value.__self__, _child(source, AttrSource, "__self__"))
+        return LoggingCallVariable(logger, value.__name__)
     if isinstance(value, types.MethodType):
         _guard(tx, source, TypeMatch, types.MethodType)
         method = UserMethodVariable(

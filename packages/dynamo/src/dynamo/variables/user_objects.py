@@ -55,7 +55,7 @@ class UserObjectVariable(ObjectVariable):
         class's own versions of these, when it has them, inlined."""
         if name == "__class__":
             return class_of(self)
-        if name in _LOG_LEVELS and self.source is not None and \
+        if name in LOG_LEVELS and self.source is not None and \
                 isinstance(getattr(self, "value", None), logging.Logger) and \
                 name not in vars(self.value):
             return LoggingCallVariable(self, name)
@@ -580,9 +580,9 @@ def _copy(tx: Translator, v: VariableTracker, memo: dict[int, VariableTracker],
 
 
 # Logger methods that log at a level (`log` takes it as its first argument)
-_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
-               "warn": logging.WARNING, "error": logging.ERROR, "exception": logging.ERROR,
-               "critical": logging.CRITICAL, "fatal": logging.CRITICAL, "log": None}
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+              "warn": logging.WARNING, "error": logging.ERROR, "exception": logging.ERROR,
+              "critical": logging.CRITICAL, "fatal": logging.CRITICAL, "log": None}
 
 
 class LoggingCallVariable(VariableTracker):
@@ -599,13 +599,13 @@ class LoggingCallVariable(VariableTracker):
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         from dynamo.variables.tensor import concrete_int
 
-        level = _LOG_LEVELS[self.name]
+        level = LOG_LEVELS[self.name]
         if level is None:
             level = concrete_int(args[0])
         # Asked for real first, for every standard level (the trace may hold the cache as it
         # was when it first read it): a cold cache is filled under the logging module's lock,
         # which the trace would break on; warm, the traced call only reads the cache.
-        for known in {*_LOG_LEVELS.values(), level} - {None}:
+        for known in {*LOG_LEVELS.values(), level} - {None}:
             self.logger.value.isEnabledFor(known)
         enabled = self.logger.call_method(tx, "isEnabledFor", [ConstantVariable(level)], {})
         if not enabled.truth(tx):
