@@ -1291,3 +1291,24 @@ def test_swin_window_partition_and_reverse_keep_the_batch_dynamic() -> None:
             x = torch.randn(batch, 3, 24, 24)
             torch.testing.assert_close(compiled(x), windows_round_trip(x))
     assert len(graphs) == 1
+
+
+@pytest.mark.parametrize("momentum", [None, 0.1])
+def test_batch_norm_training_loop_compiles_a_bounded_number_of_times(momentum) -> None:
+    """`momentum=None` is a cumulative average, `1 / float(num_batches_tracked)`: a break at
+    the float, then a factor that changes every step. `F.batch_norm` reads its momentum as a
+    constant, yet only the running statistics' values depend on it: the resume function keeps
+    it a symbol (one entry for 1.0, one for the rest) rather than recompiling every step."""
+    torch.manual_seed(0)
+    model = nn.BatchNorm1d(4, momentum=momentum)
+    reference = copy.deepcopy(model)
+    backend, graphs = counting_backend("eager")
+    compiled = dynamo.compile(model, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (reaching the cache limit warns)
+        for _ in range(10):
+            x = torch.randn(8, 4)
+            torch.testing.assert_close(compiled(x), reference(x), rtol=0, atol=0)
+            for name, buffer in model.named_buffers():
+                torch.testing.assert_close(buffer, reference.get_buffer(name), rtol=0, atol=0)
+    assert len(graphs) == (3 if momentum is None else 1)

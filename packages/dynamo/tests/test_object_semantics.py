@@ -1773,3 +1773,64 @@ def test_an_invalid_super_is_a_type_error_in_the_trace() -> None:
     x = torch.arange(3.0)
     _agree(each_misuse, (x,), (x + 1,), fullgraph=True)
     _agree(broken_after, (x,), (x + 1,))
+
+
+class _Point:
+    def __init__(self, x):
+        self.x = x
+
+    def __str__(self):
+        return f"P({self.x})"
+
+    def __repr__(self):
+        return f"Point<{self.x!r}>"
+
+
+class _OnlyRepr:
+    def __repr__(self):
+        return "only-repr"
+
+
+@dataclasses.dataclass
+class _Pair:
+    a: int
+    b: str
+
+
+@dataclasses.dataclass
+class _Node:
+    next: object = None
+
+
+def test_text_of_frame_made_objects_traces_their_python_methods() -> None:
+    """`str`, `repr` and f-strings of objects made in the frame inline the class's own
+    `__str__`/`__repr__` (a dataclass's generated `__repr__` too): one graph, eager's text."""
+
+    def fn(x):
+        p, d = _Point(x.shape[0]), _Pair(1, "q")
+        return x + 1, str(p), repr(p), f"{p} {p!r} {p!s:>6}", str(_OnlyRepr()), repr(d), str(d)
+
+    backend, graphs = counting_backend("eager")
+    x = torch.ones(2)
+    assert dynamo.compile(fn, backend=backend, fullgraph=True)(x)[1:] == fn(x)[1:]
+    assert len(graphs) == 1
+
+
+def test_text_that_shows_identity_or_recursion_breaks_with_eager_text() -> None:
+    class ById:
+        def __repr__(self):
+            return f"<ById at {id(self):x}>"
+
+    def by_id(x):
+        obj = ById()
+        return x + 1, repr(obj) == f"<ById at {id(obj):x}>"
+
+    def recursive(x):
+        node = _Node()
+        node.next = node
+        return x + 1, repr(node)
+
+    x = torch.ones(2)
+    for fn, reason in ((by_id, "id() of"), (recursive, "nest deeper")):
+        assert dynamo.compile(fn)(x)[1:] == fn(x)[1:]
+        assert reason in str(dynamo.explain(fn)(x).breaks[0])

@@ -46,6 +46,7 @@ from dynamo.variables.builtins import (
     InstanceCheckVariable,
     class_attribute,
     make_exception,
+    user_text,
 )
 from dynamo.variables.constant import (
     ConstantVariable,
@@ -763,6 +764,11 @@ class Translator:
             raise Unsupported("formatting a tensor into a string (its value is not known "
                               "while tracing)")
         convert = {0: None, 1: str, 2: repr, 3: ascii}[ins.arg & 0x03]
+        if convert in (str, repr) or (convert is None and not spec and isinstance(
+                raw, UserObjectVariable) and not raw.defines("__format__")):
+            text = user_text(self, convert or str, raw)  # (object's `__format__` is `str()`)
+            if text is not None:
+                raw, convert = text, None
         if formats_later(raw):
             self.push(FormattedStringVariable([(raw, convert, spec)]))
         else:

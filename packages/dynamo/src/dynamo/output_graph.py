@@ -294,6 +294,8 @@ class OutputGraph:
         # (`(-2.0) ** y` printed as `-2.0 ** y` would be `-(2.0 ** y)`)
         node_args = printable_args(self.graph, fn, node_args, "example_value")
         node = self.graph.call_function(fn, node_args, node_kwargs)
+        if fn is torch.nn.functional.batch_norm:
+            args, kwargs = _momentum_as_hint(args, kwargs)
         value = self._run(lambda a, k: fn(*a, **k), args, kwargs, what, node)
         if getattr(fn, "autograd_function", None) is not None and _returns_an_input(args, value):
             # `ctx.mark_dirty` reached through a helper or a decorated `forward`, which
@@ -614,6 +616,23 @@ def _node_args(args: list[VariableTracker], kwargs: dict[str, VariableTracker],
 def _node_arg(v: VariableTracker) -> Any:
     """`v` as an argument of a graph node: nodes for tensors and symbols."""
     return _graph_value(v, example=False)
+
+
+def _momentum_as_hint(args: list[VariableTracker], kwargs: dict[str, VariableTracker]
+                      ) -> tuple[list[VariableTracker], dict[str, VariableTracker]]:
+    """`F.batch_norm`'s arguments for its run on fakes, a symbolic `momentum` given as its
+    value: the op reads its `float momentum` as a constant (a guard on the value, a
+    recompilation for each new one: BatchNorm's cumulative average `1 / n`), yet the momentum
+    only weighs the running statistics' values, which fake tensors do not hold. The node
+    keeps the symbol, so the graph computes with each call's momentum."""
+    def hint(v: VariableTracker) -> VariableTracker:
+        return ConstantVariable(v.value.node.hint) if isinstance(v, SymNodeVariable) else v
+
+    if len(args) > 6:
+        return [*args[:6], hint(args[6]), *args[7:]], kwargs
+    if "momentum" in kwargs:
+        return args, {**kwargs, "momentum": hint(kwargs["momentum"])}
+    return args, kwargs
 
 
 def _example(v: VariableTracker) -> Any:

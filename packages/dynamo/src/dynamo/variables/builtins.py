@@ -12,11 +12,13 @@ import abc
 import builtins
 import collections
 import contextlib
+import dataclasses
 import functools
 import inspect
 import itertools
 import math
 import operator
+import reprlib
 import sys
 import types
 import typing
@@ -625,6 +627,12 @@ class BuiltinVariable(TrueVariable):
             return obj.call_method(tx, "__hash__", [], {})  # a dataclass's, of its fields
         return None
 
+    def _call_str(self, tx, obj=None, *rest, **kwargs):
+        return None if rest or kwargs else user_text(tx, str, obj)
+
+    def _call_repr(self, tx, obj, **_):
+        return user_text(tx, repr, obj)
+
     def _call_vars(self, tx, obj=None, **_):
         from dynamo.variables.user_objects import UserObjectVariable
 
@@ -901,6 +909,38 @@ class BuiltinVariable(TrueVariable):
         if not isinstance(obj, NNModuleVariable):  # (a module's identity is guarded already)
             tx.output.add_guard(Identity.of(obj.source, value))
         return ConstantVariable(id(value))
+
+
+# The wrappers that keep a `__repr__` from recursing: `reprlib.recursive_repr`'s and the
+# copy of it that dataclasses put around the `__repr__` they make (before 3.13, which uses reprlib's)
+_RECURSIVE_REPR_CODES = frozenset(wrapped(lambda self: "").__code__ for wrapped in (
+    reprlib.recursive_repr(), getattr(dataclasses, "_recursive_repr", reprlib.recursive_repr())))
+
+
+def user_text(tx: Translator, fn: Any, obj: VariableTracker) -> VariableTracker | None:
+    """`str(obj)` or `repr(obj)` of a user object whose class writes the method in Python:
+    the method inlined (`str` falls back to `__repr__` where the class keeps `object.__str__`),
+    None for any other object. A `__repr__` wrapped against recursion (a dataclass's) is followed
+    through to the method it wraps: the wrapper keys its guard against recursion by `id()`,
+    which a trace cannot know, and a recursive value then breaks at the inlining depth."""
+    from dynamo.variables.builder import wrap
+    from dynamo.variables.user_objects import UserObjectVariable
+
+    if not isinstance(obj, UserObjectVariable):
+        return None
+    kind = obj.python_type()
+    name = "__str__" if fn is str and kind.__str__ is not object.__str__ else "__repr__"
+    if not obj.defines_in_python(name):
+        return None
+    method = getattr(kind, name)
+    if method.__code__ in _RECURSIVE_REPR_CODES:
+        text = wrap(tx, method.__wrapped__, None).call(tx, [obj], {})
+    else:
+        text = obj.call_method(tx, name, [], {})
+    if not (text.is_constant() and type(text.as_constant()) is str):
+        raise Unsupported(f"{fn.__name__}() of {obj.words()}: its {name} gave {text.words()}, "
+                          "not a constant string")
+    return text
 
 
 def make_exception(cls: type, args: list[VariableTracker], kwargs) -> VariableTracker:
