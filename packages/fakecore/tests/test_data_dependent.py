@@ -324,3 +324,27 @@ def test_a_pointwise_op_without_slices_of_one_gets_its_own_inputs() -> None:
         head = x[mode.from_tensor(torch.tensor([True] * 4))][:1]
     args = (x, y, head, 2.0)
     assert all(a is b for a, b in zip(broadcast_slices_of_one(mode, args), args))
+
+
+def test_a_slice_of_one_of_a_data_dependent_dim_expands_to_it() -> None:
+    # eager's `x[:1].expand_as(x)` holds for every u0 (1 to u0, or 0 to 0): torch's rule for
+    # expand asserted Eq(Min(1, u0), u0), false for every u0 > 1
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        x = mode.from_tensor(torch.ones(4, 3))[mode.from_tensor(torch.tensor([True] * 4))]
+        out = x[:1].expand_as(x)
+        out_3d = x[:1].expand(2, x.shape[0], 3)
+    assert str(out.shape[0]) == "u0" and out.stride() == (0, 1)
+    assert str(out_3d.shape[1]) == "u0" and out_3d.stride() == (0, 0, 1)
+    assert mode.shape_env.runtime_asserts == []
+
+
+def test_a_slice_of_one_expanded_to_another_size_keeps_the_check() -> None:
+    # `Min(1, u0)` to `u1` is eager's expand only where the sizes are equal (or u0 > 0 ...):
+    # not decided here, the check stays
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        x = mode.from_tensor(torch.ones(4))[mode.from_tensor(torch.tensor([True] * 4))]
+        y = mode.from_tensor(torch.ones(4))[mode.from_tensor(torch.tensor([True, False] * 2))]
+        x[:1].expand_as(y)
+    assert mode.shape_env.runtime_asserts != []

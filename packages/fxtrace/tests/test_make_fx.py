@@ -860,3 +860,20 @@ def test_a_higher_order_operator_is_refused_by_name(mode: str) -> None:
 
     with pytest.raises(NotImplementedError, match="does not trace the higher-order operator cond"):
         make_fx(fn, mode)(torch.randn(3))
+
+
+def test_a_decomposed_op_broadcasts_a_slice_of_one_of_a_data_dependent_dim() -> None:
+    # lerp's decomposition (torch._refs) broadcasts its operands itself and asserted
+    # Eq(u0, Min(1, u0)) for `v[:1]` against `v`, false for every u0 > 1; eager broadcasts them
+    def fn(x):
+        v = x[x > 0]
+        return torch.lerp(v, v[:1], 0.3)
+
+    gm = make_fx(fn, "symbolic", decomposition_table=torch._decomp.get_decompositions(
+        [torch.ops.aten.lerp]))(torch.tensor([1.0, 2.0, -1.0]))
+    targets = [node.target for node in gm.graph.nodes]
+    assert torch.ops.aten.lerp.Scalar not in targets
+    assert torch.ops.aten._assert_scalar.default not in targets
+    for values in ([1.0, 2.0, -1.0], [3.0, -1.0, 5.0, 7.0], [-1.0, -2.0]):
+        x = torch.tensor(values)
+        torch.testing.assert_close(gm(x), fn(x))

@@ -2,11 +2,13 @@
 sample of its seeds, so that the fuzzer itself keeps working."""
 
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 import torch
 
+import dynamo
 from fxtrace import make_fx
 from inductor_lite import compile_fx, counters
 
@@ -229,3 +231,47 @@ def test_data_dependent_size_broadcast_against_a_slice_of_one(device):
         x = torch.tensor(values, device=device)
         assert torch.equal(compiled(x), f(x))
     assert program_fuzz.run_case(8013) == "ok"
+
+
+@pytest.mark.parametrize("op", [
+    lambda v: torch.lerp(v, v[:1], 0.3),
+    lambda v: torch.where(v > 2, v, v[:1]),
+    lambda v: torch.addcmul(v, v[:1], v),
+    lambda v: torch.clamp(v, v[:1]),
+    lambda v: torch.maximum(v, v[:1]),
+    lambda v: torch.logaddexp(v, v[:1]),
+    lambda v: v[:1].expand_as(v) * 2,
+], ids=["lerp", "where", "addcmul", "clamp", "maximum", "logaddexp", "expand_as"])
+def test_a_slice_of_one_of_a_data_dependent_size_broadcast_by_a_decomposed_op(device, op):
+    # seed 1007998: lerp's decomposition (torch._refs) broadcasts its operands itself and
+    # asserted Eq(2*u0, Min(1, 2*u0)) for `b[:1]` against `b`, as torch's expand does
+    def f(x):
+        a = x[x > 0]
+        return op(torch.cat([a, a]))
+
+    x = torch.tensor([1.0, 2.0, -1.0, 3.0], device=device)
+    compiled = compile_fx(make_fx(f, tracing_mode="symbolic")(x), [x])
+    for values in ([1.0, 2.0, -1.0, 3.0], [-1.0, 1.0, -2.0, -3.0], [-1.0, -2.0]):
+        x = torch.tensor(values, device=device)
+        torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_lerp_of_a_slice_of_one_through_dynamo(device):
+    # dynamo fakes lerp whole (no decomposition); the backend's retrace decomposes it, and its
+    # compiled graph raised the assert, so that dynamo warned and ran the captured graph instead
+    def f(x):
+        a = x[x > 0]
+        b = torch.cat([a, a])
+        return torch.lerp(b, b[:1], 0.3)
+
+    compiled = dynamo.compile(f, backend="inductor_lite")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for values in ([1.0, 2.0, -1.0], [-1.0, -2.0]):
+            x = torch.tensor(values, device=device)
+            torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_lerp_of_a_slice_of_one_of_a_data_dependent_size():
+    # seed 1007998 itself (the repro above, lerp)
+    assert program_fuzz.run_case(1007998) == "ok"

@@ -5,6 +5,7 @@ may be symbols. The layers above use it to trace programs without computing anyt
 """
 
 from fakecore.conversion import dense_dims
+from fakecore.data_dependent import slice_of_one_broadcast_sizes
 from fakecore.errors import DataDependentError, MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_mode import FakeTensorMode, written_tensors
 from fakecore.fake_tensor import FakeTensor
@@ -33,6 +34,7 @@ __all__ = [
     "strides_overlap",
     "written_tensors",
     "observe_sym_ops",
+    "slice_of_one_broadcast_sizes",
     "sym_exp",
     "sym_log",
 ]

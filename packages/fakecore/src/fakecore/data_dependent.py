@@ -324,36 +324,75 @@ def _one_unless_empty(size: int | torch.SymInt) -> sympy.Expr | None:
     return None
 
 
-def broadcast_slices_of_one(mode: FakeTensorMode, args: tuple) -> tuple:
-    """A pointwise op's arguments with each tensor dim of size `Min(1, n)` that meets a dim of
-    size `n` in another tensor (aligned from the right) expanded to `n` at stride 0.
+def slice_of_one_broadcast_sizes(args: tuple) -> list[list | None]:
+    """For each of a pointwise op's arguments, the sizes it broadcasts to where a dim of size
+    `Min(1, n)` meets a dim of size `n` in another tensor (aligned from the right): its sizes
+    with such dims made `n`; None for an argument without one.
 
     Eager broadcasts `x[:1]` against `x`: its size is 1 unless `x` is empty, and then both
-    are 0. Where `n` is unbacked, torch's broadcasting rule cannot tell `Min(1, n)` is 1, takes
-    the sizes as equal and asserts so at run time, an assert that fails for every `n > 1`."""
+    are 0. Where `n` is unbacked, torch's broadcasting rule (in C++ and in `torch._refs`, which
+    decompositions use) cannot tell `Min(1, n)` is 1, takes the sizes as equal and asserts so
+    at run time, an assert that fails for every `n > 1`."""
     tensors = [a for a in args if isinstance(a, FakeTensor)]
 
     def size_at(dim: int, expr: sympy.Expr) -> int | torch.SymInt | None:
         return next((t.shape[dim] for t in tensors
                      if t.dim() >= -dim and _as_expr(t.shape[dim]) == expr), None)
 
-    def broadcast(t: Any) -> Any:
+    def broadcast_sizes(t: Any) -> list | None:
         if not isinstance(t, FakeTensor):
-            return t
-        sizes, strides = list(t.shape), list(t.stride())
+            return None
+        sizes = list(t.shape)
         expanded = False
         for dim in range(-t.dim(), 0):
             n = _one_unless_empty(sizes[dim])
             size = None if n is None else size_at(dim, n)
             if size is not None:
-                sizes[dim], strides[dim], expanded = size, 0, True
-        if not expanded:  # (`t.shape` makes new SymInts each time: no identity to compare)
-            return t
-        with mode.kernel_invocation():
-            meta = torch.ops.aten.as_strided.default(t, sizes, strides, t.storage_offset())
-        return FakeTensor(mode, meta, t.fake_device)
+                sizes[dim], expanded = size, True
+        return sizes if expanded else None
 
-    return tuple(broadcast(a) for a in args)
+    return [broadcast_sizes(a) for a in args]
+
+
+def _expanded(mode: FakeTensorMode, t: FakeTensor, sizes: list) -> FakeTensor:
+    """`t` as a view of `sizes`, each dim whose size they change read at stride 0."""
+    strides = [0 if _as_expr(new) != _as_expr(old) else stride
+               for new, old, stride in zip(sizes, t.shape, t.stride())]
+    with mode.kernel_invocation():
+        meta = torch.ops.aten.as_strided.default(t, sizes, strides, t.storage_offset())
+    return FakeTensor(mode, meta, t.fake_device)
+
+
+def broadcast_slices_of_one(mode: FakeTensorMode, args: tuple) -> tuple:
+    """A pointwise op's arguments with each tensor dim of size `Min(1, n)` that meets a dim of
+    size `n` in another tensor expanded to `n` at stride 0 (see slice_of_one_broadcast_sizes).
+    An argument left as it is stays the same object (`t.shape` makes new SymInts each time:
+    a copy would not compare equal to it by identity)."""
+    return tuple(a if sizes is None else _expanded(mode, a, sizes)
+                 for a, sizes in zip(args, slice_of_one_broadcast_sizes(args)))
+
+
+@_handles(aten.expand.default)
+def _expand_slice_of_one(mode, func, args, kwargs):
+    # `x[:1].expand(n)` of a dim of size `n`: eager expands a size of 1, or 0 to 0 when x is
+    # empty; torch's rule would assert Eq(Min(1, n), n), false for every n > 1.
+    bound = dict(zip(("self", "size", "implicit"), args)) | kwargs
+    x, target = bound["self"], list(bound["size"])
+    lead = len(target) - x.dim()
+    if mode.shape_env is None or lead < 0:
+        return NotImplemented
+    sizes = list(x.shape)
+    broadcast = False
+    for dim in range(x.dim()):
+        n = _one_unless_empty(sizes[dim])
+        if n is not None and _as_expr(target[lead + dim]) == n:
+            sizes[dim], broadcast = target[lead + dim], True
+    if not broadcast:
+        return NotImplemented
+    view = _expanded(mode, x, sizes)
+    with mode.kernel_invocation():
+        meta = func(view, target, implicit=bound.get("implicit", False))
+    return FakeTensor(mode, meta, x.fake_device)
 
 
 def _symint(env: Any, expr: sympy.Expr) -> int | torch.SymInt:

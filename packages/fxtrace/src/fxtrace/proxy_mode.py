@@ -30,7 +30,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.weak import WeakIdKeyDictionary
 
-from fakecore import FloatTrueDiv, FloorDiv, PythonMod, written_tensors
+from fakecore import (
+    FloatTrueDiv,
+    FloorDiv,
+    PythonMod,
+    slice_of_one_broadcast_sizes,
+    written_tensors,
+)
 from fxtrace.module_stack import ModuleStack
 from fxtrace.printable import printable_args
 from fxtrace.user_stack import user_stack_trace
@@ -271,6 +277,8 @@ class ProxyMode(TorchDispatchMode):
             decomposition = func.decompose  # made of other ops: record those
         if decomposition is not None:
             with self:
+                if torch.Tag.pointwise in func.tags and not func._schema.is_mutable:
+                    args = _broadcast_slices_of_one(args)
                 out = decomposition(*args, **kwargs)
             if out is not NotImplemented:
                 return out
@@ -389,3 +397,12 @@ def _other_subclass(cls: type) -> bool:
 
     return cls is not torch.Tensor and not issubclass(cls, FakeTensor) and getattr(
         cls, "__torch_dispatch__", None) is not torch.Tensor.__torch_dispatch__
+
+
+def _broadcast_slices_of_one(args: tuple) -> tuple:
+    """A pointwise op's arguments, each slice of one (`x[:1]` of a data-dependent dim, size
+    `Min(1, n)`) that meets that dim expanded to it, recorded: the decomposition's own
+    broadcasting (`torch._refs`) would otherwise assert the sizes equal, as fakecore's
+    `slice_of_one_broadcast_sizes` explains, where the op itself broadcasts them."""
+    return tuple(a if sizes is None else torch.ops.aten.expand.default(a, sizes)
+                 for a, sizes in zip(args, slice_of_one_broadcast_sizes(args)))
