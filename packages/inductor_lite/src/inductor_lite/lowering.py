@@ -2560,6 +2560,7 @@ from . import (  # noqa: E402, F401
     selection_indices,
     special_functions,
     static_nonzero,
+    strided_views,
     tensor_hashing,
     top_values,
     trilinear_products,
