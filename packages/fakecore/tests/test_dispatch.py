@@ -531,3 +531,48 @@ def test_a_bool_tensor_shifted_by_an_int(shift, symbolic: bool) -> None:
     assert _layout(out) == _layout(shift(b))
     with mode, pytest.raises(RuntimeError, match="not implemented for 'Bool'|integral dtype"):
         mode.from_tensor(b) >> mode.from_tensor(b)  # as eager, which has no bool kernel
+
+
+@pytest.mark.parametrize("write", [
+    lambda t: t.long().mul_(1.5),
+    lambda t: t.long().mul_(torch.tensor(1.5)),
+    lambda t: t.long().mul_(t),
+    lambda t: (t > 0).mul_(3),
+    lambda t: t.mul_(1j),
+    lambda t: t.long().sub_(1j),
+], ids=["int_by_float", "int_by_float_tensor", "int_by_float_operand", "bool_by_int",
+        "float_by_complex", "int_minus_complex"])
+def test_an_in_place_write_of_a_type_self_cannot_hold_is_refused_as_in_eager(write) -> None:
+    # The meta kernels of mul_ and sub_ keep self's dtype where eager refuses the promoted
+    # result: a trace would compute in the wider type and cast back
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        write(torch.randn(3))
+    with FakeTensorMode() as mode:
+        x = mode.from_tensor(torch.randn(3))
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            write(x)
+        # (a result of the same kind, wider, is cast back: float32 times float64)
+        assert (x.mul_(x.double()).dtype, x.long().mul_(3).dtype) == (torch.float32, torch.int64)
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.view(-1)[1:].add_(x.view(-1)[:-1]),
+    lambda x: x.mul_(x[0]),
+    lambda x: x[:4].add_(x[:4].t()),
+    lambda x: x.view(-1)[1:].copy_(x.view(-1)[:-1]),
+    lambda x: x.view(-1)[1:].lerp_(x.view(-1)[:-1], 0.5),
+], ids=["shifted", "a_row", "transposed", "copy_", "lerp_"])
+def test_a_write_reading_part_of_its_own_memory_is_refused_as_in_eager(write) -> None:
+    # TensorIterator refuses a dense input sharing only part of the written tensor's memory;
+    # the meta kernels do not check (a trace then computed what eager refuses)
+    message = "some elements of the input tensor and the written-to tensor refer to a single"
+    with pytest.raises(RuntimeError, match=message):
+        write(torch.randn(8, 4))
+    with FakeTensorMode() as mode:
+        with pytest.raises(RuntimeError, match=message):
+            write(mode.from_tensor(torch.randn(8, 4)))
+        x = mode.from_tensor(torch.randn(8, 4))
+        # the same memory alike, other memory, and views not dense (eager's "too hard") pass
+        x.mul_(x.view(8, 4)).add_(x[4:].view(-1).repeat(2).view(8, 4))
+        x[:4].add_(x[4:])
+        x[:, 1:3].mul_(x[:, :2])

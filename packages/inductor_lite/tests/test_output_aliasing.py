@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from fxtrace import make_fx
-from inductor_lite import compile_fx
+from inductor_lite import compile_fx, counters
 
 
 def _compiled(fn, *args, dynamic=False):
@@ -167,3 +167,43 @@ def test_a_finalizer_the_launchs_collection_runs_may_call_a_compiled_graph(devic
     assert len(seen) == 2
     for out in seen:
         torch.testing.assert_close(out, f(x))
+
+
+def _shift_columns_by_product(x):
+    y = x * 1.0
+    y[:, 1:3].mul_(y[:, :2])  # eager reads y[:, 1] after writing it (views not dense: allowed)
+    return y
+
+
+def _shift_columns_by_addcmul(x):
+    y = x * 1.0
+    y[:, 1:3].addcmul_(y[:, :2], y[:, 2:])  # (decomposed into out-of-place ops and a write)
+    return y
+
+
+def _shift_columns_by_copy(x):
+    y = x * 1.0
+    y[:, 1:3] = y[:, :2]
+    return y
+
+
+@pytest.mark.parametrize("fn", [_shift_columns_by_product, _shift_columns_by_addcmul,
+                                _shift_columns_by_copy], ids=["mul_", "addcmul_", "copy_"])
+def test_a_write_reading_another_view_of_what_it_writes_runs_as_eager(fn, device):
+    # A functional trace reads the old values of the elements the op writes, eager's kernel
+    # the ones it has just written: the graph runs as it came
+    x = torch.randn(8, 4, device=device)
+    counters.clear()
+    torch.testing.assert_close(_compiled(fn, x.clone())(x.clone()), fn(x.clone()))
+    assert counters["eager_graphs"] == 1, dict(counters)
+
+
+def test_a_write_reading_a_disjoint_view_of_its_tensor_is_compiled(device):
+    def f(x):
+        y = x * 1.0
+        y[:4].add_(y[4:])
+        return y
+    x = torch.randn(8, 4, device=device)
+    counters.clear()
+    torch.testing.assert_close(_compiled(f, x.clone())(x.clone()), f(x.clone()))
+    assert counters["eager_graphs"] == 0 and counters["graphs"] == 1, dict(counters)

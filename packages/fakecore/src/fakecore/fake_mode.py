@@ -241,6 +241,11 @@ class FakeTensorMode(TorchDispatchMode):
                 return out
         if func is aten.convolution.default:
             _check_transposed_channels(args, kwargs)
+        if func in _IN_PLACE_WITHOUT_CAST_CHECK:
+            _check_in_place_result_type(args)
+        if func._schema.is_mutable and (torch.Tag.pointwise in func.tags
+                                        or func is aten.copy_.default):
+            _check_no_partial_overlap(args[0], flat)
         if any(isinstance(a, torch.dtype) and a in _QUANTIZED_DTYPES for a in flat):
             raise UnsupportedFakeOpError(func, "it makes a quantized tensor, which fake tensors "
                                                "cannot represent")
@@ -929,6 +934,61 @@ def _check_transposed_channels(args: tuple, kwargs: dict) -> None:
             f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
             f"{list(x.shape)} to have {weight.shape[0]} channels, but got {x.shape[1]} "
             "channels instead")
+
+
+# In-place ops whose meta kernels write any result type into `self`, where eager refuses one
+# that cannot be cast to it
+_IN_PLACE_WITHOUT_CAST_CHECK = frozenset({
+    aten.mul_.Tensor, aten.mul_.Scalar, aten.sub_.Tensor, aten.sub_.Scalar,
+})
+
+
+def _check_in_place_result_type(args: tuple) -> None:
+    """The check eager makes and the meta kernels of `mul_` and `sub_` leave out: the
+    promoted type of the operands can be cast to the dtype of the tensor written into
+    (`int_tensor.mul_(1.5)` raises; else a trace would compute in float and cast back)."""
+    written, other = args[:2]
+    result = torch._prims_common.elementwise_dtypes(
+        written, other,
+        type_promotion_kind=torch._prims_common.ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)[1]
+    if not torch.can_cast(result, written.dtype):
+        raise RuntimeError(f"result type {result} can't be cast to the desired output type "
+                           f"{written.dtype}")
+
+
+def _check_no_partial_overlap(written: Any, flat: list[Any]) -> None:
+    """The check eager's element-wise kernels make and their meta kernels leave out: a tensor
+    read may not share only some of its memory with the one written (`x[1:].add_(x[:-1])`,
+    `x.mul_(x[0])`, `x.add_(x.t())`). As TensorIterator's `assert_no_partial_overlap`:
+    decided for dense tensors of static sizes only (eager's "too hard" otherwise), by the
+    bytes they span."""
+    if not _dense_and_static(written):
+        return
+    for read in flat:
+        if read is written or not _dense_and_static(read) \
+                or not torch._C._is_alias_of(read, written):
+            continue
+        (begin, end), (read_begin, read_end) = _byte_span(written), _byte_span(read)
+        if (begin, end) == (read_begin, read_end):
+            partial = read.stride() != written.stride()
+        else:
+            partial = read_begin < end and begin < read_end
+        if partial:
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation.")
+
+
+def _dense_and_static(t: Any) -> bool:
+    return (isinstance(t, torch.Tensor) and t.layout is torch.strided and not _symbols([t])
+            and t.numel() != 0
+            and tensor_iterator.non_overlapping_and_dense(tuple(t.shape), t.stride()))
+
+
+def _byte_span(t: torch.Tensor) -> tuple[int, int]:
+    begin = t.storage_offset() * t.element_size()
+    return begin, begin + t.numel() * t.element_size()
 
 
 def _numbers_only(func, flat: list[Any]) -> bool:

@@ -271,7 +271,20 @@ def decompositions() -> dict:
     table.update(lu_unpacking.DECOMPOSITIONS)
     table[aten.rms_norm.default] = lambda x, shape, weight=None, eps=None: _rms_norm(
         x, shape, weight, eps)[0]
+    for op in [op for op in table if op._schema.is_mutable]:
+        table[op] = functools.partial(_unless_reading_what_it_writes, op, table[op])
     return {op: fn for op, fn in table.items() if op.overloadpacket not in KEPT_WHOLE}
+
+
+def _unless_reading_what_it_writes(op: torch._ops.OpOverload, decomposition: Callable,
+                                   *args: Any, **kwargs: Any) -> Any:
+    """The decomposition of in-place op `op`, refused where the op reads another view of the
+    memory it writes (`_reads_another_view_of`: `x[:, 1:3].addcmul_(x[:, :2], t)`)."""
+    written = _written_values(op._schema, args, kwargs)
+    if _reads_another_view_of(written, tree_flatten((args, kwargs))[0]):
+        raise InputMetadataChange(f"{op} reads another view of the memory it writes: eager "
+                                  "reads some elements after writing them")
+    return decomposition(*args, **kwargs)
 
 
 # Calls that make autograd record more than their inputs say.
@@ -922,6 +935,9 @@ def _trace(gm: torch.fx.GraphModule, state_names: list[str], state: list, inputs
             raise InputMetadataChange(f"{node.target} writes into a view whose elements overlap "
                                       "(unfold, as_strided, expand): eager updates a shared "
                                       "element once per view element")
+        if _writes_in_place(node) and _reads_what_it_writes_elsewhere(node):
+            raise InputMetadataChange(f"{node.target} reads another view of the memory it "
+                                      "writes: eager reads some elements after writing them")
     if [_metadata(t) for t in (*state, *inputs)] != metadata:
         # an `out=` argument of another size, resized by the op (fake kernels resize the fakes)
         raise InputMetadataChange("the graph resizes an input (an out= argument of another size)")
@@ -1013,6 +1029,40 @@ def _changes_input_metadata(node: torch.fx.Node) -> bool:
     return (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
             and torch.Tag.inplace_view in node.target.tags and bool(node.args)
             and getattr(node.args[0], "op", None) == "placeholder")
+
+
+def _reads_what_it_writes_elsewhere(node: torch.fx.Node) -> bool:
+    """Whether in-place `node` reads, through a view laid out otherwise, memory of a tensor it
+    writes (`_reads_another_view_of`)."""
+    vals = [getattr(a, "meta", {}).get("val") for a in _written_args(node)]
+    return _reads_another_view_of(vals, [a.meta.get("val") for a in node.all_input_nodes])
+
+
+def _reads_another_view_of(written: list[Any], read: list[Any]) -> bool:
+    """Whether tensors `read` include another view of memory of a tensor in `written`, laid out
+    otherwise (`x[:, 1:3].mul_(x[:, :2])`, which eager allows for views not dense: its kernel
+    then reads `x[:, 1]` after writing it, where a functional trace, and a decomposition into
+    out-of-place ops, read its old value)."""
+    return any(isinstance(out, torch.Tensor) and isinstance(val, torch.Tensor)
+               and val is not out and torch._C._is_alias_of(val, out)
+               and _metadata(val) != _metadata(out) and _spans_meet(val, out)
+               for out in written for val in read)
+
+
+def _spans_meet(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the stretches of storage from the first to the last element of `a` and of `b`
+    meet (symbolic sizes: assumed to)."""
+    spans = []
+    for t in (a, b):
+        layout = (*t.shape, *t.stride(), t.storage_offset())
+        if not all(isinstance(n, int) for n in layout):
+            return True
+        if t.numel() == 0:
+            return False
+        last = t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
+        spans.append((t.storage_offset() * t.element_size(), (last + 1) * t.element_size()))
+    (a_begin, a_end), (b_begin, b_end) = spans
+    return a_begin < b_end and b_begin < a_end
 
 
 def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
@@ -1244,11 +1294,15 @@ def _writes_in_place(node: torch.fx.Node) -> bool:
 def _written_args(node: torch.fx.Node) -> list[Any]:
     """The tensors an in-place op writes into: `self` of `mul_`, `out` of `neg.out`, each
     tensor of `_foreach_mul_`'s list."""
-    schema = node.target._schema
-    found = [node.kwargs[a.name] if a.name in node.kwargs else node.args[i]
+    return _written_values(node.target._schema, node.args, node.kwargs)
+
+
+def _written_values(schema: torch.FunctionSchema, args: tuple, kwargs: dict) -> list[Any]:
+    """The arguments `args` and `kwargs` of an op of `schema` that it writes into."""
+    found = [kwargs[a.name] if a.name in kwargs else args[i]
              for i, a in enumerate(schema.arguments)
              if a.alias_info is not None and a.alias_info.is_write
-             and (a.name in node.kwargs or i < len(node.args))]
+             and (a.name in kwargs or i < len(args))]
     return [t for arg in found for t in (arg if isinstance(arg, (list, tuple)) else [arg])]
 
 
