@@ -1834,3 +1834,28 @@ def test_text_that_shows_identity_or_recursion_breaks_with_eager_text() -> None:
     for fn, reason in ((by_id, "id() of"), (recursive, "nest deeper")):
         assert dynamo.compile(fn)(x)[1:] == fn(x)[1:]
         assert reason in str(dynamo.explain(fn)(x).breaks[0])
+
+
+class _CountingRepr:
+    def __init__(self, text):
+        self.calls, self.text = 0, text
+
+    def __repr__(self):
+        self.calls += 1
+        return self.text
+
+
+def test_an_inlined_repr_runs_its_side_effects_once_per_call() -> None:
+    """Each `str`/`repr`/f-string runs the method once, as eager; one that returns no string
+    raises eager's TypeError after its side effect."""
+
+    def fn(x, text):
+        obj = _CountingRepr(text)
+        try:
+            shown = [repr(obj), str(obj), f"{obj}", f"{obj!r:>4}"]
+        except TypeError as e:
+            shown = [str(e)]
+        return x + 1, shown, obj.calls
+
+    x = torch.ones(2)
+    _agree(fn, (x, "a"), (x, "b"), (x, 3), (x, "a"))
