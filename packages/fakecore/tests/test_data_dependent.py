@@ -319,11 +319,12 @@ def test_a_pointwise_op_without_slices_of_one_gets_its_own_inputs() -> None:
     # the inputs with nothing to broadcast are passed on as they are, not remade as views
     mode = FakeTensorMode(ShapeEnv())
     x = mode.from_tensor(torch.ones(4, 300), dynamic_dims=(0,))
-    y = mode.from_tensor(torch.ones(4, 300), dynamic_dims=(0,))
+    y = mode.from_tensor(torch.ones(300), dynamic_dims=(0,))
     with mode:
-        head = x[mode.from_tensor(torch.tensor([True] * 4))][:1]
-    args = (x, y, head, 2.0)
-    assert all(a is b for a, b in zip(broadcast_slices_of_one(mode, args), args))
+        selected = x[mode.from_tensor(torch.tensor([True] * 4))]
+    args = (selected[:1], selected, y, 2.0)
+    out = broadcast_slices_of_one(mode, args)
+    assert out[0] is not args[0] and all(a is b for a, b in zip(out[1:], args[1:]))
 
 
 def test_a_slice_of_one_of_a_data_dependent_dim_expands_to_it() -> None:
@@ -348,3 +349,28 @@ def test_a_slice_of_one_expanded_to_another_size_keeps_the_check() -> None:
         y = mode.from_tensor(torch.ones(4))[mode.from_tensor(torch.tensor([True, False] * 2))]
         x[:1].expand_as(y)
     assert mode.shape_env.runtime_asserts != []
+
+
+@pytest.mark.parametrize("op, size, asserts", [
+    (lambda x, y: x + x[:1:2], "u0", []),
+    (lambda x, y: x + x[0:2:2], "u0", []),
+    (lambda x, y: x[:3] + x[:1], "Min(3, u0)", []),
+    (lambda x, y: x[1:] + x[1:2], "Max(0, u0 - 1)", []),
+    # 1 or 0 whatever the other size: its product with it, eager's own check at run time
+    (lambda x, y: x + x[1:2], "u0*Min(1, Max(0, u0 - 1))",
+     ["(u0 <= 1) | Eq(Min(1, Max(0, u0 - 1)), 1)"]),
+    (lambda x, y: y + x[:1], "u1*Min(1, u0)", ["(u1 <= 1) | Eq(Min(1, u0), 1)"]),
+    (lambda x, y: x[:1] + y[:1], "Min(1, u0)*Min(1, u1)", []),
+    (lambda x, y: x[:1].expand_as(y), "u1", ["Eq(u1, 0) | Eq(Min(1, u0), 1)"]),
+], ids=["step", "step-of-two", "two-slices", "second", "second-of-all", "other-size",
+        "two-heads", "expand-other"])
+def test_a_size_of_at_most_one_broadcasts_as_eager_does(op, size, asserts) -> None:
+    # torch's rule asserted the sizes equal, false for data where eager works (`x + x[1:2]`
+    # for every u0 > 1; `y + x[:1]` for every u1 > 1 when x is nonempty)
+    mode = FakeTensorMode(ShapeEnv())
+    with mode:
+        x = mode.from_tensor(torch.ones(4))[mode.from_tensor(torch.tensor([True] * 4))]
+        y = mode.from_tensor(torch.ones(4))[mode.from_tensor(torch.tensor([True, False] * 2))]
+        out = op(x, y)
+    assert str(out.shape[0]) == size
+    assert [str(a.expr) for a in mode.shape_env.runtime_asserts] == asserts

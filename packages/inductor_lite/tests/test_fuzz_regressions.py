@@ -256,6 +256,37 @@ def test_a_slice_of_one_of_a_data_dependent_size_broadcast_by_a_decomposed_op(de
         torch.testing.assert_close(compiled(x), f(x))
 
 
+@pytest.mark.parametrize("op", [
+    lambda b, c: b + b[1:2],
+    lambda b, c: b + b[:1:2],
+    lambda b, c: b + b[0:2:2],
+    lambda b, c: b[:3] + b[:1],
+    lambda b, c: c + b[:1],
+    lambda b, c: torch.lerp(c, b[:1], 0.3),
+    lambda b, c: b[:1].expand_as(c) * 2,
+], ids=["second", "step", "step-of-two", "two-slices", "other-size", "lerp-other-size",
+        "expand-other-size"])
+def test_a_size_of_at_most_one_from_the_data_broadcasts_as_eager_does(device, op):
+    # review of 981d3f9: these raised the runtime assert of torch's broadcasting rule (sizes
+    # equal) where eager works; eager's own error stays where it raises (`c + b[:1]`, b empty)
+    def f(x):
+        return op(x[x > 0], x[x < 0])
+
+    x = torch.tensor([1.0, 2.0, -1.0, 3.0], device=device)
+    compiled = compile_fx(make_fx(f, tracing_mode="symbolic")(x), [x])
+    for values in ([1.0, 2.0, -1.0, 3.0], [1.0, -1.0, 2.0, -3.0], [-1.0, -2.0, -3.0, -4.0],
+                   [1.0, 2.0, 3.0, 4.0], [-1.0, -2.0, -3.0, 4.0], [1.0, -2.0, 0.0, 0.0],
+                   [0.0, 0.0, 0.0, 0.0]):
+        x = torch.tensor(values, device=device)
+        try:
+            want = f(x)
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                compiled(x)
+            continue
+        torch.testing.assert_close(compiled(x), want)
+
+
 def test_lerp_of_a_slice_of_one_through_dynamo(device):
     # dynamo fakes lerp whole (no decomposition); the backend's retrace decomposes it, and its
     # compiled graph raised the assert, so that dynamo warned and ran the captured graph instead

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 import torch
 
+from fakecore import value_ranges
 from fakecore.errors import DataDependentError, UnsupportedFakeOpError
 from fakecore.fake_tensor import FakeTensor
 from fakecore.sym_functions import FloorDiv
@@ -266,7 +267,9 @@ class _SliceBounds:
         hi, lo = self.min(end, self.n), self.max(start, 0)
         his = hi.args if isinstance(hi, sympy.Min) else (hi,)
         los = lo.args if isinstance(lo, sympy.Max) else (lo,)
-        return self.max(sympy.Min(*(h - low for h in his for low in los)), sympy.Integer(0))
+        # (the max with 0 taken of each difference: `[1:2]` is Min(1, Max(0, u0 - 1)), 1
+        # unless `[1:]` is empty)
+        return sympy.Min(*(self.max(h - low, sympy.Integer(0)) for h in his for low in los))
 
 
 @_handles(aten.slice.Tensor)
@@ -304,7 +307,9 @@ def _slice_with_unbacked(mode, func, args, kwargs):
     else:
         offset = bounds.min(bounds.max(first, sympy.Integer(0)), n)
     step = _as_expr(step)
-    if step != 1:
+    if step != 1 and bounds.holds(length <= step):
+        length = sympy.Min(1, length)  # (`[:1:2]`, `[0:2:2]`: one element unless empty)
+    elif step != 1:
         length = FloorDiv(length + step - 1, step)
     sizes, strides = list(x.shape), list(x.stride())
     stride = _as_expr(strides[dim])
@@ -316,28 +321,54 @@ def _slice_with_unbacked(mode, func, args, kwargs):
     return FakeTensor(mode, meta, x.fake_device)
 
 
-def _one_unless_empty(size: int | torch.SymInt) -> sympy.Expr | None:
-    """`n` where `size` is `Min(1, n)` (`x[:1]` of a dim of size `n`), else None."""
-    expr = _as_expr(size)
-    if isinstance(expr, sympy.Min) and len(expr.args) == 2 and sympy.Integer(1) in expr.args:
-        return next(arg for arg in expr.args if arg != 1)
-    return None
+def _at_most_one(env: Any, size: int | torch.SymInt) -> bool:
+    return value_ranges.bound(_as_expr(size), env.var_to_range).upper <= 1
+
+
+def _broadcast_dim(env: Any, sizes: list) -> int | torch.SymInt | None:
+    """The size that eager broadcasts `sizes` (of one dim, a 1 left out) to, where torch's rule
+    would assert sizes equal that eager need not: a size of `Min(1, n)` (`x[:1]`) is 1 unless
+    `n` is, and then both are 0, so it broadcasts to `n`; a size that is 1 or 0 otherwise
+    (`x[:1]` against `y`, `x[1:2]` against `x`) broadcasts to the product with the other size,
+    where eager requires it be 1 unless the other is at most 1: a runtime assert. None where
+    nothing is to be done (one size, or two that may both be more than 1)."""
+    distinct = list({_as_expr(s): s for s in sizes}.items())
+    kept = [(e, s) for e, s in distinct
+            if not any(other != e and sympy.Min(1, other) == e for other, _ in distinct)]
+    if len(kept) == 1:
+        return kept[0][1] if len(distinct) > 1 else None
+    bits = [s for _, s in kept if _at_most_one(env, s)]
+    rest = [s for _, s in kept if not _at_most_one(env, s)]
+    if len(rest) > 1:
+        return None
+    for bit in bits:
+        if rest:
+            _assume(env, sympy.Or(sympy.Eq(_as_expr(bit), 1), _as_expr(rest[0]) <= 1))
+    product = rest[0] if rest else 1
+    for bit in bits:
+        product = bit * product
+    return product
 
 
 def slice_of_one_broadcast_sizes(args: tuple) -> list[list | None]:
     """For each of a pointwise op's arguments, the sizes it broadcasts to where a dim of size
-    `Min(1, n)` meets a dim of size `n` in another tensor (aligned from the right): its sizes
-    with such dims made `n`; None for an argument without one.
+    at most one from the data (`x[:1]`, `Min(1, n)`) meets another size (aligned from the
+    right): its sizes with such dims made what eager broadcasts them to (`_broadcast_dim`);
+    None for an argument left as it is.
 
     Eager broadcasts `x[:1]` against `x`: its size is 1 unless `x` is empty, and then both
     are 0. Where `n` is unbacked, torch's broadcasting rule (in C++ and in `torch._refs`, which
     decompositions use) cannot tell `Min(1, n)` is 1, takes the sizes as equal and asserts so
     at run time, an assert that fails for every `n > 1`."""
     tensors = [a for a in args if isinstance(a, FakeTensor)]
-
-    def size_at(dim: int, expr: sympy.Expr) -> int | torch.SymInt | None:
-        return next((t.shape[dim] for t in tensors
-                     if t.dim() >= -dim and _as_expr(t.shape[dim]) == expr), None)
+    if not tensors or tensors[0].fake_mode.shape_env is None:
+        return [None] * len(args)
+    env = tensors[0].fake_mode.shape_env
+    targets = {}
+    for dim in range(-max(t.dim() for t in tensors), 0):
+        sizes = [t.shape[dim] for t in tensors if t.dim() >= -dim and _as_expr(t.shape[dim]) != 1]
+        if any(_is_unbacked(tensors[0].fake_mode, s) and _at_most_one(env, s) for s in sizes):
+            targets[dim] = _broadcast_dim(env, sizes)
 
     def broadcast_sizes(t: Any) -> list | None:
         if not isinstance(t, FakeTensor):
@@ -345,54 +376,74 @@ def slice_of_one_broadcast_sizes(args: tuple) -> list[list | None]:
         sizes = list(t.shape)
         expanded = False
         for dim in range(-t.dim(), 0):
-            n = _one_unless_empty(sizes[dim])
-            size = None if n is None else size_at(dim, n)
-            if size is not None:
-                sizes[dim], expanded = size, True
+            target = targets.get(dim)
+            if target is not None and _as_expr(target) != _as_expr(sizes[dim]):
+                sizes[dim], expanded = target, True
         return sizes if expanded else None
 
     return [broadcast_sizes(a) for a in args]
 
 
 def _expanded(mode: FakeTensorMode, t: FakeTensor, sizes: list) -> FakeTensor:
-    """`t` as a view of `sizes`, each dim whose size they change read at stride 0."""
-    strides = [0 if _as_expr(new) != _as_expr(old) else stride
-               for new, old, stride in zip(sizes, t.shape, t.stride())]
+    """`t` as a view of `sizes`, each dim of size at most one whose size they change read at
+    stride 0 (a larger one changes only to 0, or stays, by the broadcast's assert)."""
+    strides = [0 if _as_expr(new) != _as_expr(old) and _at_most_one(mode.shape_env, old)
+               else stride for new, old, stride in zip(sizes, t.shape, t.stride())]
     with mode.kernel_invocation():
         meta = torch.ops.aten.as_strided.default(t, sizes, strides, t.storage_offset())
     return FakeTensor(mode, meta, t.fake_device)
 
 
 def broadcast_slices_of_one(mode: FakeTensorMode, args: tuple) -> tuple:
-    """A pointwise op's arguments with each tensor dim of size `Min(1, n)` that meets a dim of
-    size `n` in another tensor expanded to `n` at stride 0 (see slice_of_one_broadcast_sizes).
-    An argument left as it is stays the same object (`t.shape` makes new SymInts each time:
-    a copy would not compare equal to it by identity)."""
+    """A pointwise op's arguments with each tensor dim of size at most one from the data that
+    meets another size expanded to the size eager broadcasts them to, at stride 0 (see
+    slice_of_one_broadcast_sizes). An argument left as it is stays the same object
+    (`t.shape` makes new SymInts each time: a copy would not compare equal to it by identity)."""
     return tuple(a if sizes is None else _expanded(mode, a, sizes)
                  for a, sizes in zip(args, slice_of_one_broadcast_sizes(args)))
 
 
 @_handles(aten.expand.default)
 def _expand_slice_of_one(mode, func, args, kwargs):
-    # `x[:1].expand(n)` of a dim of size `n`: eager expands a size of 1, or 0 to 0 when x is
-    # empty; torch's rule would assert Eq(Min(1, n), n), false for every n > 1.
-    bound = dict(zip(("self", "size", "implicit"), args)) | kwargs
-    x, target = bound["self"], list(bound["size"])
+    # A size of at most one from the data expanded: eager expands a 1, or a 0 to 0, where
+    # torch's rule would assert the size equal to the target or 1. `x[:1].expand(n)` of a dim
+    # of size `n` holds for every n; to another size `m`, x[:1] must be 1 unless m is 0. A
+    # larger size expanded to its product with a size of at most one (a broadcast's, see
+    # _broadcast_dim) must be at most 1 unless that is 1.
+    values = dict(zip(("self", "size", "implicit"), args)) | kwargs
+    x, target = values["self"], list(values["size"])
     lead = len(target) - x.dim()
-    if mode.shape_env is None or lead < 0:
+    env = mode.shape_env
+    if env is None or lead < 0:
         return NotImplemented
     sizes = list(x.shape)
     broadcast = False
     for dim in range(x.dim()):
-        n = _one_unless_empty(sizes[dim])
-        if n is not None and _as_expr(target[lead + dim]) == n:
-            sizes[dim], broadcast = target[lead + dim], True
+        size, to = _as_expr(sizes[dim]), _as_expr(target[lead + dim])
+        if to in (size, -1) or not _is_unbacked(mode, sizes[dim]):
+            continue
+        factor = sympy.simplify(to / size) if isinstance(to, sympy.Mul) and size in to.args \
+            else None
+        if _at_most_one(env, sizes[dim]):
+            if factor is None and sympy.Min(1, to) != size:
+                _assume(env, sympy.Or(sympy.Eq(size, 1), sympy.Eq(to, 0)))
+        elif factor is not None and value_ranges.bound(factor, env.var_to_range).upper <= 1:
+            _assume(env, sympy.Or(sympy.Eq(factor, 1), size <= 1))
+        else:
+            continue
+        sizes[dim], broadcast = target[lead + dim], True
     if not broadcast:
         return NotImplemented
     view = _expanded(mode, x, sizes)
     with mode.kernel_invocation():
-        meta = func(view, target, implicit=bound.get("implicit", False))
+        meta = func(view, target, implicit=values.get("implicit", False))
     return FakeTensor(mode, meta, x.fake_device)
+
+
+def _assume(env: Any, condition: sympy.Basic) -> None:
+    """Check `condition` at run time, once however many ops ask."""
+    if condition not in (a.expr for a in env.runtime_asserts):
+        env.assume(condition)
 
 
 def _symint(env: Any, expr: sympy.Expr) -> int | torch.SymInt:
