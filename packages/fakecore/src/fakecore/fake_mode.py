@@ -34,6 +34,12 @@ from fakecore.data_dependent import (
     memoized,
 )
 from fakecore.dispatch_cache import DispatchCache
+from fakecore.eager_checks import (
+    KernelProbe,
+    check_in_place_broadcast,
+    is_element_wise,
+    writes_self_only,
+)
 from fakecore.errors import MixedRealFakeError, UnsupportedFakeOpError
 from fakecore.fake_tensor import METADATA_QUERIES, FakeTensor
 from fakecore.shape_env import ShapeEnv
@@ -88,6 +94,7 @@ class FakeTensorMode(TorchDispatchMode):
         self.in_kernel = False
         self._decomposing: set[Any] = set()
         self._cache = DispatchCache()
+        self._kernel_probe = KernelProbe()
         self._dispatcher_contexts: list[Any] = []
         self._converter = TensorConverter(self)
         self._valued = WeakIdKeyDictionary()  # the fakes with known data, as keys
@@ -246,6 +253,8 @@ class FakeTensorMode(TorchDispatchMode):
         if func._schema.is_mutable and (torch.Tag.pointwise in func.tags
                                         or func is aten.copy_.default):
             _check_no_partial_overlap(args[0], flat)
+        if is_element_wise(func):
+            self._check_as_eager(func, args, kwargs, flat)
         if any(isinstance(a, torch.dtype) and a in _QUANTIZED_DTYPES for a in flat):
             raise UnsupportedFakeOpError(func, "it makes a quantized tensor, which fake tensors "
                                                "cannot represent")
@@ -263,6 +272,17 @@ class FakeTensorMode(TorchDispatchMode):
         else:
             _propagate_constants(func, args, kwargs, flat, out)
         return out
+
+    def _check_as_eager(self, func, args, kwargs, flat: list[Any]) -> None:
+        """Raise what eager raises for an element-wise op whose meta kernel accepts the call:
+        an in-place result that does not fit `self`, and (for CPU tensors, whose kernels the
+        probe runs) a dtype or number the kernel refuses (see `eager_checks`)."""
+        if writes_self_only(func):
+            check_in_place_broadcast(args, flat)
+        fakes = [t for t in flat if isinstance(t, FakeTensor)]
+        if fakes and all(t.fake_device.type == "cpu" and t.layout is torch.strided
+                         for t in fakes):
+            self._kernel_probe.check(func, args, kwargs, flat)
 
     def _higher_order(self, func, args, kwargs):
         """A higher-order operator with a fake function of torch's (`register_fake` of
