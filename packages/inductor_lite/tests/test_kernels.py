@@ -682,10 +682,12 @@ def test_a_float_modulo_of_sizes_is_a_host_float(device):
     assert " % " in source(compiled)
 
 
-def test_sizes_computed_in_floats_run_as_the_aten_graph(device):
-    """`floor(1.7 * s)`: Python computes it in float64, index arithmetic could not match."""
-    _interpolated_over_sizes(1.7, "nearest", device)
-    assert counters["eager_graphs"] == 1, dict(counters)
+def test_sizes_computed_in_floats_are_generated(device):
+    """`floor(1.7 * s)`: the wrapper and the kernels compute it as Python does, one float64
+    product rounded once (more in test_symbolic_resampling.py)."""
+    compiled = _interpolated_over_sizes(1.7, "nearest", device)
+    assert len(compiled.versions) == 2 and counters["eager_graphs"] == 0, dict(counters)
+    assert "tl.float64) * 1.7)" in source(compiled)
 
 
 def test_arange_with_a_symbolic_step_is_generated(device):
@@ -2052,6 +2054,13 @@ def test_half_precision_fills_hold_what_the_half_tensor_holds(device):
     compile_and_check(fills, b, h, atol=0, rtol=0)
 
 
+def test_tanh_next_to_one_rounds_as_eager(device):
+    # tanh(9) is 1 - 3.05e-8, 0.99999994 in float32: float32's -m / (2 + m) made it 1.0, and
+    # a cast to int 1, not eager's 0 (program_fuzz seed 1008464)
+    x = torch.arange(-12, 13, dtype=torch.int32, device=device)
+    compile_and_check(lambda t: (torch.tanh(t), torch.tanh(t).to(torch.int32)), x, atol=0, rtol=0)
+
+
 def test_float64_expm1_and_tanh_keep_float64_precision(device):
     # (the float32 form's series near zero is sized for float32)
     x = torch.linspace(-3, 3, 601, dtype=torch.float64, device=device)
@@ -2480,6 +2489,13 @@ def _run(fn, *inputs):
         return str(e)
 
 
+def _compiled_run(fn, *inputs):
+    """`fn` compiled and run, or the message of the RuntimeError either step raises (fakecore
+    raises eager's error while tracing where the CPU kernel refuses the call's dtypes and
+    numbers, see its eager_checks; else the graph's aten call raises it)."""
+    return _run(lambda *xs: compile_fx(torch.fx.symbolic_trace(fn), list(xs))(*xs), *inputs)
+
+
 _M = [True, False, True, False]
 NUMBERS_EAGER_REFUSES = {  # a Python number the result's dtype cannot hold
     "clamp_int8": (lambda x: x.clamp(-1000, 1000), torch.int8),
@@ -2510,7 +2526,7 @@ def test_a_number_the_dtype_cannot_hold_raises_as_eager(name, device):
     fn, dtype = NUMBERS_EAGER_REFUSES[name]
     x = torch.tensor([0, 1, 100, 7], dtype=dtype, device=device)
     want = _run(fn, x)
-    got = _run(compile_fx(torch.fx.symbolic_trace(fn), [x]), x)
+    got = _compiled_run(fn, x)
     if isinstance(want, torch.Tensor):  # CUDA's eager converts a half bound and alpha
         assert device != "cpu" and dtype == torch.float16 and torch.equal(got, want)
         return
@@ -2546,7 +2562,7 @@ def test_a_complex_masked_fill_checks_the_number_as_eager(device):
     too_big = lambda c, m: c.masked_fill(m, 1e39)  # noqa: E731
     want = _run(too_big, c, m)
     assert isinstance(want, str) and "without overflow" in want
-    assert _run(compile_fx(torch.fx.symbolic_trace(too_big), [c, m]), c, m) == want
+    assert _compiled_run(too_big, c, m) == want
 
 
 def test_nan_to_num_by_a_number_the_dtype_cannot_hold_runs_as_eager(device):
@@ -2590,14 +2606,23 @@ OPS_EAGER_REFUSES = {
 }
 
 
+# Refused while tracing on the CPU: fakecore runs the CPU kernel on empty tensors (eager_checks)
+REFUSED_BY_THE_CPU_KERNELS_DTYPES = {
+    "sub_bool", "rsub_bool", "sub_bool_number", "floor_bool", "round_bool", "abs_bool",
+    "relu_bool", "remainder_bool", "fmod_bool", "clamp_bool", "div_trunc_bool"}
+
+
 @pytest.mark.parametrize("name", OPS_EAGER_REFUSES)
 def test_ops_eager_refuses_run_as_aten(name, device):
     """argmax of bools, var of integers, an integer `//`, `%` or fmod by the number 0, a
     subtraction with a bool operand: eager raises (the divisions on the CPU); kernels returned
-    values."""
+    values. Where the dtypes alone make the CPU kernel refuse, compiling raises eager's error."""
     fn, dtype = OPS_EAGER_REFUSES[name]
     x = torch.arange(6, device=device).reshape(2, 3).to(dtype)
     want = _run(fn, x)
+    if name in REFUSED_BY_THE_CPU_KERNELS_DTYPES and x.device.type == "cpu":
+        assert _compiled_run(fn, x) == want
+        return
     got = _run(compile_fx(torch.fx.symbolic_trace(fn), [x]), x)
     if isinstance(want, str):
         assert got == want

@@ -229,6 +229,10 @@ class GraphLowering:
         # computes each in Python, as eager does, once its symbols are bound; kernels take it
         # as an argument.
         self.wrapper_values: dict[sympy.Symbol, sympy.Expr | HostOp] = {}
+        # Sizes computed in floats (`floor(1.7*s0)`, `interpolate`'s by a scale factor) whose
+        # node was seen to compute them as sympy writes them (`scaled_size`): the printers
+        # compute each as that node does; a size of floats not here makes the graph run as aten.
+        self.scaled_sizes: set[sympy.Expr] = set()
         # The clamped start of a slice at a bound of unknown sign (`x[n:]` of an `.item()`):
         # a symbol the wrapper computes (`_bind_slice`)
         self.slice_starts: dict[torch.fx.Node, sympy.Symbol] = {}
@@ -303,11 +307,6 @@ class GraphLowering:
         self.order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
         for node in self.gm.graph.nodes:
             self.node = node
-            floored = _floored_floats(node.meta.get("val"))
-            if floored is not None:
-                # `floor(1.5*s0)`, `interpolate`'s size for a scale factor: Python computes it
-                # in float64, which index arithmetic in kernels cannot match
-                raise LoweringError(f"a size computed in floats: {floored}")
             if node.op == "placeholder":
                 self.env[node] = self._placeholder(node)
             elif node.op == "get_attr":
@@ -316,6 +315,9 @@ class GraphLowering:
                 self.env[node] = self._call(node)
             elif node.op == "output":
                 self._output(node.args[0])
+            unknown = _unknown_float_size(node.meta.get("val"), self.scaled_sizes)
+            if unknown is not None:
+                raise LoweringError(f"a size computed in floats: {unknown}")
 
     def _placeholder(self, node: torch.fx.Node) -> Any:
         val = node.meta.get("val")
@@ -427,6 +429,8 @@ class GraphLowering:
                 raise LoweringError(f"an integer computed from a float argument: {expr}")
             if any(not p.exp.is_number for p in expr.atoms(sympy.Pow)):
                 return self._wrapper_value(expr)  # `(-2) ** s0`: Triton has no integer power
+            if expr.atoms(sympy.Float) and scaled_size(node, expr, self.env, self.wrapper_values):
+                self.scaled_sizes.add(expr)
             return expr
         if isinstance(val, (torch.SymBool, bool)):  # a runtime assert's condition
             if not isinstance(val, torch.SymBool):
@@ -803,13 +807,40 @@ def _free_symbols(tree: Any) -> set[sympy.Symbol]:
     return out
 
 
-def _floored_floats(tree: Any) -> sympy.Expr | None:
-    """A size, stride or int of a pytree of fake values computed from a float, if any."""
+# The nodes that round a float to an int, and how sympy writes it of a product of sizes and
+# a float (`trunc`, also `torch.sym_int`'s, as `floor` where the product is nonnegative)
+_ROUNDINGS = {math.floor: sympy.floor, math.ceil: sympy.ceiling, math.trunc: sympy.floor}
+
+
+def scaled_size(node: torch.fx.Node, expr: sympy.Expr, env: dict,
+                wrapper_values: dict) -> bool:
+    """Whether `expr`, the int `node` computes, is `floor(c*e)` (or `ceiling`) of the float its
+    argument's node computes as `float(e) * c` (`math.trunc(float(s0) * 1.7)`, `interpolate`'s
+    output size): one float64 product of a size and a float, rounded once. sympy's form of
+    other float arithmetic is not the graph's (`1.7 * (3 * s0)` is `5.1*s0`, `1.7 * (s0 + 1)`
+    is `1.7*s0 + 1.7`): those are not."""
+    rounding = _ROUNDINGS.get(node.target)
+    source = node.args[0] if len(node.args) == 1 and not node.kwargs else None
+    product = wrapper_values.get(env.get(source)) if isinstance(source, torch.fx.Node) else None
+    if rounding is None or not isinstance(product, HostOp) or not isinstance(expr, rounding):
+        return False
+    scale, size = expr.args[0].as_coeff_Mul()
+    if not isinstance(scale, sympy.Float) or size.atoms(sympy.Float):
+        return False
+    made = {HostOp("float({0}) * {1}", (size, float(scale))).key(),
+            HostOp("{0} * float({1})", (float(scale), size)).key()}
+    return product.key() in made
+
+
+def _unknown_float_size(tree: Any, known: set[sympy.Expr]) -> sympy.Expr | None:
+    """A size, stride or int of a pytree of fake values computed from floats other than the
+    sizes `known`, if any."""
     for v in torch.utils._pytree.tree_leaves(tree):
         parts = [*v.shape, *v.stride()] if isinstance(v, torch.Tensor) else [v]
         for p in parts:
-            if isinstance(p, torch.SymInt) and p.node.expr.atoms(sympy.Float):
-                return p.node.expr
+            if isinstance(p, torch.SymInt) and p.node.expr.atoms(sympy.Float) and \
+                    sym(p).xreplace({k: sympy.Dummy() for k in known}).atoms(sympy.Float):
+                return sym(p)
     return None
 
 

@@ -143,6 +143,8 @@ class IndexPrinter(StrPrinter):
         return super()._print(expr, **kwargs)
 
     def _print_Float(self, expr):
+        if self.kernel:  # (only `floor`/`ceil` of a float times a size are printed there)
+            raise LoweringError(f"the float {expr} in a kernel's index arithmetic")
         # every digit of the float (StrPrinter's 15 significant digits made the wrapper's
         # `log(s0) == 1.3862943611198906` compare with 1.38629436111989: False at s0 = 4)
         value = float(expr)
@@ -172,16 +174,33 @@ class IndexPrinter(StrPrinter):
         return f"({self.atom(num)} // {self.atom(den)})"
 
     def _print_floor(self, expr):
+        if (scaled := self._scaled_size("floor", expr.args[0])) is not None:
+            return scaled
         num, den = sympy.fraction(sympy.together(expr.args[0]))
         if not self.kernel and not (num.is_integer and den.is_integer):
             return self._float_rounded("floor", expr.args[0])
         return self._floor_of(num, den)
 
     def _print_ceiling(self, expr):
+        if (scaled := self._scaled_size("ceil", expr.args[0])) is not None:
+            return scaled
         num, den = sympy.fraction(sympy.together(expr.args[0]))
         if not self.kernel and not (num.is_integer and den.is_integer):
             return self._float_rounded("ceil", expr.args[0])
         return f"(-{self._floor_of(-num, den)})"
+
+    def _scaled_size(self, name: str, arg: sympy.Expr) -> str | None:
+        """`floor`/`ceil` (`name`) of a float times a size (`1.7*s0`, `interpolate`'s output
+        size by a scale factor, as lowering.py's `scaled_size` admits it) as the graph
+        computes it: the size made a float64 and multiplied, one rounding, in the wrapper's
+        Python as in a kernel; None for other arguments."""
+        scale, size = arg.as_coeff_Mul()
+        if not (isinstance(scale, sympy.Float) and size.is_integer and size.free_symbols):
+            return None
+        if self.kernel:
+            return f"tl.{name}(tl.cast({self._print(size)}, tl.float64) * {float(scale)!r})" \
+                ".to(tl.int64)"
+        return f"math.{name}(float({self._print(size)}) * {float(scale)!r})"
 
     def _float_rounded(self, name: str, arg: sympy.Expr) -> str:
         # The wrapper's Python: `math.floor(math.log2(s0))` is an int, computed as eager does
