@@ -222,6 +222,40 @@ def test_hugging_face_models_through_generated_kernels(name: str) -> None:
     assert counters["fallbacks"] == 0, dict(counters)
 
 
+
+@pytest.mark.parametrize(("name", "cache"), [("gpt2", "dynamic"), ("llama", "dynamic"),
+                                             ("llama", "static")])
+def test_generation_with_a_kv_cache_through_generated_kernels(name: str, cache: str) -> None:
+    """Greedy decoding, `generate` calling the compiled forward: the dynamic cache grows by one
+    each step (the length becomes a symbol: the prompt, the first step and every later step
+    compile once each), the static cache is written in place at the step's position. Tokens
+    and every step's logits are eager's, every op is lowered."""
+    pytest.importorskip("transformers")
+    from hf_models import MODELS
+
+    torch.manual_seed(0)
+    model = MODELS[name]().eval().to(DEVICE)
+    prompt = torch.randint(0, 1000, (1, 8), device=DEVICE)
+    options = {"max_new_tokens": 12, "do_sample": False, "output_logits": True,
+               "return_dict_in_generate": True, "cache_implementation": cache}
+    with torch.no_grad():
+        expected = model.generate(prompt, **options)
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return inductor_lite.compile_fx(gm, example_inputs)
+
+    model.forward = dynamo.compile(model.forward, backend=counting)
+    with torch.no_grad():
+        got = model.generate(prompt, **options)
+    assert torch.equal(got.sequences, expected.sequences)
+    for logits, want in zip(got.logits, expected.logits, strict=True):
+        torch.testing.assert_close(logits, want, **TOL)
+    assert len(graphs) == (3 if cache == "dynamic" else 2), len(graphs)
+    assert counters["kernels"] > 0 and counters["eager_graphs"] == 0, dict(counters)
+    assert counters["fallbacks"] == 0, dict(counters)
+
 def _message_passing(x, src, dst, w):
     """A graph network layer: messages gathered along edges, summed into nodes, averaged."""
     msg = (x[src] @ w).relu()
