@@ -207,3 +207,21 @@ def test_a_write_reading_a_disjoint_view_of_its_tensor_is_compiled(device):
     counters.clear()
     torch.testing.assert_close(_compiled(f, x.clone())(x.clone()), f(x.clone()))
     assert counters["eager_graphs"] == 0 and counters["graphs"] == 1, dict(counters)
+
+
+def _disjoint_interleaved_columns_by_addcmul(x):
+    y = x * 1.0
+    y[:, 0::2].addcmul_(y[:, 1::2], y[:, 1::2])  # (decomposed: the same check while decomposing)
+    return y
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.nn.functional.pad(x, (1, 2, 2, 1), mode="circular"),
+    _disjoint_interleaved_columns_by_addcmul], ids=["circular_pad", "addcmul_"])
+def test_a_write_reading_interleaved_but_other_elements_is_compiled(fn, device):
+    # Circular padding copies columns of its output into others: their stretches of memory
+    # interleave, their elements differ
+    x = torch.randn(1, 2, 5, 6, device=device)
+    counters.clear()
+    torch.testing.assert_close(_compiled(fn, x.clone())(x.clone()), fn(x.clone()))
+    assert counters["eager_graphs"] == 0 and counters["graphs"] == 1, dict(counters)

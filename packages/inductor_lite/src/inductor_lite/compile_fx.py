@@ -1045,24 +1045,35 @@ def _reads_another_view_of(written: list[Any], read: list[Any]) -> bool:
     out-of-place ops, read its old value)."""
     return any(isinstance(out, torch.Tensor) and isinstance(val, torch.Tensor)
                and val is not out and torch._C._is_alias_of(val, out)
-               and _metadata(val) != _metadata(out) and _spans_meet(val, out)
+               and _metadata(val) != _metadata(out) and _share_elements(val, out)
                for out in written for val in read)
 
 
-def _spans_meet(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether the stretches of storage from the first to the last element of `a` and of `b`
-    meet (symbolic sizes: assumed to)."""
-    spans = []
-    for t in (a, b):
-        layout = (*t.shape, *t.stride(), t.storage_offset())
-        if not all(isinstance(n, int) for n in layout):
-            return True
-        if t.numel() == 0:
-            return False
-        last = t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
-        spans.append((t.storage_offset() * t.element_size(), (last + 1) * t.element_size()))
-    (a_begin, a_end), (b_begin, b_end) = spans
-    return a_begin < b_end and b_begin < a_end
+def _share_elements(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether views `a` and `b` of one storage share an element (symbolic layouts, views of
+    other dtypes, and more than `_ELEMENTS_COMPARED` elements: assumed to). Circular padding
+    copies columns of its output into others, interleaved in memory but never the same."""
+    layouts = [(*t.shape, *t.stride(), t.storage_offset()) for t in (a, b)]
+    if not all(isinstance(n, int) for layout in layouts for n in layout) \
+            or a.element_size() != b.element_size():
+        return True
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.numel() + b.numel() > _ELEMENTS_COMPARED:
+        return True
+    with torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():  # (real tensors)
+        return bool(torch.isin(_positions(a), _positions(b)).any())
+
+
+_ELEMENTS_COMPARED = 1 << 22
+
+
+def _positions(t: torch.Tensor) -> torch.Tensor:
+    """The storage positions of `t`'s elements (a static layout)."""
+    positions = torch.tensor(t.storage_offset())
+    for size, stride in zip(t.shape, t.stride()):
+        positions = positions.unsqueeze(-1) + torch.arange(size) * stride
+    return positions.flatten()
 
 
 def _views_of_written_inputs(gm: torch.fx.GraphModule) -> list[int]:
