@@ -6,11 +6,11 @@ fake accepts programs that eager refuses: `float_tensor & other`, `bool_tensor -
 op whose broadcast result does not fit `self` (`x5x1.eq_(y5x5)`, which the meta kernel answers
 by resizing `self`). A trace would then compute something where eager raises. Two checks close
 the gap. `check_in_place_broadcast` compares the broadcast shape of an in-place op's operands
-with `self`'s. `KernelProbe` runs the real CPU kernel on empty tensors of the arguments' dtypes
-and dims, with the same non-tensor arguments: a kernel refuses a dtype, a mix of dtypes or a
-scalar (an `alpha`, an exponent) before it looks at any element, and an empty tensor has no
-element whose value could make it raise where the real data would not. Its verdicts are
-remembered per dtypes and numbers, so a program pays for each kind of call once.
+with `self`'s. `check_as_cpu_kernel` runs the real CPU kernel on empty tensors of the
+arguments' dtypes and dims, with the same non-tensor arguments: a kernel refuses a dtype, a mix
+of dtypes or a scalar (an `alpha`, an exponent) before it looks at any element, and an empty
+tensor has no element whose value could make it raise where the real data would not. Its
+verdicts are remembered per dtypes and numbers, so a process pays for each kind of call once.
 """
 
 from __future__ import annotations
@@ -59,28 +59,29 @@ def check_in_place_broadcast(args: tuple, flat: list[Any]) -> None:
                            f"broadcast shape {list(broadcast)}")
 
 
-class KernelProbe:
-    """Eager's refusals of an element-wise op's dtypes and numbers, found by running its CPU
-    kernel on empty tensors, and remembered per call kind."""
+# Eager's verdict per kind of call (op, dtypes and ranks, numbers), for every mode: an
+# exception to raise again, or None. Emptied when it grows past `_REMEMBERED`.
+_REFUSALS: dict[tuple, Exception | None] = {}
+_REMEMBERED = 1 << 14
 
-    def __init__(self) -> None:
-        self._refusals: dict[tuple, Exception | None] = {}
 
-    def check(self, func: Any, args: tuple, kwargs: dict, flat: list[Any]) -> None:
-        """Raise what eager raises for this call of `func` on CPU tensors, if it refuses the
-        call whatever the tensors hold. Calls taking tensor lists (foreach ops), symbolic
-        numbers or random draws are not probed."""
-        if torch.Tag.nondeterministic_seeded in func.tags or any(
-                isinstance(a, _SYMBOLIC) for a in flat) or any(
-                isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a)
-                for a in (*args, *kwargs.values())):
-            return
-        key = (func, *(_kind(a) for a in flat))
-        if key not in self._refusals:
-            self._refusals[key] = _refusal(func, args, kwargs, flat)
-        refusal = self._refusals[key]
-        if refusal is not None:
-            raise type(refusal)(*refusal.args)
+def check_as_cpu_kernel(func: Any, args: tuple, kwargs: dict, flat: list[Any]) -> None:
+    """Raise what eager raises for this call of `func` on CPU tensors, if it refuses the call
+    whatever the tensors hold (its kernel run on empty tensors). Calls taking tensor lists
+    (foreach ops), symbolic numbers or random draws are not probed."""
+    if torch.Tag.nondeterministic_seeded in func.tags or any(
+            isinstance(a, _SYMBOLIC) for a in flat) or any(
+            isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a)
+            for a in (*args, *kwargs.values())):
+        return
+    key = (func, *(_kind(a) for a in flat))
+    if key not in _REFUSALS:
+        if len(_REFUSALS) >= _REMEMBERED:
+            _REFUSALS.clear()
+        _REFUSALS[key] = _refusal(func, args, kwargs, flat)
+    refusal = _REFUSALS[key]
+    if refusal is not None:
+        raise type(refusal)(*refusal.args)
 
 
 def _kind(a: Any) -> tuple:

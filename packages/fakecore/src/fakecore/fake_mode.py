@@ -35,7 +35,7 @@ from fakecore.data_dependent import (
 )
 from fakecore.dispatch_cache import DispatchCache
 from fakecore.eager_checks import (
-    KernelProbe,
+    check_as_cpu_kernel,
     check_in_place_broadcast,
     is_element_wise,
     writes_self_only,
@@ -94,7 +94,6 @@ class FakeTensorMode(TorchDispatchMode):
         self.in_kernel = False
         self._decomposing: set[Any] = set()
         self._cache = DispatchCache()
-        self._kernel_probe = KernelProbe()
         self._dispatcher_contexts: list[Any] = []
         self._converter = TensorConverter(self)
         self._valued = WeakIdKeyDictionary()  # the fakes with known data, as keys
@@ -282,7 +281,7 @@ class FakeTensorMode(TorchDispatchMode):
         fakes = [t for t in flat if isinstance(t, FakeTensor)]
         if fakes and all(t.fake_device.type == "cpu" and t.layout is torch.strided
                          for t in fakes):
-            self._kernel_probe.check(func, args, kwargs, flat)
+            check_as_cpu_kernel(func, args, kwargs, flat)
 
     def _higher_order(self, func, args, kwargs):
         """A higher-order operator with a fake function of torch's (`register_fake` of
