@@ -1040,3 +1040,19 @@ def test_a_compiled_function_warmed_up_then_called_under_vmap_blames_no_backend(
         torch.testing.assert_close(jvp(compiled, (batch[0],), (batch[1],)),
                                    jvp(f, (batch[0],), (batch[1],)), **TOL)
         torch.testing.assert_close(compiled(batch[1]), f(batch[1]), **TOL)
+
+
+@pytest.mark.filterwarnings("error::UserWarning")
+def test_lerp_of_a_slice_of_one_of_a_data_dependent_size_through_dynamo():
+    # dynamo fakes lerp whole (no decomposition); the backend's retrace decomposes it, and its
+    # compiled graph raised an assert that the sizes are equal, so that dynamo warned and ran
+    # the captured graph instead (program fuzzer seed 1007998)
+    def f(x):
+        a = x[x > 0]
+        b = torch.cat([a, a])
+        return torch.lerp(b, b[:1], 0.3)
+
+    compiled = dynamo.compile(f, backend="inductor_lite")
+    for values in ([1.0, 2.0, -1.0], [-1.0, -2.0]):
+        x = torch.tensor(values, device=DEVICE)
+        torch.testing.assert_close(compiled(x), f(x))

@@ -2,13 +2,11 @@
 sample of its seeds, so that the fuzzer itself keeps working."""
 
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
 import torch
 
-import dynamo
 from fxtrace import make_fx
 from inductor_lite import compile_fx, counters
 
@@ -285,22 +283,6 @@ def test_a_size_of_at_most_one_from_the_data_broadcasts_as_eager_does(device, op
                 compiled(x)
             continue
         torch.testing.assert_close(compiled(x), want)
-
-
-def test_lerp_of_a_slice_of_one_through_dynamo(device):
-    # dynamo fakes lerp whole (no decomposition); the backend's retrace decomposes it, and its
-    # compiled graph raised the assert, so that dynamo warned and ran the captured graph instead
-    def f(x):
-        a = x[x > 0]
-        b = torch.cat([a, a])
-        return torch.lerp(b, b[:1], 0.3)
-
-    compiled = dynamo.compile(f, backend="inductor_lite")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for values in ([1.0, 2.0, -1.0], [-1.0, -2.0]):
-            x = torch.tensor(values, device=device)
-            torch.testing.assert_close(compiled(x), f(x))
 
 
 def test_lerp_of_a_slice_of_one_of_a_data_dependent_size():
