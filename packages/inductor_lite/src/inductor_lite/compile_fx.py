@@ -48,6 +48,7 @@ from .lowering import (
     GraphLowering,
     GraphLoweringError,
     LoweringError,
+    fills_its_storage_densely,
     fits,
     host_nodes,
     returns_a_view,
@@ -1139,12 +1140,8 @@ def _rescales_a_fresh_tensor(node: torch.fx.Node) -> bool:
     while isinstance(root, torch.fx.Node) and (_writes_in_place(root) or _is_view(root)):
         root = root.args[0]  # (a write returns the tensor it wrote)
     return isinstance(root, torch.fx.Node) and root.op == "call_function" and all(
-        _fills_its_storage_row_major(n.meta.get("val")) for n in (node.args[0], root))
-
-
-def _fills_its_storage_row_major(val: Any) -> bool:
-    return isinstance(val, torch.Tensor) and val.is_contiguous() and val.storage_offset() == 0 \
-        and val.untyped_storage().nbytes() == val.numel() * val.element_size()
+        fills_its_storage_densely(v) and v.is_contiguous()
+        for v in (node.args[0].meta.get("val"), root.meta.get("val")))
 
 
 def _view_chain(node: Any) -> list[torch.fx.Node]:

@@ -588,11 +588,9 @@ class GraphLowering:
             # bigger tensor), and a view of a buffer we computed has a storage laid out as we
             # chose, not as eager's
             v = traced[0][0]
-            layout = dense_layout(v)
-            if (layout.stride != meta_layout(v).stride or sym(v.storage_offset()) != 0 or sym(
-                    v.untyped_storage().nbytes()) != sym(v.numel() * v.element_size()) or (
-                    isinstance(args[0], ComputedBuffer) and args[0].layout.stride != layout.stride)
-                    or isinstance(args[0], BufferView)):
+            if not fills_its_storage_densely(v) or isinstance(args[0], BufferView) or (
+                    isinstance(args[0], ComputedBuffer)
+                    and args[0].layout.stride != dense_layout(v).stride):
                 raise GraphLoweringError(f"{node.target} of a value not laid out as eager's")
         args, kwargs = _zip_map((args, kwargs), traced, lambda t, v: self.realize(
             t, dense_layout(v) if isinstance(v, torch.Tensor) else None))
@@ -793,6 +791,14 @@ def returns_a_view(target: Any) -> bool:
     return (schema is not None and len(schema.returns) == 1
             and schema.returns[0].alias_info is not None
             and not schema.returns[0].alias_info.is_write)
+
+
+def fills_its_storage_densely(val: Any) -> bool:
+    """Whether traced value `val`'s storage holds its elements alone, each once (strides in
+    any order): it starts at the storage's start, has no gaps or overlaps, and fills it."""
+    return isinstance(val, torch.Tensor) and sym(val.storage_offset()) == 0 and \
+        dense_layout(val).stride == meta_layout(val).stride and \
+        sym(val.untyped_storage().nbytes()) == sym(val.numel() * val.element_size())
 
 
 def _free_symbols(tree: Any) -> set[sympy.Symbol]:

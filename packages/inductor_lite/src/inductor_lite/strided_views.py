@@ -24,7 +24,7 @@ from .lowering import (
     LOWERINGS,
     _aliases,
     _copying,
-    dense_layout,
+    fills_its_storage_densely,
     holds_as_traced,
     meta_layout,
     register,
@@ -49,7 +49,7 @@ def _as_strided(lower, node, x, size, stride, storage_offset=None):
         offset = sym(storage_offset) if storage_offset is not None else x.layout.offset
         _require_within(lower, size, stride, offset, _last_position(
             base.layout.size, base.layout.stride, base.layout.offset))
-    if isinstance(base, (InputBuffer, ExternBuffer)) or not _fills_its_storage_densely(
+    if isinstance(base, (InputBuffer, ExternBuffer)) or not fills_its_storage_densely(
             source) or any(_aliases(node, n) for n in returned):
         return _storage_view(lower, node, x, size, stride, storage_offset)
     offset = sym(storage_offset) if storage_offset is not None else sympy.Integer(0)
@@ -64,13 +64,6 @@ def _as_strided(lower, node, x, size, stride, storage_offset=None):
 
 
 register(aten.as_strided_copy.default)(_copying(_as_strided))
-
-
-def _fills_its_storage_densely(val: object) -> bool:
-    """Whether `val`'s storage holds its elements alone, each once (strides in any order)."""
-    return isinstance(val, torch.Tensor) and sym(val.storage_offset()) == 0 and \
-        dense_layout(val).stride == meta_layout(val).stride and \
-        sym(val.untyped_storage().nbytes()) == sym(val.numel() * val.element_size())
 
 
 def _last_position(size: tuple, stride: tuple, offset: sympy.Expr) -> sympy.Expr:
